@@ -1,0 +1,136 @@
+/**
+ * npm run build: source -> archive -> yearly-update guard -> every answer
+ * precomputed into dist/, swapped in atomically.
+ *
+ *   tsx build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import fs from 'fs-extra';
+import { buildArtifacts } from './artifacts.ts';
+import { compare, describe, formatSummary, summarize } from './guard.ts';
+import { importArchive, ImportError } from './import.ts';
+import { nodeFs, writeOutput, type BuildFs } from './output.ts';
+import { publicFiles } from './public.ts';
+import { resolveSource, ROOT, SourceError } from './source.ts';
+import type { ArchiveSummary } from '../src/types.ts';
+
+export interface BuildOptions {
+  source?: string;
+  out?: string;
+  summary?: string;
+  acceptChanges?: boolean;
+  fs?: BuildFs;
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface BuildResult {
+  files: number;
+  bytes: { raw: number; gzip: number; br: number };
+  ms: number;
+  manifestBytes: number;
+  sample: boolean;
+}
+
+/** A build that stopped on purpose (bad source, guard refusal): the message says why. */
+export class BuildRefused extends Error {}
+
+/** Command line: prints the summary, or one clear line and exit code 1. */
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      source: { type: 'string' },
+      out: { type: 'string' },
+      summary: { type: 'string' },
+      'accept-changes': { type: 'boolean', default: false },
+    },
+  });
+  try {
+    await build({ source: values.source, out: values.out, summary: values.summary, acceptChanges: values['accept-changes'] });
+  } catch (error) {
+    console.error(`build failed: ${error instanceof BuildRefused ? error.message : (error as Error).stack}`);
+    process.exitCode = 1;
+  }
+}
+
+
+const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
+
+export async function build(options: BuildOptions = {}): Promise<BuildResult> {
+  const started = performance.now();
+  const log = options.log ?? ((line: string) => console.log(line));
+  const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
+
+  let resolved;
+  try {
+    resolved = await resolveSource(options.source, options.env ?? process.env);
+  } catch (error) {
+    if (error instanceof SourceError) throw new BuildRefused(error.message);
+    throw error;
+  }
+  const sample = resolved.via === 'sample';
+  if (sample) {
+    log('!!! ------------------------------------------------------------------------');
+    log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
+    log('!!! SMALL SAMPLE in data/sample/ (a few ceremonies), not the full archive.');
+    log('!!! Set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch.');
+    log('!!! ------------------------------------------------------------------------');
+  }
+  log(`source: ${resolved.file} (via ${resolved.via})`);
+
+  const text = await fs.readFile(resolved.file, 'utf8');
+  let imported;
+  try {
+    imported = importArchive(text);
+  } catch (error) {
+    if (error instanceof ImportError) throw new BuildRefused(`malformed source, nothing written: ${error.message}`);
+    throw error;
+  }
+  const { archive, stats } = imported;
+  log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
+  const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
+  if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
+
+  // The yearly-update guard.
+  const summaryFile = path.resolve(options.summary ?? resolved.summaryFile);
+  const previous: ArchiveSummary = (await fs.pathExists(summaryFile)) ? await fs.readJson(summaryFile) : {};
+  const next = summarize(archive);
+  const comparison = compare(previous, next);
+  const changes = describe(comparison);
+  if (changes.length) {
+    log(`changes against ${path.relative(process.cwd(), summaryFile) || summaryFile}:`);
+    for (const line of changes) log(`  ${line}`);
+  }
+  if (comparison.destructive && !options.acceptChanges) {
+    throw new BuildRefused(
+      `refusing to build: this source would lose data the summary records (see the changes above). ` +
+        `dist/ is untouched. If the loss is intended, run again with --accept-changes.`,
+    );
+  }
+
+  const sha256 = createHash('sha256').update(text).digest('hex');
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample });
+  for (const [file, bytes] of publicFiles(artifacts.manifest)) artifacts.files.set(file, bytes);
+  await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
+
+  if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {
+    await fs.outputFile(summaryFile, formatSummary(next));
+    log(`summary written: ${summaryFile}`);
+  } else if (changes.length) {
+    log('these changes are not yet recorded: run with --accept-changes to record them in the summary');
+  }
+
+  const bytes = artifacts.sizes;
+  const ms = performance.now() - started;
+  const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;
+  log(
+    `built ${out}: ${artifacts.files.size} files; responses ${kib(bytes.raw)} raw, ${kib(bytes.gzip)} gzip, ${kib(bytes.br)} brotli; ` +
+      `${artifacts.stats.names} names, ${artifacts.stats.nameYearPairs} name-year pairs, ${artifacts.stats.categoryNames} category names; ` +
+      `manifest ${kib(manifestBytes)}; ${(ms / 1000).toFixed(2)} s`,
+  );
+  return { files: artifacts.files.size, bytes, ms, manifestBytes, sample };
+}
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) await main();

@@ -1,0 +1,165 @@
+/**
+ * Reads the Academy Awards source (tab-separated, see shared/data/README.md)
+ * into the API's archive shape. Pure: text in, archive out, or an ImportError
+ * that names the line and the reason. Nothing here touches the file system.
+ */
+import { parse } from 'csv-parse/sync';
+import heldYears from '../data/held-years.json' with { type: 'json' };
+import { titleCaseCategory } from '../src/category-name.ts';
+import type { Archive, Category, Nomination } from '../src/types.ts';
+
+export const COLUMNS = [
+  'Ceremony', 'Year', 'Class', 'CanonicalCategory', 'Category', 'Film', 'FilmId',
+  'Name', 'Nominees', 'NomineeIds', 'Winner', 'Detail', 'Note', 'Citation',
+] as const;
+type Column = (typeof COLUMNS)[number];
+
+/** Fewest fields a line may have: trailing empty columns after Name are often omitted. */
+export const MIN_FIELDS = 8;
+
+export const CLASSES = new Set(['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production', 'SciTech', 'Special']);
+
+/** Classes whose nominations honour a film: primary is the film, secondary the people. */
+const FILM_CLASSES = new Set(['Title']);
+
+/** CanonicalCategory of the song categories, whose Detail is the song title. */
+const SONG_CANONICAL = 'MUSIC (Original Song)';
+
+export class ImportError extends Error {
+  constructor(readonly line: number, readonly reason: string) {
+    super(line > 0 ? `source line ${line}: ${reason}` : `source: ${reason}`);
+    this.name = 'ImportError';
+  }
+}
+
+/** The year a ceremony was held, from data/held-years.json. */
+export function heldYear(ceremony: number): number {
+  const exception = (heldYears.exceptions as Record<string, number>)[String(ceremony)];
+  return exception ?? ceremony + heldYears.offset;
+}
+
+export interface ImportStats {
+  /** Source rows read (one nomination each). */
+  rows: number;
+  /** Ceremonies seen. */
+  ceremonies: number;
+  /** Fields read from the source that the API shape does not carry, with how many rows held one. */
+  notCarried: Record<string, number>;
+}
+
+export interface ImportResult {
+  archive: Archive;
+  stats: ImportStats;
+}
+
+/** `\"` is the source's escape for a plain double quote. */
+const unescape = (value: string): string => value.replaceAll('\\"', '"');
+
+/** Splits a `|`-separated multi-value, dropping empty parts (they hold nothing). */
+const values = (value: string): string[] => (value === '' ? [] : value.split('|').filter((v) => v !== ''));
+
+export function importArchive(text: string): ImportResult {
+  if (text.length === 0) throw new ImportError(0, 'the source is empty');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    records = parse(text, {
+      delimiter: '\t',
+      quote: false, // no field is quoted; `"` is written \" and handled below
+      relax_column_count: true,
+      skip_empty_lines: false,
+      info: true,
+    });
+  } catch (error) {
+    const err = error as { lines?: number; message: string };
+    throw new ImportError(err.lines ?? 0, `unreadable: ${err.message}`);
+  }
+
+  const header = records[0]?.record ?? [];
+  if (header.join('\t') !== COLUMNS.join('\t')) {
+    throw new ImportError(1, `header must be the ${COLUMNS.length} columns ${COLUMNS.join(', ')}; found ${header.join(', ') || 'nothing'}`);
+  }
+  const lastLine = text.split('\n').length; // a complete file ends in \n, so its last "line" is empty
+  if (!text.endsWith('\n')) {
+    throw new ImportError(lastLine, 'truncated: the file does not end with a line break, so its last row may be cut off');
+  }
+
+  // Groups keyed by ceremony then category, in order of first appearance.
+  const ceremonies = new Map<number, Map<string, Category>>();
+  const notCarried: Record<string, number> = {};
+  let rows = 0;
+
+  for (let i = 1; i < records.length; i++) {
+    const { record, info } = records[i];
+    const line = info.lines;
+    if (record.length === 1 && record[0] === '') {
+      throw new ImportError(line, 'empty line inside the data');
+    }
+    if (record.length < MIN_FIELDS || record.length > COLUMNS.length) {
+      throw new ImportError(line, `expected ${MIN_FIELDS} to ${COLUMNS.length} tab-separated fields, found ${record.length}`);
+    }
+    const field = (name: Column): string => unescape(record[COLUMNS.indexOf(name)] ?? '');
+
+    const ceremonyText = field('Ceremony');
+    if (!/^[1-9][0-9]{0,3}$/.test(ceremonyText)) {
+      throw new ImportError(line, `Ceremony must be a positive whole number, found ${JSON.stringify(ceremonyText)}`);
+    }
+    const ceremony = Number(ceremonyText);
+    const klass = field('Class');
+    if (!CLASSES.has(klass)) {
+      throw new ImportError(line, `unknown Class ${JSON.stringify(klass)} (expected one of ${[...CLASSES].join(', ')})`);
+    }
+    const rawCategory = field('Category');
+    if (rawCategory.trim() === '') throw new ImportError(line, 'Category is empty');
+    const winner = field('Winner');
+    if (winner !== '' && winner !== 'True') {
+      throw new ImportError(line, `Winner must be "True" or empty, found ${JSON.stringify(winner)}`);
+    }
+
+    const films = values(field('Film'));
+    const name = field('Name');
+    const individuals = values(field('Nominees'));
+    const people = individuals.length > 0 ? individuals : name !== '' ? [name] : [];
+    let primary = FILM_CLASSES.has(klass) ? films : people;
+    let secondary = FILM_CLASSES.has(klass) ? people : films;
+    if (primary.length === 0) [primary, secondary] = [secondary, []];
+
+    const notes: string[] = [];
+    const detail = field('Detail');
+    if (field('CanonicalCategory') === SONG_CANONICAL && detail !== '') notes.push(`Song: "${detail}"`);
+    else if (detail !== '') notCarried.Detail = (notCarried.Detail ?? 0) + 1;
+    const citation = field('Citation');
+    if (citation !== '') notes.push(citation);
+    notes.push(...values(field('Note')));
+    for (const column of ['FilmId', 'NomineeIds'] as const) {
+      if (field(column) !== '') notCarried[column] = (notCarried[column] ?? 0) + 1;
+    }
+
+    const nomination: Nomination = { primary, secondary, won: winner === 'True' };
+    if (notes.length > 0) nomination.notes = notes.join('\n');
+
+    let categories = ceremonies.get(ceremony);
+    if (!categories) ceremonies.set(ceremony, (categories = new Map()));
+    const category = titleCaseCategory(rawCategory);
+    let group = categories.get(category);
+    if (!group) categories.set(category, (group = { category, nominations: [] }));
+    group.nominations.push(nomination);
+    rows++;
+  }
+  if (rows === 0) throw new ImportError(0, 'the source has a header but no rows');
+
+  const archive: Archive = {};
+  for (const ceremony of [...ceremonies.keys()].sort((a, b) => a - b)) {
+    const year = String(heldYear(ceremony));
+    (archive[year] ??= []).push(...ceremonies.get(ceremony)!.values());
+  }
+  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried } };
+}
+
+/** Object keys that look like integers are ordered numerically by JS anyway; this makes it explicit. */
+function sortedByYear(archive: Archive): Archive {
+  const sorted: Archive = {};
+  for (const year of Object.keys(archive).sort((a, b) => Number(a) - Number(b))) sorted[year] = archive[year];
+  return sorted;
+}
