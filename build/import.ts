@@ -70,7 +70,7 @@ export function importArchive(text: string): ImportResult {
       relax_column_count: true,
       skip_empty_lines: false,
       info: true,
-    });
+    }) as unknown as typeof records;
   } catch (error) {
     const err = error as { lines?: number; message: string };
     throw new ImportError(err.lines ?? 0, `unreadable: ${err.message}`);

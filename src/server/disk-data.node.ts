@@ -1,0 +1,93 @@
+/**
+ * The Node server's DataSource: files under dist/, kept in memory (bounded,
+ * least recently used first out) and checked against the disk at most once
+ * per `revalidateMs`, so a deleted, replaced or corrupted file is noticed
+ * while the server runs and a restored one is picked up again.
+ */
+import { stat, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { DataSource } from '../core.ts';
+
+/** Resolves `relative` under `root`, or null when it would leave it (`..`, absolute, NUL). */
+export function resolveWithin(root: string, relative: string): string | null {
+  if (relative.includes('\0') || relative.includes('\\') || path.isAbsolute(relative)) return null;
+  const full = path.resolve(root, relative);
+  const rel = path.relative(root, full);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  return full;
+}
+
+interface Entry {
+  bytes: Uint8Array;
+  mtimeMs: number;
+  size: number;
+  ino: number;
+  checkedAt: number;
+}
+
+export interface DiskDataOptions {
+  /** How long a cached file is trusted before the disk is asked again; default 1000 ms. */
+  revalidateMs?: number;
+  /** Most bytes kept in memory; default 256 MiB. */
+  maxBytes?: number;
+}
+
+export class DiskData implements DataSource {
+  private readonly cache = new Map<string, Entry>();
+  private bytes = 0;
+  private readonly revalidateMs: number;
+  private readonly maxBytes: number;
+
+  constructor(
+    readonly root: string,
+    options: DiskDataOptions = {},
+  ) {
+    this.revalidateMs = options.revalidateMs ?? 1000;
+    this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+  }
+
+  /** Bytes held in memory now. */
+  get cachedBytes(): number {
+    return this.bytes;
+  }
+
+  async read(relative: string): Promise<Uint8Array | null> {
+    const now = Date.now();
+    const hit = this.cache.get(relative);
+    if (hit && now - hit.checkedAt < this.revalidateMs) return hit.bytes;
+    const full = resolveWithin(this.root, relative);
+    if (!full) return null;
+    const info = await stat(full).catch(() => null);
+    if (!info?.isFile()) {
+      this.drop(relative);
+      return null;
+    }
+    if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size && hit.ino === info.ino) {
+      hit.checkedAt = now;
+      return hit.bytes;
+    }
+    const bytes = await readFile(full).catch(() => null);
+    if (!bytes) {
+      this.drop(relative);
+      return null;
+    }
+    this.drop(relative);
+    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.cache.set(relative, { bytes: view, mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, checkedAt: now });
+    this.bytes += view.length;
+    for (const [key, entry] of this.cache) {
+      if (this.bytes <= this.maxBytes) break;
+      this.cache.delete(key);
+      this.bytes -= entry.bytes.length;
+    }
+    return view;
+  }
+
+  private drop(relative: string): void {
+    const old = this.cache.get(relative);
+    if (old) {
+      this.cache.delete(relative);
+      this.bytes -= old.bytes.length;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The Node server: Node's `http` around the same core the edge function uses,
+ * plus the public files of dist/ (everything outside `_data/`), so it exposes
+ * exactly the surface a Netlify deploy does.
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { createApi, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
+import { Keys } from '../keys.ts';
+import { DATA_PREFIX } from '../refs.ts';
+import { DiskData } from './disk-data.node.ts';
+import { FileKeyBackend } from './file-keys.node.ts';
+
+const TYPES: Record<string, string> = {
+  '.json': 'application/json; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export interface ServerOptions {
+  /** The built output folder. */
+  dist: string;
+  /** JSON file of key records. */
+  keysFile: string;
+  rateLimitPerMinute?: number;
+  /** How often cached files are checked against the disk, ms. */
+  revalidateMs?: number;
+  log?: (line: string) => void;
+  /** More public routes (the portal) tried before the API. */
+  extra?: ApiOptions['extra'];
+}
+
+/** Serves dist/'s public files: never `_data/`, never outside dist/. */
+export function publicFiles(data: DiskData) {
+  return async (request: ApiRequest): Promise<ApiReply | null> => {
+    const method = request.method.toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') return null;
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+    } catch {
+      return null;
+    }
+    let relative = pathname.slice(1);
+    if (relative === '' || relative.endsWith('/')) relative += 'index.html';
+    const first = relative.split('/')[0];
+    if (first === DATA_PREFIX || first.startsWith('.') || relative.split('/').includes('..')) return null;
+    if (!path.extname(relative)) relative += '.html'; // /portal -> portal.html, as Netlify's pretty URLs do
+    const type = TYPES[path.extname(relative)];
+    if (!type) return null;
+    if (relative === 'index.html' && !(request.header('accept') ?? '').includes('text/html')) return null;
+    const body = await data.read(relative);
+    if (!body) return null;
+    return {
+      status: 200,
+      headers: {
+        'access-control-allow-origin': '*',
+        'content-type': type,
+        'cache-control': 'public, max-age=300',
+        'content-length': String(body.length),
+      },
+      body: method === 'HEAD' ? null : body,
+    };
+  };
+}
+
+export function createNodeServer(options: ServerOptions) {
+  const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
+  const keys = new Keys(new FileKeyBackend(options.keysFile));
+  const statics = publicFiles(data);
+  const api = createApi({
+    data,
+    keys,
+    compression: true,
+    rateLimitPerMinute: options.rateLimitPerMinute,
+    log: options.log,
+    extra: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
+  });
+  const server = http.createServer((req, res) => {
+    const request: ApiRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      header: (name) => {
+        const v = req.headers[name];
+        return Array.isArray(v) ? v.join(', ') : v;
+      },
+    };
+    api.reply(request).then(
+      (out) => {
+        res.writeHead(out.status, out.headers);
+        res.end(out.body ?? undefined);
+      },
+      () => {
+        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        res.end('{"error":"Error fetching data"}');
+      },
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  return { server, api, data, keys };
+}

@@ -1,0 +1,94 @@
+/**
+ * npm start: builds dist/ if it is missing or stale, makes a development key
+ * on first start, then serves on 127.0.0.1:PORT (default 8888).
+ *
+ * Environment: PORT, HOST, ARCHIVE_SOURCE, KEYS_FILE, RATE_LIMIT_PER_MINUTE,
+ * LOG_REQUESTS (0 to silence the access log).
+ */
+import { createHash } from 'node:crypto';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { build } from '../../build/build.ts';
+import { recoverOutput } from '../../build/output.ts';
+import { resolveSource, ROOT } from '../../build/source.ts';
+import { examplePath, ROUTES } from '../routes.ts';
+import { MANIFEST_PATH } from '../refs.ts';
+import type { Manifest } from '../types.ts';
+import { createNodeServer } from './server.node.ts';
+
+const DIST = path.join(ROOT, 'dist');
+const KEYS_FILE = path.resolve(process.env.KEYS_FILE ?? path.join(ROOT, 'data/keys.json'));
+const DEV_KEY_FILE = path.join(path.dirname(KEYS_FILE), 'dev-key.txt');
+
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || entry.parentPath.includes('cache')) continue;
+    newest = Math.max(newest, (await stat(path.join(entry.parentPath, entry.name))).mtimeMs);
+  }
+  return newest;
+}
+
+/** Why dist/ must be rebuilt, or null when it is current. */
+export async function staleness(): Promise<string | null> {
+  const manifestFile = path.join(DIST, MANIFEST_PATH);
+  const info = await stat(manifestFile).catch(() => null);
+  if (!info) return 'dist/ is missing';
+  const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest;
+  const source = await resolveSource(undefined);
+  const sha = createHash('sha256').update(await readFile(source.file)).digest('hex');
+  if (sha !== manifest.source.sha256) return `the source changed (${source.file})`;
+  for (const dir of ['build', 'src', 'data']) {
+    if ((await newestMtime(path.join(ROOT, dir))) > info.mtimeMs) return `${dir}/ changed since the last build`;
+  }
+  return null;
+}
+
+async function main() {
+  await recoverOutput(DIST);
+  const reason = await staleness();
+  if (reason) {
+    console.log(`building: ${reason}`);
+    await build({});
+  }
+  const port = Number(process.env.PORT ?? 8888);
+  const host = process.env.HOST ?? '127.0.0.1';
+  const quiet = process.env.LOG_REQUESTS === '0';
+  const { server, keys } = createNodeServer({
+    dist: DIST,
+    keysFile: KEYS_FILE,
+    rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
+    log: quiet ? undefined : (line) => console.log(line),
+    extra: undefined,
+  });
+
+  // A development key on first start, remembered (git-ignored) so later starts can show examples.
+  let devKey = await readFile(DEV_KEY_FILE, 'utf8').then((k) => k.trim(), () => '');
+  if (!devKey || !(await keys.verify(devKey))) {
+    const active = (await keys.list()).filter((r) => !r.revoked);
+    if (active.length === 0 || devKey) {
+      devKey = await keys.issue(`dev-${Date.now()}@localhost.localdomain`);
+      await writeFile(DEV_KEY_FILE, `${devKey}\n`, { mode: 0o600 });
+      console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE)}, git-ignored)`);
+    } else {
+      devKey = '';
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const base = `http://${host}:${port}`;
+  console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  if (devKey) {
+    console.log(`development key: ${devKey}`);
+    for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {
+      console.log(`  curl '${base}${examplePath(ROUTES.find((r) => r.id === id)!, devKey)}'`);
+    }
+  } else {
+    console.log('keys: npm run --silent keys -- issue you@example.org');
+  }
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+await main();
