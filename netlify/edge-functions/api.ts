@@ -1,0 +1,73 @@
+/**
+ * The Netlify edge function: a thin adapter around the core. Archive files
+ * live in the publish folder under `_data/`, which this function also owns
+ * (a direct request for them gets the core's 404); the function reaches them
+ * with `context.next()` on a new request, which continues to the static file
+ * without running this function again. Keys come from the Blobs store.
+ */
+import type { Config, Context } from '@netlify/edge-functions';
+import { createApi, type DataSource } from '../../src/core.ts';
+import { edgeKeyStore } from '../../src/keys-blobs.ts';
+import { MANIFEST_PATH } from '../../src/refs.ts';
+
+declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
+const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netlify.env.get(name));
+
+/** Content-addressed files never change within a deploy; the manifest is re-read after this long. */
+const MANIFEST_TTL_MS = 60_000;
+const MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
+const cache = new Map<string, { bytes: Uint8Array; until: number }>();
+let cachedBytes = 0;
+
+function remember(path: string, bytes: Uint8Array, until: number) {
+  const old = cache.get(path);
+  if (old) cachedBytes -= old.bytes.length;
+  cache.delete(path);
+  cache.set(path, { bytes, until });
+  cachedBytes += bytes.length;
+  for (const [key, entry] of cache) {
+    if (cachedBytes <= MAX_CACHED_BYTES) break;
+    cache.delete(key);
+    cachedBytes -= entry.bytes.length;
+  }
+}
+
+function staticData(request: Request, context: Context): DataSource {
+  return {
+    async read(path) {
+      const now = Date.now();
+      const hit = cache.get(path);
+      if (hit && hit.until > now) return hit.bytes;
+      const response = await context.next(new Request(new URL(`/${path}`, request.url)));
+      if (!response.ok) {
+        await response.body?.cancel();
+        cache.delete(path);
+        return null;
+      }
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      remember(path, bytes, path === MANIFEST_PATH ? now + MANIFEST_TTL_MS : Infinity);
+      return bytes;
+    },
+  };
+}
+
+const rate = Number(env('RATE_LIMIT_PER_MINUTE') ?? '');
+const api = createApi({
+  keys: edgeKeyStore(),
+  rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
+  log: (line) => console.log(line),
+});
+
+export default async function handler(request: Request, context: Context): Promise<Response> {
+  const url = new URL(request.url);
+  // Browsers asking for `/` get the static reference page; JSON clients get the core's description.
+  if (url.pathname === '/' && (request.headers.get('accept') ?? '').includes('text/html')) return context.next();
+  return api.handle(request, staticData(request, context));
+}
+
+export const config: Config = {
+  path: '/*',
+  // Public static files never pay for the function.
+  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico'],
+};

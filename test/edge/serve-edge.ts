@@ -1,0 +1,58 @@
+/**
+ * Runs the real edge function file under Deno, behind a stand-in for
+ * Netlify's CDN: requests matching the function's `config` go to it with a
+ * stub Context whose `next()` serves the publish folder the way the CDN
+ * would; everything else is served statically. Used by the tests and the
+ * benchmark:  deno run -A test/edge/serve-edge.ts <dist> <port>
+ */
+import handler, { config } from '../../netlify/edge-functions/api.ts';
+
+declare const Deno: any;
+
+const [dist, portText] = Deno.args;
+const TYPES: Record<string, string> = {
+  json: 'application/json',
+  html: 'text/html; charset=utf-8',
+  css: 'text/css',
+  js: 'text/javascript',
+};
+
+(globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
+
+/** The CDN's static answer for a path: the file, or 404. */
+async function serveStatic(request: Request): Promise<Response> {
+  let pathname = decodeURIComponent(new URL(request.url).pathname);
+  if (pathname.endsWith('/')) pathname += 'index.html';
+  if (pathname.split('/').includes('..')) return new Response('Not Found', { status: 404 });
+  for (const candidate of [pathname, `${pathname}.html`]) {
+    try {
+      const bytes = await Deno.readFile(`${dist}${candidate}`);
+      const ext = candidate.split('.').pop() ?? '';
+      return new Response(request.method === 'HEAD' ? null : bytes, { headers: { 'content-type': TYPES[ext] ?? 'application/octet-stream' } });
+    } catch {
+      // try the next candidate
+    }
+  }
+  return new Response('Not Found', { status: 404 });
+}
+
+const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
+const paths = [config.path ?? []].flat().map(glob);
+const excluded = [config.excludedPath ?? []].flat().map(glob);
+const handles = (pathname: string) => paths.some((p) => p.test(pathname)) && !excluded.some((p) => p.test(pathname));
+
+Deno.serve(
+  {
+    hostname: '127.0.0.1',
+    port: Number(portText ?? 0),
+    onListen: ({ port }: { port: number }) => console.log(`listening on ${port}`),
+  },
+  async (request: Request) => {
+    if (!handles(new URL(request.url).pathname)) return serveStatic(request);
+    const context = {
+      ip: '127.0.0.1',
+      next: (next?: Request) => serveStatic(next ?? request),
+    };
+    return (await handler(request, context as any)) ?? serveStatic(request);
+  },
+);

@@ -1,0 +1,106 @@
+/** Shared test plumbing: temp builds, raw HTTP, the edge function under Deno. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from '../build/build.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+/** The full archive: ARCHIVE_SOURCE, as .ci/run sets it, else the shared copy beside the repository. */
+export const SHARED_SOURCE = path.resolve(process.env.ARCHIVE_SOURCE ?? path.join(ROOT, '../shared/data/oscars.csv'));
+export const SAMPLE_SOURCE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
+export const DENO = path.join(ROOT, 'node_modules/.bin/deno');
+
+export const tempDir = (tag: string) => mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+
+/** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
+export async function buildInto(source: string, tag = 'dist'): Promise<string> {
+  const dir = await tempDir(tag);
+  const out = path.join(dir, 'dist');
+  await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
+  return out;
+}
+
+/** Every file under `dir`, relative path to sha256. */
+export async function treeDigest(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    out.set(path.relative(dir, full), createHash('sha256').update(await readFile(full)).digest('hex'));
+  }
+  return out;
+}
+
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+/** One HTTP request with the body as sent (no decompression), path sent verbatim. */
+export function rawRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const h: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+        resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
+export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'test/edge/serve-edge.ts'), dist, '0'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`deno did not start:\n${logs.join('\n')}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (line) logs.push(line);
+        const m = /listening on (\d+)/.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`deno exited ${code}:\n${logs.join('\n')}`)));
+  });
+  return {
+    port,
+    child,
+    logs,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Polls `check` until it returns true or `ms` pass. */
+export async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, every));
+  }
+  return check();
+}
