@@ -1,0 +1,360 @@
+/**
+ * The OpenAPI 3.1 document, generated at build time from what the runtime
+ * itself uses: the route table (src/routes.ts), the error messages
+ * (MESSAGES in src/core.ts) and the shapes in src/types.ts. The schemas are
+ * read from types.ts with the TypeScript parser, field descriptions from their
+ * JSDoc lines, so a field added or renamed there shows up here without a
+ * second copy; a type this generator cannot express fails the build.
+ */
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
+import { ALLOWED_METHODS, DATA_CACHE_CONTROL, MESSAGES } from '../src/core.ts';
+import { KEY_PREFIX } from '../src/keys.ts';
+import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
+import type { Manifest } from '../src/types.ts';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const API_VERSION = '1.0.0';
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8888';
+export const TYPES_FILE = new URL('../src/types.ts', import.meta.url);
+
+type Schema = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  /** Lowest and highest held year, for the descriptions (the manifest's `yearRange`). */
+  yearRange: [number, number];
+  /** Where the API is served (PUBLIC_BASE_URL); default http://127.0.0.1:8888. */
+  baseUrl?: string;
+  /** Source of the shapes; default src/types.ts. */
+  typesSource?: string;
+}
+
+/** Component name for each exported type of types.ts that answers carry. */
+export const COMPONENTS = {
+  Nomination: 'Nomination',
+  Category: 'Category',
+  Ceremony: 'Ceremony',
+  Archive: 'Archive',
+  PersonMatch: 'PersonMatch',
+  FilmMatch: 'FilmMatch',
+  CategoryMatch: 'CategoryMatch',
+  CategoryYearMatch: 'CategoryYearMatch',
+  Error: 'ErrorBody',
+  RateLimitError: 'RateLimitErrorBody',
+} as const;
+export type ComponentName = keyof typeof COMPONENTS;
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * What TypeScript cannot say: value shapes of some fields. Each target must
+ * exist in the generated schemas, so a renamed field fails here rather than
+ * silently losing its constraint.
+ */
+const YEAR_KEY = '^[0-9]{4}$';
+const REFINEMENTS: Record<string, Schema> = {
+  'PersonMatch.year': { pattern: YEAR_KEY },
+  'FilmMatch.year': { pattern: YEAR_KEY },
+  'CategoryMatch.year': { pattern: YEAR_KEY },
+  'RateLimitError.retryAfter': { type: 'integer', minimum: 0 },
+};
+
+class SchemaError extends Error {}
+
+/** Component schemas from the shapes in types.ts. */
+export function componentSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Record<ComponentName, Schema> {
+  const file = ts.createSourceFile('types.ts', source, ts.ScriptTarget.ES2022, true);
+  const declarations = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();
+  for (const statement of file.statements) {
+    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) declarations.set(statement.name.text, statement);
+  }
+  const componentOf = new Map<string, ComponentName>(Object.entries(COMPONENTS).map(([c, t]) => [t, c as ComponentName]));
+  const docOf = (node: ts.Node) =>
+    ts
+      .getJSDocCommentsAndTags(node)
+      .map((d) => (ts.isJSDoc(d) ? ts.getTextOfJSDocComment(d.comment) : undefined))
+      .filter((t): t is string => !!t)
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+
+  function typeSchema(node: ts.TypeNode, where: string): Schema {
+    switch (node.kind) {
+      case ts.SyntaxKind.StringKeyword:
+        return { type: 'string' };
+      case ts.SyntaxKind.BooleanKeyword:
+        return { type: 'boolean' };
+      case ts.SyntaxKind.NumberKeyword:
+        return { type: 'number' };
+    }
+    if (ts.isArrayTypeNode(node)) return { type: 'array', items: typeSchema(node.elementType, where) };
+    if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName)) {
+      const name = node.typeName.text;
+      const args = node.typeArguments ?? [];
+      if (name === 'Record' && args.length === 2 && args[0].kind === ts.SyntaxKind.StringKeyword) {
+        return { type: 'object', additionalProperties: typeSchema(args[1], where) };
+      }
+      const component = componentOf.get(name);
+      if (component && args.length === 0) return ref(component);
+    }
+    throw new SchemaError(`openapi: cannot express the type \`${node.getText()}\` of ${where} as a schema`);
+  }
+
+  /** Own and inherited properties, in declaration order (inherited first). */
+  function members(decl: ts.InterfaceDeclaration): ts.PropertySignature[] {
+    const inherited = (decl.heritageClauses ?? []).flatMap((clause) =>
+      clause.types.flatMap((t) => {
+        const base = ts.isIdentifier(t.expression) ? declarations.get(t.expression.text) : undefined;
+        if (!base || !ts.isInterfaceDeclaration(base)) throw new SchemaError(`openapi: ${decl.name.text} extends an unknown type`);
+        return members(base);
+      }),
+    );
+    const own = decl.members.map((m) => {
+      if (!ts.isPropertySignature(m) || !m.type || !ts.isIdentifier(m.name)) throw new SchemaError(`openapi: ${decl.name.text} has a member that is not a plain property`);
+      return m;
+    });
+    const ownNames = new Set(own.map((m) => (m.name as ts.Identifier).text));
+    return [...inherited.filter((m) => !ownNames.has((m.name as ts.Identifier).text)), ...own];
+  }
+
+  const schemas = {} as Record<ComponentName, Schema>;
+  for (const [component, typeName] of Object.entries(COMPONENTS) as [ComponentName, string][]) {
+    const decl = declarations.get(typeName);
+    if (!decl) throw new SchemaError(`openapi: src/types.ts no longer declares ${typeName}`);
+    const description = docOf(decl);
+    if (ts.isTypeAliasDeclaration(decl)) {
+      schemas[component] = { ...(description ? { description } : {}), ...typeSchema(decl.type, typeName) };
+      continue;
+    }
+    const properties: Record<string, Schema> = {};
+    const required: string[] = [];
+    for (const m of members(decl)) {
+      const name = (m.name as ts.Identifier).text;
+      const doc = docOf(m);
+      properties[name] = { ...(doc ? { description: doc } : {}), ...typeSchema(m.type!, `${typeName}.${name}`) };
+      if (!m.questionToken) required.push(name);
+    }
+    // Closed objects: a field the service starts sending without a change here is drift, and the contract tests say so.
+    schemas[component] = { type: 'object', ...(description ? { description } : {}), properties, required, additionalProperties: false };
+  }
+
+  for (const [target, refinement] of Object.entries(REFINEMENTS)) {
+    const [component, field] = target.split('.') as [ComponentName, string];
+    const property = (schemas[component]?.properties as Record<string, Schema> | undefined)?.[field];
+    if (!property) throw new SchemaError(`openapi: refinement for ${target}, which the types no longer have`);
+    Object.assign(property, refinement);
+  }
+  // The archive and a ceremony answer are keyed by held year.
+  schemas.Archive.propertyNames = { pattern: YEAR_KEY };
+  return schemas;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  304: 'Not Modified',
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+};
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The 400 message for a bad year, as a pattern (its numbers depend on the archive built). */
+export function badYearPattern(): string {
+  const [low, high] = [1234567, 7654321];
+  return `^${escapeRegExp(MESSAGES.badYear([low, high])).replace(String(low), '[0-9]+').replace(String(high), '[0-9]+')}$`;
+}
+
+/** An Error body whose message is one of `messages` (or matches `pattern`). */
+function errorSchema(messages: string[], pattern?: string): Schema {
+  const alternatives: Schema[] = messages.map((m) => ({ const: m }));
+  if (pattern) alternatives.push({ type: 'string', pattern });
+  return { ...ref('Error'), properties: { error: alternatives.length === 1 ? alternatives[0] : { anyOf: alternatives } } };
+}
+
+function errorResponse(description: string, messages: string[], example: string, extra: Schema = {}, pattern?: string): Schema {
+  return {
+    description,
+    ...extra,
+    content: { 'application/json': { schema: errorSchema(messages, pattern), examples: { error: { value: { error: example } } } } },
+  };
+}
+
+const PARAM_SHAPES: Record<Param | 'apikey', string> = {
+  name: 'name=<value>',
+  year: 'year=<value>',
+  apikey: 'apikey=<key>',
+};
+
+function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number]): Schema {
+  const literally =
+    `In the path this is the whole segment \`${PARAM_SHAPES[p]}\`: the literal text \`${p}=\` followed by the value ` +
+    'URL-encoded with encodeURIComponent (a `/` in the value must be sent as `%2F`).';
+  if (p === 'apikey') {
+    return {
+      name: 'apikey',
+      in: 'path',
+      required: true,
+      description: `Your API key (it starts with \`${KEY_PREFIX}\`; get one at /portal). ${literally} A missing, unknown or revoked key answers 403.`,
+      schema: { type: 'string' },
+      examples: { placeholder: { value: 'YOUR_KEY' } },
+    };
+  }
+  if (p === 'year') {
+    return {
+      name: 'year',
+      in: 'path',
+      required: true,
+      description:
+        `The year the ceremony was held (not the film year), from ${yearRange[0]} to ${yearRange[1]}; both 1930 ceremonies are "1930". ` +
+        `${literally} Anything but digits answers 400; a year without a ceremony answers 404.`,
+      schema: { type: 'integer', minimum: 0 },
+      examples: { example: { value: Number(route.example.year) } },
+    };
+  }
+  const what =
+    route.id === 'personByName'
+      ? 'The exact, case-sensitive name of a person, company or film as the Academy lists it'
+      : route.id === 'filmByNameAndYear'
+        ? 'The exact, case-sensitive title of a film (or name of a person) as the Academy lists it'
+        : 'Text the category name must contain, case-sensitive (`Actor` matches `Actor in a Leading Role` and `Actor in a Supporting Role`)';
+  return {
+    name: 'name',
+    in: 'path',
+    required: true,
+    description: `${what}. ${literally} Example: \`name=${encodeURIComponent(route.example.name ?? '')}\`. 1 to ${MAX_NAME_LENGTH} characters once decoded.`,
+    schema: { type: 'string', minLength: 1 },
+    examples: { example: { value: route.example.name } },
+  };
+}
+
+/** The 200 schema of each operation. */
+const OK_SCHEMAS: Record<Route['id'], Schema> = {
+  allCeremonies: ref('Archive'),
+  ceremonyByYear: {
+    description: 'One key, the held year asked for, whose value is that ceremony.',
+    type: 'object',
+    propertyNames: { pattern: YEAR_KEY },
+    additionalProperties: ref('Ceremony'),
+    minProperties: 1,
+    maxProperties: 1,
+  },
+  personByName: { type: 'array', items: ref('PersonMatch'), minItems: 1 },
+  filmByNameAndYear: { type: 'array', items: ref('FilmMatch'), minItems: 1 },
+  categoryByName: { type: 'array', items: ref('CategoryMatch'), minItems: 1 },
+  categoryByNameAndYear: { type: 'array', items: ref('CategoryYearMatch'), minItems: 1 },
+};
+
+function operation(route: Route, yearRange: [number, number]): Schema {
+  const responses: Record<string, Schema> = {
+    200: {
+      description: `${STATUS_TEXT[200]}. Stored answers carry an ETag; send it back in If-None-Match to get a 304.`,
+      headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } },
+      content: { 'application/json': { schema: OK_SCHEMAS[route.id] } },
+    },
+    304: {
+      description: `${STATUS_TEXT[304]}: the If-None-Match sent names the current answer; reuse your copy. No body.`,
+      headers: { ETag: { $ref: '#/components/headers/ETag' } },
+    },
+  };
+  if (route.params.length > 0) {
+    const messages = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [MESSAGES.badName] : [])];
+    const year = route.params.includes('year');
+    responses[400] = errorResponse(
+      `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, an empty or too long name${year ? ', a year that is not a number' : ''}).`,
+      messages,
+      year ? MESSAGES.badYear(yearRange) : messages[messages.length - 1],
+      {},
+      year ? badYearPattern() : undefined,
+    );
+  }
+  responses[403] = errorResponse(`${STATUS_TEXT[403]}: the key is missing, unknown or revoked.`, [MESSAGES.forbidden], MESSAGES.forbidden);
+  responses[404] = errorResponse(`${STATUS_TEXT[404]}: nothing matches.`, [route.notFound], route.notFound);
+  responses[405] = errorResponse(
+    `${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS} on this path.`,
+    [MESSAGES.methodNotAllowed],
+    MESSAGES.methodNotAllowed,
+    { headers: { Allow: { description: 'The methods this path accepts.', schema: { type: 'string', const: ALLOWED_METHODS } } } },
+  );
+  responses[429] = {
+    description: `${STATUS_TEXT[429]}: this key used up its requests for the current minute. Wait Retry-After seconds.`,
+    headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+    content: {
+      'application/json': {
+        schema: { ...ref('RateLimitError'), properties: { error: { const: MESSAGES.tooMany } } },
+        examples: { limited: { value: { error: MESSAGES.tooMany, limit: '60 requests per minute', retryAfter: 42 } } },
+      },
+    },
+  };
+  responses[500] = errorResponse(
+    `${STATUS_TEXT[500]}: the stored answer could not be read. Back off exponentially before trying again.`,
+    [MESSAGES.fetchError],
+    MESSAGES.fetchError,
+  );
+
+  const alias = route.roots.slice(1).map((r) => `\`${template(route, r)}\``);
+  return {
+    operationId: route.id,
+    summary: route.summary,
+    description:
+      `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : ''),
+    parameters: [...route.params, 'apikey' as const].map((p) => parameter(p, route, yearRange)),
+    responses,
+  };
+}
+
+export function openApiDocument(options: OpenApiOptions): Schema {
+  const { yearRange } = options;
+  const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const paths: Record<string, Schema> = {};
+  for (const route of ROUTES) paths[template(route)] = { get: operation(route, yearRange) };
+
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Film Awards Archive API',
+      version: API_VERSION,
+      summary: `Every Academy Awards nomination and winner, ${yearRange[0]} to ${yearRange[1]}, keyed by the year each ceremony was held.`,
+      description: [
+        `Read-only JSON answers about the Academy Awards, ceremonies held ${yearRange[0]} to ${yearRange[1]}. A human-readable reference is at \`/\`.`,
+        '',
+        '## Authentication: the key is a path segment',
+        'Every lookup ends with the path segment `apikey=<your key>` (get a key at `/portal`). OpenAPI security schemes can put an',
+        'API key only in a header, a query parameter or a cookie, none of which this service reads, so no security scheme is declared:',
+        'declaring one would make generated clients send the key where it is ignored (and answered with 403). The key is instead the',
+        'required `apikey` path parameter of every operation.',
+        '',
+        '## Path segments',
+        'Parameters are whole path segments of the form `name=<value>`, `year=<value>` and `apikey=<key>`, each value',
+        'URL-encoded with encodeURIComponent: `/person/name=Emma%20Stone/apikey=YOUR_KEY`.',
+        '',
+        '## Limits and caching',
+        'Each key may make 60 requests per minute; over that the answer is 429 with `Retry-After` (seconds). Answers change once a',
+        'year: cache them (they carry `Cache-Control` and an `ETag`; send `If-None-Match` to get a 304), do not poll, prefer the',
+        'narrowest lookup that answers your question, and back off exponentially on 500.',
+        '',
+        `Methods: ${ALLOWED_METHODS}. Any other method answers 405 with the Error body.`,
+      ].join('\n'),
+      license: { name: 'BSD-2-Clause', identifier: 'BSD-2-Clause' },
+    },
+    servers: [{ url: baseUrl }],
+    paths,
+    components: {
+      schemas: componentSchemas(options.typesSource),
+      headers: {
+        ETag: { description: 'Identifies this answer (and its encoding); send it back in If-None-Match.', schema: { type: 'string' } },
+        'Cache-Control': { description: 'How long a client may keep the answer.', schema: { type: 'string', examples: [DATA_CACHE_CONTROL] } },
+        'Retry-After': { description: 'Whole seconds until this key may ask again.', required: true, schema: { type: 'integer', minimum: 0 } },
+      },
+    },
+    'x-api-key': { in: 'path', name: 'apikey', segment: 'apikey=<key>', portal: '/portal' },
+  };
+}
+
+/** `openapi.json` for dist/: servers from PUBLIC_BASE_URL, years from the manifest. */
+export function openApiJson(manifest: Pick<Manifest, 'yearRange'>, env: Record<string, string | undefined> = process.env): string {
+  return `${JSON.stringify(openApiDocument({ yearRange: manifest.yearRange, baseUrl: env.PUBLIC_BASE_URL || DEFAULT_BASE_URL }), null, 2)}\n`;
+}
