@@ -53,8 +53,9 @@ function staticData(request: Request, context: Context): DataSource {
 }
 
 const rate = Number(env('RATE_LIMIT_PER_MINUTE') ?? '');
+const ttl = Number(env('KEY_CACHE_TTL_MS') ?? '');
 const api = createApi({
-  keys: edgeKeyStore(),
+  keys: edgeKeyStore({ ttlMs: Number.isInteger(ttl) && ttl >= 0 && ttl <= 60_000 ? ttl : undefined }),
   rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
   log: (line) => console.log(line),
 });

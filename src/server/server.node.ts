@@ -10,6 +10,7 @@ import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
 import { FileKeyBackend } from './file-keys.node.ts';
+import type { NodePortal } from './portal.node.ts';
 
 const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
@@ -26,12 +27,16 @@ export interface ServerOptions {
   dist: string;
   /** JSON file of key records. */
   keysFile: string;
+  /** Use these keys instead of opening `keysFile` (tests share one instance with the code that issues keys). */
+  keys?: Keys;
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
   log?: (line: string) => void;
   /** More public routes (the portal) tried before the API. */
   extra?: ApiOptions['extra'];
+  /** The key portal's POST endpoints, over this server's keys (`nodePortal` from portal.node.ts). */
+  portal?: (keys: Keys) => NodePortal;
 }
 
 /** Serves dist/'s public files: never `_data/`, never outside dist/. */
@@ -70,8 +75,9 @@ export function publicFiles(data: DiskData) {
 
 export function createNodeServer(options: ServerOptions) {
   const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
-  const keys = new Keys(new FileKeyBackend(options.keysFile));
+  const keys = options.keys ?? new Keys(new FileKeyBackend(options.keysFile));
   const statics = publicFiles(data);
+  const portal = options.portal?.(keys);
   const api = createApi({
     data,
     keys,
@@ -81,6 +87,7 @@ export function createNodeServer(options: ServerOptions) {
     extra: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
   });
   const server = http.createServer((req, res) => {
+    if (portal?.(req, res)) return;
     const request: ApiRequest = {
       method: req.method ?? 'GET',
       url: req.url ?? '/',

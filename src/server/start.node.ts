@@ -2,7 +2,7 @@
  * npm start: builds dist/ if it is missing or stale, makes a development key
  * on first start, then serves on 127.0.0.1:PORT (default 8888).
  *
- * Environment: PORT, HOST, ARCHIVE_SOURCE, KEYS_FILE, RATE_LIMIT_PER_MINUTE,
+ * Environment: PORT, HOST, ARCHIVE_SOURCE, KEYS_FILE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
  * LOG_REQUESTS (0 to silence the access log).
  */
 import { createHash } from 'node:crypto';
@@ -14,9 +14,10 @@ import { resolveSource, ROOT } from '../../build/source.ts';
 import { examplePath, ROUTES } from '../routes.ts';
 import { MANIFEST_PATH } from '../refs.ts';
 import type { Manifest } from '../types.ts';
+import { nodePortal } from './portal.node.ts';
 import { createNodeServer } from './server.node.ts';
 
-const DIST = path.join(ROOT, 'dist');
+const DIST = path.resolve(process.env.DIST_DIR ?? path.join(ROOT, 'dist'));
 const KEYS_FILE = path.resolve(process.env.KEYS_FILE ?? path.join(ROOT, 'data/keys.json'));
 const DEV_KEY_FILE = path.join(path.dirname(KEYS_FILE), 'dev-key.txt');
 
@@ -49,7 +50,7 @@ async function main() {
   const reason = await staleness();
   if (reason) {
     console.log(`building: ${reason}`);
-    await build({});
+    await build({ out: DIST });
   }
   const port = Number(process.env.PORT ?? 8888);
   const host = process.env.HOST ?? '127.0.0.1';
@@ -60,6 +61,7 @@ async function main() {
     rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
     log: quiet ? undefined : (line) => console.log(line),
     extra: undefined,
+    portal: (keys) => nodePortal(keys, { log: quiet ? undefined : (line) => console.log(line) }),
   });
 
   // A development key on first start, remembered (git-ignored) so later starts can show examples.
@@ -78,6 +80,7 @@ async function main() {
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const base = `http://${host}:${port}`;
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  console.log(`key portal: ${base}/portal`);
   if (devKey) {
     console.log(`development key: ${devKey}`);
     for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {

@@ -1,0 +1,299 @@
+/**
+ * One behaviour suite for every place the API runs: the core in-process, the
+ * Node server over HTTP, and the edge function under Deno. Each target gives a
+ * way to send a request and to issue and revoke keys; the suite checks every
+ * status, body and header the contract promises, against the full archive.
+ */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { naiveAward, naiveFilm, naivePerson, naiveYear } from '../src/naive.ts';
+import { ROUTES } from '../src/routes.ts';
+import type { Archive } from '../src/types.ts';
+import type { RawReply } from './helpers.ts';
+import { eventually } from './helpers.ts';
+
+export interface Target {
+  /** Sends one request; the path goes out exactly as given. */
+  request(method: string, path: string, headers?: Record<string, string>): Promise<RawReply>;
+  issueKey(): Promise<string>;
+  revokeKey(key: string): Promise<void>;
+  /** Whether this runtime negotiates precompressed variants itself. */
+  compression: boolean;
+  /** Every reply the suite saw, for the contract check. */
+  seen?: { path: string; reply: RawReply }[];
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const FORBIDDEN = { error: 'Forbidden - Invalid API Key' };
+const BAD_YEAR = { error: 'Invalid year: expected an integer from 1929 to 2026' };
+
+export const decoded = (reply: RawReply): Buffer => {
+  const encoding = reply.headers['content-encoding'];
+  if (encoding === 'br') return brotliDecompressSync(reply.body);
+  if (encoding === 'gzip') return gunzipSync(reply.body);
+  return reply.body;
+};
+export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf8'));
+
+/** The path of each route with sample parameters and a key. */
+const routePath = (id: string, key: string | null, params: Record<string, string> = {}) => {
+  const route = ROUTES.find((r) => r.id === id)!;
+  const values: Record<string, string> = { name: 'Meryl Streep', year: '2026', ...params };
+  const segments = [route.roots[0], ...route.params.map((p) => `${p}=${encodeURIComponent(values[p])}`)];
+  if (key !== null) segments.push(`apikey=${key}`);
+  return `/${segments.join('/')}`;
+};
+
+export function behaviourSuite(name: string, target: () => Target, archive: () => Archive) {
+  const get = async (path: string, headers?: Record<string, string>) => {
+    const t = target();
+    const reply = await t.request('GET', path, headers);
+    t.seen?.push({ path, reply });
+    return reply;
+  };
+  /** A fresh key, so that no test eats into another's rate limit. */
+  const key = () => target().issueKey();
+  const same = (reply: RawReply, value: unknown) => {
+    expect(reply.status).toBe(200);
+    expect(decoded(reply).toString('utf8')).toBe(JSON.stringify(value));
+  };
+
+  describe(`${name}: lookups`, () => {
+    it('serves the whole archive, on archive and on oscars', async () => {
+      const k = await key();
+      same(await get(`/archive/apikey=${k}`), archive());
+      same(await get(`/oscars/apikey=${k}`), archive());
+    });
+
+    it('serves one ceremony year with both 1930 ceremonies under one key', async () => {
+      const reply = await get(`/archive/year=1930/apikey=${await key()}`);
+      same(reply, naiveYear(archive(), '1930'));
+      const names = json(reply)['1930'].map((c: { category: string }) => c.category);
+      expect(names).toContain('Outstanding Picture');
+      expect(names).toContain('Outstanding Production');
+    });
+
+    it('finds a person by a Unicode name', async () => {
+      same(await get(`/person/name=Timoth%C3%A9e%20Chalamet/apikey=${await key()}`), naivePerson(archive(), 'Timothée Chalamet'));
+    });
+
+    it('keeps %2F inside a name', async () => {
+      const k = await key();
+      const faceOff = await get(`/person/name=Face%2FOff/apikey=${k}`);
+      same(faceOff, naivePerson(archive(), 'Face/Off'));
+      expect(json(faceOff).length).toBeGreaterThan(0);
+      same(await get(`/movie/name=Victor%2FVictoria/year=1983/apikey=${k}`), naiveFilm(archive(), 'Victor/Victoria', '1983'));
+    });
+
+    it('finds a film through the person route, across all years', async () => {
+      const reply = await get(`/person/name=Sinners/apikey=${await key()}`);
+      same(reply, naivePerson(archive(), 'Sinners'));
+      expect(json(reply).length).toBeGreaterThan(10);
+    });
+
+    it('finds a film at one ceremony', async () => {
+      same(await get(`/movie/name=Sinners/year=2026/apikey=${await key()}`), naiveFilm(archive(), 'Sinners', '2026'));
+    });
+
+    it('matches a category substring across renamed categories, in archive order', async () => {
+      const reply = await get(`/award/name=Actor/apikey=${await key()}`);
+      same(reply, naiveAward(archive(), 'Actor'));
+      const names = new Set(json(reply).map((c: { category: string }) => c.category));
+      expect(names).toContain('Actor');
+      expect(names).toContain('Actor in a Leading Role');
+      expect(names).toContain('Actor in a Supporting Role');
+    });
+
+    it('matches a category at one ceremony', async () => {
+      const k = await key();
+      same(await get(`/award/name=Best%20Picture/year=2026/apikey=${k}`), naiveAward(archive(), 'Best Picture', '2026'));
+      same(await get(`/award/name=Writing/year=1930/apikey=${k}`), naiveAward(archive(), 'Writing', '1930'));
+    });
+
+    it('reads a year with leading zeros as the same year', async () => {
+      same(await get(`/archive/year=02026/apikey=${await key()}`), naiveYear(archive(), '2026'));
+    });
+  });
+
+  describe(`${name}: errors`, () => {
+    it('answers 404 for a year with no ceremony', async () => {
+      const k = await key();
+      for (const year of ['1933', '1928', '2027', '0']) {
+        const reply = await get(`/archive/year=${year}/apikey=${k}`);
+        expect(reply.status).toBe(404);
+        expect(json(reply)).toEqual({ error: 'Data not found for the specified year' });
+      }
+    });
+
+    it('answers 404 with the route’s message when nothing matches', async () => {
+      const k = await key();
+      const cases: [string, string][] = [
+        [`/person/name=Nobody%20At%20All/apikey=${k}`, 'Person not found'],
+        [`/person/name=meryl%20streep/apikey=${k}`, 'Person not found'],
+        [`/movie/name=Sinners/year=1999/apikey=${k}`, 'Movie not found'],
+        [`/movie/name=No%20Such%20Film/year=2026/apikey=${k}`, 'Movie not found'],
+        [`/award/name=Zzz/apikey=${k}`, 'Award not found'],
+        [`/award/name=actor/apikey=${k}`, 'Award not found'],
+        [`/award/name=Actor/year=1933/apikey=${k}`, 'Award not found'],
+      ];
+      for (const [path, error] of cases) {
+        const reply = await get(path);
+        expect([path, reply.status, json(reply)]).toEqual([path, 404, { error }]);
+      }
+    });
+
+    it('answers 400 for a year that is not a plain integer, on every route with a year', async () => {
+      const k = await key();
+      for (const id of ['ceremonyByYear', 'filmByNameAndYear', 'categoryByNameAndYear']) {
+        for (const year of ['abc', '2024.5', '-1', '+2024', ' 2024', '']) {
+          const reply = await get(routePath(id, k, { year, name: 'Sinners' }));
+          expect([id, year, reply.status, json(reply)]).toEqual([id, year, 400, BAD_YEAR]);
+        }
+      }
+    });
+
+    it('answers 400 for malformed percent-encoding and for an overlong or empty name', async () => {
+      const k = await key();
+      for (const id of ['personByName', 'filmByNameAndYear', 'categoryByName', 'categoryByNameAndYear']) {
+        const bad = await get(routePath(id, k).replace(/name=[^/]*/, 'name=%E0%A4%A'));
+        expect(bad.status).toBe(400);
+        expect(json(bad).error).toMatch(/malformed percent-encoding/);
+        const long = await get(routePath(id, k, { name: 'x'.repeat(513) }));
+        expect([long.status, json(long)]).toEqual([400, { error: 'Invalid name: expected 1 to 512 characters' }]);
+        const empty = await get(routePath(id, k, { name: '' }));
+        expect(empty.status).toBe(400);
+      }
+      const longest = await get(routePath('personByName', k, { name: 'é'.repeat(512) }));
+      expect(longest.status).toBe(404);
+    });
+
+    it('answers 403 for a missing, empty or unknown key on every route, before checking parameters', async () => {
+      for (const route of ROUTES) {
+        for (const k of [null, '', 'faa_notarealkeynotarealkeynotarealk', 'x']) {
+          const reply = await get(routePath(route.id, k, { year: 'abc' }));
+          expect([route.id, k, reply.status, json(reply)]).toEqual([route.id, k, 403, FORBIDDEN]);
+        }
+      }
+    });
+
+    it('answers 404 Not Found for unknown paths and for the data folder', async () => {
+      const k = await key();
+      for (const path of ['/nope', `/Archive/apikey=${k}`, `/person/apikey=${k}`, `/person/name=a/name=b/apikey=${k}`, '/_data/manifest.json', `/_data/manifest.json/apikey=${k}`, '/_data/']) {
+        const reply = await get(path);
+        expect([path, reply.status, json(reply)]).toEqual([path, 404, { error: 'Not Found' }]);
+      }
+    });
+
+    it('answers 405 with Allow for methods other than GET, HEAD and OPTIONS', async () => {
+      const k = await key();
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        for (const route of ROUTES) {
+          const reply = await target().request(method, routePath(route.id, k));
+          expect([method, reply.status]).toEqual([method, 405]);
+          expect(reply.headers.allow).toBe('GET, HEAD, OPTIONS');
+          expect(json(reply)).toEqual({ error: 'Method Not Allowed' });
+        }
+      }
+    });
+
+    it('allows 60 requests a minute per key and refuses the 61st with a sensible Retry-After', async () => {
+      const t = target();
+      const k = await t.issueKey();
+      for (let i = 0; i < 60; i++) {
+        const reply = await t.request('GET', `/archive/year=1929/apikey=${k}`);
+        expect([i, reply.status]).toEqual([i, 200]);
+      }
+      const refused = await get(`/archive/year=abc/apikey=${k}`);
+      expect(refused.status).toBe(429);
+      const retry = Number(refused.headers['retry-after']);
+      expect(retry).toBeGreaterThanOrEqual(1);
+      expect(retry).toBeLessThanOrEqual(60);
+      expect(json(refused)).toEqual({ error: 'Too Many Requests', limit: '60 requests per minute', retryAfter: retry });
+      const other = await get(`/archive/year=1929/apikey=${await t.issueKey()}`);
+      expect(other.status).toBe(200);
+    });
+
+    it('stops accepting a key once it is revoked', async () => {
+      const t = target();
+      const k = await t.issueKey();
+      expect((await t.request('GET', `/archive/year=1929/apikey=${k}`)).status).toBe(200);
+      await t.revokeKey(k);
+      const refused = await eventually(async () => (await t.request('GET', `/archive/year=1929/apikey=${k}`)).status === 403, 15_000, 250);
+      expect(refused).toBe(true);
+    });
+  });
+
+  describe(`${name}: headers`, () => {
+    it('sends JSON with CORS open and a strong ETag that caches for the client only', async () => {
+      const reply = await get(`/archive/year=2026/apikey=${await key()}`);
+      expect(reply.headers['content-type']).toBe(JSON_TYPE);
+      expect(reply.headers['access-control-allow-origin']).toBe('*');
+      expect(reply.headers.etag).toMatch(/^"[0-9a-f]{20}"$/);
+      expect(reply.headers['cache-control']).toMatch(/^private, max-age=\d+$/);
+    });
+
+    it('sends CORS and no-store on errors', async () => {
+      const reply = await get('/archive/apikey=bad');
+      expect(reply.headers['access-control-allow-origin']).toBe('*');
+      expect(reply.headers['content-type']).toBe(JSON_TYPE);
+      expect(reply.headers['cache-control']).toBe('no-store');
+    });
+
+    it('answers If-None-Match with 304, for stored and joined answers', async () => {
+      const k = await key();
+      for (const path of [`/archive/year=1999/apikey=${k}`, `/award/name=Actor/apikey=${k}`, `/person/name=Meryl%20Streep/apikey=${k}`]) {
+        const first = await get(path);
+        const again = await get(path, { 'if-none-match': first.headers.etag });
+        expect([path, again.status, again.body.length]).toEqual([path, 304, 0]);
+        expect(again.headers.etag).toBe(first.headers.etag);
+      }
+    });
+
+    it('answers HEAD with the headers of GET and no body', async () => {
+      const k = await key();
+      const path = `/person/name=Meryl%20Streep/apikey=${k}`;
+      const full = await get(path);
+      const head = await target().request('HEAD', path);
+      expect(head.status).toBe(200);
+      expect(head.body.length).toBe(0);
+      for (const h of ['content-type', 'etag', 'cache-control', 'access-control-allow-origin']) expect(head.headers[h]).toBe(full.headers[h]);
+    });
+
+    it('answers a CORS preflight', async () => {
+      const reply = await target().request('OPTIONS', `/archive/apikey=x`, {
+        origin: 'https://example.org',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'if-none-match',
+      });
+      expect(reply.status).toBe(204);
+      expect(reply.headers['access-control-allow-origin']).toBe('*');
+      expect(reply.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS');
+      expect(reply.headers['access-control-allow-headers']).toBe('if-none-match');
+    });
+
+    it('sends the precompressed variant the client accepts, or identity', async () => {
+      const k = await key();
+      const path = `/archive/apikey=${k}`;
+      const identity = await get(path);
+      expect(identity.headers['content-encoding']).toBeUndefined();
+      if (!target().compression) return;
+      const br = await get(path, { 'accept-encoding': 'gzip, deflate, br' });
+      const gzip = await get(path, { 'accept-encoding': 'gzip' });
+      const none = await get(path, { 'accept-encoding': 'br;q=0, gzip;q=0' });
+      expect([br.headers['content-encoding'], gzip.headers['content-encoding'], none.headers['content-encoding']]).toEqual(['br', 'gzip', undefined]);
+      for (const r of [br, gzip, identity]) expect(r.headers.vary).toBe('Accept-Encoding');
+      expect(br.body.length).toBeLessThan(identity.body.length / 4);
+      expect(decoded(br).equals(identity.body)).toBe(true);
+      expect(decoded(gzip).equals(identity.body)).toBe(true);
+      expect(new Set([br.headers.etag, gzip.headers.etag, identity.headers.etag]).size).toBe(3);
+    });
+
+    it('answers GET / with a JSON description of the service', async () => {
+      const reply = await get('/', { accept: 'application/json' });
+      expect(reply.status).toBe(200);
+      const body = json(reply);
+      expect(body.openapi).toBe('/openapi.json');
+      expect(body.endpoints.map((e: { operationId: string }) => e.operationId)).toEqual(ROUTES.map((r) => r.id));
+    });
+  });
+}

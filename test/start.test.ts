@@ -1,0 +1,59 @@
+/** `npm start` as a new user meets it: build on first start, a development key, working examples. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { rawRequest, ROOT, tempDir } from './helpers.ts';
+
+async function start(env: Record<string, string>) {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete fullEnv.ARCHIVE_SOURCE; // a fresh machine: no source given, so the sample is served
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 90_000);
+    child.stdout.on('data', () => {
+      if (output.includes('curl ')) {
+        clearTimeout(timer);
+        setTimeout(resolve, 50);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
+  });
+  return { child, output: () => output, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}
+
+it('builds when dist is missing, makes a development key and prints three example URLs that work', async () => {
+  const dir = await tempDir('start');
+  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const env = { PORT: port, DIST_DIR: path.join(dir, 'dist'), KEYS_FILE: path.join(dir, 'keys.json') };
+  const first = await start(env);
+  try {
+    const out = first.output();
+    expect(out).toContain('building: dist/ is missing');
+    expect(out).toContain('SMALL SAMPLE');
+    const key = /development key: (faa_\S+)/.exec(out)![1];
+    const urls = [...out.matchAll(/curl '(http:\/\/127\.0\.0\.1:\d+(\/[^']+))'/g)].map((m) => m[2]);
+    expect(urls).toHaveLength(3);
+    for (const u of urls) {
+      expect(u).toContain(`apikey=${key}`);
+      expect((await rawRequest(Number(port), 'GET', u)).status).toBe(200);
+    }
+    // The access log never shows the whole key.
+    await rawRequest(Number(port), 'GET', urls[0]);
+    await new Promise((r) => setTimeout(r, 100));
+    const accessLog = first.output().split('\n').filter((l) => l.startsWith('GET '));
+    expect(accessLog.length).toBeGreaterThanOrEqual(4);
+    for (const line of accessLog) expect(line).not.toContain(key);
+  } finally {
+    await first.stop();
+  }
+  const second = await start(env);
+  try {
+    expect(second.output()).not.toContain('building:');
+    expect(second.output()).not.toContain('made a development key');
+  } finally {
+    await second.stop();
+  }
+});
