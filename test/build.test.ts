@@ -138,6 +138,15 @@ describe('every precomputed answer equals the naive rules over the whole archive
   });
 });
 
+/** A dist/ built from the sample, to be replaced by a build of the full archive that does not finish. */
+async function previousDist(tag: string) {
+  const dir = await tempDir(tag);
+  const out = path.join(dir, 'dist');
+  const summary = path.join(dir, 'summary.json');
+  await build({ source: SAMPLE_SOURCE, out, summary, log: () => {} });
+  return { dir, out, summary, before: await treeDigest(out) };
+}
+
 describe('the build', () => {
   it('is deterministic: two builds of the same source are identical byte for byte', async () => {
     const second = await buildInto(SHARED_SOURCE, 'determinism');
@@ -147,11 +156,7 @@ describe('the build', () => {
   });
 
   it('leaves the previous dist/ whole when a write fails midway', async () => {
-    const dir = await tempDir('failed');
-    const out = path.join(dir, 'dist');
-    const summary = path.join(dir, 'summary.json');
-    await build({ source: SAMPLE_SOURCE, out, summary, log: () => {} });
-    const before = await treeDigest(out);
+    const { dir, out, summary, before } = await previousDist('failed');
     let writes = 0;
     const failing = { ...nodeFs, writeFile: (f: string, b: Uint8Array) => (++writes > 500 ? Promise.reject(new Error('disk full (injected)')) : nodeFs.writeFile(f, b)) };
     await expect(build({ source: SHARED_SOURCE, out, summary, acceptChanges: true, fs: failing, log: () => {} })).rejects.toThrow('disk full (injected)');
@@ -161,11 +166,7 @@ describe('the build', () => {
   });
 
   it('leaves the previous dist/ whole when the build process is killed midway', async () => {
-    const dir = await tempDir('killed');
-    const out = path.join(dir, 'dist');
-    const summary = path.join(dir, 'summary.json');
-    await build({ source: SAMPLE_SOURCE, out, summary, log: () => {} });
-    const before = await treeDigest(out);
+    const { dir, out, summary, before } = await previousDist('killed');
     // node itself, not the tsx wrapper, so that SIGKILL reaches the process doing the writing.
     const child = spawn(process.execPath, ['--import', 'tsx', 'build/build.ts', '--source', SHARED_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
     // Kill it once it has started writing its temporary folder, before the swap.
