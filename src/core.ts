@@ -33,6 +33,8 @@ export interface ApiOptions {
   now?: () => number;
   /** Bytes of joined category answers kept in memory; default 32 MiB. */
   joinCacheBytes?: number;
+  /** How long a key that passed the check is trusted without asking the store again; default 1000 ms. */
+  keyTrustMs?: number;
   /** Extra public routes (the reference page, the portal): path to reply. */
   extra?: (request: ApiRequest) => Promise<ApiReply | null> | ApiReply | null;
 }
@@ -202,6 +204,23 @@ export function createApi(options: ApiOptions) {
   let manifestCache: { bytes: Uint8Array; manifest: Manifest } | null = null;
   const shardCache = new WeakMap<Uint8Array, Shard>();
   const jsonCache = new WeakMap<Uint8Array, unknown>();
+  // Keys that passed recently: hashing a key on every request costs more than the whole lookup.
+  const keyTrustMs = options.keyTrustMs ?? 1000;
+  const trusted = new Map<string, number>();
+
+  async function keyIsValid(key: string): Promise<boolean> {
+    const until = trusted.get(key);
+    if (until !== undefined && until > now()) return true;
+    if (!(await options.keys.verify(key))) {
+      trusted.delete(key);
+      return false;
+    }
+    if (keyTrustMs > 0) {
+      if (trusted.size >= 10_000) trusted.delete(trusted.keys().next().value!);
+      trusted.set(key, now() + keyTrustMs);
+    }
+    return true;
+  }
 
   async function readVerified(data: DataSource, id: string): Promise<Uint8Array> {
     const path = dataPath(id);
@@ -431,7 +450,7 @@ export function createApi(options: ApiOptions) {
     if (m === null) return errorReply(404, MESSAGES.notFound);
 
     const key = m.key === null ? null : decode(m.key);
-    if (!key || !(await options.keys.verify(key))) return errorReply(403, MESSAGES.forbidden);
+    if (!key || !(await keyIsValid(key))) return errorReply(403, MESSAGES.forbidden);
     const decision = limiter.hit(key);
     if (!decision.ok) {
       return jsonReply(

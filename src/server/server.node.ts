@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import path from 'node:path';
-import { createApi, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
+import { createApi, matchRoute, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
 import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
@@ -46,7 +46,10 @@ export function publicFiles(data: DiskData) {
     if (method !== 'GET' && method !== 'HEAD') return null;
     let pathname: string;
     try {
-      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      const raw = new URL(request.url, 'http://localhost').pathname;
+      const m = matchRoute(raw);
+      if (m !== null && m !== 'root') return null; // API paths never touch the disk here
+      pathname = decodeURIComponent(raw);
     } catch {
       return null;
     }
