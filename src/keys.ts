@@ -59,9 +59,14 @@ export function redactKey(key: string): string {
   return key.length > KEY_ID_LENGTH ? `${key.slice(0, KEY_ID_LENGTH)}…` : key.length > 4 ? `${key.slice(0, 4)}…` : '…';
 }
 
-/** Redacts the value of every `apikey=` path segment in a log line. */
+/**
+ * Redacts the value of every `apikey=` segment (any case, even percent-encoded)
+ * and anything else shaped like one of our keys, wherever it stands in a log line.
+ */
 export function redactLine(line: string): string {
-  return line.replace(/apikey=([^/\s?#]*)/g, (_, key: string) => `apikey=${redactKey(key)}`);
+  return line
+    .replace(/(api(?:k|%6b)ey(?:=|%3d))([^/\s?#]*)/gi, (_, label: string, key: string) => `${label}${redactKey(key)}`)
+    .replace(/faa_[A-Za-z0-9_-]{32}/g, (key) => redactKey(key));
 }
 
 export class KeyError extends Error {

@@ -17,24 +17,32 @@ export class FileKeyBackend implements KeyBackend {
     private readonly recheckMs = 1000,
   ) {}
 
-  private async refresh(force = false): Promise<void> {
-    const now = Date.now();
-    if (!force && now - this.checkedAt < this.recheckMs) return;
-    this.checkedAt = now;
+  private loading: Promise<void> | null = null;
+
+  /** Re-reads the file if it changed; concurrent callers share one read, so none sees a half-loaded state. */
+  private refresh(force = false): Promise<void> {
+    if (!force && Date.now() - this.checkedAt < this.recheckMs) return this.loading ?? Promise.resolve();
+    this.loading ??= this.load(force).finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  private async load(force: boolean): Promise<void> {
     const info = await stat(this.file).catch(() => null);
     if (!info) {
       this.records = new Map();
       this.mtimeMs = -1;
-      return;
+    } else if (info.mtimeMs !== this.mtimeMs || force) {
+      try {
+        const parsed = JSON.parse(await readFile(this.file, 'utf8')) as { keys?: KeyRecord[] };
+        this.records = new Map((parsed.keys ?? []).map((r) => [r.id, r]));
+        this.mtimeMs = info.mtimeMs;
+      } catch {
+        // A half-written or hand-broken file: keep the last good records rather than lock everyone out.
+      }
     }
-    if (info.mtimeMs === this.mtimeMs && !force) return;
-    try {
-      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as { keys?: KeyRecord[] };
-      this.records = new Map((parsed.keys ?? []).map((r) => [r.id, r]));
-      this.mtimeMs = info.mtimeMs;
-    } catch {
-      // A half-written or hand-broken file: keep the last good records rather than lock everyone out.
-    }
+    this.checkedAt = Date.now(); // only once the records are in place
   }
 
   async get(id: string) {
