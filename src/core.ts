@@ -35,7 +35,14 @@ export interface ApiOptions {
   joinCacheBytes?: number;
   /** How long a key that passed the check is trusted without asking the store again; default 1000 ms. */
   keyTrustMs?: number;
-  /** Extra public routes (the reference page, the portal): path to reply. */
+  /**
+   * How long a finished answer (200 or 404) is reused for the same lookup and
+   * accepted encodings, behind the same key check and rate limit; default
+   * 1000 ms, the Node data source's revalidation time, so a file that goes
+   * missing is still noticed as fast. 0 turns it off.
+   */
+  replyMemoMs?: number;
+  /** Public files (reference page, portal assets), tried only for paths that are not API routes. */
   extra?: (request: ApiRequest) => Promise<ApiReply | null> | ApiReply | null;
 }
 
@@ -83,7 +90,18 @@ export function jsonReply(status: number, value: unknown, headers: Record<string
   };
 }
 
-const errorReply = (status: number, error: string, headers?: Record<string, string>) => jsonReply(status, { error }, headers);
+const fixedErrors = new Map<string, ApiReply>();
+/** An error reply; the ones without extra headers are built once and shared (nobody mutates a reply). */
+function errorReply(status: number, error: string, headers?: Record<string, string>): ApiReply {
+  if (headers) return jsonReply(status, { error }, headers);
+  const id = `${status} ${error}`;
+  let out = fixedErrors.get(id);
+  if (!out) {
+    out = jsonReply(status, { error });
+    if (fixedErrors.size < 64) fixedErrors.set(id, out);
+  }
+  return out;
+}
 
 /** A data failure: the archive file is missing or does not match its hash. */
 class DataError extends Error {}
@@ -151,7 +169,10 @@ function etagMatches(header: string | null | undefined, ids: string[]): boolean 
 class ByteLru<V extends { size: number }> {
   private readonly map = new Map<string, V>();
   private bytes = 0;
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly maxEntries = Infinity,
+  ) {}
   get(key: string): V | undefined {
     const v = this.map.get(key);
     if (v) {
@@ -168,7 +189,7 @@ class ByteLru<V extends { size: number }> {
     this.map.set(key, value);
     this.bytes += value.size;
     for (const [k, v] of this.map) {
-      if (this.bytes <= this.maxBytes) break;
+      if (this.bytes <= this.maxBytes && this.map.size <= this.maxEntries) break;
       this.map.delete(k);
       this.bytes -= v.size;
     }
@@ -207,6 +228,21 @@ export function createApi(options: ApiOptions) {
   // Keys that passed recently: hashing a key on every request costs more than the whole lookup.
   const keyTrustMs = options.keyTrustMs ?? 1000;
   const trusted = new Map<string, number>();
+  const replyMemoMs = options.replyMemoMs ?? 1000;
+  const memo = new ByteLru<{ size: number; reply: ApiReply; until: number }>(64 * 1024 * 1024, 8192);
+  const encodingsCache = new Map<string, Set<Encoding>>();
+
+  /** acceptedEncodings, remembered per header value (clients send few distinct ones). */
+  function accepted(header: string | null | undefined): Set<Encoding> {
+    const value = header ?? '';
+    let set = encodingsCache.get(value);
+    if (!set) {
+      set = acceptedEncodings(value);
+      if (encodingsCache.size >= 256) encodingsCache.clear();
+      encodingsCache.set(value, set);
+    }
+    return set;
+  }
 
   async function keyIsValid(key: string): Promise<boolean> {
     const until = trusted.get(key);
@@ -284,9 +320,9 @@ export function createApi(options: ApiOptions) {
     let encoding: Encoding = 'identity';
     let id = parsed.id;
     if (options.compression && parsed.br) {
-      const accepted = acceptedEncodings(request.header('accept-encoding'));
-      if (accepted.has('br')) [encoding, id] = ['br', parsed.br];
-      else if (accepted.has('gzip')) [encoding, id] = ['gzip', parsed.gzip!];
+      const encodings = accepted(request.header('accept-encoding'));
+      if (encodings.has('br')) [encoding, id] = ['br', parsed.br];
+      else if (encodings.has('gzip')) [encoding, id] = ['gzip', parsed.gzip!];
     }
     const ids = [parsed.id, parsed.gzip, parsed.br].filter((x): x is string => !!x);
     const headers = dataHeaders(id, encoding, !!parsed.br);
@@ -357,7 +393,7 @@ export function createApi(options: ApiOptions) {
   }
 
   function joinedReply(j: Joined, request: ApiRequest, head: boolean): ApiReply {
-    const useGzip = !!j.gzip && acceptedEncodings(request.header('accept-encoding')).has('gzip');
+    const useGzip = !!j.gzip && accepted(request.header('accept-encoding')).has('gzip');
     const id = useGzip ? j.gzipId! : j.id;
     const headers = dataHeaders(id, useGzip ? 'gzip' : 'identity', !!j.gzip);
     if (etagMatches(request.header('if-none-match'), [j.id, j.gzipId].filter((x): x is string => !!x))) {
@@ -443,11 +479,14 @@ export function createApi(options: ApiOptions) {
       return errorReply(404, MESSAGES.notFound);
     }
 
-    const extra = options.extra ? await options.extra(request) : null;
-    if (extra) return extra;
     const m = matchRoute(pathname);
-    if (m === 'root') return jsonReply(200, describeService(), { 'cache-control': 'public, max-age=3600' });
-    if (m === null) return errorReply(404, MESSAGES.notFound);
+    if (m === null || m === 'root') {
+      // Public files (reference page, portal) never share a path with the API.
+      const extra = options.extra ? await options.extra(request) : null;
+      if (extra) return extra;
+      if (m === 'root') return jsonReply(200, describeService(), { 'cache-control': 'public, max-age=3600' });
+      return errorReply(404, MESSAGES.notFound);
+    }
 
     const key = m.key === null ? null : decode(m.key);
     if (!key || !(await keyIsValid(key))) return errorReply(403, MESSAGES.forbidden);
@@ -460,8 +499,22 @@ export function createApi(options: ApiOptions) {
       );
     }
     if (!data) return errorReply(500, MESSAGES.fetchError);
+
+    // The same lookup asked again within replyMemoMs: the finished reply, as it was.
+    const revalidating = !!request.header('if-none-match');
+    let memoKey = '';
+    if (replyMemoMs > 0 && !revalidating) {
+      const enc = options.compression ? accepted(request.header('accept-encoding')) : null;
+      memoKey = `${m.route.id}\u0000${m.route.params.map((p) => m.raw[p]).join('\u0000')}\u0000${enc?.has('br') ? 'b' : ''}${enc?.has('gzip') ? 'g' : ''}`;
+      const hit = memo.get(memoKey);
+      if (hit && hit.until > now()) return hit.reply;
+    }
     try {
-      return await lookup(data, m, request, head);
+      const out = await lookup(data, m, request, head);
+      if (memoKey && !head && (out.status === 200 || out.status === 404)) {
+        memo.set(memoKey, { size: (out.body?.length ?? 0) + 512, reply: out, until: now() + replyMemoMs });
+      }
+      return out;
     } catch (error) {
       if (!(error instanceof DataError)) throw error;
       options.log?.(`data error: ${error.message}`);

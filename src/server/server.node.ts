@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import path from 'node:path';
-import { createApi, matchRoute, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
+import { createApi, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
 import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
@@ -33,7 +33,7 @@ export interface ServerOptions {
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
   log?: (line: string) => void;
-  /** More public routes (the portal) tried before the API. */
+  /** More public routes, tried for paths that are not API routes. */
   extra?: ApiOptions['extra'];
   /** The key portal's POST endpoints, over this server's keys (`nodePortal` from portal.node.ts). */
   portal?: (keys: Keys) => NodePortal;
@@ -46,10 +46,8 @@ export function publicFiles(data: DiskData) {
     if (method !== 'GET' && method !== 'HEAD') return null;
     let pathname: string;
     try {
-      const raw = new URL(request.url, 'http://localhost').pathname;
-      const m = matchRoute(raw);
-      if (m !== null && m !== 'root') return null; // API paths never touch the disk here
-      pathname = decodeURIComponent(raw);
+      // The core asks only for paths that are not API routes, so no lookup pays for a stat() here.
+      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
     } catch {
       return null;
     }
