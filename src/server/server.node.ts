@@ -97,6 +97,12 @@ export function createNodeServer(options: ServerOptions) {
         return Array.isArray(v) ? v.join(', ') : v;
       },
     };
+    const fast = api.fastReply(request);
+    if (fast) {
+      res.writeHead(fast.status, fast.headers);
+      res.end(fast.body ?? undefined);
+      return;
+    }
     api.reply(request).then(
       (out) => {
         res.writeHead(out.status, out.headers);
