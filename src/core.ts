@@ -255,6 +255,8 @@ export function createApi(options: ApiOptions) {
   const replyMemoMs = options.replyMemoMs ?? 1000;
   const memo = new ByteLru<{ size: number; reply: ApiReply; until: number }>(64 * 1024 * 1024, 8192);
   const encodingsCache = new Map<string, Set<Encoding>>();
+  /** Raw URL and Accept-Encoding to a memoised reply and the key it came with; expires with the memo entry. */
+  const exactMemo = new Map<string, { key: string; reply: ApiReply; until: number }>();
 
   /** acceptedEncodings, remembered per header value (clients send few distinct ones). */
   function accepted(header: string | null | undefined): Set<Encoding> {
@@ -555,6 +557,13 @@ export function createApi(options: ApiOptions) {
    */
   function fastReply(request: ApiRequest): ApiReply | null {
     if (replyMemoMs <= 0 || request.method !== 'GET' || request.header('if-none-match')) return null;
+    // Exactly this URL and Accept-Encoding answered within replyMemoMs: skip even the routing.
+    const exactKey = `${request.url}\u0000${options.compression ? (request.header('accept-encoding') ?? '') : ''}`;
+    const exact = exactMemo.get(exactKey);
+    if (exact && exact.until > now()) {
+      const trustedUntil = trusted.get(exact.key);
+      if (trustedUntil !== undefined && trustedUntil > now()) return answerFast(request, exact.key, exact.reply);
+    }
     const pathname = plainPathname(request.url);
     if (pathname === null) return null;
     const m = matchRoute(pathname);
@@ -564,8 +573,14 @@ export function createApi(options: ApiOptions) {
     if (trustedUntil === undefined || trustedUntil <= t) return null;
     const hit = memo.peek(memoKeyOf(m, request));
     if (!hit || hit.until <= t) return null;
-    const decision = limiter.hit(m.key);
-    const out = decision.ok ? hit.reply : tooMany(decision.retryAfter);
+    if (exactMemo.size >= 8192) exactMemo.delete(exactMemo.keys().next().value!);
+    exactMemo.set(exactKey, { key: m.key, reply: hit.reply, until: hit.until });
+    return answerFast(request, m.key, hit.reply);
+  }
+
+  function answerFast(request: ApiRequest, key: string, reply: ApiReply): ApiReply {
+    const decision = limiter.hit(key);
+    const out = decision.ok ? reply : tooMany(decision.retryAfter);
     options.log?.(redactLine(`${request.method} ${request.url} ${out.status} 0ms`));
     return out;
   }

@@ -72,7 +72,7 @@ export class DiskData implements DataSource {
       return null;
     }
     this.drop(relative);
-    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const view: Uint8Array = bytes; // a Buffer: Node writes it to the socket without conversion
     this.cache.set(relative, { bytes: view, mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, checkedAt: now });
     this.bytes += view.length;
     for (const [key, entry] of this.cache) {
