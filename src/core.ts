@@ -515,7 +515,11 @@ export function createApi(options: ApiOptions) {
     }
 
     const key = m.key === null ? null : decode(m.key);
-    if (!key || !(await keyIsValid(key))) return errorReply(403, MESSAGES.forbidden);
+    if (!key || !(await keyIsValid(key))) {
+      const forbidden = errorReply(403, MESSAGES.forbidden);
+      if (replyMemoMs > 0 && request.method === 'GET' && !request.header('if-none-match')) remember(request, key ?? '', forbidden, now() + replyMemoMs);
+      return forbidden;
+    }
     const decision = limiter.hit(key);
     if (!decision.ok) return tooMany(decision.retryAfter);
     if (!data) return errorReply(500, MESSAGES.fetchError);
@@ -558,9 +562,9 @@ export function createApi(options: ApiOptions) {
   function fastReply(request: ApiRequest): ApiReply | null {
     if (replyMemoMs <= 0 || request.method !== 'GET' || request.header('if-none-match')) return null;
     // Exactly this URL and Accept-Encoding answered within replyMemoMs: skip even the routing.
-    const exactKey = `${request.url}\u0000${options.compression ? (request.header('accept-encoding') ?? '') : ''}`;
-    const exact = exactMemo.get(exactKey);
+    const exact = exactMemo.get(exactKeyOf(request));
     if (exact && exact.until > now()) {
+      if (exact.reply.status === 403) return exact.reply; // the same bad key again: refused before any counting
       const trustedUntil = trusted.get(exact.key);
       if (trustedUntil !== undefined && trustedUntil > now()) return answerFast(request, exact.key, exact.reply);
     }
@@ -573,9 +577,15 @@ export function createApi(options: ApiOptions) {
     if (trustedUntil === undefined || trustedUntil <= t) return null;
     const hit = memo.peek(memoKeyOf(m, request));
     if (!hit || hit.until <= t) return null;
-    if (exactMemo.size >= 8192) exactMemo.delete(exactMemo.keys().next().value!);
-    exactMemo.set(exactKey, { key: m.key, reply: hit.reply, until: hit.until });
+    remember(request, m.key, hit.reply, hit.until);
     return answerFast(request, m.key, hit.reply);
+  }
+
+  const exactKeyOf = (request: ApiRequest) => `${request.url}\u0000${options.compression ? (request.header('accept-encoding') ?? '') : ''}`;
+
+  function remember(request: ApiRequest, key: string, reply: ApiReply, until: number): void {
+    if (exactMemo.size >= 8192) exactMemo.delete(exactMemo.keys().next().value!);
+    exactMemo.set(exactKeyOf(request), { key, reply, until });
   }
 
   function answerFast(request: ApiRequest, key: string, reply: ApiReply): ApiReply {
