@@ -564,7 +564,11 @@ export function createApi(options: ApiOptions) {
     // Exactly this URL and Accept-Encoding answered within replyMemoMs: skip even the routing.
     const exact = exactMemo.get(exactKeyOf(request));
     if (exact && exact.until > now()) {
-      if (exact.reply.status === 403) return exact.reply; // the same bad key again: refused before any counting
+      if (exact.reply.status === 403) {
+        // The same bad key again: refused before any counting, logged like every request.
+        options.log?.(redactLine(`${request.method} ${request.url} 403 0ms`));
+        return exact.reply;
+      }
       const trustedUntil = trusted.get(exact.key);
       if (trustedUntil !== undefined && trustedUntil > now()) return answerFast(request, exact.key, exact.reply);
     }
