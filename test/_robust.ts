@@ -4,7 +4,6 @@
  * loopback, and log lines checked for whole keys as they are written.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,38 +102,5 @@ export async function listen(options: ServerOptions): Promise<Running> {
   };
 }
 
-/** Polls `check` until it returns true or `ms` pass. */
-export async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 20): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, every));
-  }
-  return check();
-}
-
-export interface HttpReply {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-
-/** One request over loopback; the path is sent as given (no normalisation), the body as received (no decompression). */
-export function httpRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}): Promise<HttpReply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-        resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+// Polling and raw HTTP are the shared helpers' (test/helpers.ts), under the names these tests use.
+export { eventually, rawRequest as httpRequest, type RawReply as HttpReply } from './helpers.ts';
