@@ -130,6 +130,17 @@ describe('across runtimes', () => {
     }
   });
 
+  it('publishes the OpenAPI document and the reference page without a key, from both servers', async () => {
+    const openapi = readFileSync(path.join(dist, 'openapi.json'));
+    const page = readFileSync(path.join(dist, 'index.html'));
+    for (const name of ['node', 'edge'] as const) {
+      const doc = await targets[name].request('GET', '/openapi.json');
+      expect([name, doc.status, doc.body.equals(openapi)]).toEqual([name, 200, true]);
+      const html = await targets[name].request('GET', '/', { accept: 'text/html,application/xhtml+xml' });
+      expect([name, html.status, html.body.equals(page)]).toEqual([name, 200, true]);
+    }
+  });
+
   it('answers no data route without a valid key anywhere', async () => {
     for (const name of ['node', 'edge'] as const) {
       for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A']) {
