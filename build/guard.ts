@@ -43,8 +43,6 @@ export interface YearChange {
   removed: number;
   winsAdded: number;
   winsRemoved: number;
-  /** Same nominations and outcomes, other content (names of categories, notes). */
-  contentChanged: boolean;
 }
 
 export interface Comparison {
@@ -82,7 +80,6 @@ export function compare(previous: ArchiveSummary, next: ArchiveSummary): Compari
       removed: minus(before.fingerprints, after.fingerprints),
       winsAdded: minus(after.winners, before.winners),
       winsRemoved: minus(before.winners, after.winners),
-      contentChanged: true,
     });
   }
   const destructive = yearsRemoved.length > 0 || changed.some((c) => c.removed > 0 || c.winsRemoved > 0);

@@ -60,7 +60,6 @@ async function main() {
     keysFile: KEYS_FILE,
     rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
     log: quiet ? undefined : (line) => console.log(line),
-    extra: undefined,
     portal: (keys) => nodePortal(keys, { log: quiet ? undefined : (line) => console.log(line) }),
   });
 
