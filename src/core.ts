@@ -8,8 +8,9 @@
  */
 import type { KeyStore } from './keys.ts';
 import { redactLine } from './keys.ts';
+import { ByteLru } from './lru.ts';
 import { RateLimiter } from './rate-limit.ts';
-import { dataPath, type Encoding, MANIFEST_PATH, parseRef, type ParsedRef, sha256Hex, shardOf } from './refs.ts';
+import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from './refs.ts';
 import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from './routes.ts';
 import type { FileRef, Manifest, Shard } from './types.ts';
 
@@ -185,41 +186,6 @@ function etagMatches(header: string | null | undefined, ids: string[]): boolean 
   return header.split(',').some((t) => ids.includes(t.trim().replace(/^W\//, '').replaceAll('"', '')));
 }
 
-/** A small least-recently-used map bounded by total bytes. */
-class ByteLru<V extends { size: number }> {
-  private readonly map = new Map<string, V>();
-  private bytes = 0;
-  constructor(
-    private readonly maxBytes: number,
-    private readonly maxEntries = Infinity,
-  ) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  /** Like get, without refreshing the entry's place (cheaper on a hot path). */
-  peek(key: string): V | undefined {
-    return this.map.get(key);
-  }
-  set(key: string, value: V): void {
-    if (value.size > this.maxBytes) return;
-    const old = this.map.get(key);
-    if (old) this.bytes -= old.size;
-    this.map.delete(key);
-    this.map.set(key, value);
-    this.bytes += value.size;
-    for (const [k, v] of this.map) {
-      if (this.bytes <= this.maxBytes && this.map.size <= this.maxEntries) break;
-      this.map.delete(k);
-      this.bytes -= v.size;
-    }
-  }
-}
-
 interface Joined {
   size: number;
   body: Uint8Array;
@@ -247,7 +213,6 @@ export function createApi(options: ApiOptions) {
   const verified = new WeakSet<Uint8Array>();
   const joined = new ByteLru<Joined>(options.joinCacheBytes ?? 32 * 1024 * 1024);
   let manifestCache: { bytes: Uint8Array; manifest: Manifest } | null = null;
-  const shardCache = new WeakMap<Uint8Array, Shard>();
   const jsonCache = new WeakMap<Uint8Array, unknown>();
   // Keys that passed recently: hashing a key on every request costs more than the whole lookup.
   const keyTrustMs = options.keyTrustMs ?? 1000;
@@ -326,22 +291,15 @@ export function createApi(options: ApiOptions) {
     return value as T;
   }
 
-  async function loadShard(data: DataSource, manifest: Manifest, name: string): Promise<Shard> {
+  function loadShard(data: DataSource, manifest: Manifest, name: string): Promise<Shard> {
     const ref = manifest.shards[shardOf(name, manifest.shards.length)];
-    const parsed = ref ? parseRef(ref) : null;
-    if (!parsed) throw new DataError('bad shard ref');
-    const bytes = await readVerified(data, parsed.id);
-    let shard = shardCache.get(bytes);
-    if (!shard) {
-      shard = await readJson<Shard>(data, ref);
-      shardCache.set(bytes, shard);
-    }
-    return shard;
+    if (!ref) throw new DataError('no shard for this name');
+    return readJson<Shard>(data, ref);
   }
 
   /** A stored answer, in the best encoding the client accepts. */
   async function stored(data: DataSource, ref: FileRef, request: ApiRequest, head: boolean): Promise<ApiReply> {
-    const parsed = parseRef(ref) as ParsedRef;
+    const parsed = parseRef(ref);
     if (!parsed) throw new DataError(`bad ref ${ref}`);
     let encoding: Encoding = 'identity';
     let id = parsed.id;

@@ -8,6 +8,7 @@
 import type { Config, Context } from '@netlify/edge-functions';
 import { createApi, type DataSource } from '../../src/core.ts';
 import { edgeKeyStore } from '../../src/keys-blobs.ts';
+import { ByteLru } from '../../src/lru.ts';
 import { MANIFEST_PATH } from '../../src/refs.ts';
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
@@ -17,27 +18,13 @@ const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netl
 const MANIFEST_TTL_MS = 60_000;
 const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
-const cache = new Map<string, { bytes: Uint8Array; until: number }>();
-let cachedBytes = 0;
-
-function remember(path: string, bytes: Uint8Array, until: number) {
-  const old = cache.get(path);
-  if (old) cachedBytes -= old.bytes.length;
-  cache.delete(path);
-  cache.set(path, { bytes, until });
-  cachedBytes += bytes.length;
-  for (const [key, entry] of cache) {
-    if (cachedBytes <= MAX_CACHED_BYTES) break;
-    cache.delete(key);
-    cachedBytes -= entry.bytes.length;
-  }
-}
+const cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
 
 function staticData(request: Request, context: Context): DataSource {
   return {
     async read(path) {
       const now = Date.now();
-      const hit = cache.get(path);
+      const hit = cache.peek(path);
       if (hit && hit.until > now) return hit.bytes;
       const response = await context.next(new Request(new URL(`/${path}`, request.url)));
       if (!response.ok) {
@@ -46,7 +33,7 @@ function staticData(request: Request, context: Context): DataSource {
         return null;
       }
       const bytes = new Uint8Array(await response.arrayBuffer());
-      remember(path, bytes, path === MANIFEST_PATH ? now + MANIFEST_TTL_MS : Infinity);
+      cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? now + MANIFEST_TTL_MS : Infinity });
       return bytes;
     },
   };

@@ -7,6 +7,7 @@
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from '../core.ts';
+import { ByteLru } from '../lru.ts';
 
 /** Resolves `relative` under `root`, or null when it would leave it (`..`, absolute, NUL). */
 export function resolveWithin(root: string, relative: string): string | null {
@@ -33,33 +34,31 @@ export interface DiskDataOptions {
 }
 
 export class DiskData implements DataSource {
-  private readonly cache = new Map<string, Entry>();
-  private bytes = 0;
+  private readonly cache: ByteLru<Entry>;
   private readonly revalidateMs: number;
-  private readonly maxBytes: number;
 
   constructor(
     readonly root: string,
     options: DiskDataOptions = {},
   ) {
     this.revalidateMs = options.revalidateMs ?? 1000;
-    this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+    this.cache = new ByteLru(options.maxBytes ?? 256 * 1024 * 1024);
   }
 
   /** Bytes held in memory now. */
   get cachedBytes(): number {
-    return this.bytes;
+    return this.cache.bytes;
   }
 
   async read(relative: string): Promise<Uint8Array | null> {
     const now = Date.now();
-    const hit = this.cache.get(relative);
+    const hit = this.cache.peek(relative);
     if (hit && now - hit.checkedAt < this.revalidateMs) return hit.bytes;
     const full = resolveWithin(this.root, relative);
     if (!full) return null;
     const info = await stat(full).catch(() => null);
     if (!info?.isFile()) {
-      this.drop(relative);
+      this.cache.delete(relative);
       return null;
     }
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size && hit.ino === info.ino) {
@@ -68,26 +67,11 @@ export class DiskData implements DataSource {
     }
     const bytes = await readFile(full).catch(() => null);
     if (!bytes) {
-      this.drop(relative);
+      this.cache.delete(relative);
       return null;
     }
-    this.drop(relative);
-    const view: Uint8Array = bytes; // a Buffer: Node writes it to the socket without conversion
-    this.cache.set(relative, { bytes: view, mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, checkedAt: now });
-    this.bytes += view.length;
-    for (const [key, entry] of this.cache) {
-      if (this.bytes <= this.maxBytes) break;
-      this.cache.delete(key);
-      this.bytes -= entry.bytes.length;
-    }
-    return view;
-  }
-
-  private drop(relative: string): void {
-    const old = this.cache.get(relative);
-    if (old) {
-      this.cache.delete(relative);
-      this.bytes -= old.bytes.length;
-    }
+    // Kept as a Buffer: Node writes it to the socket without conversion.
+    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, checkedAt: now });
+    return bytes;
   }
 }
