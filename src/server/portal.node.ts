@@ -6,6 +6,7 @@
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
 import { createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
+import { toApiRequest } from './request.node.ts';
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
 export type NodePortal = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -34,6 +35,8 @@ function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Uint8Arr
 export function nodePortal(keys: Keys, options: Omit<PortalOptions, 'keys'> = {}): NodePortal {
   const portal = createPortal({ ...options, keys });
   return (req, res) => {
+    // Every API request passes here first: only a URL naming the portal is worth parsing.
+    if (!req.url?.includes('portal')) return false;
     let pathname: string;
     try {
       pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -44,12 +47,7 @@ export function nodePortal(keys: Keys, options: Omit<PortalOptions, 'keys'> = {}
     let tooLarge = false;
     portal
       .reply({
-        method: req.method ?? 'GET',
-        url: req.url ?? '/',
-        header: (name) => {
-          const v = req.headers[name];
-          return Array.isArray(v) ? v.join(', ') : v;
-        },
+        ...toApiRequest(req),
         clientIp: req.socket.remoteAddress ?? 'unknown',
         body: async (maxBytes) => {
           const body = await readBody(req, maxBytes);

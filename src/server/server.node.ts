@@ -10,6 +10,7 @@ import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
 import { FileKeyBackend } from './file-keys.node.ts';
+import { toApiRequest } from './request.node.ts';
 import type { NodePortal } from './portal.node.ts';
 
 const TYPES: Record<string, string> = {
@@ -89,14 +90,7 @@ export function createNodeServer(options: ServerOptions) {
   });
   const server = http.createServer((req, res) => {
     if (portal?.(req, res)) return;
-    const request: ApiRequest = {
-      method: req.method ?? 'GET',
-      url: req.url ?? '/',
-      header: (name) => {
-        const v = req.headers[name];
-        return Array.isArray(v) ? v.join(', ') : v;
-      },
-    };
+    const request = toApiRequest(req);
     const fast = api.fastReply(request);
     if (fast) {
       res.writeHead(fast.status, fast.headers);
