@@ -13,10 +13,10 @@ import zlib from 'node:zlib';
 import { importArchive } from '../build/import.ts';
 import { acceptedEncodings, matchRoute, MESSAGES } from '../src/core.ts';
 import { Keys } from '../src/keys.ts';
-import { naiveAward, naiveFilm, naivePerson, naiveYear } from '../src/naive.ts';
 import { MAX_NAME_LENGTH } from '../src/routes.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
 import { FileKeyBackend } from '../src/server/file-keys.node.ts';
+import { expected, type Expected } from '../test/oracle.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */
 export interface Captured {
@@ -58,15 +58,15 @@ function ceiling(): http.Server {
 }
 
 /**
- * The spec's rules the obvious way: the archive in memory, scanned and
- * serialised on every request, compressed on the fly like Express's
+ * The spec's rules the obvious way (test/oracle.ts, the tests' oracle): the
+ * archive in memory, scanned and serialised on every request, compressed on the fly like Express's
  * `compression` middleware would (brotli quality 4, gzip level 6).
  */
 function naive(): http.Server {
   const { archive } = importArchive(readFileSync(env('ARCHIVE_SOURCE'), 'utf8'));
   const keys = new Keys(new FileKeyBackend(env('KEYS_FILE')));
   const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, value: unknown, cache = 'no-store') => {
-    let body: Buffer = Buffer.from(JSON.stringify(value));
+    let body: Buffer = Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
     const headers: Record<string, string | number> = {
       'access-control-allow-origin': '*',
       'content-type': 'application/json; charset=utf-8',
@@ -99,30 +99,17 @@ function naive(): http.Server {
     if (!key || !(await keys.verify(key))) return send(req, res, 403, { error: MESSAGES.forbidden });
     const { name, year } = values;
     if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH)) return send(req, res, 400, { error: MESSAGES.badName });
-    const y = year === undefined ? undefined : String(Number(year));
-    let found: unknown;
-    switch (m.route.id) {
-      case 'allCeremonies':
-        found = archive;
-        break;
-      case 'ceremonyByYear':
-        found = naiveYear(archive, y!);
-        break;
-      case 'personByName':
-        found = naivePerson(archive, name);
-        break;
-      case 'filmByNameAndYear':
-        found = naiveFilm(archive, name, y!);
-        break;
-      case 'categoryByName':
-        found = naiveAward(archive, name);
-        break;
-      case 'categoryByNameAndYear':
-        found = naiveAward(archive, name, y);
-        break;
-    }
-    if (found === null || (Array.isArray(found) && found.length === 0)) return send(req, res, 404, { error: m.route.notFound });
-    send(req, res, 200, found, 'private, max-age=86400');
+    const y = Number(year);
+    const answers: Record<typeof m.route.id, () => Expected> = {
+      allCeremonies: () => expected.allCeremonies(archive),
+      ceremonyByYear: () => expected.ceremonyByYear(archive, y),
+      personByName: () => expected.personByName(archive, name),
+      filmByNameAndYear: () => expected.filmByNameAndYear(archive, name, y),
+      categoryByName: () => expected.categoryByName(archive, name),
+      categoryByNameAndYear: () => expected.categoryByNameAndYear(archive, name, y),
+    };
+    const answer = answers[m.route.id]();
+    send(req, res, answer.status, answer.text, answer.status === 200 ? 'private, max-age=86400' : 'no-store');
   };
   return http.createServer((req, res) => {
     handle(req, res).catch(() => {

@@ -7,9 +7,8 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { nominationMatch } from '../src/naive.ts';
 import { dataPath, ID_LENGTH, MANIFEST_PATH, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, FileRef, Manifest, ManifestCategory, Shard } from '../src/types.ts';
+import type { Archive, CategoryMatch, FileRef, FilmMatch, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
 
 /** Parallel compression jobs: zlib runs them on libuv's thread pool. */
 export const DEFAULT_CONCURRENCY = 4;
@@ -80,6 +79,62 @@ class Store {
 
 const array = (parts: string[]) => `[${parts.join(',')}]`;
 
+/** Byte ranges of each element of `[a,b,...]` built by `array(parts)`. */
+function slices(parts: string[]): [number, number][] {
+  const out: [number, number][] = [];
+  let at = 1; // after '['
+  for (const part of parts) {
+    const length = Buffer.byteLength(part);
+    out.push([at, at + length]);
+    at += length + 1; // the ',' between elements
+  }
+  return out;
+}
+
+/** Appends `value` to the list at `key`, creating it on first use. */
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  list.push(value);
+}
+
+/** A fragment of every lookup's answer, grouped the way the stored answers are. */
+interface Fragments {
+  /** Category answers by full name: the CategoryMatch across years and the CategoryYearMatch at its year. */
+  byName: Map<string, { year: string; pos: number; all: string; atYear: string }[]>;
+  /** Person answers by exact name: the PersonMatch across years and the FilmMatch at its year. */
+  byPerson: Map<string, { year: string; all: string; atYear: string }[]>;
+}
+
+/** Every answer's elements, serialised once in the spec's key order, in archive order. */
+function fragments(archive: Archive): Fragments {
+  const byName: Fragments['byName'] = new Map();
+  const byPerson: Fragments['byPerson'] = new Map();
+  for (const [year, categories] of Object.entries(archive)) {
+    categories.forEach((c, pos) => {
+      const atYear = JSON.stringify(c);
+      const all = JSON.stringify({ year, category: c.category, nominations: c.nominations } satisfies CategoryMatch);
+      push(byName, c.category, { year, pos, all, atYear });
+      for (const nomination of c.nominations) {
+        const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
+        const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
+        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) push(byPerson, name, { year, all: person, atYear: film });
+      }
+    });
+  }
+  return { byName, byPerson };
+}
+
+/** Stores an answer across all years and one answer per year, from fragments carrying both. */
+function storeGrouped(store: Store, units: { year: string; all: string; atYear: string }[]) {
+  const byYear = new Map<string, string[]>();
+  for (const u of units) push(byYear, u.year, u.atYear);
+  return {
+    all: store.put(array(units.map((u) => u.all))),
+    years: [...byYear].map(([y, parts]) => [y, store.put(array(parts))] as const),
+  };
+}
+
 export async function buildArtifacts(
   archive: Archive,
   source: Manifest['source'],
@@ -87,65 +142,22 @@ export async function buildArtifacts(
 ): Promise<Artifacts> {
   const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
-
-  // Category answers: one fragment per (year, position), grouped by full name.
-  const byName = new Map<string, { year: string; pos: number; fragment: string }[]>();
-  // Person and film answers: one fragment per (name, nomination), in archive order.
-  const byPerson = new Map<string, { year: string; fragment: string }[]>();
-  for (const year of years) {
-    archive[year].forEach((c, pos) => {
-      const fragment = JSON.stringify({ year, category: c.category, nominations: c.nominations });
-      let list = byName.get(c.category);
-      if (!list) byName.set(c.category, (list = []));
-      list.push({ year, pos, fragment });
-      for (const n of c.nominations) {
-        const match = JSON.stringify(nominationMatch(year, c.category, n));
-        for (const name of new Set([...n.primary, ...n.secondary])) {
-          let refs = byPerson.get(name);
-          if (!refs) byPerson.set(name, (refs = []));
-          refs.push({ year, fragment: match });
-        }
-      }
-    });
-  }
+  const { byName, byPerson } = fragments(archive);
 
   const archiveRef = store.put(JSON.stringify(archive));
-  const yearRefs = years.map((y) => store.put(JSON.stringify({ [y]: archive[y] })));
+  const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
+  const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
   const categories = [...byName].map(([name, units]) => {
-    const byYear = new Map<string, string[]>();
-    const offsets: ManifestCategory['units'] = [];
-    let at = 1; // after '['
-    for (const u of units) {
-      const length = Buffer.byteLength(u.fragment);
-      offsets.push([Number(u.year), u.pos, at, at + length]);
-      at += length + 1; // the ',' between elements
-      let list = byYear.get(u.year);
-      if (!list) byYear.set(u.year, (list = []));
-      list.push(u.fragment);
-    }
-    return {
-      name,
-      all: store.put(array(units.map((u) => u.fragment))),
-      units: offsets,
-      years: [...byYear].map(([y, fragments]) => [y, store.put(array(fragments))] as const),
-    };
+    const offsets = slices(units.map((u) => u.all));
+    return { name, units: units.map((u, i): ManifestCategory['units'][number] => [Number(u.year), u.pos, ...offsets[i]]), ...storeGrouped(store, units) };
   });
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
-    const byYear = new Map<string, string[]>();
-    for (const m of matches) {
-      let list = byYear.get(m.year);
-      if (!list) byYear.set(m.year, (list = []));
-      list.push(m.fragment);
-    }
-    nameYearPairs += byYear.size;
-    return {
-      name,
-      all: store.put(array(matches.map((m) => m.fragment))),
-      years: [...byYear].map(([y, fragments]) => [y, store.put(array(fragments))] as const),
-    };
+    const stored = storeGrouped(store, matches);
+    nameYearPairs += stored.years.length;
+    return { name, ...stored };
   });
 
   const resolveYears = async (entries: (readonly [string, Promise<FileRef>])[]) => {
@@ -158,11 +170,12 @@ export async function buildArtifacts(
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
   const manifest: Manifest = {
-    format: 1,
+    format: 2,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
+    yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])),
     categories: await Promise.all(
       categories.map(async (c) => ({ name: c.name, all: await c.all, units: c.units, years: await resolveYears(c.years) })),
     ),

@@ -10,7 +10,7 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Identity of a nomination within its year: category, primary and secondary, not the outcome. */
 export function fingerprint(category: string, n: Nomination): string {
-  return sha([category, n.primary.join('\u001f'), n.secondary.join('\u001f')].join('\u0000')).slice(0, 12);
+  return sha([category, n.primary.join('\u001f'), (n.secondary ?? []).join('\u001f')].join('\u0000')).slice(0, 12);
 }
 
 export function summarize(archive: Archive): ArchiveSummary {

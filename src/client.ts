@@ -7,7 +7,7 @@
  * back-off, a bounded number of times. The key never appears in an error.
  *
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
- *   const wins = (await api.person('Emma Stone')).filter((n) => n.won);
+ *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
 import type { Archive, Ceremony, CategoryMatch, CategoryYearMatch, FilmMatch, PersonMatch } from './types.ts';
 
@@ -189,10 +189,7 @@ export function createClient(options: ClientOptions): Client {
 
   return {
     archive: () => get<Archive>(['archive']),
-    ceremony: async (year) => {
-      const body = await get<Record<string, Ceremony>>(['archive', seg('year', year)]);
-      return Object.values(body)[0] ?? [];
-    },
+    ceremony: (year) => get<Ceremony>(['archive', seg('year', year)]),
     person: (name) => get<PersonMatch[]>(['person', seg('name', name)]),
     film: (name, year) => get<FilmMatch[]>(['movie', seg('name', name), seg('year', year)]),
     category: (name) => get<CategoryMatch[]>(['award', seg('name', name)]),

@@ -11,7 +11,7 @@ import { redactLine } from './keys.ts';
 import { ByteLru } from './lru.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from './refs.ts';
-import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from './routes.ts';
+import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, SHAPES, template } from './routes.ts';
 import type { FileRef, Manifest, Shard } from './types.ts';
 
 /** Reads a file from the built output (paths relative to dist/); null when it is not there. */
@@ -76,7 +76,7 @@ export const MESSAGES = {
   tooMany: 'Too Many Requests',
   badEncoding: 'Invalid path: malformed percent-encoding in a parameter',
   badName: `Invalid name: expected 1 to ${MAX_NAME_LENGTH} characters`,
-  badYear: (range: [number, number]) => `Invalid year: expected an integer from ${range[0]} to ${range[1]}`,
+  badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
 } as const;
 
 const encoder = new TextEncoder();
@@ -194,6 +194,22 @@ interface Joined {
   gzipId?: string;
 }
 
+/** `[a,b,...]` from the bytes of each element. */
+function concatArray(parts: Uint8Array[]): Uint8Array {
+  let size = 2 + parts.length - 1;
+  for (const p of parts) size += p.length;
+  const body = new Uint8Array(size);
+  let at = 0;
+  body[at++] = 0x5b; // [
+  parts.forEach((p, i) => {
+    if (i > 0) body[at++] = 0x2c; // ,
+    body.set(p, at);
+    at += p.length;
+  });
+  body[at] = 0x5d; // ]
+  return body;
+}
+
 /** The service description at `/` for JSON clients. */
 export function describeService() {
   return {
@@ -201,7 +217,8 @@ export function describeService() {
     description: 'Every Academy Awards nomination and winner, 1929 to 2026, keyed by the year each ceremony was held.',
     openapi: '/openapi.json',
     portal: '/portal',
-    endpoints: ROUTES.map((r) => ({ operationId: r.id, method: 'GET', path: template(r), summary: r.summary })),
+    endpoints: ROUTES.map((r) => ({ operationId: r.id, method: 'GET', path: template(r), summary: r.summary, answer: r.answer, ...(r.notFound ? { notFound: r.notFound } : {}) })),
+    shapes: SHAPES,
     errors: { 400: 'invalid parameter', 403: MESSAGES.forbidden, 404: 'nothing found', 405: 'method not allowed', 429: 'over the rate limit', 500: MESSAGES.fetchError },
   };
 }
@@ -270,7 +287,7 @@ export function createApi(options: ApiOptions) {
     } catch {
       throw new DataError('corrupt manifest');
     }
-    if (manifest?.format !== 1 || !Array.isArray(manifest.categories)) throw new DataError('unknown manifest format');
+    if (manifest?.format !== 2 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object') throw new DataError('unknown manifest format');
     manifestCache = { bytes, manifest };
     return manifest;
   }
@@ -329,42 +346,19 @@ export function createApi(options: ApiOptions) {
   }
 
   /**
-   * Category substring matching several full names: the stored answers of
-   * each name are sliced into their elements and merged in archive order
-   * (by year, then position in the ceremony). Cached, bounded by bytes.
+   * Category substring matching several full names: the elements of the
+   * stored answers are sliced out and merged in archive order (by year, then
+   * position in the ceremony). Across all years the slices come from each
+   * name's answer; at one year, from the ceremony's own answer, whose elements
+   * are exactly the CategoryYearMatch objects. Cached, bounded by bytes.
    */
   async function join(data: DataSource, manifest: Manifest, query: string, year: string | null): Promise<Joined | null> {
     const cacheKey = `${year ?? '*'}\u0000${query}`;
     const hit = joined.get(cacheKey);
     if (hit) return hit;
-    const parts: { year: number; pos: number; bytes: Uint8Array }[] = [];
-    const y = year === null ? null : Number(year);
-    for (const c of manifest.categories) {
-      if (!c.name.includes(query)) continue;
-      const units = y === null ? c.units : c.units.filter((u) => u[0] === y);
-      if (units.length === 0) continue;
-      const ref = y === null ? c.all : c.years[year!];
-      const bytes = await readVerified(data, parseRef(ref)!.id);
-      let at = 1; // within a one-year file the elements sit back to back after '['
-      for (const [uy, pos, start, end] of units) {
-        const [s, e] = y === null ? [start, end] : [at, at + end - start];
-        at += end - start + 1;
-        parts.push({ year: uy, pos, bytes: bytes.subarray(s, e) });
-      }
-    }
+    const parts = year === null ? await slicesAcrossYears(data, manifest, query) : await slicesAtYear(data, manifest, query, year);
     if (parts.length === 0) return null;
-    parts.sort((a, b) => a.year - b.year || a.pos - b.pos);
-    let size = 2 + parts.length - 1;
-    for (const p of parts) size += p.bytes.length;
-    const body = new Uint8Array(size);
-    let at = 0;
-    body[at++] = 0x5b; // [
-    parts.forEach((p, i) => {
-      if (i > 0) body[at++] = 0x2c; // ,
-      body.set(p.bytes, at);
-      at += p.bytes.length;
-    });
-    body[at] = 0x5d; // ]
+    const body = concatArray(parts);
     const result: Joined = { size: body.length, body, id: (await sha256Hex(body)).slice(0, 20) };
     if (options.compression && body.length >= 1024 && typeof CompressionStream !== 'undefined') {
       const gz = new Uint8Array(await new Response(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
@@ -374,6 +368,28 @@ export function createApi(options: ApiOptions) {
     }
     joined.set(cacheKey, result);
     return result;
+  }
+
+  async function slicesAcrossYears(data: DataSource, manifest: Manifest, query: string): Promise<Uint8Array[]> {
+    const parts: { year: number; pos: number; bytes: Uint8Array }[] = [];
+    for (const c of manifest.categories) {
+      if (!c.name.includes(query)) continue;
+      const bytes = await readVerified(data, parseRef(c.all)!.id);
+      for (const [year, pos, start, end] of c.units) parts.push({ year, pos, bytes: bytes.subarray(start, end) });
+    }
+    return parts.sort((a, b) => a.year - b.year || a.pos - b.pos).map((p) => p.bytes);
+  }
+
+  async function slicesAtYear(data: DataSource, manifest: Manifest, query: string, year: string): Promise<Uint8Array[]> {
+    const ranges = Object.hasOwn(manifest.yearSlices, year) ? manifest.yearSlices[year] : [];
+    const y = Number(year);
+    const positions = manifest.categories.filter((c) => c.name.includes(query)).flatMap((c) => c.units.filter((u) => u[0] === y).map((u) => u[1]));
+    if (positions.length === 0) return [];
+    const bytes = await readVerified(data, parseRef(manifest.years[year])!.id);
+    return positions.sort((a, b) => a - b).map((pos) => {
+      if (!ranges[pos]) throw new DataError(`no slice ${pos} for ${year}`);
+      return bytes.subarray(ranges[pos][0], ranges[pos][1]);
+    });
   }
 
   function joinedReply(j: Joined, request: ApiRequest, head: boolean): ApiReply {
@@ -403,10 +419,10 @@ export function createApi(options: ApiOptions) {
     }
     let year: string | null = null;
     if (values.year !== undefined) {
-      if (!/^[0-9]{1,10}$/.test(values.year)) return errorReply(400, MESSAGES.badYear(manifest.yearRange));
+      if (!/^[0-9]{1,10}$/.test(values.year)) return errorReply(400, MESSAGES.badYear);
       year = String(Number(values.year));
     }
-    const notFound = () => errorReply(404, m.route.notFound);
+    const notFound = () => errorReply(404, m.route.notFound ?? MESSAGES.notFound);
 
     switch (m.route.id) {
       case 'allCeremonies':

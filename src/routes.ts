@@ -15,19 +15,21 @@ export interface Route {
   params: Param[];
   /** One-line summary. */
   summary: string;
-  /** Body of the 404 when nothing matches. */
-  notFound: string;
+  /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
+  notFound: string | null;
+  /** What a 200 answers, named by the shapes of src/types.ts: `PersonMatch[]` is an array of PersonMatch. */
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
 }
 
 export const ROUTES: Route[] = [
-  { id: 'allCeremonies', roots: ['archive', 'oscars'], params: [], summary: 'The whole archive: every ceremony year and its categories.', notFound: 'Data not found for the specified year', example: {} },
-  { id: 'ceremonyByYear', roots: ['archive', 'oscars'], params: ['year'], summary: 'One ceremony year (the year it was held).', notFound: 'Data not found for the specified year', example: { year: '1930' } },
-  { id: 'personByName', roots: ['person'], params: ['name'], summary: 'Every nomination naming this person, company or film, across all ceremonies.', notFound: 'Person not found', example: { name: 'Emma Stone' } },
-  { id: 'filmByNameAndYear', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', example: { name: 'Sinners', year: '2026' } },
-  { id: 'categoryByName', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', example: { name: 'Actor' } },
-  { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', example: { name: 'Best Picture', year: '2026' } },
+  { id: 'allCeremonies', roots: ['archive', 'oscars'], params: [], summary: 'The whole archive: every ceremony year and its categories.', notFound: null, answer: 'Archive', example: {} },
+  { id: 'ceremonyByYear', roots: ['archive', 'oscars'], params: ['year'], summary: 'One ceremony year (the year it was held).', notFound: 'Data not found for the specified year', answer: 'Ceremony', example: { year: '1930' } },
+  { id: 'personByName', roots: ['person'], params: ['name'], summary: 'Every nomination naming this person, company or film, across all ceremonies.', notFound: 'Person not found', answer: 'PersonMatch[]', example: { name: 'Emma Stone' } },
+  { id: 'filmByNameAndYear', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', answer: 'FilmMatch[]', example: { name: 'Sinners', year: '2026' } },
+  { id: 'categoryByName', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', answer: 'CategoryMatch[]', example: { name: 'Actor' } },
+  { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
 ];
 
 /** The path template of a route, as documented: `/person/name={name}/apikey={apikey}`. */
@@ -43,3 +45,19 @@ export function examplePath(route: Route, key: string): string {
 
 /** Longest name accepted, in characters. */
 export const MAX_NAME_LENGTH = 512;
+
+/**
+ * The answer shapes in the spec's own notation (section 2), for people and
+ * JSON clients reading the service description and the reference page. A test
+ * holds each one against the OpenAPI schema generated from src/types.ts.
+ */
+export const SHAPES = {
+  Nomination: '{"primary": string[], "secondary"?: string[], "won": boolean, "notes"?: string}',
+  Category: '{"category": string, "nominations": Nomination[]}',
+  Archive: '{"<held year>": Category[], …}',
+  Ceremony: 'Category[]',
+  PersonMatch: '{"year": string, "category": string, "nomination": Nomination}',
+  FilmMatch: '{"category": string, "nomination": Nomination}',
+  CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
+  CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
+} as const;

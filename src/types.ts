@@ -3,60 +3,67 @@
  * One source of truth: change a field here and every consumer sees it.
  */
 
-/** One nomination, as the API returns it. */
+/** One nomination, as the API returns it (spec section 2, "Nomination"). */
 export interface Nomination {
-  /** Who or what is honoured: people for most classes, the film(s) for Title classes. */
+  /** Who or what the nomination is for: the people for most categories, the film for Best Picture and other film categories. */
   primary: string[];
-  /** The other side: the film(s) for most classes, the people or country for Title classes. */
-  secondary: string[];
-  /** True when this nomination won. */
+  /** The film, or the people sharing the award; this service always sends it, empty when there is nobody else to name. */
+  secondary?: string[];
+  /** True when the nomination won. */
   won: boolean;
-  /** Song title, official citation and the Academy's historical notes; absent when there is nothing to say. */
+  /** Optional historical footnote: song title, official citation, the Academy's notes; absent when there is nothing to say. */
   notes?: string;
 }
 
-/** One category at one ceremony, in the order the Academy lists it. */
+/** One category at one ceremony, in archive order (spec section 2, "Category"). */
 export interface Category {
-  /** The Academy's name for the category that year, title-cased (`Actor in a Leading Role`). */
+  /** Full category name as used that year (names changed over the years): `Actor in a Leading Role`. */
   category: string;
-  /** Every nomination in the category, in the Academy's order. */
+  /** Every nomination in the category, in archive order. */
   nominations: Nomination[];
 }
 
-/** Every category of one ceremony year (both 1930 ceremonies share "1930"). */
+/** One ceremony year's categories in archive order (both 1930 ceremonies, April's first). */
 export type Ceremony = Category[];
 
 /** The whole archive: ceremony held year (as a string) to its categories. */
 export type Archive = Record<string, Ceremony>;
 
-/** A nomination found by the person route: where it was and what it was. */
-export interface PersonMatch extends Nomination {
-  /** Held year of the ceremony. */
-  year: string;
-  /** Category name that year. */
-  category: string;
-}
-
-/** A nomination found by the film-at-a-ceremony route. */
-export interface FilmMatch extends Nomination {
-  /** Held year of the ceremony (the one asked for). */
-  year: string;
-  /** Category name that year. */
-  category: string;
-}
-
-/** A category found by the award route across all ceremonies. */
-export interface CategoryMatch {
-  /** Held year of the ceremony. */
+/** A nomination found by the person lookup (endpoint 3). */
+export interface PersonMatch {
+  /** Year the ceremony was held. */
   year: string;
   /** Full category name that year. */
   category: string;
-  /** Every nomination in it. */
+  /** The matching nomination. */
+  nomination: Nomination;
+}
+
+/** A nomination found by the film-at-a-ceremony lookup (endpoint 4). */
+export interface FilmMatch {
+  /** Full category name at that ceremony. */
+  category: string;
+  /** The matching nomination. */
+  nomination: Nomination;
+}
+
+/** A category found by the category lookup across all ceremonies (endpoint 5). */
+export interface CategoryMatch {
+  /** Year the ceremony was held. */
+  year: string;
+  /** Full category name that year. */
+  category: string;
+  /** The full list of nominations in that category. */
   nominations: Nomination[];
 }
 
-/** A category found by the award route at one ceremony. */
-export type CategoryYearMatch = CategoryMatch;
+/** A category found by the category lookup at one ceremony (endpoint 6). */
+export interface CategoryYearMatch {
+  /** Full category name at that ceremony. */
+  category: string;
+  /** The full list of nominations in that category. */
+  nominations: Nomination[];
+}
 
 /** Error body of every non-2xx answer. */
 export interface ErrorBody {
@@ -106,25 +113,27 @@ export interface ManifestCategory {
   all: FileRef;
   /** [held year, position within that year's categories, start byte, end byte] of each element of `all`, in archive order. */
   units: [number, number, number, number][];
-  /** CategoryMatch[] at one held year. */
+  /** CategoryYearMatch[] at one held year. */
   years: Record<string, FileRef>;
 }
 
-/** Person and film index shard: exact name to [all-years answer, per-year answers]. */
+/** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
 export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
 
 /** What the runtime loads first: `_data/manifest.json`. */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 1;
+  format: 2;
   /** Where the archive came from. */
   source: { sha256: string; rows: number; sample: boolean };
   /** Lowest and highest held year. */
   yearRange: [number, number];
   /** The whole archive. */
   archive: FileRef;
-  /** One ceremony year: `{ "<year>": Category[] }`. */
+  /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
+  /** [start byte, end byte] of each category (by position) within the ceremony year's answer, for joins at one year. */
+  yearSlices: Record<string, [number, number][]>;
   /** Every full category name, in order of first appearance. */
   categories: ManifestCategory[];
   /** Person/film index shards, by shard number (see shardOf). */

@@ -181,7 +181,7 @@ describe('importing the full archive', () => {
   });
 
   it('puts a song title in notes', () => {
-    const golden = nominationsIn('2026', 'Music (Original Song)').find((n) => n.secondary.includes('KPop Demon Hunters'))!;
+    const golden = nominationsIn('2026', 'Music (Original Song)').find((n) => n.secondary?.includes('KPop Demon Hunters'))!;
     expect(golden.notes).toBe('Song: "Golden"');
     expect(golden.primary).toContain('EJAE');
   });
@@ -204,7 +204,8 @@ describe('importing the full archive', () => {
     expect(escaped).toBe(67);
   });
 
-  it('never puts an empty string in primary or secondary', () => {
-    for (const n of all().flatMap((c) => c.nominations)) expect([...n.primary, ...n.secondary]).not.toContain('');
+  it('always sends secondary, and never puts an empty string in primary or secondary', () => {
+    for (const n of all().flatMap((c) => c.nominations)) expect([...n.primary, ...(n.secondary ?? ['missing'])]).not.toContain('');
+    expect(all().flatMap((c) => c.nominations).filter((n) => n.secondary === undefined)).toEqual([]);
   });
 });
