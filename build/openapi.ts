@@ -15,7 +15,11 @@ import type { Manifest } from '../src/types.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8888';
+/**
+ * `servers` when PUBLIC_BASE_URL is not set: relative, so the document is right
+ * wherever it is served from (any port, any host), as OpenAPI 3.1 allows.
+ */
+export const DEFAULT_BASE_URL = '/';
 export const TYPES_FILE = new URL('../src/types.ts', import.meta.url);
 
 type Schema = Record<string, unknown>;
@@ -23,7 +27,7 @@ type Schema = Record<string, unknown>;
 export interface OpenApiOptions {
   /** Lowest and highest held year, for the descriptions (the manifest's `yearRange`). */
   yearRange: [number, number];
-  /** Where the API is served (PUBLIC_BASE_URL); default http://127.0.0.1:8888. */
+  /** Where the API is served (PUBLIC_BASE_URL); default `/`, relative to the document. */
   baseUrl?: string;
   /** Source of the shapes; default src/types.ts. */
   typesSource?: string;
@@ -54,7 +58,6 @@ const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 const YEAR_KEY = '^[0-9]{4}$';
 const REFINEMENTS: Record<string, Schema> = {
   'PersonMatch.year': { pattern: YEAR_KEY },
-  'FilmMatch.year': { pattern: YEAR_KEY },
   'CategoryMatch.year': { pattern: YEAR_KEY },
   'RateLimitError.retryAfter': { type: 'integer', minimum: 0 },
 };
@@ -160,26 +163,17 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal Server Error',
 };
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The 400 message for a bad year, as a pattern (its numbers depend on the archive built). */
-export function badYearPattern(): string {
-  const [low, high] = [1234567, 7654321];
-  return `^${escapeRegExp(MESSAGES.badYear([low, high])).replace(String(low), '[0-9]+').replace(String(high), '[0-9]+')}$`;
-}
-
-/** An Error body whose message is one of `messages` (or matches `pattern`). */
-function errorSchema(messages: string[], pattern?: string): Schema {
+/** An Error body whose message is one of `messages`. */
+function errorSchema(messages: string[]): Schema {
   const alternatives: Schema[] = messages.map((m) => ({ const: m }));
-  if (pattern) alternatives.push({ type: 'string', pattern });
   return { ...ref('Error'), properties: { error: alternatives.length === 1 ? alternatives[0] : { anyOf: alternatives } } };
 }
 
-function errorResponse(description: string, messages: string[], example: string, extra: Schema = {}, pattern?: string): Schema {
+function errorResponse(description: string, messages: string[], example: string, extra: Schema = {}): Schema {
   return {
     description,
     ...extra,
-    content: { 'application/json': { schema: errorSchema(messages, pattern), examples: { error: { value: { error: example } } } } },
+    content: { 'application/json': { schema: errorSchema(messages), examples: { error: { value: { error: example } } } } },
   };
 }
 
@@ -210,8 +204,8 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
       required: true,
       description:
         `The year the ceremony was held (not the film year), from ${yearRange[0]} to ${yearRange[1]}; both 1930 ceremonies are "1930". ` +
-        `${literally} Anything but digits answers 400; a year without a ceremony answers 404.`,
-      schema: { type: 'integer', minimum: 0 },
+        `${literally} A value that is not a whole number (digits only) answers 400; a year without a ceremony, or outside the archive, answers 404.`,
+      schema: { type: 'integer', minimum: yearRange[0], maximum: yearRange[1] },
       examples: { example: { value: Number(route.example.year) } },
     };
   }
@@ -231,29 +225,33 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
   };
 }
 
-/** The 200 schema of each operation. */
-const OK_SCHEMAS: Record<Route['id'], Schema> = {
-  allCeremonies: ref('Archive'),
-  ceremonyByYear: {
-    description: 'One key, the held year asked for, whose value is that ceremony.',
-    type: 'object',
-    propertyNames: { pattern: YEAR_KEY },
-    additionalProperties: ref('Ceremony'),
-    minProperties: 1,
-    maxProperties: 1,
-  },
-  personByName: { type: 'array', items: ref('PersonMatch'), minItems: 1 },
-  filmByNameAndYear: { type: 'array', items: ref('FilmMatch'), minItems: 1 },
-  categoryByName: { type: 'array', items: ref('CategoryMatch'), minItems: 1 },
-  categoryByNameAndYear: { type: 'array', items: ref('CategoryYearMatch'), minItems: 1 },
+/** Operations grouped as the spec's section 1 lists the lookups. */
+const TAGS = [
+  { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
+  { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
+  { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony.' },
+];
+const TAG_OF: Record<Route['id'], string> = {
+  allCeremonies: 'ceremonies',
+  ceremonyByYear: 'ceremonies',
+  personByName: 'people and films',
+  filmByNameAndYear: 'people and films',
+  categoryByName: 'categories',
+  categoryByNameAndYear: 'categories',
 };
+
+/** The 200 schema of an operation, from the shape its route answers (`X[]`: a non-empty array of X). */
+function okSchema(route: Route): Schema {
+  const component = route.answer.replace(/\[\]$/, '') as ComponentName;
+  return route.answer.endsWith('[]') ? { type: 'array', items: ref(component), minItems: 1 } : ref(component);
+}
 
 function operation(route: Route, yearRange: [number, number]): Schema {
   const responses: Record<string, Schema> = {
     200: {
       description: `${STATUS_TEXT[200]}. Stored answers carry an ETag; send it back in If-None-Match to get a 304.`,
       headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } },
-      content: { 'application/json': { schema: OK_SCHEMAS[route.id] } },
+      content: { 'application/json': { schema: okSchema(route) } },
     },
     304: {
       description: `${STATUS_TEXT[304]}: the If-None-Match sent names the current answer; reuse your copy. No body.`,
@@ -261,18 +259,17 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     },
   };
   if (route.params.length > 0) {
-    const messages = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [MESSAGES.badName] : [])];
+    const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [MESSAGES.badName] : [])];
     const year = route.params.includes('year');
+    if (year) messages.push(MESSAGES.badYear);
     responses[400] = errorResponse(
-      `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, an empty or too long name${year ? ', a year that is not a number' : ''}).`,
+      `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, an empty or too long name${year ? ', a year that is not a whole number' : ''}).`,
       messages,
-      year ? MESSAGES.badYear(yearRange) : messages[messages.length - 1],
-      {},
-      year ? badYearPattern() : undefined,
+      messages[messages.length - 1],
     );
   }
   responses[403] = errorResponse(`${STATUS_TEXT[403]}: the key is missing, unknown or revoked.`, [MESSAGES.forbidden], MESSAGES.forbidden);
-  responses[404] = errorResponse(`${STATUS_TEXT[404]}: nothing matches.`, [route.notFound], route.notFound);
+  if (route.notFound) responses[404] = errorResponse(`${STATUS_TEXT[404]}: nothing matches.`, [route.notFound], route.notFound);
   responses[405] = errorResponse(
     `${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS} on this path.`,
     [MESSAGES.methodNotAllowed],
@@ -298,6 +295,7 @@ function operation(route: Route, yearRange: [number, number]): Schema {
   const alias = route.roots.slice(1).map((r) => `\`${template(route, r)}\``);
   return {
     operationId: route.id,
+    tags: [TAG_OF[route.id]],
     summary: route.summary,
     description:
       `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : ''),
@@ -308,7 +306,7 @@ function operation(route: Route, yearRange: [number, number]): Schema {
 
 export function openApiDocument(options: OpenApiOptions): Schema {
   const { yearRange } = options;
-  const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/(.)\/+$/, '$1');
   const paths: Record<string, Schema> = {};
   for (const route of ROUTES) paths[template(route)] = { get: operation(route, yearRange) };
 
@@ -323,9 +321,10 @@ export function openApiDocument(options: OpenApiOptions): Schema {
         '',
         '## Authentication: the key is a path segment',
         'Every lookup ends with the path segment `apikey=<your key>` (get a key at `/portal`). OpenAPI security schemes can put an',
-        'API key only in a header, a query parameter or a cookie, none of which this service reads, so no security scheme is declared:',
-        'declaring one would make generated clients send the key where it is ignored (and answered with 403). The key is instead the',
-        'required `apikey` path parameter of every operation.',
+        'API key only in a header, a query parameter or a cookie, none of which this service reads, so no security scheme is declared',
+        'and `security` is empty: declaring a scheme would make generated clients send the key where it is ignored (and answered',
+        'with 403). The key is instead the required `apikey` path parameter of every operation; without a valid one every',
+        'operation answers 403.',
         '',
         '## Path segments',
         'Parameters are whole path segments of the form `name=<value>`, `year=<value>` and `apikey=<key>`, each value',
@@ -337,10 +336,16 @@ export function openApiDocument(options: OpenApiOptions): Schema {
         'narrowest lookup that answers your question, and back off exponentially on 500.',
         '',
         `Methods: ${ALLOWED_METHODS}. Any other method answers 405 with the Error body.`,
+        '',
+        'Use is free; personal, research, teaching and hobby use is welcome. Commercial products are asked to make contact first.',
       ].join('\n'),
       license: { name: 'BSD-2-Clause', identifier: 'BSD-2-Clause' },
+      contact: { name: 'Film Awards Archive API', ...(/^https?:\/\//.test(baseUrl) ? { url: `${baseUrl}/` } : {}) },
     },
     servers: [{ url: baseUrl }],
+    // The key is a path segment, which no OpenAPI security scheme can describe (see info.description): no scheme applies.
+    security: [],
+    tags: TAGS,
     paths,
     components: {
       schemas: componentSchemas(options.typesSource),

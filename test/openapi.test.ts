@@ -1,13 +1,24 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { componentSchemas, openApiDocument } from '../build/openapi.ts';
 import { publicFiles } from '../build/public.ts';
 import { MESSAGES } from '../src/core.ts';
-import { ROUTES, template } from '../src/routes.ts';
+import { ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 import { startLocalServer, type LocalServer } from './_local-server.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const REDOCLY = path.join(ROOT, 'node_modules/.bin/redocly');
+const SPECTRAL = path.join(ROOT, 'node_modules/.bin/spectral');
+/** Runs a linter; its findings are on stdout whatever its exit code says. */
+const run = (bin: string, args: string[]) =>
+  promisify(execFile)(bin, args, { cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
+    (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+  );
 
 type Operation = { operationId: string; parameters: { name: string; in: string; description: string }[]; responses: Record<string, any> };
 type Doc = { openapi: string; info: { version: string; description: string }; servers: { url: string }[]; paths: Record<string, { get: Operation }>; components: { schemas: Record<string, any> } };
@@ -51,9 +62,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents 200, 304, 403, 404, 405, 429 with Retry-After and 500 on every operation', () => {
+  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive', () => {
     for (const op of operations(document())) {
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '403', '404', '405', '429', '500']));
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '403', '405', '429', '500']));
+      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, op.operationId !== 'allCeremonies']);
       expect(op.responses['429'].headers['Retry-After']).toBeDefined();
       expect(op.responses['429'].content['application/json'].schema.$ref).toBe('#/components/schemas/RateLimitError');
       expect(op.responses['500'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.fetchError);
@@ -65,18 +77,49 @@ describe('the OpenAPI document', () => {
     for (const route of ROUTES) expect('400' in doc.paths[template(route)].get.responses).toBe(route.params.length > 0);
   });
 
-  it('has the component schemas, closed, with notes optional', () => {
+  // Section 2 of the spec, table by table: each shape's fields, and which of them are required.
+  const SPEC_SHAPES: Record<string, { fields: string[]; required: string[] }> = {
+    Nomination: { fields: ['primary', 'secondary', 'won', 'notes'], required: ['primary', 'won'] },
+    Category: { fields: ['category', 'nominations'], required: ['category', 'nominations'] },
+    CategoryMatch: { fields: ['year', 'category', 'nominations'], required: ['year', 'category', 'nominations'] },
+    PersonMatch: { fields: ['year', 'category', 'nomination'], required: ['year', 'category', 'nomination'] },
+    FilmMatch: { fields: ['category', 'nomination'], required: ['category', 'nomination'] },
+    CategoryYearMatch: { fields: ['category', 'nominations'], required: ['category', 'nominations'] },
+    Error: { fields: ['error'], required: ['error'] },
+    RateLimitError: { fields: ['error', 'limit', 'retryAfter'], required: ['error', 'limit', 'retryAfter'] },
+  };
+
+  it('names its object schemas as the spec does, with exactly the spec’s fields and required fields, closed', () => {
     const schemas = document().components.schemas;
-    for (const name of ['Nomination', 'Category', 'Ceremony', 'PersonMatch', 'FilmMatch', 'CategoryMatch', 'CategoryYearMatch', 'Error', 'RateLimitError']) {
-      expect(schemas).toHaveProperty(name);
+    for (const [name, shape] of Object.entries(SPEC_SHAPES)) {
+      expect([name, Object.keys(schemas[name].properties)]).toEqual([name, shape.fields]);
+      expect([name, [...schemas[name].required].sort()]).toEqual([name, [...shape.required].sort()]);
+      expect([name, schemas[name].additionalProperties]).toEqual([name, false]);
     }
-    for (const name of ['Nomination', 'PersonMatch', 'FilmMatch']) {
-      expect(schemas[name].additionalProperties).toBe(false);
-      expect(schemas[name].properties).toHaveProperty('notes');
-      expect(schemas[name].required).not.toContain('notes');
-      expect(schemas[name].required).toContain('won');
+    expect(schemas.Ceremony).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Category' } });
+  });
+
+  it('answers each operation with the shape the spec gives it', () => {
+    const doc = document();
+    const ok = (id: string) => operations(doc).find((o) => o.operationId === id)!.responses['200'].content['application/json'].schema;
+    const arrayOf = (name: string) => ({ type: 'array', items: { $ref: `#/components/schemas/${name}` } });
+    expect(ok('allCeremonies')).toEqual({ $ref: '#/components/schemas/Archive' });
+    expect(ok('ceremonyByYear')).toEqual({ $ref: '#/components/schemas/Ceremony' });
+    expect(ok('personByName')).toMatchObject(arrayOf('PersonMatch'));
+    expect(ok('filmByNameAndYear')).toMatchObject(arrayOf('FilmMatch'));
+    expect(ok('categoryByName')).toMatchObject(arrayOf('CategoryMatch'));
+    expect(ok('categoryByNameAndYear')).toMatchObject(arrayOf('CategoryYearMatch'));
+    expect('404' in operations(doc).find((o) => o.operationId === 'allCeremonies')!.responses).toBe(false);
+  });
+
+  it('writes the shapes of the service description and the reference page with the same fields as its schemas', () => {
+    const schemas = document().components.schemas;
+    for (const [name, text] of Object.entries(SHAPES)) {
+      if (!schemas[name]?.properties) continue;
+      const fields = [...text.matchAll(/"(\w+)"(\??):/g)].map((m) => m[1] + m[2]);
+      const want = Object.keys(schemas[name].properties).map((f) => (schemas[name].required.includes(f) ? f : `${f}?`));
+      expect([name, fields]).toEqual([name, want]);
     }
-    expect(schemas.RateLimitError.required).toEqual(['error', 'limit', 'retryAfter']);
   });
 
   it('follows a field added to the types without another copy to edit', () => {
@@ -84,7 +127,7 @@ describe('the OpenAPI document', () => {
       /** One nomination. */
       export interface Nomination {
         primary: string[];
-        secondary: string[];
+        secondary?: string[];
         won: boolean;
         /** Points. */
         score?: number;
@@ -92,16 +135,15 @@ describe('the OpenAPI document', () => {
       export interface Category { category: string; nominations: Nomination[] }
       export type Ceremony = Category[];
       export type Archive = Record<string, Ceremony>;
-      export interface PersonMatch extends Nomination { year: string; category: string }
-      export interface FilmMatch extends Nomination { year: string; category: string }
+      export interface PersonMatch { year: string; category: string; nomination: Nomination }
+      export interface FilmMatch { category: string; nomination: Nomination }
       export interface CategoryMatch { year: string; category: string; nominations: Nomination[] }
-      export type CategoryYearMatch = CategoryMatch;
+      export interface CategoryYearMatch { category: string; nominations: Nomination[] }
       export interface ErrorBody { error: string }
       export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }`;
     const schemas = componentSchemas(source);
     expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
-    expect(schemas.PersonMatch.properties).toHaveProperty('score');
-    expect(schemas.Nomination.required).toEqual(['primary', 'secondary', 'won']);
+    expect(schemas.Nomination.required).toEqual(['primary', 'won']);
   });
 
   it('refuses a type it cannot express', () => {
@@ -115,7 +157,8 @@ describe('the OpenAPI document', () => {
     expect(doc.servers).toEqual([{ url: 'https://awards.example.org' }]);
     expect(doc.info.description).toContain('1929 to 1930');
     const fallback = JSON.parse(new TextDecoder().decode(publicFiles(manifest, {}).get('openapi.json')!)) as Doc;
-    expect(fallback.servers).toEqual([{ url: 'http://127.0.0.1:8888' }]);
+    // Relative: right on whatever host and port the document is served from.
+    expect(fallback.servers).toEqual([{ url: '/' }]);
   });
 });
 
@@ -131,6 +174,19 @@ describe('the built OpenAPI document', () => {
     const manifest = JSON.parse(await readFile(path.join(local.dist, '_data/manifest.json'), 'utf8')) as Manifest;
     expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS].sort());
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
+  });
+
+  it('is lint-clean: no error and no warning under Redocly’s recommended rules', async () => {
+    const { stdout } = await run(REDOCLY, ['lint', path.join(local.dist, 'openapi.json'), '--config', path.join(ROOT, 'redocly.yaml'), '--format=json']);
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('is lint-clean: no error and no warning under Spectral’s OpenAPI rules', async () => {
+    const { stdout } = await run(SPECTRAL, ['lint', path.join(local.dist, 'openapi.json'), '--ruleset', path.join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet']);
+    const results = JSON.parse(stdout || '[]') as { code: string; message: string; severity: number }[];
+    expect(results.map((r) => `${r.code} (severity ${r.severity}): ${r.message}`)).toEqual([]);
   });
 
   it('is served publicly at /openapi.json, without a key', async () => {
