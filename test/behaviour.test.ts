@@ -4,36 +4,70 @@
  * data reachable without a key.
  */
 import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { BlobsServer } from '@netlify/blobs/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importArchive } from '../build/import.ts';
 import { createApi } from '../src/core.ts';
 import { Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { FileKeyBackend } from '../src/server/file-keys.node.ts';
-import { createNodeServer } from '../src/server/server.node.ts';
-import type { Archive } from '../src/types.ts';
+import { createNodeServer, publicFiles } from '../src/server/server.node.ts';
+import { dataPath, parseRef } from '../src/refs.ts';
+import type { Manifest, Shard } from '../src/types.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
+import { conformanceSuite } from './conformance.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
-import { buildInto, rawRequest, type RawReply, SHARED_SOURCE, startEdge, tempDir, treeDigest } from './helpers.ts';
+import { buildInto, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, tempDir, treeDigest } from './helpers.ts';
+import type { SpecArchive } from './oracle.ts';
 
-let archive: Archive;
+/** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
+let archive: SpecArchive;
 let dist: string;
+/** The person lookup whose stored answer the setup corrupts, so every runtime can show section 7's 500. */
+let unreadablePath: string;
+
+/**
+ * Corrupts (same length, other bytes) the stored answer of one person whose
+ * file no other lookup shares and no other test asks for, so that asking for
+ * that person must answer 500 and everything else keeps working.
+ */
+async function corruptOneAnswer(dist: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8')) as Manifest;
+  const uses = new Map<string, number>();
+  const count = (ref: string) => uses.set(parseRef(ref)!.id, (uses.get(parseRef(ref)!.id) ?? 0) + 1);
+  const people: [string, string][] = [];
+  for (const ref of manifest.shards) {
+    const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as Shard;
+    for (const [name, [all, years]] of Object.entries(shard)) {
+      people.push([name, all]);
+      count(all);
+      Object.values(years).forEach(count);
+    }
+  }
+  for (const c of manifest.categories) [c.all, ...Object.values(c.years)].forEach(count);
+  const [name, ref] = people.sort(([a], [b]) => (a < b ? -1 : 1)).find(([n, r]) => /^[A-Z][a-z]+ [A-Z][a-z]+$/.test(n) && uses.get(parseRef(r)!.id) === 1)!;
+  const file = path.join(dist, dataPath(parseRef(ref)!.id)!);
+  const bytes = await readFile(file);
+  bytes[bytes.length - 2] ^= 0x20; // one bit of the last element: no longer the bytes its name (a hash of them) promises
+  await writeFile(file, bytes);
+  return `/person/name=${encodeURIComponent(name)}`;
+}
 const targets: Record<'core' | 'node' | 'edge', Target> = {} as never;
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  archive = importArchive(readFileSync(SHARED_SOURCE, 'utf8')).archive;
   dist = await buildInto(SHARED_SOURCE, 'behaviour');
+  unreadablePath = await corruptOneAnswer(dist);
   const dir = await tempDir('behaviour-keys');
 
   // Core in-process and the Node server share a key file, as npm start and the CLI do.
   const keysFile = path.join(dir, 'keys.json');
   const fileKeys = new Keys(new FileKeyBackend(keysFile));
-  const api = createApi({ data: new DiskData(dist), keys: fileKeys, compression: true });
+  const data = new DiskData(dist);
+  const api = createApi({ data, keys: fileKeys, compression: true, extra: publicFiles(data) });
   targets.core = {
     compression: true,
     seen: [],
@@ -45,6 +79,8 @@ beforeAll(async () => {
       return { status: out.status, headers: out.headers, body: Buffer.from(out.body ?? new Uint8Array()) };
     },
   };
+  const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
+  archive = JSON.parse(served.body.toString('utf8'));
 
   const node = createNodeServer({ dist, keysFile, keys: fileKeys });
   await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));
@@ -86,6 +122,9 @@ afterAll(async () => {
 behaviourSuite('core', () => targets.core, () => archive);
 behaviourSuite('node server', () => targets.node, () => archive);
 behaviourSuite('edge function under Deno', () => targets.edge, () => archive);
+conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
 
 describe('across runtimes', () => {
   it('gives byte-identical bodies and statuses in all three places', async () => {
@@ -98,6 +137,9 @@ describe('across runtimes', () => {
       '/movie/name=Face%2FOff/year=1998',
       '/award/name=Writing',
       '/award/name=a/year=1950',
+      '/award/name=Actor/year=1930',
+      '/award/name=Best%20Picture/year=2026',
+      '/movie/name=KPop%20Demon%20Hunters/year=2026',
       '/award/name=Sound',
       '/person/name=Nobody',
       '/archive/year=abc',
@@ -141,6 +183,17 @@ describe('across runtimes', () => {
     }
   });
 
+  it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
+    const examples = readmeExamples();
+    expect(examples.length).toBe(6);
+    const k = await targets.core.issueKey();
+    for (const { request, answer } of examples) {
+      const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));
+      expect([request, reply.status]).toEqual([request, 200]);
+      if (!answer.includes('…')) expect([request, decoded(reply).toString('utf8')]).toEqual([request, answer]);
+    }
+  });
+
   it('answers no data route without a valid key anywhere', async () => {
     for (const name of ['node', 'edge'] as const) {
       for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A']) {
@@ -163,7 +216,7 @@ describe('the contract', () => {
         expect([p, reply.status, errors]).toEqual([p, reply.status, []]);
         statuses.add(reply.status);
       }
-      expect([...statuses].sort()).toEqual([200, 304, 400, 403, 404, 429]);
+      expect([...statuses].sort()).toEqual([200, 304, 400, 403, 404, 429, 500]);
     });
   }
 });
