@@ -4,7 +4,7 @@
  * with inline CSS: no script, nothing fetched from elsewhere.
  */
 import { ALLOWED_METHODS, MESSAGES } from '../src/core.ts';
-import { MAX_NAME_LENGTH, examplePath, ROUTES, template } from '../src/routes.ts';
+import { MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
@@ -32,6 +32,16 @@ nav.links a { display: inline-block; padding: .45rem .9rem; border: 1px solid va
 ul { padding-left: 1.2rem; }
 li { margin: .3rem 0; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
+/* A phone has no room for five columns: each row becomes a card of labelled cells. */
+@media (max-width: 48rem) {
+  main { padding: 1.25rem 1rem 3rem; }
+  table, thead, tbody, tr, td { display: block; width: 100%; }
+  thead { display: none; } /* each cell carries its column name (data-label) instead */
+  tr { padding: .5rem 0; border-bottom: 1px solid var(--line); }
+  td { border: 0; padding: .2rem 0; }
+  td::before { content: attr(data-label); display: block; font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+  td.id { white-space: normal; }
+}
 `;
 
 /** The reference page for a built archive. */
@@ -40,13 +50,20 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
   const rows = ROUTES.map((route) => {
     const example = examplePath(route, PLACEHOLDER_KEY);
     const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
-    return `<tr id="${route.id}"><td class="id">${escapeHtml(route.id)}</td><td>${code(template(route))}${aliases}</td><td>${escapeHtml(route.summary)}</td><td><a href="${escapeHtml(example)}">${code(example)}</a></td><td>${escapeHtml(route.notFound)}</td></tr>`;
+    const cells = [
+      ['Operation', escapeHtml(route.id)],
+      ['Path', `${code(template(route))}${aliases}`],
+      ['Answers', `${escapeHtml(route.summary)}<br>${code(route.answer)}`],
+      ['Example', `<a href="${escapeHtml(example)}">${code(example)}</a>`],
+      ['404 message', route.notFound ? escapeHtml(route.notFound) : 'none (this lookup has no 404)'],
+    ];
+    return `<tr id="${route.id}">${cells.map(([label, html], i) => `<td${i === 0 ? ' class="id"' : ''} data-label="${label}">${html}</td>`).join('')}</tr>`;
   }).join('\n');
 
   const errors: [number, string, string[]][] = [
-    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear([first, last])]],
+    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear]],
     [403, 'The key is missing, unknown or revoked.', [MESSAGES.forbidden]],
-    [404, 'Nothing matches (the lookup table lists each lookup’s message), or the path is not one of the lookups.', [...new Set(ROUTES.map((r) => r.notFound)), MESSAGES.notFound]],
+    [404, 'Nothing matches (the lookup table lists each lookup’s message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
@@ -54,8 +71,12 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
   const errorRows = errors
     .map(([status, why, messages]) => {
       const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
-      return `<tr><td class="id">${status}</td><td>${escapeHtml(why)}</td><td>${bodies}</td></tr>`;
+      return `<tr><td class="id" data-label="Status">${status}</td><td data-label="When">${escapeHtml(why)}</td><td data-label="Body">${bodies}</td></tr>`;
     })
+    .join('\n');
+
+  const shapeRows = Object.entries(SHAPES)
+    .map(([name, shape]) => `<tr id="shape-${name}"><td class="id" data-label="Shape">${escapeHtml(name)}</td><td data-label="JSON">${code(shape)}</td></tr>`)
     .join('\n');
 
   return `<!doctype html>
@@ -81,7 +102,14 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
 ${rows}
 </tbody>
 </table>
-<p>Answers are JSON: a nomination is <code>{"primary": [...], "secondary": [...], "won": true, "notes": "..."}</code> (<code>notes</code> only when there is something to say); person and film matches add <code>year</code> and <code>category</code>; award matches are <code>{"year", "category", "nominations"}</code>. The <a href="/openapi.json">OpenAPI document</a> has every schema.</p>
+<h2>Answers</h2>
+<p>JSON without whitespace, keys in the order shown. <code>secondary</code> is always sent (empty when there is nobody else to name); <code>notes</code> only when there is something to say. The <a href="/openapi.json">OpenAPI document</a> has every schema.</p>
+<table class="shapes">
+<thead><tr><th>Shape</th><th>JSON</th></tr></thead>
+<tbody>
+${shapeRows}
+</tbody>
+</table>
 
 <h2>Errors</h2>
 <p>Every error is JSON with one <code>error</code> field, exactly as below.</p>

@@ -1,6 +1,7 @@
 /** Shared test plumbing: temp builds, raw HTTP, the edge function under Deno. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -103,4 +104,9 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000, eve
     await new Promise((r) => setTimeout(r, every));
   }
   return check();
+}
+
+/** Each example of the README: the request path (key placeholder `KEY`) and the answer printed under it. */
+export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')) {
+  return [...readme.matchAll(/^ {4}GET (\/\S+)\n {4}(.+)$/gm)].map(([, request, answer]) => ({ request, answer }));
 }

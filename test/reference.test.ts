@@ -3,10 +3,11 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../src/core.ts';
-import { ROUTES, template } from '../src/routes.ts';
+import { ROUTES, SHAPES, template } from '../src/routes.ts';
 import { startLocalServer, type LocalServer } from './_local-server.ts';
 
 const SCREENSHOT = path.resolve('test-results/reference.png');
+const PHONE_SCREENSHOT = path.resolve('test-results/reference-phone.png');
 /** Never downloads a browser: the system Chromium, with nothing phoning home. */
 const CHROMIUM = {
   executablePath: '/usr/bin/chromium',
@@ -66,6 +67,34 @@ describe('the reference page at /', () => {
 
     expect(problems).toEqual([]);
     expect(external).toEqual([]);
+    await page.close();
+  });
+
+  it('shows every answer shape in the spec’s notation', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${local.baseUrl}/`);
+    for (const [name, shape] of Object.entries(SHAPES)) {
+      await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
+    }
+    for (const route of ROUTES) await expect(page.locator(`tr#${route.id}`).innerText()).resolves.toContain(route.answer);
+    await page.close();
+  });
+
+  it('fits a 390 px phone screen: nothing scrolls sideways, and every lookup is still there', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
+    const widths = await page.evaluate(() => ({
+      viewport: window.innerWidth,
+      document: document.documentElement.scrollWidth,
+      widest: Math.max(...[...document.querySelectorAll('body *')].map((e) => e.getBoundingClientRect().right)),
+    }));
+    expect(widths.viewport).toBe(390);
+    expect(widths.document).toBeLessThanOrEqual(390);
+    expect(widths.widest).toBeLessThanOrEqual(390);
+    for (const route of ROUTES) await expect(page.locator(`tr#${route.id}`).isVisible()).resolves.toBe(true);
+    await mkdir(path.dirname(PHONE_SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: PHONE_SCREENSHOT, fullPage: true });
+    console.log(`reference page at phone width: ${PHONE_SCREENSHOT}`);
     await page.close();
   });
 

@@ -1,0 +1,26 @@
+/**
+ * The README's example requests (`    GET /path/apikey=KEY` lines of its API
+ * section) answer 200 on the built-in sample, the data a fresh `npm start`
+ * serves. (test/behaviour.test.ts holds their printed answers against the
+ * full archive.)
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startLocalServer, type LocalServer } from './_local-server.ts';
+import { readmeExamples } from './helpers.ts';
+
+let local: LocalServer;
+beforeAll(async () => {
+  local = await startLocalServer();
+});
+afterAll(() => local?.close());
+
+it('has one example of each of the six lookups, and each answers 200 on the built-in sample', async () => {
+  const examples = readmeExamples();
+  expect(examples.map((e) => e.request.replace(/=[^/]*/g, '=')).sort()).toEqual(
+    ['/archive/apikey=', '/archive/year=/apikey=', '/person/name=/apikey=', '/movie/name=/year=/apikey=', '/award/name=/apikey=', '/award/name=/year=/apikey='].sort(),
+  );
+  for (const { request } of examples) {
+    const response = await fetch(local.baseUrl + request.replace('apikey=KEY', `apikey=${local.key}`));
+    expect([request, response.status]).toEqual([request, 200]);
+  }
+});
