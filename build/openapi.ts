@@ -1,14 +1,15 @@
 /**
  * The OpenAPI 3.1 document, generated at build time from what the runtime
  * itself uses: the route table (src/routes.ts), the error messages
- * (MESSAGES in src/core.ts) and the shapes in src/types.ts. The schemas are
+ * (src/api/messages.ts) and the shapes in src/types.ts. The schemas are
  * read from types.ts with the TypeScript parser, field descriptions from their
  * JSDoc lines, so a field added or renamed there shows up here without a
  * second copy; a type this generator cannot express fails the build.
  */
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
-import { ALLOWED_METHODS, DATA_CACHE_CONTROL, MESSAGES } from '../src/core.ts';
+import { MESSAGES } from '../src/api/messages.ts';
+import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
 import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';

@@ -3,7 +3,8 @@
  * route table and messages as the API and its OpenAPI document. Static HTML
  * with inline CSS: no script, nothing fetched from elsewhere.
  */
-import { ALLOWED_METHODS, MESSAGES } from '../src/core.ts';
+import { MESSAGES } from '../src/api/messages.ts';
+import { ALLOWED_METHODS } from '../src/api/reply.ts';
 import { MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 

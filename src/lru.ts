@@ -42,6 +42,11 @@ export class ByteLru<V extends { size: number }> {
     }
   }
 
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+
   delete(key: string): void {
     const old = this.map.get(key);
     if (old) {

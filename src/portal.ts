@@ -10,7 +10,8 @@
  * (415). So only the portal page on the same origin can use these endpoints
  * from a browser.
  */
-import { jsonReply, type ApiReply, type ApiRequest } from './core.ts';
+import { type ApiReply, jsonReply } from './api/reply.ts';
+import type { ApiRequest } from './api/request.ts';
 import { isEmail, KeyError, type Keys } from './keys.ts';
 import { RateLimiter } from './rate-limit.ts';
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
-import { generateKey, keyId, type KeyBackend, type KeyRecord } from '../src/keys.ts';
+import { generateKey, keyId, type KeyBackend, type KeyRecord, redactLine } from '../src/keys.ts';
 import { sha256Hex } from '../src/refs.ts';
 import { createNodeServer, type ServerOptions } from '../src/server/server.node.ts';
 
@@ -61,7 +61,11 @@ export const writeKeysFile = (file: string, records: KeyRecord[]) => writeFile(f
 /** A key of the right shape that was never issued. */
 export const unissuedKey = () => generateKey();
 
-/** Collects log lines, remembering any that holds a whole key (checked as written, so floods need no big array). */
+/**
+ * A log sink as the servers have one: lines are redacted where they are
+ * written, then checked; any that still holds a whole key is remembered (as
+ * written, so floods need no big array).
+ */
 export function keyWatchingLog(keep = 200) {
   const lines: string[] = [];
   const leaks: string[] = [];
@@ -72,7 +76,8 @@ export function keyWatchingLog(keep = 200) {
     get count() {
       return count;
     },
-    log(line: string) {
+    log(raw: string) {
+      const line = redactLine(raw);
       count++;
       if (WHOLE_KEY.test(line)) leaks.push(line);
       if (lines.length < keep) lines.push(line);

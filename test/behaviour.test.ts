@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { BlobsServer } from '@netlify/blobs/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApi } from '../src/core.ts';
+import { createApi } from '../src/api/handler.ts';
 import { Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
@@ -67,7 +67,7 @@ beforeAll(async () => {
   const keysFile = path.join(dir, 'keys.json');
   const fileKeys = new Keys(new FileKeyBackend(keysFile));
   const data = new DiskData(dist);
-  const api = createApi({ data, keys: fileKeys, compression: true, extra: publicFiles(data) });
+  const api = createApi({ data, keys: fileKeys, compression: true, publicFile: publicFiles(data) });
   targets.core = {
     compression: true,
     seen: [],

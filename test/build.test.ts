@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
-import { createApi, type Api } from '../src/core.ts';
+import { createApi, type Api } from '../src/api/handler.ts';
 import { Keys, MemoryKeyBackend } from '../src/keys.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';

@@ -6,7 +6,8 @@
  * and memory stays bounded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApi, type Api, type ApiReply } from '../src/core.ts';
+import { createApi, type Api } from '../src/api/handler.ts';
+import type { ApiReply } from '../src/api/reply.ts';
 import { Keys, MemoryKeyBackend } from '../src/keys.ts';
 import { RateLimiter } from '../src/rate-limit.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
@@ -42,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(() => box?.remove());
 
-const ask = (path: string, key: string): Promise<ApiReply> => api.reply({ method: 'GET', url: `${path}/apikey=${key}`, header: () => null });
+const ask = async (path: string, key: string): Promise<ApiReply> => api.reply({ method: 'GET', url: `${path}/apikey=${key}`, header: () => null });
 
 function expect429(out: ApiReply, windowStart: number): void {
   expect(out.status).toBe(429);

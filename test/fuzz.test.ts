@@ -9,7 +9,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApi, describeService, type Api } from '../src/core.ts';
+import { createApi, describeService, type Api } from '../src/api/handler.ts';
 import { Keys, MemoryKeyBackend, type KeyRecord } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { httpRequest, keyWatchingLog, listen, makeKeys, putAll, ROOT, sampleSandbox, unissuedKey, writeKeysFile, type Running, type Sandbox } from './_robust.ts';

@@ -93,7 +93,7 @@ describe('the keys command and a running server', () => {
   beforeAll(async () => {
     const dist = await buildInto(SAMPLE_SOURCE, 'keys');
     keysFile = path.join(await tempDir('keys-file'), 'keys.json');
-    const { server } = createNodeServer({ dist, keysFile, log: (l) => logs.push(l) });
+    const { server } = createNodeServer({ dist, keysFile, log: (l) => logs.push(redactLine(l)) });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     close = () => new Promise((resolve) => server.close(() => resolve()));

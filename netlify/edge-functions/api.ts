@@ -6,8 +6,10 @@
  * without running this function again. Keys come from the Blobs store.
  */
 import type { Config, Context } from '@netlify/edge-functions';
-import { createApi, type DataSource } from '../../src/core.ts';
+import type { DataSource } from '../../src/api/archive.ts';
+import { createApi } from '../../src/api/handler.ts';
 import { edgeKeyStore } from '../../src/keys-blobs.ts';
+import { redactLine } from '../../src/keys.ts';
 import { ByteLru } from '../../src/lru.ts';
 import { MANIFEST_PATH } from '../../src/refs.ts';
 
@@ -44,7 +46,7 @@ const ttl = Number(env('KEY_CACHE_TTL_MS') ?? '');
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: Number.isInteger(ttl) && ttl >= 0 && ttl <= 60_000 ? ttl : undefined }),
   rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
-  log: (line) => console.log(line),
+  log: (line) => console.log(redactLine(line)), // secrets leave only where lines are written
 });
 
 export default async function handler(request: Request, context: Context): Promise<Response> {

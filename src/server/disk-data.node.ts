@@ -6,7 +6,8 @@
  */
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { DataSource } from '../core.ts';
+import type { DataSource } from '../api/archive.ts';
+import type { Maybe } from '../api/maybe.ts';
 import { ByteLru } from '../lru.ts';
 
 /** Resolves `relative` under `root`, or null when it would leave it (`..`, absolute, NUL). */
@@ -50,10 +51,15 @@ export class DiskData implements DataSource {
     return this.cache.bytes;
   }
 
-  async read(relative: string): Promise<Uint8Array | null> {
-    const now = Date.now();
+  /** From memory, at once, while the last check of the disk is recent enough; otherwise after asking the disk. */
+  read(relative: string): Maybe<Uint8Array | null> {
     const hit = this.cache.peek(relative);
-    if (hit && now - hit.checkedAt < this.revalidateMs) return hit.bytes;
+    if (hit && Date.now() - hit.checkedAt < this.revalidateMs) return hit.bytes;
+    return this.load(relative, hit);
+  }
+
+  private async load(relative: string, hit: Entry | undefined): Promise<Uint8Array | null> {
+    const now = Date.now();
     const full = resolveWithin(this.root, relative);
     if (!full) return null;
     const info = await stat(full).catch(() => null);

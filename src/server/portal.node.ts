@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
 import { createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
-import { toApiRequest } from './request.node.ts';
+import { toApiRequest, writeReply } from './http.node.ts';
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
 export type NodePortal = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -59,8 +59,7 @@ export function nodePortal(keys: Keys, options: Omit<PortalOptions, 'keys'> = {}
         (out) => {
           // A refused body may still be arriving: answer, then close the connection rather than read the rest.
           if (tooLarge || (out!.status === 413 && !req.readableEnded)) out!.headers.connection = 'close';
-          res.writeHead(out!.status, out!.headers);
-          res.end(out!.body ?? undefined);
+          writeReply(res, out!);
         },
         () => {
           res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });

@@ -5,12 +5,15 @@
  */
 import http from 'node:http';
 import path from 'node:path';
-import { createApi, type ApiOptions, type ApiReply, type ApiRequest } from '../core.ts';
+import { createApi, type ApiOptions } from '../api/handler.ts';
+import { isPromise } from '../api/maybe.ts';
+import type { ApiReply } from '../api/reply.ts';
+import type { ApiRequest } from '../api/request.ts';
 import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
 import { FileKeyBackend } from './file-keys.node.ts';
-import { toApiRequest } from './request.node.ts';
+import { toApiRequest, writeReply } from './http.node.ts';
 import type { NodePortal } from './portal.node.ts';
 
 const TYPES: Record<string, string> = {
@@ -35,7 +38,7 @@ export interface ServerOptions {
   revalidateMs?: number;
   log?: (line: string) => void;
   /** More public routes, tried for paths that are not API routes. */
-  extra?: ApiOptions['extra'];
+  extra?: ApiOptions['publicFile'];
   /** The key portal's POST endpoints, over this server's keys (`nodePortal` from portal.node.ts). */
   portal?: (keys: Keys) => NodePortal;
 }
@@ -86,27 +89,13 @@ export function createNodeServer(options: ServerOptions) {
     compression: true,
     rateLimitPerMinute: options.rateLimitPerMinute,
     log: options.log,
-    extra: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
+    publicFile: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
   });
   const server = http.createServer((req, res) => {
     if (portal?.(req, res)) return;
-    const request = toApiRequest(req);
-    const fast = api.fastReply(request);
-    if (fast) {
-      res.writeHead(fast.status, fast.headers);
-      res.end(fast.body ?? undefined);
-      return;
-    }
-    api.reply(request).then(
-      (out) => {
-        res.writeHead(out.status, out.headers);
-        res.end(out.body ?? undefined);
-      },
-      () => {
-        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        res.end('{"error":"Error fetching data"}');
-      },
-    );
+    const out = api.reply(toApiRequest(req));
+    if (isPromise(out)) out.then((reply) => writeReply(res, reply));
+    else writeReply(res, out);
   });
   server.keepAliveTimeout = 65_000;
   return { server, api, data, keys };

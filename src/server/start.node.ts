@@ -14,6 +14,7 @@ import { resolveSource, ROOT } from '../../build/source.ts';
 import { examplePath, ROUTES } from '../routes.ts';
 import { MANIFEST_PATH } from '../refs.ts';
 import type { Manifest } from '../types.ts';
+import { redactLine } from '../keys.ts';
 import { nodePortal } from './portal.node.ts';
 import { createNodeServer } from './server.node.ts';
 
@@ -59,7 +60,7 @@ async function main() {
     dist: DIST,
     keysFile: KEYS_FILE,
     rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
-    log: quiet ? undefined : (line) => console.log(line),
+    log: quiet ? undefined : (line) => console.log(redactLine(line)),
     portal: (keys) => nodePortal(keys, { log: quiet ? undefined : (line) => console.log(line) }),
   });
 

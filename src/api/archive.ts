@@ -1,0 +1,216 @@
+/**
+ * Finding a lookup's answer among the files the build stored: the manifest,
+ * a shard of the name index, or (for a category text matching several full
+ * names) slices of stored answers joined in archive order. Every file is
+ * checked against its content hash before its bytes are used. Knows nothing
+ * of headers or keys.
+ *
+ * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
+ * counted at three times their file size, about what the parsed objects take)
+ * and joined answers (`joinBytes`, counted with their gzip variant and their
+ * query). Raw file bytes are the DataSource's to keep; a shard is parsed again
+ * when the source hands back other bytes, and joins go when the manifest does.
+ */
+import { ByteLru } from '../lru.ts';
+import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
+import type { FileRef, Manifest, Shard } from '../types.ts';
+import { type Maybe, andThen } from './maybe.ts';
+import type { Answer } from './reply.ts';
+import type { Lookup } from './request.ts';
+
+/** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
+export interface DataSource {
+  read(path: string): Maybe<Uint8Array | null>;
+}
+
+/** The archive's files are missing, corrupt or of another layout: section 7's 500. */
+export class DataError extends Error {}
+
+export interface ArchiveOptions {
+  /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
+  jsonBytes?: number;
+  /** Bytes of joined answers kept; default 32 MiB. */
+  joinBytes?: number;
+  /** Also keep a gzip variant of each joined answer (the Node server, which negotiates encodings). */
+  compressJoins?: boolean;
+}
+
+interface Joined {
+  size: number;
+  answer: Answer;
+}
+
+/** `[a,b,...]` from the bytes of each element. */
+function concatArray(parts: Uint8Array[]): Uint8Array {
+  let size = 1 + parts.length;
+  for (const p of parts) size += p.length;
+  const body = new Uint8Array(Math.max(size, 2));
+  let at = 0;
+  body[at++] = 0x5b; // [
+  parts.forEach((p, i) => {
+    if (i > 0) body[at++] = 0x2c; // ,
+    body.set(p, at);
+    at += p.length;
+  });
+  body[at] = 0x5d; // ]
+  return body;
+}
+
+const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
+
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+export class ArchiveReader {
+  private readonly verified = new WeakSet<Uint8Array>();
+  private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
+  private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard }>;
+  private readonly joins: ByteLru<Joined>;
+
+  constructor(private readonly options: ArchiveOptions = {}) {
+    this.shards = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
+    this.joins = new ByteLru(options.joinBytes ?? 32 * 1024 * 1024);
+  }
+
+  /** Bytes the join cache holds now. */
+  get joinedBytes(): number {
+    return this.joins.bytes;
+  }
+
+  /** The answer to a lookup, or null when nothing matches. */
+  find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
+    return andThen(this.manifest(source), (manifest) => {
+      const { name = '', year } = lookup;
+      switch (lookup.route) {
+        case 'allCeremonies':
+          return this.stored(source, manifest.archive);
+        case 'ceremonyByYear':
+          return Object.hasOwn(manifest.years, year!) ? this.stored(source, manifest.years[year!]) : null;
+        case 'personByName':
+        case 'filmByNameAndYear':
+          return andThen(this.shard(source, manifest, name), (shard) => {
+            const entry = Object.hasOwn(shard, name) ? shard[name] : undefined;
+            const ref = year === undefined ? entry?.[0] : entry && Object.hasOwn(entry[1], year) ? entry[1][year] : undefined;
+            return ref ? this.stored(source, ref) : null;
+          });
+        case 'categoryByName':
+        case 'categoryByNameAndYear':
+          return this.category(source, manifest, name, year);
+      }
+    });
+  }
+
+  /** The manifest, parsed again only when the source hands back other bytes. */
+  manifest(source: DataSource): Maybe<Manifest> {
+    return andThen(source.read(MANIFEST_PATH), (bytes) => {
+      if (!bytes) throw new DataError('missing manifest');
+      if (this.parsedManifest?.bytes === bytes) return this.parsedManifest.manifest;
+      let manifest: Manifest;
+      try {
+        manifest = JSON.parse(new TextDecoder().decode(bytes));
+      } catch {
+        throw new DataError('corrupt manifest');
+      }
+      if (manifest?.format !== 2 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object') {
+        throw new DataError('unknown manifest format');
+      }
+      this.parsedManifest = { bytes, manifest };
+      this.joins.clear(); // joins are slices of the files the previous manifest named
+      return manifest;
+    });
+  }
+
+  /** A stored file's bytes, once they are known to be what their id (a hash of them) says. */
+  bytes(source: DataSource, id: string): Maybe<Uint8Array> {
+    const path = dataPath(id);
+    if (!path) throw new DataError(`bad id ${id}`);
+    return andThen(source.read(path), (bytes) => {
+      if (!bytes) throw new DataError(`missing ${path}`);
+      if (this.verified.has(bytes)) return bytes;
+      return idOf(bytes).then((actual) => {
+        if (actual !== id) throw new DataError(`corrupt ${path}`);
+        this.verified.add(bytes);
+        return bytes;
+      });
+    });
+  }
+
+  private stored(source: DataSource, ref: FileRef): Answer {
+    const parsed = parseRef(ref);
+    if (!parsed) throw new DataError(`bad ref ${ref}`);
+    const ids = { identity: parsed.id, ...(parsed.gzip ? { gzip: parsed.gzip, br: parsed.br } : {}) };
+    return { ids, bytes: (encoding: Encoding) => this.bytes(source, ids[encoding] ?? ids.identity) };
+  }
+
+  private shard(source: DataSource, manifest: Manifest, name: string): Maybe<Shard> {
+    const ref = manifest.shards[shardOf(name, manifest.shards.length)];
+    const id = ref ? parseRef(ref)?.id : undefined;
+    if (!id) throw new DataError('no shard for this name');
+    return andThen(this.bytes(source, id), (bytes) => {
+      // Parsed again only when the source hands back other bytes (a file damaged or replaced on disk).
+      const hit = this.shards.get(id);
+      if (hit?.bytes === bytes) return hit.shard;
+      let shard: Shard;
+      try {
+        shard = JSON.parse(new TextDecoder().decode(bytes));
+      } catch {
+        throw new DataError(`unparsable shard ${id}`);
+      }
+      this.shards.set(id, { size: bytes.length * 3, bytes, shard });
+      return shard;
+    });
+  }
+
+  /** Categories whose full name contains `text`: one stored answer when one name matches, a join otherwise. */
+  private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
+    const matches = manifest.categories.filter((c) => c.name.includes(text) && (year === undefined || Object.hasOwn(c.years, year)));
+    if (matches.length === 0) return null;
+    if (matches.length === 1) return this.stored(source, year === undefined ? matches[0].all : matches[0].years[year]);
+    const key = `${year ?? '*'}\u0000${text}`;
+    const hit = this.joins.get(key);
+    if (hit) return hit.answer;
+    return this.join(source, manifest, matches, year).then((joined) => {
+      this.joins.set(key, { ...joined, size: joined.size + key.length * 2 });
+      return joined.answer;
+    });
+  }
+
+  private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
+    const parts = year === undefined ? await this.slicesAcrossYears(source, matches) : await this.slicesAtYear(source, manifest, matches, year);
+    const body = concatArray(parts);
+    const ids: Answer['ids'] = { identity: await idOf(body) };
+    const variants: Partial<Record<Encoding, Uint8Array>> = { identity: body };
+    if (this.options.compressJoins && body.length >= 1024) {
+      variants.gzip = await gzip(body);
+      ids.gzip = await idOf(variants.gzip);
+    }
+    const size = body.length + (variants.gzip?.length ?? 0);
+    return { size, answer: { ids, bytes: (encoding) => variants[encoding] ?? body } };
+  }
+
+  /** Each matching name's answer across all years, cut into its elements and merged by year, then place in the ceremony. */
+  private async slicesAcrossYears(source: DataSource, matches: Manifest['categories']): Promise<Uint8Array[]> {
+    const parts: { year: number; pos: number; bytes: Uint8Array }[] = [];
+    for (const c of matches) {
+      const bytes = await this.bytes(source, parseRef(c.all)!.id);
+      for (const [year, pos, start, end] of c.units) parts.push({ year, pos, bytes: bytes.subarray(start, end) });
+    }
+    return parts.sort((a, b) => a.year - b.year || a.pos - b.pos).map((p) => p.bytes);
+  }
+
+  /** At one year the ceremony's own answer holds every CategoryYearMatch: its elements at the matching places. */
+  private async slicesAtYear(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string): Promise<Uint8Array[]> {
+    const ranges = Object.hasOwn(manifest.yearSlices, year) ? manifest.yearSlices[year] : [];
+    const positions = matches.flatMap((c) => c.units.filter((u) => u[0] === Number(year)).map((u) => u[1])).sort((a, b) => a - b);
+    const ref = Object.hasOwn(manifest.years, year) ? parseRef(manifest.years[year]) : null;
+    if (!ref) throw new DataError(`no answer for ${year}`);
+    const bytes = await this.bytes(source, ref.id);
+    return positions.map((pos) => {
+      if (!ranges[pos]) throw new DataError(`no slice ${pos} for ${year}`);
+      return bytes.subarray(ranges[pos][0], ranges[pos][1]);
+    });
+  }
+}
+

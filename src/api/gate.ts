@@ -1,0 +1,40 @@
+/**
+ * Who may ask, and how often: the key first (403), then the per-key rate
+ * (429), both synchronous when the key store can answer at once.
+ */
+import { RateLimiter } from '../rate-limit.ts';
+import { type Maybe, andThen } from './maybe.ts';
+import { type ApiReply, REPLIES, tooMany } from './reply.ts';
+
+/** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
+export interface KeyCheck {
+  verify(key: string): Maybe<boolean>;
+}
+
+export interface GateOptions {
+  keys: KeyCheck;
+  /** Requests per key per minute; default 60 (section 8). */
+  perMinute?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export class Gate {
+  readonly limiter: RateLimiter;
+  private readonly keys: KeyCheck;
+
+  constructor(options: GateOptions) {
+    this.keys = options.keys;
+    this.limiter = new RateLimiter({ limit: options.perMinute ?? 60, now: options.now });
+  }
+
+  /** Null when the request may go on; otherwise the reply that refuses it. */
+  check(key: string | null): Maybe<ApiReply | null> {
+    if (!key) return REPLIES.forbidden;
+    return andThen(this.keys.verify(key), (good) => {
+      if (!good) return REPLIES.forbidden;
+      const decision = this.limiter.hit(key);
+      return decision.ok ? null : tooMany(this.limiter.limit, decision.retryAfter);
+    });
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The API at request time, for every runtime: a request is parsed once, then
+ * goes through the gate (key, then rate), is found (a stored answer or a
+ * join), becomes a reply (status, headers, encoding, ETag, 304) and is logged.
+ * When everything it needs is warm the whole pipeline runs synchronously and
+ * returns an ApiReply; a cache miss returns a Promise of one.
+ */
+import { ROUTES, SHAPES, template } from '../routes.ts';
+import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from './archive.ts';
+import { Gate, type KeyCheck } from './gate.ts';
+import { isPromise, type Maybe, andThen } from './maybe.ts';
+import { MESSAGES } from './messages.ts';
+import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES } from './reply.ts';
+import { type ApiRequest, decode, lookupOf, parseRequest, type RouteMatch } from './request.ts';
+
+export interface ApiOptions extends ArchiveOptions {
+  /** Where the built files come from (the edge function passes one per request instead). */
+  data?: DataSource;
+  /** Who may ask. */
+  keys: KeyCheck;
+  /** Requests per key per minute (RATE_LIMIT_PER_MINUTE); default 60. */
+  rateLimitPerMinute?: number;
+  /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
+  compression?: boolean;
+  /** One line per request; the sink redacts secrets where it writes them. */
+  log?: (line: string) => void;
+  /** Clock, for tests. */
+  now?: () => number;
+  /** Public files (reference page, portal assets), asked only for paths that are not lookups. */
+  publicFile?: (request: ApiRequest) => Maybe<ApiReply | null>;
+}
+
+/** The service description at `/` for JSON clients. */
+export function describeService() {
+  return {
+    name: 'Film Awards Archive API',
+    description: 'Every Academy Awards nomination and winner, 1929 to 2026, keyed by the year each ceremony was held.',
+    openapi: '/openapi.json',
+    portal: '/portal',
+    endpoints: ROUTES.map((r) => ({ operationId: r.id, method: 'GET', path: template(r), summary: r.summary, answer: r.answer, ...(r.notFound ? { notFound: r.notFound } : {}) })),
+    shapes: SHAPES,
+    errors: { 400: 'invalid parameter', 403: MESSAGES.forbidden, 404: 'nothing found', 405: 'method not allowed', 429: 'over the rate limit', 500: MESSAGES.fetchError },
+  };
+}
+
+const DESCRIPTION = jsonReply(200, describeService(), { 'cache-control': 'public, max-age=3600' });
+const NOT_FOUND_OF = new Map(ROUTES.map((r) => [r.id, r.notFound ? errorReply(404, r.notFound) : REPLIES.notFound]));
+
+export function createApi(options: ApiOptions) {
+  const now = options.now ?? Date.now;
+  const gate = new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now });
+  const archive = new ArchiveReader({ ...options, compressJoins: options.compression });
+
+  /** Everything after the method and the route are known. */
+  function route(request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+    const parsed = parseRequest(request);
+    switch (parsed.kind) {
+      case 'preflight':
+        return preflight(request);
+      case 'method':
+        return REPLIES.methodNotAllowed;
+      case 'other':
+        return andThen(options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
+      case 'lookup':
+        return andThen(gate.check(parsed.key === null ? null : decode(parsed.key)), (refused) => refused ?? find(parsed, request, source));
+    }
+  }
+
+  function find(m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+    const lookup = lookupOf(m);
+    if ('error' in lookup) return errorReply(400, lookup.error);
+    if (!source) return REPLIES.fetchError;
+    return andThen(archive.find(source, lookup), (answer) => (answer ? answerReply(answer, request, !!options.compression) : NOT_FOUND_OF.get(lookup.route)!));
+  }
+
+  /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
+  function failed(request: ApiRequest, error: unknown): ApiReply {
+    const what = error instanceof DataError ? 'data error' : 'internal error';
+    options.log?.(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`);
+    return REPLIES.fetchError;
+  }
+
+  function finish(request: ApiRequest, out: ApiReply, started: number): ApiReply {
+    options.log?.(`${request.method} ${request.url} ${out.status} ${now() - started}ms`);
+    return request.method.toUpperCase() === 'HEAD' && out.body ? { ...out, body: null } : out;
+  }
+
+  /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
+  function reply(request: ApiRequest, source: DataSource | undefined = options.data): Maybe<ApiReply> {
+    const started = options.log ? now() : 0;
+    let out: Maybe<ApiReply>;
+    try {
+      out = route(request, source);
+    } catch (error) {
+      out = failed(request, error);
+    }
+    if (!isPromise(out)) return finish(request, out, started);
+    return out.then(
+      (done) => finish(request, done, started),
+      (error: unknown) => finish(request, failed(request, error), started),
+    );
+  }
+
+  /** The fetch-style entry (edge function, Deno): Request in, Response out. */
+  async function handle(request: Request, source?: DataSource): Promise<Response> {
+    const out = await reply({ method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source);
+    return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
+  }
+
+  return { reply, handle, limiter: gate.limiter, archive };
+}
+
+export type Api = ReturnType<typeof createApi>;
