@@ -90,110 +90,134 @@ function maxAge(cacheControl: string | null): number {
   return m ? Number(m[1]) : 0;
 }
 
-export function createClient(options: ClientOptions): Client {
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
-  const sleep = options.sleep ?? defaultSleep;
-  const now = options.now ?? Date.now;
-  const maxRetries = options.maxRetries ?? 3;
-  const backoffMs = options.backoffMs ?? 500;
-  const maxRetryAfter = options.maxRetryAfterSeconds ?? 120;
-  const maxEntries = options.maxCacheEntries ?? 100;
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const key = options.apiKey;
-  const cache = new Map<string, Cached>();
+/** What one attempt at a request came to: an answer to return, or a wait before the next attempt. */
+type Attempt<T> = { value: T } | { waitMs: number };
+
+/** The client's state and its request loop; `createClient` wraps it in the six lookups. */
+class Requester {
+  private readonly doFetch: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly maxRetries: number;
+  private readonly base: string;
+  private readonly cache = new Map<string, Cached>();
+
+  constructor(private readonly options: ClientOptions) {
+    this.doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.sleep = options.sleep ?? defaultSleep;
+    this.now = options.now ?? Date.now;
+    this.maxRetries = options.maxRetries ?? 3;
+    this.base = options.baseUrl.replace(/\/+$/, '');
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
 
   /** Anything that might echo the key (a fetch error naming the URL, say) loses it. */
-  const redact = (text: string) =>
-    key ? text.split(key).join('…').split(encodeURIComponent(key)).join('…') : text;
-
-  function remember(path: string, entry: Cached) {
-    cache.delete(path);
-    cache.set(path, entry);
-    while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+  private redact(text: string): string {
+    const key = this.options.apiKey;
+    return key ? text.split(key).join('…').split(encodeURIComponent(key)).join('…') : text;
   }
 
-  async function get<T>(segments: string[]): Promise<T> {
+  private remember(path: string, entry: Cached): Cached {
+    this.cache.delete(path);
+    this.cache.set(path, entry);
+    while (this.cache.size > (this.options.maxCacheEntries ?? 100)) this.cache.delete(this.cache.keys().next().value!);
+    return entry;
+  }
+
+  /** The answer at `/segments…/apikey=<key>`: from the cache while fresh, revalidated after, retried as the API asks. */
+  async get<T>(segments: string[]): Promise<T> {
     const path = `/${segments.join('/')}`;
-    const shown = `${path}/apikey=…`;
-    const url = `${base}${path}/apikey=${encodeURIComponent(key)}`;
-    let cached = cache.get(path);
-    if (cached && cached.freshUntil > now()) {
-      remember(path, cached);
-      return JSON.parse(cached.text) as T;
-    }
-
+    const cached = this.cache.get(path);
+    if (cached && cached.freshUntil > this.now()) return JSON.parse(this.remember(path, cached).text) as T;
     for (let attempt = 0; ; attempt++) {
-      const headers: Record<string, string> = { accept: 'application/json' };
-      if (cached?.etag) headers['if-none-match'] = cached.etag;
-      let response: Response;
-      try {
-        response = await doFetch(url, { headers });
-      } catch (error) {
-        if (attempt < maxRetries) {
-          await sleep(backoffMs * 2 ** attempt);
-          continue;
-        }
-        throw new ApiError(0, redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
-      }
-
-      if (response.status === 304 && cached) {
-        await response.body?.cancel();
-        cached = { ...cached, etag: response.headers.get('etag') ?? cached.etag, freshUntil: now() + maxAge(response.headers.get('cache-control')) * 1000 };
-        remember(path, cached);
-        return JSON.parse(cached.text) as T;
-      }
-      if (response.ok) {
-        const text = await response.text();
-        let value: T;
-        try {
-          value = JSON.parse(text) as T;
-        } catch {
-          throw new ApiError(response.status, 'The answer was not JSON', shown);
-        }
-        const cacheControl = response.headers.get('cache-control');
-        if (!/no-store/i.test(cacheControl ?? '')) {
-          remember(path, { text, etag: response.headers.get('etag'), freshUntil: now() + maxAge(cacheControl) * 1000 });
-        }
-        return value;
-      }
-
-      const message = await errorMessage(response);
-      if (response.status === 429) {
-        const seconds = parseRetryAfter(response.headers.get('retry-after'), now()) ?? 1;
-        if (attempt < maxRetries && seconds <= maxRetryAfter) {
-          await sleep(seconds * 1000);
-          continue;
-        }
-        throw new ApiError(429, message, shown, seconds);
-      }
-      if (response.status >= 500 && attempt < maxRetries) {
-        await sleep(backoffMs * 2 ** attempt);
-        continue;
-      }
-      throw new ApiError(response.status, message, shown);
+      const outcome = await this.attempt<T>(path, attempt);
+      if ('value' in outcome) return outcome.value;
+      await this.sleep(outcome.waitMs);
     }
   }
 
-  async function errorMessage(response: Response): Promise<string> {
+  private async attempt<T>(path: string, attempt: number): Promise<Attempt<T>> {
+    const shown = `${path}/apikey=…`;
+    const cached = this.cache.get(path);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (cached?.etag) headers['if-none-match'] = cached.etag;
+    let response: Response;
+    try {
+      response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, { headers });
+    } catch (error) {
+      if (attempt < this.maxRetries) return { waitMs: this.backoff(attempt) };
+      throw new ApiError(0, this.redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
+    }
+    if (response.status === 304 && cached) {
+      await response.body?.cancel();
+      const fresh = { ...cached, etag: response.headers.get('etag') ?? cached.etag, freshUntil: this.freshUntil(response) };
+      return { value: JSON.parse(this.remember(path, fresh).text) as T };
+    }
+    if (response.ok) return { value: await this.accept<T>(path, response, shown) };
+    return this.refused(response, attempt, shown);
+  }
+
+  private backoff(attempt: number): number {
+    return (this.options.backoffMs ?? 500) * 2 ** attempt;
+  }
+
+  private freshUntil(response: Response): number {
+    return this.now() + maxAge(response.headers.get('cache-control')) * 1000;
+  }
+
+  /** A 2xx: its JSON, kept with its ETag unless the API said not to store it. */
+  private async accept<T>(path: string, response: Response, shown: string): Promise<T> {
+    const text = await response.text();
+    let value: T;
+    try {
+      value = JSON.parse(text) as T;
+    } catch {
+      throw new ApiError(response.status, 'The answer was not JSON', shown);
+    }
+    if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) {
+      this.remember(path, { text, etag: response.headers.get('etag'), freshUntil: this.freshUntil(response) });
+    }
+    return value;
+  }
+
+  /** A 429 is waited out (Retry-After), a 5xx backed off; both a bounded number of times. Anything else is thrown. */
+  private async refused(response: Response, attempt: number, shown: string): Promise<{ waitMs: number }> {
+    const message = await this.errorMessage(response);
+    if (response.status === 429) {
+      const seconds = parseRetryAfter(response.headers.get('retry-after'), this.now()) ?? 1;
+      if (attempt < this.maxRetries && seconds <= (this.options.maxRetryAfterSeconds ?? 120)) return { waitMs: seconds * 1000 };
+      throw new ApiError(429, message, shown, seconds);
+    }
+    if (response.status >= 500 && attempt < this.maxRetries) return { waitMs: this.backoff(attempt) };
+    throw new ApiError(response.status, message, shown);
+  }
+
+  private async errorMessage(response: Response): Promise<string> {
     const text = await response.text().catch(() => '');
     try {
       const body = JSON.parse(text) as { error?: unknown };
-      if (typeof body?.error === 'string') return redact(body.error);
+      if (typeof body?.error === 'string') return this.redact(body.error);
     } catch {
       // not JSON: fall through to the status
     }
     return `HTTP ${response.status}`;
   }
+}
 
-  const seg = (name: string, value: string | number) => `${name}=${encodeURIComponent(String(value))}`;
+const seg = (name: string, value: string | number) => `${name}=${encodeURIComponent(String(value))}`;
 
+export function createClient(options: ClientOptions): Client {
+  const api = new Requester(options);
   return {
-    archive: () => get<Archive>(['archive']),
-    ceremony: (year) => get<Ceremony>(['archive', seg('year', year)]),
-    person: (name) => get<PersonMatch[]>(['person', seg('name', name)]),
-    film: (name, year) => get<FilmMatch[]>(['movie', seg('name', name), seg('year', year)]),
-    category: (name) => get<CategoryMatch[]>(['award', seg('name', name)]),
-    categoryAt: (name, year) => get<CategoryYearMatch[]>(['award', seg('name', name), seg('year', year)]),
-    clearCache: () => cache.clear(),
+    archive: () => api.get<Archive>(['archive']),
+    ceremony: (year) => api.get<Ceremony>(['archive', seg('year', year)]),
+    person: (name) => api.get<PersonMatch[]>(['person', seg('name', name)]),
+    film: (name, year) => api.get<FilmMatch[]>(['movie', seg('name', name), seg('year', year)]),
+    category: (name) => api.get<CategoryMatch[]>(['award', seg('name', name)]),
+    categoryAt: (name, year) => api.get<CategoryYearMatch[]>(['award', seg('name', name), seg('year', year)]),
+    clearCache: () => api.clear(),
   };
 }

@@ -46,68 +46,83 @@ export function describeService() {
 const DESCRIPTION = jsonReply(200, describeService(), { 'cache-control': 'public, max-age=3600' });
 const NOT_FOUND_OF = new Map(ROUTES.map((r) => [r.id, r.notFound ? errorReply(404, r.notFound) : REPLIES.notFound]));
 
+/** The stages of one API instance, shared by the functions below. */
+interface Stages {
+  options: ApiOptions;
+  gate: Gate;
+  archive: ArchiveReader;
+  now: () => number;
+}
+
+/** Everything after the method and the route are known. */
+function route(s: Stages, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+  const parsed = parseRequest(request);
+  switch (parsed.kind) {
+    case 'preflight':
+      return preflight(request);
+    case 'method':
+      return REPLIES.methodNotAllowed;
+    case 'other':
+      return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
+    case 'lookup':
+      return andThen(s.gate.check(parsed.key === null ? null : decode(parsed.key)), (refused) => refused ?? find(s, parsed, request, source));
+  }
+}
+
+function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+  const lookup = lookupOf(m);
+  if ('error' in lookup) return errorReply(400, lookup.error);
+  if (!source) return REPLIES.fetchError;
+  return andThen(s.archive.find(source, lookup), (answer) => (answer ? answerReply(answer, request, !!s.options.compression) : NOT_FOUND_OF.get(lookup.route)!));
+}
+
+/** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
+function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
+  const what = error instanceof DataError ? 'data error' : 'internal error';
+  s.options.log?.(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`);
+  return REPLIES.fetchError;
+}
+
+function finish(s: Stages, request: ApiRequest, out: ApiReply, started: number): ApiReply {
+  s.options.log?.(`${request.method} ${request.url} ${out.status} ${s.now() - started}ms`);
+  return request.method.toUpperCase() === 'HEAD' && out.body ? { ...out, body: null } : out;
+}
+
+/** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
+function reply(s: Stages, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+  const started = s.options.log ? s.now() : 0;
+  let out: Maybe<ApiReply>;
+  try {
+    out = route(s, request, source);
+  } catch (error) {
+    out = failed(s, request, error);
+  }
+  if (!isPromise(out)) return finish(s, request, out, started);
+  return out.then(
+    (done) => finish(s, request, done, started),
+    (error: unknown) => finish(s, request, failed(s, request, error), started),
+  );
+}
+
 export function createApi(options: ApiOptions) {
   const now = options.now ?? Date.now;
-  const gate = new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now });
-  const archive = new ArchiveReader({ ...options, compressJoins: options.compression });
-
-  /** Everything after the method and the route are known. */
-  function route(request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
-    const parsed = parseRequest(request);
-    switch (parsed.kind) {
-      case 'preflight':
-        return preflight(request);
-      case 'method':
-        return REPLIES.methodNotAllowed;
-      case 'other':
-        return andThen(options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
-      case 'lookup':
-        return andThen(gate.check(parsed.key === null ? null : decode(parsed.key)), (refused) => refused ?? find(parsed, request, source));
-    }
-  }
-
-  function find(m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
-    const lookup = lookupOf(m);
-    if ('error' in lookup) return errorReply(400, lookup.error);
-    if (!source) return REPLIES.fetchError;
-    return andThen(archive.find(source, lookup), (answer) => (answer ? answerReply(answer, request, !!options.compression) : NOT_FOUND_OF.get(lookup.route)!));
-  }
-
-  /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
-  function failed(request: ApiRequest, error: unknown): ApiReply {
-    const what = error instanceof DataError ? 'data error' : 'internal error';
-    options.log?.(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`);
-    return REPLIES.fetchError;
-  }
-
-  function finish(request: ApiRequest, out: ApiReply, started: number): ApiReply {
-    options.log?.(`${request.method} ${request.url} ${out.status} ${now() - started}ms`);
-    return request.method.toUpperCase() === 'HEAD' && out.body ? { ...out, body: null } : out;
-  }
-
-  /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
-  function reply(request: ApiRequest, source: DataSource | undefined = options.data): Maybe<ApiReply> {
-    const started = options.log ? now() : 0;
-    let out: Maybe<ApiReply>;
-    try {
-      out = route(request, source);
-    } catch (error) {
-      out = failed(request, error);
-    }
-    if (!isPromise(out)) return finish(request, out, started);
-    return out.then(
-      (done) => finish(request, done, started),
-      (error: unknown) => finish(request, failed(request, error), started),
-    );
-  }
-
-  /** The fetch-style entry (edge function, Deno): Request in, Response out. */
-  async function handle(request: Request, source?: DataSource): Promise<Response> {
-    const out = await reply({ method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source);
-    return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
-  }
-
-  return { reply, handle, limiter: gate.limiter, archive };
+  const stages: Stages = {
+    options,
+    now,
+    gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
+    archive: new ArchiveReader({ ...options, compressJoins: options.compression }),
+  };
+  return {
+    /** Runs the pipeline on a request, over `source` (default: the one given at creation). */
+    reply: (request: ApiRequest, source: DataSource | undefined = options.data) => reply(stages, request, source),
+    /** The fetch-style entry (edge function, Deno): Request in, Response out. */
+    async handle(request: Request, source?: DataSource): Promise<Response> {
+      const out = await reply(stages, { method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source ?? options.data);
+      return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
+    },
+    limiter: stages.gate.limiter,
+    archive: stages.archive,
+  };
 }
 
 export type Api = ReturnType<typeof createApi>;

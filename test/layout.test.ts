@@ -1,0 +1,88 @@
+/**
+ * The code's layout rules, checked on the source itself: what the edge
+ * function loads is runtime-agnostic (no `node:` module, nothing Node-only),
+ * src/ never reaches into build/ or the tests, the spec's oracle is imported
+ * only by the tests and the benchmark, and no function of the request path
+ * (src/, netlify/) runs over 60 lines.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const MAX_FUNCTION_LINES = 60;
+
+const sourceFiles = (dir: string): string[] =>
+  readdirSync(path.join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.m?ts$/.test(e.name))
+    .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)));
+
+/** Module specifiers a file imports or re-exports (type-only imports included: they still say where a file reaches). */
+function importsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  return source.statements.flatMap((s) =>
+    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? [s.moduleSpecifier.text] : [],
+  );
+}
+
+/** Every project file a module loads at run time, following relative imports (type-only ones left out). */
+function runtimeGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+    for (const s of source.statements) {
+      if (!ts.isImportDeclaration(s) || s.importClause?.isTypeOnly || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      const spec = s.moduleSpecifier.text;
+      if (spec.startsWith('.')) visit(path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec)));
+      else seen.add(`package:${spec}`);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+/** Functions, methods and arrow functions longer than the limit, as `file:line name (n lines)`. */
+function longFunctions(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line + 2 - start;
+      const name = (node as ts.FunctionDeclaration).name?.getText() ?? '(anonymous)';
+      if (lines > MAX_FUNCTION_LINES) found.push(`${file}:${start} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('the layout', () => {
+  it('loads nothing Node-only into the edge function: no node: module, no *.node.ts, no build/ or test/ file', () => {
+    const graph = [...runtimeGraph('netlify/edge-functions/api.ts')];
+    expect(graph.length).toBeGreaterThan(5);
+    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench)\//.test(f));
+    expect(offending).toEqual([]);
+  });
+
+  it('keeps src/ out of build/, test/ and bench/', () => {
+    const reaching = sourceFiles('src').flatMap((f) => importsOf(f).filter((spec) => /(^|\/)(build|test|bench)\//.test(spec)).map((spec) => `${f} -> ${spec}`));
+    expect(reaching).toEqual([]);
+  });
+
+  it('lets only the tests and the benchmark import the spec oracle', () => {
+    const files = ['src', 'build', 'netlify', 'test', 'bench'].flatMap(sourceFiles);
+    const importers = files.filter((f) => importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'));
+    expect(importers.length).toBeGreaterThan(2);
+    expect(importers.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+  });
+
+  it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, netlify/)`, () => {
+    expect(['src', 'netlify'].flatMap(sourceFiles).flatMap(longFunctions)).toEqual([]);
+  });
+});
