@@ -22,21 +22,26 @@ const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
 const cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
 
+/** A file of the publish folder, through the CDN; kept in the isolate's cache. */
+async function fetchStatic(path: string, request: Request, context: Context): Promise<Uint8Array | null> {
+  const response = await context.next(new Request(new URL(`/${path}`, request.url)));
+  if (!response.ok) {
+    await response.body?.cancel();
+    cache.delete(path);
+    return null;
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? Date.now() + MANIFEST_TTL_MS : Infinity });
+  return bytes;
+}
+
+/** The isolate's cached bytes at once when there, the CDN otherwise. */
 function staticData(request: Request, context: Context): DataSource {
   return {
-    async read(path) {
-      const now = Date.now();
+    read(path) {
       const hit = cache.peek(path);
-      if (hit && hit.until > now) return hit.bytes;
-      const response = await context.next(new Request(new URL(`/${path}`, request.url)));
-      if (!response.ok) {
-        await response.body?.cancel();
-        cache.delete(path);
-        return null;
-      }
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? now + MANIFEST_TTL_MS : Infinity });
-      return bytes;
+      if (hit && hit.until > Date.now()) return hit.bytes;
+      return fetchStatic(path, request, context);
     },
   };
 }
