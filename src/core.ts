@@ -7,7 +7,7 @@
  * ask (`KeyStore`).
  */
 import type { KeyStore } from './keys.ts';
-import { redactLine } from './keys.ts';
+import { redactLine } from './redact.ts';
 import { ByteLru } from './lru.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from './refs.ts';
@@ -34,8 +34,6 @@ export interface ApiOptions {
   now?: () => number;
   /** Bytes of joined category answers kept in memory; default 32 MiB. */
   joinCacheBytes?: number;
-  /** How long a key that passed the check is trusted without asking the store again; default 1000 ms. */
-  keyTrustMs?: number;
   /**
    * How long a finished answer (200 or 404) is reused for the same lookup and
    * accepted encodings, behind the same key check and rate limit; default
@@ -214,9 +212,6 @@ export function createApi(options: ApiOptions) {
   const joined = new ByteLru<Joined>(options.joinCacheBytes ?? 32 * 1024 * 1024);
   let manifestCache: { bytes: Uint8Array; manifest: Manifest } | null = null;
   const jsonCache = new WeakMap<Uint8Array, unknown>();
-  // Keys that passed recently: hashing a key on every request costs more than the whole lookup.
-  const keyTrustMs = options.keyTrustMs ?? 1000;
-  const trusted = new Map<string, number>();
   const replyMemoMs = options.replyMemoMs ?? 1000;
   const memo = new ByteLru<{ size: number; reply: ApiReply; until: number }>(64 * 1024 * 1024, 8192);
   const encodingsCache = new Map<string, Set<Encoding>>();
@@ -235,19 +230,15 @@ export function createApi(options: ApiOptions) {
     return set;
   }
 
-  async function keyIsValid(key: string): Promise<boolean> {
-    const until = trusted.get(key);
-    if (until !== undefined && until > now()) return true;
-    if (!(await options.keys.verify(key))) {
-      trusted.delete(key);
-      return false;
-    }
-    if (keyTrustMs > 0) {
-      if (trusted.size >= 10_000) trusted.delete(trusted.keys().next().value!);
-      trusted.set(key, now() + keyTrustMs);
-    }
-    return true;
-  }
+  /** Asked on every request, never remembered: the store answers at once when it can (no trust window). */
+  const keyIsValid = (key: string): boolean | Promise<boolean> => options.keys.verify(key);
+  /** True only for a key the store can vouch for synchronously now; a pending answer goes the slow path. */
+  const validNow = (key: string): boolean => {
+    const valid = keyIsValid(key);
+    if (valid === true) return true;
+    if (valid !== false) valid.catch(() => {}); // the slow path asks again and handles a failure
+    return false;
+  };
 
   async function readVerified(data: DataSource, id: string): Promise<Uint8Array> {
     const path = dataPath(id);
@@ -513,7 +504,7 @@ export function createApi(options: ApiOptions) {
 
   /**
    * The synchronous fast path: a GET for a lookup answered within
-   * replyMemoMs, with a key that passed within keyTrustMs. Same checks in the
+   * replyMemoMs, with a key the store accepts synchronously. Same checks in the
    * same order as `reply` (route, key, rate), minus the awaits; null when any
    * of it would need the slow path, in which case nothing was counted.
    */
@@ -527,18 +518,14 @@ export function createApi(options: ApiOptions) {
         options.log?.(redactLine(`${request.method} ${request.url} 403 0ms`));
         return exact.reply;
       }
-      const trustedUntil = trusted.get(exact.key);
-      if (trustedUntil !== undefined && trustedUntil > now()) return answerFast(request, exact.key, exact.reply);
+      if (validNow(exact.key)) return answerFast(request, exact.key, exact.reply);
     }
     const pathname = plainPathname(request.url);
     if (pathname === null) return null;
     const m = matchRoute(pathname);
     if (m === null || m === 'root' || !m.key || m.key.includes('%')) return null;
-    const t = now();
-    const trustedUntil = trusted.get(m.key);
-    if (trustedUntil === undefined || trustedUntil <= t) return null;
     const hit = memo.peek(memoKeyOf(m, request));
-    if (!hit || hit.until <= t) return null;
+    if (!hit || hit.until <= now() || !validNow(m.key)) return null;
     remember(request, m.key, hit.reply, hit.until);
     return answerFast(request, m.key, hit.reply);
   }

@@ -9,6 +9,7 @@ import type { Config, Context } from '@netlify/edge-functions';
 import { createApi, type DataSource } from '../../src/core.ts';
 import { edgeKeyStore } from '../../src/keys-blobs.ts';
 import { ByteLru } from '../../src/lru.ts';
+import { redactLine } from '../../src/redact.ts';
 import { MANIFEST_PATH } from '../../src/refs.ts';
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
@@ -44,7 +45,7 @@ const ttl = Number(env('KEY_CACHE_TTL_MS') ?? '');
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: Number.isInteger(ttl) && ttl >= 0 && ttl <= 60_000 ? ttl : undefined }),
   rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
-  log: (line) => console.log(line),
+  log: (line) => console.log(redactLine(line)),
 });
 
 export default async function handler(request: Request, context: Context): Promise<Response> {
@@ -57,5 +58,5 @@ export default async function handler(request: Request, context: Context): Promi
 export const config: Config = {
   path: '/*',
   // Public static files never pay for the function.
-  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico'],
+  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico', '/favicon.svg'],
 };
