@@ -22,14 +22,14 @@ import path from 'node:path';
 import { build } from '../build/build.ts';
 import type { ApiReply, ApiRequest } from '../src/core.ts';
 import { Keys } from '../src/keys.ts';
-import { FileKeyBackend } from '../src/server/file-keys.node.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 
 const VARIANTS = ['ours', 'ours+memo', 'ceiling+headers'] as const;
 type Variant = (typeof VARIANTS)[number];
 
-function serve(variant: Variant, dist: string, keysFile: string): http.Server {
-  const node = createNodeServer({ dist, keysFile, rateLimitPerMinute: 1e8 });
+function serve(variant: Variant, dist: string, keysDb: string): http.Server {
+  const node = createNodeServer({ dist, keysDb, rateLimitPerMinute: 1e8 });
   if (variant === 'ours') return node.server;
   const requestOf = (req: http.IncomingMessage): ApiRequest => ({ method: req.method ?? 'GET', url: req.url ?? '/', header: (n) => req.headers[n] as string | undefined });
   const send = (res: http.ServerResponse, out: ApiReply) => {
@@ -74,9 +74,9 @@ async function driver() {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'faa-variants-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
   const dist = path.join(tmp, 'dist');
-  const keysFile = path.join(tmp, 'keys.json');
+  const keysFile = path.join(tmp, 'keys.db');
   await build({ source: process.env.ARCHIVE_SOURCE ?? '/work/shared/data/oscars.csv', out: dist, summary: path.join(tmp, 's.json'), log: () => {} });
-  const key = await new Keys(new FileKeyBackend(keysFile)).issue('variants@example.org');
+  const key = await new Keys(new SqliteKeyBackend(keysFile, { view: false })).issue('variants@example.org');
   const script = path.join(tmp, 'r.lua');
   writeFileSync(script, 'done = function(s, l) io.write(string.format("WRK %d %d %d\\n", s.requests - s.errors.status, s.duration, s.errors.status)) end\n');
   const workloads: [string, string, string?][] = [

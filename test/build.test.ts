@@ -11,7 +11,8 @@ import { build } from '../build/build.ts';
 import { importArchive } from '../build/import.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
 import { createApi, type Api } from '../src/core.ts';
-import { Keys, MemoryKeyBackend } from '../src/keys.ts';
+import { Keys } from '../src/keys.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { naiveAward, naiveFilm, naivePerson, naiveYear } from '../src/naive.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   archive = importArchive(await readFile(SHARED_SOURCE, 'utf8')).archive;
   dist = await buildInto(SHARED_SOURCE, 'equivalence');
   manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8'));
-  const keys = new Keys(new MemoryKeyBackend());
+  const keys = new Keys(new SqliteKeyBackend(':memory:'));
   key = await keys.issue('equivalence@example.org');
   api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
 });
