@@ -150,3 +150,5 @@ async function openLink() {
 }
 
 openLink();
+// A link opened in a tab that already shows the portal changes only the fragment: no new page load.
+addEventListener('hashchange', openLink);
