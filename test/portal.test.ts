@@ -174,7 +174,7 @@ describe('keys with a session', () => {
   it('needs a live session: none, a made-up one, an expired one or an e-mail in the body all get 401', async () => {
     const { portal, clock } = setup();
     const { bearer } = await signIn(portal, address());
-    for (const headers of [{}, { authorization: 'Bearer fas_' + 'A'.repeat(43) }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer fas_' + 'A'.repeat(43) }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       for (const path of ['/portal/keys', '/portal/keys/rotate', '/portal/keys/revoke']) {
         const out = await send(portal, post(path, { email: 'victim@example.org', apiKey: 'faa_x' }, headers));
         expect([path, out.status, out.json]).toEqual([path, 401, { error: PORTAL_MESSAGES.badSession }]);
