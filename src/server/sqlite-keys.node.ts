@@ -131,7 +131,8 @@ export class SqliteKeyBackend implements KeyBackend {
     this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
     try {
       this.db = new DatabaseSync(file, { timeout: 5_000 });
-      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
+      // A 64 MiB page cache keeps the hot index pages of a million keys in memory, so a write seldom reads.
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
       this.blockingWrite(() => {
         if (Number((this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version) === 0) this.db.exec(SCHEMA);
       });
