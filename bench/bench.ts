@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
 import { Keys } from '../src/keys.ts';
-import { FileKeyBackend } from '../src/server/file-keys.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { captureKey, type Captured } from './server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -226,7 +226,7 @@ async function main() {
   const cleanup = () => rmSync(tmp, { recursive: true, force: true });
   process.on('exit', cleanup);
   const dist = path.join(tmp, 'dist');
-  const keysFile = path.join(tmp, 'keys.json');
+  const keysDb = path.join(tmp, 'keys.db');
   const script = path.join(tmp, 'report.lua');
   writeFileSync(script, LUA);
 
@@ -236,8 +236,10 @@ async function main() {
   const buildMs = performance.now() - buildStarted;
   if (built.sample) throw new Error('the benchmark needs the full archive, not the sample');
 
-  const key = await new Keys(new FileKeyBackend(keysFile)).issue('bench@example.org');
-  const env = { DIST: dist, KEYS_FILE: keysFile, RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0', ARCHIVE_SOURCE: SOURCE };
+  const keyStore = new SqliteKeyBackend(keysDb, { view: false });
+  const key = await new Keys(keyStore).issue('bench@example.org');
+  keyStore.close();
+  const env = { DIST: dist, KEYS_DB: keysDb, RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0', ARCHIVE_SOURCE: SOURCE };
   const urlOf = (w: Workload) => w.path.replace('{key}', key);
 
   // What ours answers, byte for byte: the ceiling replays it, the naive server must match it.

@@ -36,7 +36,7 @@ const context = {
   ip: '127.0.0.1',
   next: async (request?: Request) => {
     const bytes = request ? files.get(new URL(request.url).pathname) : undefined;
-    return bytes ? new Response(bytes) : new Response('Not Found', { status: 404 });
+    return bytes ? new Response(bytes as Uint8Array<ArrayBuffer>) : new Response('Not Found', { status: 404 });
   },
 };
 

@@ -3,7 +3,7 @@
  * killed on its own: `tsx bench/server.ts <ours|ceiling|naive>`. Prints
  * `listening <port>` once it accepts connections on 127.0.0.1.
  *
- * Environment: PORT (default 0), DIST and KEYS_FILE (ours, naive),
+ * Environment: PORT (default 0), DIST and KEYS_DB (ours, naive),
  * RATE_LIMIT_PER_MINUTE and LOG_REQUESTS as for npm start (ours),
  * CAPTURE_FILE (ceiling), ARCHIVE_SOURCE (naive).
  */
@@ -17,7 +17,7 @@ import { matchRoute } from '../src/api/request.ts';
 import { Keys } from '../src/keys.ts';
 import { MAX_NAME_LENGTH } from '../src/routes.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
-import { FileKeyBackend } from '../src/server/file-keys.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { expected, type Expected } from '../test/oracle.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */
@@ -66,7 +66,7 @@ function ceiling(): http.Server {
  */
 function naive(): http.Server {
   const { archive } = importArchive(readFileSync(env('ARCHIVE_SOURCE'), 'utf8'));
-  const keys = new Keys(new FileKeyBackend(env('KEYS_FILE')));
+  const keys = new Keys(new SqliteKeyBackend(env('KEYS_DB')));
   const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, value: unknown, cache = 'no-store') => {
     let body: Buffer = Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
     const headers: Record<string, string | number> = {
@@ -126,7 +126,7 @@ function ours(): http.Server {
   const quiet = process.env.LOG_REQUESTS === '0';
   const { server } = createNodeServer({
     dist: env('DIST'),
-    keysFile: env('KEYS_FILE'),
+    keysDb: env('KEYS_DB'),
     rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
     log: quiet ? undefined : (line) => console.log(line),
   });

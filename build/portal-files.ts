@@ -1,6 +1,6 @@
 /**
- * The key portal page (public by design): `portal.html`, `portal.css` and
- * `portal.js` at the top of dist/, served at `/portal` (Netlify's pretty URLs;
+ * The key portal page (public by design): `portal.html`, `portal.css`,
+ * `portal.js` and the site's `favicon.svg` at the top of dist/, served at `/portal` (Netlify's pretty URLs;
  * the Node server maps `/portal` to `portal.html` the same way). Sources live
  * in build/portal/ as plain files.
  */
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const PORTAL_SOURCE = path.join(import.meta.dirname, 'portal');
-export const PORTAL_FILES = ['portal.html', 'portal.css', 'portal.js'] as const;
+export const PORTAL_FILES = ['portal.html', 'portal.css', 'portal.js', 'favicon.svg'] as const;
 
 export function portalFiles(): Map<string, Uint8Array> {
   return new Map(PORTAL_FILES.map((name) => [name, new Uint8Array(readFileSync(path.join(PORTAL_SOURCE, name)))]));

@@ -1,20 +1,49 @@
 /**
- * Key records in a Netlify Blobs store (production): a site-scoped store, so
- * keys survive deploys and every function and edge function of the site sees
- * the same records. One JSON blob per key, named by the key's id (its first 12
- * characters); the blob holds the sha256 of the key, never the key.
+ * Keys, sign-in tokens and sessions in a Netlify Blobs store (production): a
+ * site-scoped store, so records survive deploys and the portal function and
+ * the edge function see the same ones. JSON blobs, named by hashes (never a
+ * secret, never an address):
+ *
+ * - `accounts/<sha256 of address>`: the address's active key, the one place
+ *   that decides it. Written only with `onlyIfNew` / `onlyIfMatch`, so of two
+ *   writers at once one wins and the other reads again: one active key per
+ *   address under any concurrency.
+ * - `keys/<sha256 of key>`: what the edge function reads to check a key.
+ *   A rotation or revocation marks the old key's record revoked *before* it
+ *   changes the account, and a new key's record is created with `onlyIfNew`,
+ *   so a record revoked by a concurrent writer is never brought back.
+ * - `tokens/<sha256>`: a sign-in token, used up by a conditional write
+ *   (single use), valid `TOKEN_TTL_MS`; `sessions/<sha256>`: a portal session,
+ *   valid `SESSION_TTL_MS`; `sign-ins/<sha256 of address>`: the times of the
+ *   address's last sign-in links, for its hourly limit (conditional writes too).
+ *
+ * Every write carries a fresh `rev`, so two writes never leave equal content.
  */
 import { getStore, type Store } from '@netlify/blobs';
-import { CachedKeyBackend, type KeyBackend, type KeyRecord, Keys } from './keys.ts';
+import {
+  hashSecret,
+  type KeyBackend,
+  type KeyInfo,
+  type KeyListing,
+  Keys,
+  type NewKey,
+  SESSION_TTL_MS,
+  SIGN_IN_WINDOW_MS,
+  SIGN_INS_PER_HOUR,
+  type SignInOutcome,
+  TOKEN_TTL_MS,
+} from './keys.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
-/** How long the edge function trusts a record it read; a revoked key stops working within this. */
+/** How long the edge function trusts what it read about a key; a revoked key stops working within this. */
 export const EDGE_CACHE_TTL_MS = 30_000;
-/** Parallel reads when listing every record. */
+/** Parallel reads when listing every key. */
 export const LIST_CONCURRENCY = 16;
+/** Conditional writes tried before an operation gives up (each retry means another writer won). */
+const MAX_ATTEMPTS = 25;
 
 /** What the backend uses of a Blobs store. */
-export type KeyBlobs = Pick<Store, 'get' | 'setJSON' | 'list'>;
+export type KeyBlobs = Pick<Store, 'get' | 'getWithMetadata' | 'setJSON' | 'list' | 'delete'>;
 
 export interface BlobsKeyStoreOptions {
   /** Store name; default `api-keys`. */
@@ -33,21 +62,58 @@ export interface BlobsKeyStoreOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-/** Blob ids the backend will ask for: a key id's alphabet, nothing that could name another path. */
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
+interface Account {
+  email: string;
+  active: { hash: string; id: string; createdAt: number } | null;
+}
+interface KeyBlob {
+  email: string;
+  id: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+interface TokenBlob {
+  email: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+interface SessionBlob {
+  email: string;
+  expiresAt: number;
+}
+interface SignIns {
+  times: number[];
+}
 
-function asRecord(value: unknown, id: string): KeyRecord | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const r = value as Partial<KeyRecord>;
-  if (r.id !== id || typeof r.hash !== 'string' || typeof r.email !== 'string' || typeof r.created !== 'string') return null;
-  if (r.revoked !== undefined && typeof r.revoked !== 'string') return null;
-  return r as KeyRecord;
+const HASH = /^[0-9a-f]{64}$/;
+const name = (kind: 'accounts' | 'keys' | 'tokens' | 'sessions' | 'sign-ins', hash: string) => {
+  if (!HASH.test(hash)) throw new RangeError(`Expected a sha256 hex name, got ${JSON.stringify(hash)}`);
+  return `${kind}/${hash}`;
+};
+const rev = () => crypto.randomUUID();
+const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(5 * 2 ** attempt, 200)));
+
+/** Past `MAX_ATTEMPTS` conditional writes lost to other writers. */
+export class BlobsContentionError extends Error {}
+
+export interface BlobsBackendOptions {
+  /** How long an answer about a key is reused (the edge); 0 reads every time (default). */
+  cacheMs?: number;
+  /** Most cached answers. */
+  cacheEntries?: number;
+  /** Clock for the cache, for tests. */
+  now?: () => number;
 }
 
 export class BlobsKeyBackend implements KeyBackend {
   private store: KeyBlobs | null = null;
   /** True once strong reads proved unavailable here and the backend fell back to eventual ones. */
   degraded = false;
+  private readonly cache = new Map<string, { active: boolean; until: number }>();
+  private readonly pending = new Map<string, Promise<boolean>>();
+  private readonly cacheMs: number;
+  private readonly now: () => number;
 
   /**
    * `source` may be a function, so that nothing asks the environment for Blobs
@@ -58,7 +124,11 @@ export class BlobsKeyBackend implements KeyBackend {
   constructor(
     private readonly source: KeyBlobs | (() => KeyBlobs),
     private readonly eventual?: () => KeyBlobs,
-  ) {}
+    private readonly options: BlobsBackendOptions = {},
+  ) {
+    this.cacheMs = options.cacheMs ?? 0;
+    this.now = options.now ?? Date.now;
+  }
 
   private blobs(): KeyBlobs {
     return (this.store ??= typeof this.source === 'function' ? this.source() : this.source);
@@ -75,59 +145,206 @@ export class BlobsKeyBackend implements KeyBackend {
     }
   }
 
-  async get(id: string): Promise<KeyRecord | null> {
-    if (!ID.test(id)) return null;
-    const text = await this.withStore((store) => store.get(id, { type: 'text' }));
+  private async read<T>(blob: string): Promise<T | null> {
+    const text = await this.withStore((store) => store.get(blob, { type: 'text' }));
     if (text === null) return null;
     try {
-      return asRecord(JSON.parse(text), id);
+      return JSON.parse(text) as T;
     } catch {
-      return null; // not a key record: treated as no key, never as a crash on the request path
+      return null; // not one of our records: treated as absent, never as a crash
     }
   }
 
-  async put(record: KeyRecord): Promise<void> {
-    if (!ID.test(record.id)) throw new RangeError(`Expected a key id of letters, digits, - and _, got ${JSON.stringify(record.id)}`);
-    await this.withStore((store) => store.setJSON(record.id, record));
+  /** A record with its ETag; a blob that is not JSON reads as no value (and is overwritten by the next write). */
+  private async readTagged<T>(blob: string): Promise<{ value: T | null; etag: string | undefined } | null> {
+    const got = await this.withStore((store) => store.getWithMetadata(blob, { type: 'text' }));
+    if (!got) return null;
+    try {
+      return { value: JSON.parse(got.data) as T, etag: got.etag };
+    } catch {
+      return { value: null, etag: got.etag };
+    }
   }
 
-  async all(): Promise<KeyRecord[]> {
-    const { blobs } = await this.withStore((store) => store.list());
-    const ids = blobs.map((b) => b.key).filter((k) => ID.test(k));
-    const records: (KeyRecord | null)[] = new Array(ids.length).fill(null);
+  private write(blob: string, value: object, options?: { onlyIfNew: true } | { onlyIfMatch: string }) {
+    return this.withStore((store) => store.setJSON(blob, { ...value, rev: rev() }, options));
+  }
+
+  /**
+   * Read, decide, write only if nobody wrote in between; on losing, read
+   * again. `decide` answers the new value, or `undefined` to stop without
+   * writing; `before` runs ahead of each write attempt (see the file's top).
+   */
+  private async update<T extends object>(
+    blob: string,
+    decide: (current: T | null) => T | undefined,
+    before?: (current: T | null) => Promise<void>,
+  ): Promise<{ current: T | null; written: boolean }> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const got = await this.readTagged<T>(blob);
+      const current = got?.value ?? null;
+      const next = decide(current);
+      if (next === undefined) return { current, written: false };
+      await before?.(current);
+      const result = await this.write(blob, next, got?.etag ? { onlyIfMatch: got.etag } : { onlyIfNew: true });
+      if (result.modified) return { current, written: true };
+      await pause(attempt);
+    }
+    throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
+  }
+
+  isActive(hash: string): boolean | Promise<boolean> {
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > this.now()) return hit.active;
+    let pending = this.pending.get(hash);
+    if (!pending) {
+      pending = this.read<KeyBlob>(name('keys', hash))
+        .then((record) => {
+          const active = record !== null && record.revokedAt === null && typeof record.email === 'string';
+          if (this.cacheMs > 0) this.remember(hash, active);
+          return active;
+        })
+        .finally(() => this.pending.delete(hash));
+      this.pending.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private remember(hash: string, active: boolean): void {
+    if (this.cache.size >= (this.options.cacheEntries ?? 10_000)) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.delete(hash);
+    this.cache.set(hash, { active, until: this.now() + this.cacheMs });
+  }
+
+  async addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome> {
+    let retryAfter = 0;
+    const { written } = await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
+      const times = (current?.times ?? []).filter((t) => typeof t === 'number' && t > now - SIGN_IN_WINDOW_MS);
+      if (times.length >= SIGN_INS_PER_HOUR) {
+        retryAfter = Math.max(1, Math.ceil((Math.min(...times) + SIGN_IN_WINDOW_MS - now) / 1000));
+        return undefined;
+      }
+      return { times: [...times, now] };
+    });
+    if (!written) return { ok: false, retryAfter };
+    const token: TokenBlob = { email, createdAt: now, expiresAt: now + TOKEN_TTL_MS, usedAt: null };
+    await this.write(name('tokens', tokenHash), token, { onlyIfNew: true });
+    return { ok: true };
+  }
+
+  async openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {
+    const blob = name('tokens', tokenHash);
+    const got = await this.readTagged<TokenBlob>(blob);
+    const token = got?.value;
+    if (!got?.etag || !token || token.usedAt !== null || !(token.expiresAt > now) || typeof token.email !== 'string') return null;
+    // Single use: of two uses at once, only one conditional write succeeds.
+    const { modified } = await this.write(blob, { ...token, usedAt: now }, { onlyIfMatch: got.etag });
+    if (!modified) return null;
+    const session: SessionBlob = { email: token.email, expiresAt: now + SESSION_TTL_MS };
+    await this.write(name('sessions', sessionHash), session, { onlyIfNew: true });
+    return token.email;
+  }
+
+  async sessionEmail(sessionHash: string, now: number): Promise<string | null> {
+    const session = await this.read<SessionBlob>(name('sessions', sessionHash));
+    return session && session.expiresAt > now && typeof session.email === 'string' ? session.email : null;
+  }
+
+  async activeKey(email: string): Promise<KeyInfo | null> {
+    const account = await this.read<Account>(name('accounts', hashSecret(email)));
+    const active = account?.active;
+    return active ? { id: active.id, createdAt: new Date(active.createdAt).toISOString() } : null;
+  }
+
+  /** Marks a key's record revoked (creating it so, if its issuer has not written it yet). */
+  private async retire(active: Account['active'], email: string, now: number): Promise<void> {
+    if (!active) return;
+    const record: KeyBlob = { email, id: active.id, createdAt: active.createdAt, revokedAt: now };
+    await this.write(name('keys', active.hash), record);
+    this.cache.delete(active.hash);
+  }
+
+  private async publish(key: NewKey): Promise<void> {
+    const record: KeyBlob = { email: key.email, id: key.id, createdAt: key.createdAt, revokedAt: null };
+    await this.write(name('keys', key.hash), record, { onlyIfNew: true });
+  }
+
+  async issue(key: NewKey): Promise<boolean> {
+    const { written } = await this.update<Account>(name('accounts', hashSecret(key.email)), (current) =>
+      current?.active ? undefined : { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt } },
+    );
+    if (written) await this.publish(key);
+    return written;
+  }
+
+  async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
+    const { written } = await this.update<Account>(
+      name('accounts', hashSecret(key.email)),
+      (current) => {
+        if (!current?.active || (expected !== undefined && current.active.hash !== expected)) return undefined;
+        return { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt } };
+      },
+      (current) => this.retire(current!.active, key.email, now),
+    );
+    if (written) await this.publish(key);
+    return written;
+  }
+
+  async revoke(email: string, now: number, expected?: string): Promise<boolean> {
+    const { written } = await this.update<Account>(
+      name('accounts', hashSecret(email)),
+      (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null }),
+      (current) => this.retire(current!.active, email, now),
+    );
+    return written;
+  }
+
+  async owner(hash: string): Promise<{ email: string; active: boolean } | null> {
+    const record = await this.read<KeyBlob>(name('keys', hash));
+    return record && typeof record.email === 'string' ? { email: record.email, active: record.revokedAt === null } : null;
+  }
+
+  async *list(): AsyncIterable<KeyListing> {
+    const { blobs } = await this.withStore((store) => store.list({ prefix: 'keys/' }));
+    const hashes = blobs.map((b) => b.key.slice('keys/'.length)).filter((h) => HASH.test(h));
+    const records: (KeyBlob | null)[] = new Array(hashes.length).fill(null);
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) {
+      while (next < hashes.length) {
         const i = next++;
-        records[i] = await this.get(ids[i]);
+        records[i] = await this.read<KeyBlob>(name('keys', hashes[i]));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker));
-    return records.filter((r): r is KeyRecord => r !== null);
+    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, hashes.length) }, worker));
+    const listed = records.filter((r): r is KeyBlob => r !== null && typeof r.email === 'string').sort((a, b) => a.createdAt - b.createdAt);
+    for (const r of listed) {
+      yield { id: r.id, email: r.email, createdAt: new Date(r.createdAt).toISOString(), revokedAt: r.revokedAt === null ? null : new Date(r.revokedAt).toISOString() };
+    }
   }
 }
 
 /** The site's key store as a backend; access comes from the Netlify environment unless given. */
-export function blobsKeyStore(options: BlobsKeyStoreOptions = {}): BlobsKeyBackend {
-  const { name = KEY_STORE_NAME, consistency = 'strong', ...access } = options;
-  const eventual = () => getStore({ name, consistency: 'eventual', ...access });
-  return new BlobsKeyBackend(() => getStore({ name, consistency, ...access }), consistency === 'strong' ? eventual : undefined);
+export function blobsKeyStore(options: BlobsKeyStoreOptions = {}, backend: BlobsBackendOptions = {}): BlobsKeyBackend {
+  const { name: storeName = KEY_STORE_NAME, consistency = 'strong', ...access } = options;
+  const eventual = () => getStore({ name: storeName, consistency: 'eventual', ...access });
+  return new BlobsKeyBackend(() => getStore({ name: storeName, consistency, ...access }), consistency === 'strong' ? eventual : undefined, backend);
 }
 
-/** Keys over Blobs, for the portal function: strong reads, so one-key-per-address sees the latest writes. */
+/** Keys over Blobs, for the portal function: strong reads, no cache, so every decision sees the latest writes. */
 export function portalKeys(options: BlobsKeyStoreOptions = {}): Keys {
   return new Keys(blobsKeyStore(options));
 }
 
 /**
  * The edge function's key check: strong reads (no Blobs cache lag) behind an
- * in-memory cache of `ttlMs` (default 30 s, at most 60 s), so a revoked key
- * stops working everywhere within `ttlMs`. Create it once, at module level, so
- * the cache lives as long as the isolate. (Should the environment offer no
- * strong reads, it falls back to eventual ones: then up to `ttlMs` + 60 s.)
+ * in-memory cache of `ttlMs` (default 30 s, at most 60 s), answered
+ * synchronously while the cache holds the key; a revoked key stops working
+ * everywhere within `ttlMs`. Create it once, at module level, so the cache
+ * lives as long as the isolate. (Should the environment offer no strong
+ * reads, it falls back to eventual ones: then up to `ttlMs` + 60 s.)
  */
 export function edgeKeyStore(options: BlobsKeyStoreOptions & { ttlMs?: number; now?: () => number } = {}): Keys {
   const { ttlMs = EDGE_CACHE_TTL_MS, now, ...blobs } = options;
   if (!(ttlMs >= 0 && ttlMs <= 60_000)) throw new RangeError(`Expected \`ttlMs\` from 0 to 60000, got ${ttlMs}`);
-  return new Keys(new CachedKeyBackend(blobsKeyStore(blobs), ttlMs, 10_000, now));
+  return new Keys(blobsKeyStore(blobs, { cacheMs: ttlMs, now }));
 }

@@ -1,82 +1,141 @@
 /**
- * API keys: random, 192 bits, URL-safe. Only a sha256 of each key is stored,
- * with its first characters as a lookup id (shown by `keys list`); a presented
- * key is checked by comparing hashes in constant time. Storage is a small
- * backend interface: a JSON file for development and tests, Netlify Blobs in
- * production.
+ * API keys, sign-in tokens and portal sessions, for every runtime. Each is a
+ * random secret with its own prefix (`faa_` key, `fat_` token, `fas_`
+ * session), so a log line can be searched for them by shape; only a sha256 of
+ * each is ever stored. `Keys` holds the rules (who may sign in how often, how
+ * long a token and a session live, one active key per address) and leaves
+ * the storing to a `KeyBackend` whose every operation is atomic: SQLite
+ * locally and when self-hosted (src/server/sqlite-keys.node.ts), Netlify
+ * Blobs on Netlify (src/keys-blobs.ts).
+ *
+ * The request path asks `verify(key)`, which answers synchronously whenever
+ * the backend can (the SQLite store always can), so the API pays no promise
+ * for its key check.
  */
-import { sha256Hex } from './refs.ts';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { SECRET_PREFIXES } from './redact.ts';
 
-export const KEY_PREFIX = 'faa_';
-/** Characters of a key kept as its lookup id (prefix + 8 random characters, 48 bits). */
+export const KEY_PREFIX = SECRET_PREFIXES.key;
+export const TOKEN_PREFIX = SECRET_PREFIXES.token;
+export const SESSION_PREFIX = SECRET_PREFIXES.session;
+/** Characters of a key kept as its id (prefix + 8 characters): shown by `keys list` and the portal, never enough to use it. */
 export const KEY_ID_LENGTH = KEY_PREFIX.length + 8;
+export const KEY_LENGTH = KEY_PREFIX.length + 32;
 const KEY_SHAPE = /^faa_[A-Za-z0-9_-]{32}$/;
+const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;
+const SESSION_SHAPE = /^fas_[A-Za-z0-9_-]{43}$/;
 
-export interface KeyRecord {
-  /** First characters of the key: how a key is found and listed, never enough to use it. */
+/** How long a sign-in link works. */
+export const TOKEN_TTL_MS = 15 * 60_000;
+/** How long a portal session lasts. */
+export const SESSION_TTL_MS = 60 * 60_000;
+/** Sign-in links per address per hour. */
+export const SIGN_INS_PER_HOUR = 5;
+export const SIGN_IN_WINDOW_MS = 60 * 60_000;
+
+/** A key as its owner and the CLI see it: never the key. */
+export interface KeyInfo {
+  /** The key's first 12 characters. */
   id: string;
-  /** sha256 of the whole key, hex. */
-  hash: string;
-  /** Owner's e-mail address. */
+  /** ISO time it was issued. */
+  createdAt: string;
+}
+
+/** One stored key, as `keys list` shows it. */
+export interface KeyListing extends KeyInfo {
   email: string;
-  /** ISO time the key was issued. */
-  created: string;
-  /** ISO time the key was revoked or rotated away; absent while it works. */
-  revoked?: string;
+  /** ISO time it was revoked or rotated away; null while it works. */
+  revokedAt: string | null;
 }
 
-/** Where key records live. */
-export interface KeyBackend {
-  get(id: string): Promise<KeyRecord | null>;
-  put(record: KeyRecord): Promise<void>;
-  all(): Promise<KeyRecord[]>;
+/** A key about to be stored: its hash, never the key. */
+export interface NewKey {
+  hash: string;
+  id: string;
+  email: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
 }
 
-/** What the request path needs: is this key good? */
+/** What the request path needs: is this key good? Synchronous when the store can say at once. */
 export interface KeyStore {
-  verify(key: string): Promise<boolean>;
+  verify(key: string): boolean | Promise<boolean>;
 }
 
-export function generateKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return KEY_PREFIX + btoa(binary).replaceAll('+', '-').replaceAll('/', '_');
-}
-
-export const keyId = (key: string) => key.slice(0, KEY_ID_LENGTH);
-
-/** Compares two equal-length strings without an early exit. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
-/** A key as logs may show it: its id and an ellipsis, never the whole key. */
-export function redactKey(key: string): string {
-  return key.length > KEY_ID_LENGTH ? `${key.slice(0, KEY_ID_LENGTH)}…` : key.length > 4 ? `${key.slice(0, 4)}…` : '…';
-}
+/** The outcome of asking for a sign-in link: stored, or over the per-address limit. */
+export type SignInOutcome = { ok: true } | { ok: false; retryAfter: number };
 
 /**
- * Redacts the value of every `apikey=` segment (any case, even percent-encoded)
- * and anything else shaped like one of our keys, wherever it stands in a log line.
+ * Where keys, tokens and sessions live. Every method is one atomic step: two
+ * calls at once, from this process or another, never see each other half done.
  */
-export function redactLine(line: string): string {
-  return line
-    .replace(/(api(?:k|%6b)ey(?:=|%3d))([^/\s?#]*)/gi, (_, label: string, key: string) => `${label}${redactKey(key)}`)
-    .replace(/faa_[A-Za-z0-9_-]{32}/g, (key) => redactKey(key));
+export interface KeyBackend {
+  /** Whether a key hash belongs to an active key; synchronous when known at once. */
+  isActive(hash: string): boolean | Promise<boolean>;
+  /** Stores a sign-in token hash unless `email` already had `SIGN_INS_PER_HOUR` in the last hour. */
+  addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome>;
+  /** Uses up a token (once, before it expires) and opens a session for its address; the address, or null. */
+  openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null>;
+  /** The address of a live session, or null. */
+  sessionEmail(sessionHash: string, now: number): Promise<string | null>;
+  /** The address's active key, or null. */
+  activeKey(email: string): Promise<KeyInfo | null>;
+  /** Stores `key` as the address's active key; false (nothing stored) when it already has one. */
+  issue(key: NewKey): Promise<boolean>;
+  /**
+   * Replaces the address's active key by `key` (only if that is `expected`,
+   * when given); false (nothing changed) when there is no such active key.
+   */
+  rotate(key: NewKey, now: number, expected?: string): Promise<boolean>;
+  /** Revokes the address's active key (only if it is `expected`, when given); false when there is none. */
+  revoke(email: string, now: number, expected?: string): Promise<boolean>;
+  /** The owner of a key hash and whether it is active, or null for a hash never issued. */
+  owner(hash: string): Promise<{ email: string; active: boolean } | null>;
+  /** Every key ever issued, oldest first. */
+  list(): AsyncIterable<KeyListing>;
 }
 
 export class KeyError extends Error {
   constructor(
-    readonly status: 400 | 403 | 409,
+    readonly status: 400 | 401 | 403 | 409 | 429,
     message: string,
+    /** Seconds to wait, for 429. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
 }
+
+export const KEY_MESSAGES = {
+  badEmail: 'Invalid email: expected an address like name@example.org',
+  forbidden: 'Forbidden - Invalid API Key',
+  badToken: 'This sign-in link is used, expired or unknown: ask for a new one',
+  badSession: 'Not signed in, or the session expired: open a new sign-in link',
+  hasKey: 'This address already has an active key: rotate it to get a new one',
+  noKey: 'This address has no active key: get one with POST /portal/keys',
+  tooManyLinks: 'Too Many Requests',
+} as const;
+
+function randomSecret(prefix: string, bytes: number): string {
+  const raw = crypto.getRandomValues(new Uint8Array(bytes));
+  let binary = '';
+  for (const b of raw) binary += String.fromCharCode(b);
+  return prefix + btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+/** A new API key: 192 random bits, URL-safe. */
+export const generateKey = () => randomSecret(KEY_PREFIX, 24);
+/** A new sign-in token or session: 256 random bits each. */
+export const generateToken = () => randomSecret(TOKEN_PREFIX, 32);
+export const generateSession = () => randomSecret(SESSION_PREFIX, 32);
+
+export const keyId = (key: string) => key.slice(0, KEY_ID_LENGTH);
+export const isKeyShaped = (key: string) => key.length === KEY_LENGTH && KEY_SHAPE.test(key);
+
+const encoder = new TextEncoder();
+/** Lower-case hex sha256 of a secret, synchronous, the same under Node and Deno. */
+export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
@@ -84,103 +143,121 @@ export function isEmail(value: unknown): value is string {
   return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
 }
 
-/** Issue, rotate, revoke, list and verify keys over any backend. */
+/** Addresses are compared without case: `Ada@Example.org` and `ada@example.org` share one key. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** Remembers the hashes of keys asked about recently: hashing costs more than the rest of the check. */
+class HashMemo {
+  private readonly memo = new Map<string, string>();
+  constructor(private readonly max = 20_000) {}
+  get(key: string): string {
+    let hash = this.memo.get(key);
+    if (hash === undefined) {
+      hash = hashSecret(key);
+      if (this.memo.size >= this.max) this.memo.clear(); // a flood of new keys costs one rehash each, never memory
+      this.memo.set(key, hash);
+    }
+    return hash;
+  }
+}
+
+/** A freshly signed-in session: what `POST /portal/session` answers. */
+export interface SessionInfo {
+  session: string;
+  email: string;
+  key: KeyInfo | null;
+}
+
+/** Sign-in, issue, rotate, revoke, list and verify keys over any backend. */
 export class Keys implements KeyStore {
+  private readonly hashes = new HashMemo();
+
   constructor(
     readonly backend: KeyBackend,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
-
-  async verify(key: string): Promise<boolean> {
-    if (!KEY_SHAPE.test(key)) return false;
-    const record = await this.backend.get(keyId(key));
-    if (!record || record.revoked) return false;
-    return constantTimeEqual(record.hash, await sha256Hex(key));
-  }
-
-  /** A new key for `email`; refused while that e-mail already holds an active key. */
-  async issue(email: string): Promise<string> {
-    if (!isEmail(email)) throw new KeyError(400, 'Invalid email: expected an address like name@example.org');
-    const normalized = email.toLowerCase();
-    const active = (await this.backend.all()).find((r) => r.email === normalized && !r.revoked);
-    if (active) {
-      throw new KeyError(409, 'This email already has an active key. Rotate it with the current key, or revoke it and ask again.');
-    }
-    return this.create(normalized);
-  }
-
-  /** Replaces a working key with a new one for the same owner; the old key stops working. */
-  async rotate(key: string): Promise<string> {
-    const record = await this.active(key);
-    const next = await this.create(record.email);
-    await this.backend.put({ ...record, revoked: this.now().toISOString() });
-    return next;
-  }
-
-  async revoke(key: string): Promise<void> {
-    const record = await this.active(key);
-    await this.backend.put({ ...record, revoked: this.now().toISOString() });
-  }
-
-  /** Every record, without hashes. */
-  async list(): Promise<Omit<KeyRecord, 'hash'>[]> {
-    return (await this.backend.all()).map(({ hash: _hash, ...rest }) => rest);
-  }
-
-  private async active(key: string): Promise<KeyRecord> {
-    if (!(await this.verify(key))) throw new KeyError(403, 'Forbidden - Invalid API Key');
-    return (await this.backend.get(keyId(key)))!;
-  }
-
-  private async create(email: string): Promise<string> {
-    for (;;) {
-      const key = generateKey();
-      if (await this.backend.get(keyId(key))) continue; // 48-bit id clash: draw again
-      await this.backend.put({ id: keyId(key), hash: await sha256Hex(key), email, created: this.now().toISOString() });
-      return key;
-    }
-  }
-}
-
-/** Backend in memory: for tests and for the edge function's cache layer. */
-export class MemoryKeyBackend implements KeyBackend {
-  readonly records = new Map<string, KeyRecord>();
-  async get(id: string) {
-    return this.records.get(id) ?? null;
-  }
-  async put(record: KeyRecord) {
-    this.records.set(record.id, record);
-  }
-  async all() {
-    return [...this.records.values()];
-  }
-}
-
-/**
- * Remembers backend answers for `ttlMs` so that a remote store (Blobs) is not
- * asked on every request; a revoked key stops working within the TTL.
- */
-export class CachedKeyBackend implements KeyBackend {
-  private readonly cache = new Map<string, { record: KeyRecord | null; until: number }>();
-  constructor(
-    private readonly inner: KeyBackend,
-    private readonly ttlMs = 30_000,
-    private readonly maxEntries = 10_000,
     private readonly now: () => number = Date.now,
   ) {}
-  async get(id: string) {
-    const hit = this.cache.get(id);
-    if (hit && hit.until > this.now()) return hit.record;
-    const record = await this.inner.get(id);
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(id, { record, until: this.now() + this.ttlMs });
-    return record;
+
+  /** The request path's check: a key of the right shape whose hash is active. No clock, no trust window. */
+  verify(key: string): boolean | Promise<boolean> {
+    if (!isKeyShaped(key)) return false;
+    return this.backend.isActive(this.hashes.get(key));
   }
-  async put(record: KeyRecord) {
-    this.cache.delete(record.id);
-    await this.inner.put(record);
+
+  /** A new single-use sign-in token for `email`, to be mailed; 429 past the per-address limit. */
+  async signIn(email: string): Promise<{ email: string; token: string }> {
+    if (!isEmail(email)) throw new KeyError(400, KEY_MESSAGES.badEmail);
+    const address = normalizeEmail(email);
+    const token = generateToken();
+    const outcome = await this.backend.addToken(address, hashSecret(token), this.now());
+    if (!outcome.ok) throw new KeyError(429, KEY_MESSAGES.tooManyLinks, outcome.retryAfter);
+    return { email: address, token };
   }
-  all() {
-    return this.inner.all();
+
+  /** Uses up a sign-in token: a session for its address, with the address's key state. */
+  async openSession(token: string): Promise<SessionInfo> {
+    if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) throw new KeyError(401, KEY_MESSAGES.badToken);
+    const session = generateSession();
+    const email = await this.backend.openSession(hashSecret(token), hashSecret(session), this.now());
+    if (email === null) throw new KeyError(401, KEY_MESSAGES.badToken);
+    return { session, email, key: await this.backend.activeKey(email) };
+  }
+
+  /** The address a session belongs to; 401 for a missing, unknown or expired session. */
+  async sessionEmail(session: string | null | undefined): Promise<string> {
+    if (typeof session !== 'string' || !SESSION_SHAPE.test(session)) throw new KeyError(401, KEY_MESSAGES.badSession);
+    const email = await this.backend.sessionEmail(hashSecret(session), this.now());
+    if (email === null) throw new KeyError(401, KEY_MESSAGES.badSession);
+    return email;
+  }
+
+  /** A key for an address that has none; 409 when it has one. */
+  async issue(email: string): Promise<string> {
+    if (!isEmail(email)) throw new KeyError(400, KEY_MESSAGES.badEmail);
+    const { key, record } = this.newKey(normalizeEmail(email));
+    if (!(await this.backend.issue(record))) throw new KeyError(409, KEY_MESSAGES.hasKey);
+    return key;
+  }
+
+  /** A new key in place of the address's active one, which stops working; 409 when it has none. */
+  async rotate(email: string): Promise<string> {
+    const { key, record } = this.newKey(normalizeEmail(email));
+    if (!(await this.backend.rotate(record, this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+    return key;
+  }
+
+  /** Revokes the address's active key; 409 when it has none. */
+  async revoke(email: string): Promise<void> {
+    if (!(await this.backend.revoke(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+  }
+
+  /** Rotates the key given (the CLI): 403 unless it is active; of two at once, one wins. */
+  async rotateKey(current: string): Promise<string> {
+    const hash = this.hashes.get(current);
+    const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
+    if (!owner?.active) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    const { key, record } = this.newKey(owner.email);
+    if (!(await this.backend.rotate(record, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    return key;
+  }
+
+  /** Revokes the key given (the CLI): 403 unless it is active. */
+  async revokeKey(current: string): Promise<void> {
+    const hash = this.hashes.get(current);
+    const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
+    if (!owner?.active || !(await this.backend.revoke(owner.email, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+  }
+
+  /** The address's active key, without the key. */
+  activeKey(email: string): Promise<KeyInfo | null> {
+    return this.backend.activeKey(normalizeEmail(email));
+  }
+
+  list(): AsyncIterable<KeyListing> {
+    return this.backend.list();
+  }
+
+  private newKey(email: string): { key: string; record: NewKey } {
+    const key = generateKey();
+    return { key, record: { hash: hashSecret(key), id: keyId(key), email, createdAt: this.now() } };
   }
 }

@@ -1,21 +1,31 @@
 /**
- * The self-service key portal's endpoints, for every runtime: a key for an
- * e-mail address, a new key for a working one, a key revoked. JSON in and out,
- * an `error` field on every failure, and never a key or an e-mail address in a
- * log line.
+ * The developer portal's JSON endpoints, for every runtime (the Node server
+ * mounts them, the Netlify portal function serves them):
+ *
+ *   POST /portal/sign-in   {"email"}  -> 202 {"message"}, a single-use link mailed
+ *   POST /portal/session   {"token"}  -> 200 {"session", "email", "key"}
+ *   POST /portal/keys         (Authorization: Bearer <session>) -> 201 {"apiKey"}
+ *   POST /portal/keys/rotate  (Bearer) -> 200 {"apiKey"}
+ *   POST /portal/keys/revoke  (Bearer) -> 200 {"revoked": true}
+ *
+ * Sign-in answers the same for every well-formed address, so it tells nobody
+ * whether an address has a key. An `error` field on every failure; one log
+ * line per request (method, path, status, ms), never a secret or an address.
  *
  * No CORS grant on purpose: a browser sends `Content-Type: application/json`
- * across origins only after a preflight, the preflight gets no
- * `access-control-allow-*` headers, and any other Content-Type is refused
- * (415). So only the portal page on the same origin can use these endpoints
- * from a browser.
+ * or an `Authorization` header across origins only after a preflight, the
+ * preflight gets no `access-control-allow-*` headers, and a JSON body is
+ * required where there is one (415 otherwise). So only the portal page on the
+ * same origin can use these endpoints from a browser.
  */
 import { type ApiReply, jsonReply } from './api/reply.ts';
 import type { ApiRequest } from './api/request.ts';
-import { isEmail, KeyError, type Keys } from './keys.ts';
+import { KEY_MESSAGES, KeyError, type Keys, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from './keys.ts';
 import { RateLimiter } from './rate-limit.ts';
 
 export const PORTAL_PATHS = {
+  signIn: '/portal/sign-in',
+  session: '/portal/session',
   issue: '/portal/keys',
   rotate: '/portal/keys/rotate',
   revoke: '/portal/keys/revoke',
@@ -24,27 +34,48 @@ type Action = keyof typeof PORTAL_PATHS;
 
 /** Largest request body accepted, bytes. */
 export const MAX_BODY_BYTES = 4096;
+/** A body must have arrived this long after the request began. */
+export const BODY_TIMEOUT_MS = 10_000;
+/** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
+export const DEFAULT_ISSUE_LIMIT = 5;
 export const PORTAL_METHODS = 'POST, OPTIONS';
 
 export const PORTAL_MESSAGES = {
+  ...KEY_MESSAGES,
   notFound: 'Not Found',
-  methodNotAllowed: 'Method Not Allowed: use POST with a JSON body',
+  methodNotAllowed: 'Method Not Allowed: use POST',
   unsupportedType: 'Unsupported Media Type: send Content-Type: application/json',
   tooLarge: `Payload Too Large: the body may be at most ${MAX_BODY_BYTES} bytes`,
+  timeout: `Request Timeout: the body must arrive within ${BODY_TIMEOUT_MS / 1000} s`,
   badJson: 'Invalid JSON: expected an object such as {"email": "name@example.org"}',
-  badEmail: 'Invalid email: expected an address like name@example.org',
-  missingKey: 'Invalid body: expected {"apiKey": "<your current key>"}',
-  forbidden: 'Forbidden - Invalid API Key',
-  tooMany: 'Too Many Requests',
+  missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
+  sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${TOKEN_TTL_MS / 60_000} minutes.`,
+  mailFailed: 'Could not send the sign-in mail: try again in a minute',
   unavailable: 'Key service unavailable: try again in a minute',
 } as const;
 
+/** One mail: what the portal hands to the mailer (src/server/mail.node.ts). */
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+export type SendMail = (mail: Mail) => Promise<void>;
+
 export interface PortalOptions {
-  /** Where keys are issued, rotated and revoked (the same module the CLI uses). */
+  /** Where keys, tokens and sessions live (the same module the CLI uses). */
   keys: Keys;
-  /** New keys (issued or rotated) per client IP per minute; default 5. */
+  /** Sends the sign-in mail. */
+  sendMail: SendMail;
+  /**
+   * Origin the mailed link points to (PUBLIC_BASE_URL). Without it, the
+   * request's own origin: right behind Netlify, which routes by host; the Node
+   * server passes its listen address instead of trusting a Host header.
+   */
+  publicBaseUrl?: string;
+  /** Sign-in links and new keys per client address per minute (PORTAL_ISSUE_LIMIT_PER_MINUTE); default 5. */
   issueLimitPerMinute?: number;
-  /** One line per request: method, path, status; never a key or an address. */
+  /** One line per request; the logger redacts what it writes. */
   log?: (line: string) => void;
   /** Clock, for tests. */
   now?: () => number;
@@ -52,47 +83,65 @@ export interface PortalOptions {
 
 /** A request as the portal needs it: the core's view, plus who sent it and its body. */
 export interface PortalRequest extends ApiRequest {
-  /** The client's address, for the per-IP limit on new keys. */
+  /** The client's address, for the per-client limit. */
   clientIp: string;
-  /** The body's bytes, or null as soon as more than `maxBytes` arrived. */
+  /** The body's bytes; null as soon as more than `maxBytes` arrived; rejects with `BodyTimeoutError` when too slow. */
   body(maxBytes: number): Promise<Uint8Array | null>;
 }
 
-/** Whether a path belongs to the portal's endpoints (everything under /portal/keys). */
-export function isPortalPath(pathname: string): boolean {
-  return pathname === PORTAL_PATHS.issue || pathname.startsWith(`${PORTAL_PATHS.issue}/`);
+/** The body did not arrive within `BODY_TIMEOUT_MS`. */
+export class BodyTimeoutError extends Error {}
+
+/** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
+export function issueLimitFrom(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_ISSUE_LIMIT;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`Expected PORTAL_ISSUE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got ${JSON.stringify(value)}`);
+  return limit;
 }
 
-/** The core's JSON reply without its CORS grant (see the top of this file). */
-function portalReply(status: number, value: unknown, headers: Record<string, string> = {}): ApiReply {
-  const out = jsonReply(status, value, { 'x-content-type-options': 'nosniff', ...headers });
-  delete out.headers['access-control-allow-origin'];
-  return out;
+/** Whether a path is one of the portal's endpoints (anything under /portal/; the page itself is /portal). */
+export function isPortalPath(pathname: string): boolean {
+  return pathname.startsWith('/portal/');
 }
+
+/** A JSON reply without the API's CORS grant (see the top of this file). */
+const portalReply = (status: number, value: unknown, headers: Record<string, string> = {}): ApiReply =>
+  jsonReply(status, value, { 'x-content-type-options': 'nosniff', ...headers }, false);
 
 const fail = (status: number, error: string, headers?: Record<string, string>) => portalReply(status, { error }, headers);
+const tooMany = (limit: string, retryAfter: number) =>
+  portalReply(429, { error: PORTAL_MESSAGES.tooManyLinks, limit, retryAfter }, { 'retry-after': String(retryAfter) });
 
 function actionOf(pathname: string): Action | null {
-  const path = pathname.length > PORTAL_PATHS.issue.length && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
+  const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
   for (const [action, p] of Object.entries(PORTAL_PATHS) as [Action, string][]) if (p === path) return action;
   return null;
 }
 
-/** Reads a fetch-style body, stopping once it is longer than `maxBytes`. */
-export async function readLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
+/** Reads a fetch-style body, stopping once it is longer than `maxBytes` or older than `timeoutMs`. */
+export async function readLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
   if (!stream) return new Uint8Array(0);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BodyTimeoutError(PORTAL_MESSAGES.timeout)), timeoutMs);
+  });
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), late]);
+      if (done) break;
+      size += value.length;
+      if (size > maxBytes) return null;
+      chunks.push(value);
     }
-    chunks.push(value);
+    finished = true;
+  } finally {
+    clearTimeout(timer);
+    if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
   const body = new Uint8Array(size);
   let at = 0;
@@ -103,59 +152,96 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
   return body;
 }
 
+/** The JSON object a request carries, or the reply that refuses it. */
+async function jsonBody(request: PortalRequest): Promise<Record<string, unknown> | ApiReply> {
+  const type = (request.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') return fail(415, PORTAL_MESSAGES.unsupportedType);
+  if (Number(request.header('content-length') ?? 0) > MAX_BODY_BYTES) return fail(413, PORTAL_MESSAGES.tooLarge);
+  const bytes = await request.body(MAX_BODY_BYTES);
+  if (!bytes) return fail(413, PORTAL_MESSAGES.tooLarge);
+  let input: unknown;
+  try {
+    input = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return fail(400, PORTAL_MESSAGES.badJson);
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail(400, PORTAL_MESSAGES.badJson);
+  return input as Record<string, unknown>;
+}
+
+const isReply = (value: object): value is ApiReply => 'status' in value && 'headers' in value && 'body' in value;
+
+/** The session in `Authorization: Bearer <session>`, or null. */
+function bearer(request: ApiRequest): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.header('authorization') ?? '');
+  return m ? m[1] : null;
+}
+
 export function createPortal(options: PortalOptions) {
   const { keys } = options;
-  const limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? 5, now: options.now });
-  const limitText = `${limiter.limit} new keys per minute per address`;
+  const now = options.now ?? Date.now;
+  const limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? DEFAULT_ISSUE_LIMIT, now });
+  const limitText = `${limiter.limit} sign-in links and new keys per minute per client address`;
+
+  /** Counts one sign-in or new key against the client's address; the 429 reply when over. */
+  function overLimit(request: PortalRequest): ApiReply | null {
+    const decision = limiter.hit(request.clientIp || 'unknown');
+    return decision.ok ? null : tooMany(limitText, decision.retryAfter);
+  }
+
+  function linkBase(request: PortalRequest): string {
+    if (options.publicBaseUrl) return options.publicBaseUrl.replace(/\/+$/, '');
+    return new URL(request.url, 'http://localhost').origin;
+  }
+
+  async function signIn(request: PortalRequest): Promise<ApiReply> {
+    const body = await jsonBody(request);
+    if (isReply(body)) return body;
+    if (typeof body.email !== 'string') return fail(400, PORTAL_MESSAGES.badEmail);
+    const refused = overLimit(request);
+    if (refused) return refused;
+    const { email, token } = await keys.signIn(body.email);
+    const link = `${linkBase(request)}/portal#token=${token}`;
+    try {
+      await options.sendMail({ to: email, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(link) });
+    } catch (error) {
+      options.log?.(`portal mail failed: ${(error as Error).message}`);
+      return fail(503, PORTAL_MESSAGES.mailFailed);
+    }
+    return portalReply(202, { message: PORTAL_MESSAGES.sent });
+  }
+
+  async function session(request: PortalRequest): Promise<ApiReply> {
+    const body = await jsonBody(request);
+    if (isReply(body)) return body;
+    if (typeof body.token !== 'string' || body.token === '') return fail(400, PORTAL_MESSAGES.missingToken);
+    return portalReply(200, await keys.openSession(body.token.trim()));
+  }
+
+  async function keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke'): Promise<ApiReply> {
+    const email = await keys.sessionEmail(bearer(request));
+    if (action === 'revoke') {
+      await keys.revoke(email);
+      return portalReply(200, { revoked: true });
+    }
+    const refused = overLimit(request);
+    if (refused) return refused;
+    return action === 'issue' ? portalReply(201, { apiKey: await keys.issue(email) }) : portalReply(200, { apiKey: await keys.rotate(email) });
+  }
 
   async function answer(request: PortalRequest, action: Action): Promise<ApiReply> {
     const method = request.method.toUpperCase();
     if (method === 'OPTIONS') return { status: 204, headers: { allow: PORTAL_METHODS, 'cache-control': 'no-store' }, body: null };
     if (method !== 'POST') return fail(405, PORTAL_MESSAGES.methodNotAllowed, { allow: PORTAL_METHODS });
-
-    const type = (request.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
-    if (type !== 'application/json') return fail(415, PORTAL_MESSAGES.unsupportedType);
-    const declared = Number(request.header('content-length') ?? 0);
-    if (declared > MAX_BODY_BYTES) return fail(413, PORTAL_MESSAGES.tooLarge);
-
-    const bytes = await request.body(MAX_BODY_BYTES);
-    if (!bytes) return fail(413, PORTAL_MESSAGES.tooLarge);
-    let input: unknown;
     try {
-      input = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    } catch {
-      return fail(400, PORTAL_MESSAGES.badJson);
-    }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail(400, PORTAL_MESSAGES.badJson);
-    const fields = input as Record<string, unknown>;
-
-    if (action === 'issue' ? !isEmail(fields.email) : typeof fields.apiKey !== 'string' || fields.apiKey === '') {
-      return fail(400, action === 'issue' ? PORTAL_MESSAGES.badEmail : PORTAL_MESSAGES.missingKey);
-    }
-
-    // Issuing and rotating both hand out a new key: both count against the per-IP limit. A
-    // malformed request has cost nothing yet and does not count; every request that reaches the
-    // store does, so asking address after address (409 or 201) is limited too.
-    if (action !== 'revoke') {
-      const decision = limiter.hit(request.clientIp || 'unknown');
-      if (!decision.ok) {
-        return portalReply(
-          429,
-          { error: PORTAL_MESSAGES.tooMany, limit: limitText, retryAfter: decision.retryAfter },
-          { 'retry-after': String(decision.retryAfter) },
-        );
-      }
-    }
-
-    try {
-      if (action === 'issue') return portalReply(201, { apiKey: await keys.issue(fields.email as string) });
-      const current = (fields.apiKey as string).trim();
-      if (action === 'rotate') return portalReply(200, { apiKey: await keys.rotate(current) });
-      await keys.revoke(current);
-      return portalReply(200, { revoked: true });
+      if (action === 'signIn') return await signIn(request);
+      if (action === 'session') return await session(request);
+      return await keyAction(request, action);
     } catch (error) {
-      if (error instanceof KeyError) return fail(error.status, error.status === 403 ? PORTAL_MESSAGES.forbidden : error.message);
-      throw error;
+      if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
+      if (!(error instanceof KeyError)) throw error;
+      if (error.status === 429) return tooMany(`${SIGN_INS_PER_HOUR} sign-in links per hour per e-mail address`, error.retryAfter ?? 60);
+      return fail(error.status, error.message);
     }
   }
 
@@ -168,15 +254,16 @@ export function createPortal(options: PortalOptions) {
       return null;
     }
     if (!isPortalPath(pathname)) return null;
+    const started = now();
     const action = actionOf(pathname);
     let out: ApiReply;
     try {
       out = action ? await answer(request, action) : fail(404, PORTAL_MESSAGES.notFound);
     } catch (error) {
       options.log?.(`portal error on ${request.method} ${pathname}: ${(error as Error).message}`);
-      out = fail(500, PORTAL_MESSAGES.unavailable);
+      out = fail(503, PORTAL_MESSAGES.unavailable, { 'retry-after': '60' });
     }
-    options.log?.(`${request.method} ${pathname} ${out.status}`);
+    options.log?.(`${request.method} ${pathname} ${out.status} ${now() - started}ms`);
     return out;
   }
 
@@ -194,6 +281,19 @@ export function createPortal(options: PortalOptions) {
   }
 
   return { reply, handle, limiter };
+}
+
+/** The sign-in mail's text. */
+function mailText(link: string): string {
+  return [
+    'Open this link to get, rotate or revoke your Film Awards Archive API key:',
+    '',
+    link,
+    '',
+    `It works once, within ${TOKEN_TTL_MS / 60_000} minutes, and signs you in for an hour.`,
+    'If you did not ask for it, ignore this mail: nothing happens without the link.',
+    '',
+  ].join('\n');
 }
 
 export type Portal = ReturnType<typeof createPortal>;

@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
 import { Keys } from '../src/keys.ts';
-import { FileKeyBackend } from '../src/server/file-keys.node.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 
 export const SAMPLE = 'data/sample/oscars-sample.tsv';
 
@@ -25,9 +25,10 @@ export async function startLocalServer(options: { rateLimitPerMinute?: number } 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'faa-local-'));
   const dist = path.join(dir, 'dist');
   await build({ source: SAMPLE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
-  const keysFile = path.join(dir, 'keys.json');
-  const key = await new Keys(new FileKeyBackend(keysFile)).issue('contract@example.org');
-  const { server } = createNodeServer({ dist, keysFile, rateLimitPerMinute: options.rateLimitPerMinute });
+  const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));
+  const keys = new Keys(backend);
+  const key = await keys.issue('contract@example.org');
+  const { server } = createNodeServer({ dist, keys, rateLimitPerMinute: options.rateLimitPerMinute });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -37,6 +38,7 @@ export async function startLocalServer(options: { rateLimitPerMinute?: number } 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      backend.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -1,16 +1,17 @@
 /**
  * Plumbing shared by the robustness tests (fuzz, flood, faults): a sample
- * dist/ in a temp folder, keys put straight into a store, a Node server on
- * loopback, and log lines checked for whole keys as they are written.
+ * dist/ in a temp folder, keys put straight into an SQLite key store, a Node
+ * server on loopback, and log lines checked for whole keys as they are written.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
-import { generateKey, keyId, type KeyBackend, type KeyRecord, redactLine } from '../src/keys.ts';
-import { sha256Hex } from '../src/refs.ts';
+import { generateKey, hashSecret, keyId, type NewKey } from '../src/keys.ts';
+import { redactLine } from '../src/redact.ts';
 import { createNodeServer, type ServerOptions } from '../src/server/server.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const SAMPLE_SOURCE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
@@ -23,7 +24,8 @@ export const WHOLE_KEY = /faa_[A-Za-z0-9_-]{32}/;
 export interface Sandbox {
   dir: string;
   dist: string;
-  keysFile: string;
+  /** The SQLite key database the server opens. */
+  keysDb: string;
   remove(): Promise<void>;
 }
 
@@ -32,31 +34,37 @@ export async function sampleSandbox(tag: string): Promise<Sandbox> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
   const dist = path.join(dir, 'dist');
   await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
-  return { dir, dist, keysFile: path.join(dir, 'keys.json'), remove: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, dist, keysDb: path.join(dir, 'keys.db'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** `count` fresh keys with their records, made without the one-key-per-address check (fast). */
-export async function makeKeys(count: number, tag = 'k'): Promise<{ keys: string[]; records: KeyRecord[] }> {
+/** A stored key: a revoked one has `revokedAt`. */
+export type KeyRecord = NewKey & { revokedAt?: number | null };
+
+/** `count` fresh keys with their records, one address each (fast: no store involved). */
+export function makeKeys(count: number, tag = 'k'): { keys: string[]; records: KeyRecord[] } {
   const keys: string[] = [];
   const records: KeyRecord[] = [];
-  const created = new Date(0).toISOString();
-  const ids = new Set<string>();
   while (keys.length < count) {
     const key = generateKey();
-    if (ids.has(keyId(key))) continue;
-    ids.add(keyId(key));
     keys.push(key);
-    records.push({ id: keyId(key), hash: await sha256Hex(key), email: `${tag}${keys.length}@example.org`, created });
+    records.push({ id: keyId(key), hash: hashSecret(key), email: `${tag}${keys.length}@example.org`, createdAt: 0 });
   }
   return { keys, records };
 }
 
-export async function putAll(backend: KeyBackend, records: KeyRecord[]): Promise<void> {
-  for (const r of records) await backend.put(r);
+/** Puts records straight into a key store: an open backend, or a database file (opened and closed). */
+export function storeKeys(target: SqliteKeyBackend | string, records: KeyRecord[]): void {
+  const backend = typeof target === 'string' ? new SqliteKeyBackend(target, { view: false }) : target;
+  backend.insertMany(records);
+  if (typeof target === 'string') backend.close();
 }
 
-/** The JSON file FileKeyBackend reads. */
-export const writeKeysFile = (file: string, records: KeyRecord[]) => writeFile(file, JSON.stringify({ keys: records }), { mode: 0o600 });
+/** An in-memory SQLite key store holding `records`. */
+export function memoryKeys(records: KeyRecord[]): SqliteKeyBackend {
+  const backend = new SqliteKeyBackend(':memory:');
+  storeKeys(backend, records);
+  return backend;
+}
 
 /** A key of the right shape that was never issued. */
 export const unissuedKey = () => generateKey();

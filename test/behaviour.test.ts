@@ -7,16 +7,16 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { BlobsServer } from '@netlify/blobs/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
 import { Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { FileKeyBackend } from '../src/server/file-keys.node.ts';
 import { createNodeServer, publicFiles } from '../src/server/server.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef } from '../src/refs.ts';
 import type { Manifest, Shard } from '../src/types.ts';
+import { startBlobs } from './_blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
 import { conformanceSuite } from './conformance.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
@@ -63,16 +63,17 @@ beforeAll(async () => {
   unreadablePath = await corruptOneAnswer(dist);
   const dir = await tempDir('behaviour-keys');
 
-  // Core in-process and the Node server share a key file, as npm start and the CLI do.
-  const keysFile = path.join(dir, 'keys.json');
-  const fileKeys = new Keys(new FileKeyBackend(keysFile));
+  // Core in-process and the Node server share one SQLite key store, as npm start and its portal do.
+  const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));
+  stops.push(async () => backend.close());
+  const fileKeys = new Keys(backend);
   const data = new DiskData(dist);
   const api = createApi({ data, keys: fileKeys, compression: true, publicFile: publicFiles(data) });
   targets.core = {
     compression: true,
     seen: [],
     issueKey: () => fileKeys.issue(`core-${Math.random()}@example.org`),
-    revokeKey: (k) => fileKeys.revoke(k),
+    revokeKey: (k) => fileKeys.revokeKey(k),
     async request(method, pathname, headers = {}) {
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
       const out = await api.reply({ method, url: pathname, header: (n) => lower[n] });
@@ -82,7 +83,7 @@ beforeAll(async () => {
   const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
   archive = JSON.parse(served.body.toString('utf8'));
 
-  const node = createNodeServer({ dist, keysFile, keys: fileKeys });
+  const node = createNodeServer({ dist, keys: fileKeys });
   await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));
   const nodePort = (node.server.address() as AddressInfo).port;
   stops.push(() => new Promise((resolve) => node.server.close(() => resolve())));
@@ -90,19 +91,16 @@ beforeAll(async () => {
     compression: true,
     seen: [],
     issueKey: () => fileKeys.issue(`node-${Math.random()}@example.org`),
-    revokeKey: (k) => fileKeys.revoke(k),
+    revokeKey: (k) => fileKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(nodePort, method, pathname, headers),
   };
 
   // The edge function reads keys from Netlify Blobs: a local BlobsServer stands in.
-  const token = 'behaviour-token';
-  const blobs = new BlobsServer({ directory: path.join(dir, 'blobs'), token });
-  const { port: blobsPort } = await blobs.start();
+  const blobs = await startBlobs('behaviour-blobs');
   stops.push(() => blobs.stop());
-  const access = { siteID: 'behaviour-site', token, edgeURL: `http://127.0.0.1:${blobsPort}`, uncachedEdgeURL: `http://127.0.0.1:${blobsPort}` };
-  const blobKeys = portalKeys(access);
+  const blobKeys = portalKeys(blobs.access);
   const edge = await startEdge(dist, {
-    NETLIFY_BLOBS_CONTEXT: Buffer.from(JSON.stringify(access)).toString('base64'),
+    NETLIFY_BLOBS_CONTEXT: blobs.context,
     KEY_CACHE_TTL_MS: '1000',
   });
   stops.push(edge.stop);
@@ -110,7 +108,7 @@ beforeAll(async () => {
     compression: false,
     seen: [],
     issueKey: () => blobKeys.issue(`edge-${Math.random()}@example.org`),
-    revokeKey: (k) => blobKeys.revoke(k),
+    revokeKey: (k) => blobKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
   };
 });

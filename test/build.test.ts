@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
 import { createApi, type Api } from '../src/api/handler.ts';
-import { Keys, MemoryKeyBackend } from '../src/keys.ts';
+import { Keys } from '../src/keys.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import type { Manifest, Shard } from '../src/types.ts';
@@ -52,7 +53,7 @@ const distinct = <T>(xs: Iterable<T>) => [...new Set(xs)];
 beforeAll(async () => {
   dist = await buildInto(SHARED_SOURCE, 'equivalence');
   manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8'));
-  const keys = new Keys(new MemoryKeyBackend());
+  const keys = new Keys(new SqliteKeyBackend(':memory:'));
   key = await keys.issue('equivalence@example.org');
   api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
   archive = JSON.parse((await served('/archive')).text);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRef, dataPath, MANIFEST_PATH, shardOf } from '../src/refs.ts';
 import type { Manifest, Shard } from '../src/types.ts';
-import { eventually, FULL_SOURCE, httpRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, writeKeysFile, type HttpReply, type Running, type Sandbox } from './_robust.ts';
+import { eventually, FULL_SOURCE, httpRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, storeKeys, type HttpReply, type Running, type Sandbox } from './_robust.ts';
 
 const FETCH_ERROR = '{"error":"Error fetching data"}';
 
@@ -24,10 +24,10 @@ const log = keyWatchingLog(10_000);
 
 beforeAll(async () => {
   box = await sampleSandbox('faults');
-  const made = await makeKeys(1, 'faults');
+  const made = makeKeys(1, 'faults');
   key = made.keys[0];
-  await writeKeysFile(box.keysFile, made.records);
-  server = await listen({ dist: box.dist, keysFile: box.keysFile, rateLimitPerMinute: 1_000_000, revalidateMs: 20, log: log.log });
+  storeKeys(box.keysDb, made.records);
+  server = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000_000, revalidateMs: 20, log: log.log });
   manifest = JSON.parse(await readFile(path.join(box.dist, MANIFEST_PATH), 'utf8'));
 }, 60_000);
 

@@ -10,9 +10,9 @@ import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../src/api/handler.ts';
-import { Keys, MemoryKeyBackend, type KeyRecord } from '../src/keys.ts';
+import { Keys } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { httpRequest, keyWatchingLog, listen, makeKeys, putAll, ROOT, sampleSandbox, unissuedKey, writeKeysFile, type Running, type Sandbox } from './_robust.ts';
+import { httpRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './_robust.ts';
 
 /** Every status the API documents for these routes (500 only on a damaged dist/, which this dist is not). */
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429]);
@@ -36,16 +36,14 @@ const count = (m: Map<number, number>, status: number) => m.set(status, (m.get(s
 
 beforeAll(async () => {
   box = await sampleSandbox('fuzz');
-  const made = await makeKeys(2, 'fuzz');
+  const made = makeKeys(2, 'fuzz');
   [validKey, revokedKey] = made.keys;
-  const records: KeyRecord[] = [made.records[0], { ...made.records[1], revoked: new Date(0).toISOString() }];
-  const backend = new MemoryKeyBackend();
-  await putAll(backend, records);
-  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(backend), compression: true, rateLimitPerMinute: 1e9, log: coreLog.log });
-  await writeKeysFile(box.keysFile, records);
-  http = await listen({ dist: box.dist, keysFile: box.keysFile, rateLimitPerMinute: 1_000_000, log: httpLog.log });
+  const records: KeyRecord[] = [made.records[0], { ...made.records[1], revokedAt: 1 }];
+  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(memoryKeys(records)), compression: true, rateLimitPerMinute: 1e9, log: coreLog.log });
+  storeKeys(box.keysDb, records);
+  http = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000_000, log: httpLog.log });
 
-  for (const file of [path.join(ROOT, 'package.json'), path.join(ROOT, 'tsconfig.json'), '/etc/passwd', box.keysFile, path.join(box.dist, '_data/manifest.json')]) {
+  for (const file of [path.join(ROOT, 'package.json'), path.join(ROOT, 'tsconfig.json'), '/etc/passwd', box.keysDb, path.join(box.dist, '_data/manifest.json')]) {
     const bytes = await readFile(file).catch(() => null);
     if (bytes) forbidden.push(bytes);
   }
@@ -226,10 +224,8 @@ describe('fuzzed paths', () => {
   // A working key sent under a misspelt label is still a working key: it must not land in the log whole.
   it('logs no whole key when the key is sent under a misspelt or encoded label', async () => {
     const log = keyWatchingLog();
-    const backend = new MemoryKeyBackend();
-    const { keys: [key], records } = await makeKeys(1, 'label');
-    await putAll(backend, records);
-    const core = createApi({ data: new DiskData(box.dist), keys: new Keys(backend), log: log.log });
+    const { keys: [key], records } = makeKeys(1, 'label');
+    const core = createApi({ data: new DiskData(box.dist), keys: new Keys(memoryKeys(records)), log: log.log });
     const paths = [
       `/person/name=Emma%20Stone/APIKEY=${key}`,
       `/person/name=Emma%20Stone/ApiKey=${key}`,

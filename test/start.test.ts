@@ -1,59 +1,61 @@
-/** `npm start` as a new user meets it: build on first start, a development key, working examples. */
-import { spawn } from 'node:child_process';
+/** `npm start` as a new user meets it: build on first start, a development key, working examples, mail to the console. */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { rawRequest, ROOT, tempDir } from './helpers.ts';
+import { rawRequest, tempDir } from './helpers.ts';
+import { startServer } from './_start.ts';
 
-async function start(env: Record<string, string>) {
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  delete fullEnv.ARCHIVE_SOURCE; // a fresh machine: no source given, so the sample is served
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 90_000);
-    child.stdout.on('data', () => {
-      if (output.includes('curl ')) {
-        clearTimeout(timer);
-        setTimeout(resolve, 50);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
-  });
-  return { child, output: () => output, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
-}
-
-it('builds when dist is missing, makes a development key and prints three example URLs that work', async () => {
+it('builds when dist is missing, makes a development key and prints three example URLs that work, never the key', async () => {
   const dir = await tempDir('start');
-  const port = String(20000 + Math.floor(Math.random() * 20000));
-  const env = { PORT: port, DIST_DIR: path.join(dir, 'dist'), KEYS_FILE: path.join(dir, 'keys.json') };
-  const first = await start(env);
+  const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db') };
+  const first = await startServer(env, 'curl ');
   try {
+    await new Promise((r) => setTimeout(r, 100));
     const out = first.output();
     expect(out).toContain('building: dist/ is missing');
     expect(out).toContain('SMALL SAMPLE');
-    const key = /development key: (faa_\S+)/.exec(out)![1];
-    const urls = [...out.matchAll(/curl '(http:\/\/127\.0\.0\.1:\d+(\/[^']+))'/g)].map((m) => m[2]);
+    expect(out).toContain('no SMTP_URL: mails are printed here');
+    const keyFile = path.join(dir, 'dev-key.txt');
+    const key = readFileSync(keyFile, 'utf8').trim();
+    expect(key).toMatch(/^faa_[A-Za-z0-9_-]{32}$/);
+    expect(out).not.toContain(key);
+    expect(out).toContain(`development key: ${key.slice(0, 12)}…`);
+    const urls = [...out.matchAll(/curl "(http:\/\/127\.0\.0\.1:\d+(\/[^"]+))"/g)].map((m) => m[2]);
     expect(urls).toHaveLength(3);
     for (const u of urls) {
-      expect(u).toContain(`apikey=${key}`);
-      expect((await rawRequest(Number(port), 'GET', u)).status).toBe(200);
+      expect(u).toMatch(/apikey=\$\(cat .*dev-key\.txt\)$/);
+      expect((await rawRequest(first.port, 'GET', u.replace(/\$\(cat [^)]+\)/, key))).status).toBe(200);
     }
-    // The access log never shows the whole key.
-    await rawRequest(Number(port), 'GET', urls[0]);
-    await new Promise((r) => setTimeout(r, 100));
-    const accessLog = first.output().split('\n').filter((l) => l.startsWith('GET '));
-    expect(accessLog.length).toBeGreaterThanOrEqual(4);
-    for (const line of accessLog) expect(line).not.toContain(key);
   } finally {
     await first.stop();
   }
-  const second = await start(env);
+  // The access log (pino's JSON lines) has every request, never the whole key.
+  const lines = first.output().split('\n').filter((l) => l.startsWith('{'));
+  const access = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.startsWith('GET '));
+  expect(access.length).toBeGreaterThanOrEqual(3);
+  for (const line of access) expect(line).toMatch(/^GET \/\S+apikey=faa_[A-Za-z0-9_-]{8}… 200 \d+ms$/);
+
+  const second = await startServer(env, 'curl ');
   try {
     expect(second.output()).not.toContain('building:');
     expect(second.output()).not.toContain('made a development key');
+    // Without SMTP_URL a sign-in mail lands on the console and in data/mail/ (here: beside KEYS_DB).
+    const response = await fetch(`${second.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"dev@example.org"}' });
+    expect(response.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(second.output()).toMatch(/--- mail \(no SMTP_URL set; also in .*mail.*\) ---\nFrom: .*\nTo: dev@example\.org\n[\s\S]*\/portal#token=fat_/);
+    expect(existsSync(path.join(dir, 'mail'))).toBe(true);
+    expect(readdirSync(path.join(dir, 'mail'))).toHaveLength(1);
   } finally {
     await second.stop();
   }
+});
+
+it('stops with one clear line, and leaves the file alone, when KEYS_DB is not a key database', async () => {
+  const dir = await tempDir('start-bad-db');
+  const file = path.join(dir, 'keys.db');
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(file, 'not a database'.repeat(100));
+  await expect(startServer({ DIST_DIR: path.join(dir, 'dist'), KEYS_DB: file })).rejects.toThrow(/exited 1:[\s\S]*Cannot use the key database .*keys\.db: file is not a database/);
+  expect(readFileSync(file, 'utf8')).toBe('not a database'.repeat(100));
 });

@@ -1,5 +1,8 @@
-// The key portal page: three forms posting JSON to /portal/keys*, answers read aloud through aria-live regions.
+// The key portal page: sign in by e-mail link, then get, rotate or revoke the key with the session
+// the link opens. The session lives in this page's memory only; the link's token leaves the URL at once.
 const EXAMPLE_PATH = '/archive/year=2026/apikey=';
+const $ = (id) => document.getElementById(id);
+let session = null;
 
 function errorText(status, body) {
   if (body && typeof body.error === 'string') {
@@ -9,31 +12,29 @@ function errorText(status, body) {
 }
 
 async function post(path, payload) {
+  const headers = { accept: 'application/json' };
+  if (payload) headers['content-type'] = 'application/json';
+  if (session) headers.authorization = `Bearer ${session.session}`;
   let response;
   try {
-    response = await fetch(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(payload),
-      credentials: 'same-origin',
-      cache: 'no-store',
-    });
+    response = await fetch(path, { method: 'POST', headers, body: payload ? JSON.stringify(payload) : undefined, credentials: 'omit', cache: 'no-store' });
   } catch {
-    return { ok: false, error: 'Could not reach the portal: check your connection and try again.' };
+    return { ok: false, status: 0, error: 'Could not reach the portal: check your connection and try again.' };
   }
   const body = await response.json().catch(() => null);
-  return response.ok ? { ok: true, body } : { ok: false, error: errorText(response.status, body) };
+  return response.ok ? { ok: true, status: response.status, body } : { ok: false, status: response.status, error: errorText(response.status, body) };
 }
 
-function showError(result, message) {
+function say(result, message, kind) {
   const p = document.createElement('p');
-  p.className = 'error';
+  p.className = kind;
   p.textContent = message;
   result.replaceChildren(p);
+  result.focus();
 }
 
-function showKey(result, title, key) {
-  const box = document.getElementById('key-template').content.firstElementChild.cloneNode(true);
+function showKey(title, key) {
+  const box = $('key-template').content.firstElementChild.cloneNode(true);
   const example = `${location.origin}${EXAMPLE_PATH}${key}`;
   box.querySelector('[data-slot="title"]').textContent = title;
   box.querySelector('[data-slot="key"]').textContent = key;
@@ -46,60 +47,108 @@ function showKey(result, title, key) {
         await navigator.clipboard.writeText(text);
         status.textContent = button.dataset.copy === 'key' ? 'Key copied.' : 'URL copied.';
       } catch {
-        const code = button.previousElementSibling;
-        getSelection().selectAllChildren(code);
+        getSelection().selectAllChildren(button.previousElementSibling);
         status.textContent = 'Copying is blocked here: the text is selected, press Ctrl+C (or ⌘C).';
       }
     });
   }
-  result.replaceChildren(box);
+  $('account-result').replaceChildren(box);
+  box.querySelector('[data-slot="title"]').focus();
 }
 
-function wire(formId, handle) {
-  const form = document.getElementById(formId);
-  const result = document.getElementById(formId.replace('-form', '-result'));
-  const input = form.querySelector('input');
-  const button = form.querySelector('button[type="submit"]');
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const value = input.value.trim();
-    if (!value) {
-      showError(result, input.type === 'email' ? 'Enter your e-mail address.' : 'Paste your current key.');
-      input.focus();
-      return;
-    }
-    button.disabled = true;
-    form.setAttribute('aria-busy', 'true');
-    try {
-      await handle(value, result, input);
-    } finally {
-      button.disabled = false;
-      form.removeAttribute('aria-busy');
-    }
-  });
+function showState() {
+  const key = session.key;
+  $('account-title').textContent = `Signed in as ${session.email}`;
+  $('key-state').textContent = key
+    ? `Your active key starts ${key.id}… and was issued ${new Date(key.createdAt).toLocaleString()}.`
+    : 'You have no active key.';
+  $('issue').hidden = Boolean(key);
+  $('rotate').hidden = !key;
+  $('revoke').hidden = !key;
 }
 
-wire('get-form', async (email, result) => {
-  const answer = await post('/portal/keys', { email });
-  if (answer.ok) showKey(result, `Your key for ${email}:`, answer.body.apiKey);
-  else showError(result, answer.error);
+function signedOut(message) {
+  session = null;
+  $('account').hidden = true;
+  $('sign-in').hidden = false;
+  say($('sign-in-result'), message, 'error');
+}
+
+async function keyAction(path, done) {
+  const buttons = document.querySelectorAll('.actions button');
+  for (const b of buttons) b.disabled = true;
+  try {
+    const answer = await post(path);
+    if (answer.status === 401) return signedOut(answer.error);
+    if (!answer.ok) return say($('account-result'), answer.error, 'error');
+    done(answer.body);
+    showState();
+  } finally {
+    for (const b of buttons) b.disabled = false;
+  }
+}
+
+const keyNow = (apiKey) => ({ id: apiKey.slice(0, 12), createdAt: new Date().toISOString() });
+
+$('issue').addEventListener('click', () =>
+  keyAction('/portal/keys', ({ apiKey }) => {
+    session.key = keyNow(apiKey);
+    showKey('Your new key:', apiKey);
+  }),
+);
+$('rotate').addEventListener('click', () =>
+  keyAction('/portal/keys/rotate', ({ apiKey }) => {
+    session.key = keyNow(apiKey);
+    showKey('Your new key (the old one no longer works):', apiKey);
+  }),
+);
+$('revoke').addEventListener('click', () =>
+  keyAction('/portal/keys/revoke', () => {
+    session.key = null;
+    say($('account-result'), 'Key revoked: it no longer works. You can get a new one above.', 'ok');
+  }),
+);
+
+$('sign-in-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const input = $('email');
+  const button = event.target.querySelector('button');
+  const email = input.value.trim();
+  if (!email) {
+    say($('sign-in-result'), 'Enter your e-mail address.', 'error');
+    return input.focus();
+  }
+  button.disabled = true;
+  try {
+    const answer = await post('/portal/sign-in', { email });
+    if (answer.ok) say($('sign-in-result'), `Check your inbox: ${answer.body.message}`, 'ok');
+    else say($('sign-in-result'), answer.error, 'error');
+  } finally {
+    button.disabled = false;
+  }
 });
 
-wire('rotate-form', async (apiKey, result, input) => {
-  const answer = await post('/portal/keys/rotate', { apiKey });
-  if (answer.ok) {
-    input.value = '';
-    showKey(result, 'Your new key (the old one no longer works):', answer.body.apiKey);
-  } else showError(result, answer.error);
-});
+/** The link's token, taken out of the address bar before anything else happens. */
+function takeToken() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const query = new URLSearchParams(location.search);
+  const token = params.get('token') || query.get('token');
+  if (token) history.replaceState(null, '', location.pathname);
+  return token;
+}
 
-wire('revoke-form', async (apiKey, result, input) => {
-  const answer = await post('/portal/keys/revoke', { apiKey });
-  if (answer.ok) {
-    input.value = '';
-    const p = document.createElement('p');
-    p.className = 'ok';
-    p.textContent = 'Key revoked: it no longer works. You can get a new key for the same address above.';
-    result.replaceChildren(p);
-  } else showError(result, answer.error);
-});
+async function openLink() {
+  const token = takeToken();
+  if (!token) return;
+  const answer = await post('/portal/session', { token });
+  if (!answer.ok) return say($('sign-in-result'), answer.error, 'error');
+  session = answer.body;
+  $('sign-in').hidden = true;
+  $('account').hidden = false;
+  showState();
+  $('account-title').focus();
+}
+
+openLink();
+// A link opened in a tab that already shows the portal changes only the fragment: no new page load.
+addEventListener('hashchange', openLink);

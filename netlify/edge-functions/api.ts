@@ -9,8 +9,8 @@ import type { Config, Context } from '@netlify/edge-functions';
 import type { DataSource } from '../../src/api/archive.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { edgeKeyStore } from '../../src/keys-blobs.ts';
-import { redactLine } from '../../src/keys.ts';
 import { ByteLru } from '../../src/lru.ts';
+import { redactLine } from '../../src/redact.ts';
 import { MANIFEST_PATH } from '../../src/refs.ts';
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
@@ -64,5 +64,5 @@ export default async function handler(request: Request, context: Context): Promi
 export const config: Config = {
   path: '/*',
   // Public static files never pay for the function.
-  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico'],
+  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico', '/favicon.svg'],
 };

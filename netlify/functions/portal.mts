@@ -1,24 +1,42 @@
 /**
  * The key portal's endpoints on Netlify: a Functions v2 handler (Node) around
- * the same portal core the local server mounts, with keys in the site's
- * Netlify Blobs store. The page itself (/portal) is a static file.
+ * the same portal core the local server mounts, with keys, sign-in tokens and
+ * sessions in the site's Netlify Blobs store and the sign-in mail sent over
+ * SMTP (SMTP_URL, MAIL_FROM). The page itself (/portal) is a static file.
+ *
+ * Environment: SMTP_URL (required for sign-in: without it sign-in answers 503
+ * rather than print live links into the function log), MAIL_FROM,
+ * PUBLIC_BASE_URL (where mailed links point; default the request's origin,
+ * which Netlify routes by host), PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5).
  */
-import { createPortal } from '../../src/portal.ts';
 import { portalKeys } from '../../src/keys-blobs.ts';
+import { createPortal, issueLimitFrom, type SendMail } from '../../src/portal.ts';
+import { redactLine } from '../../src/redact.ts';
+import { createMailer } from '../../src/server/mail.node.ts';
 
 /** What this function reads of Netlify's context (the full type is `Context` from `@netlify/functions`). */
 interface PortalContext {
   ip: string;
 }
 
+const log = (line: string) => console.log(redactLine(line));
+const smtpUrl = process.env.SMTP_URL;
+const sendMail: SendMail = smtpUrl
+  ? createMailer({ smtpUrl, from: process.env.MAIL_FROM }).send
+  : async () => {
+      throw new Error('SMTP_URL is not set: sign-in mail cannot be sent');
+    };
+
 const portal = createPortal({
   keys: portalKeys(),
-  issueLimitPerMinute: process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE ? Number(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE) : undefined,
-  log: (line) => console.log(line),
+  sendMail,
+  publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+  issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+  log,
 });
 
 export default (request: Request, context: PortalContext): Promise<Response> => portal.handle(request, context.ip);
 
 export const config = {
-  path: ['/portal/keys', '/portal/keys/*'],
+  path: ['/portal/sign-in', '/portal/session', '/portal/keys', '/portal/keys/*'],
 };

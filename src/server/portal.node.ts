@@ -1,69 +1,95 @@
 /**
  * The key portal on the Node server: Node's request and response around the
- * portal core, with the body read only for the portal's own paths and never
- * past the size limit.
+ * portal core, with the body read only for the portal's own paths, never past
+ * the size limit, and never for longer than `BODY_TIMEOUT_MS`.
  */
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
-import { createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
+import { BODY_TIMEOUT_MS, BodyTimeoutError, createPortal, isPortalPath, PORTAL_MESSAGES, type PortalOptions } from '../portal.ts';
 import { toApiRequest, writeReply } from './http.node.ts';
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
 export type NodePortal = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
-/** Reads at most `maxBytes` of a Node request body; null (and the connection closed after the reply) when there is more. */
-function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Uint8Array | null> {
+/**
+ * Reads at most `maxBytes` of a Node request body within `timeoutMs`: null
+ * when there is more, a `BodyTimeoutError` when it is too slow (the reply then
+ * closes the connection rather than read on).
+ */
+export function readBody(req: http.IncomingMessage, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const timer = setTimeout(() => {
+      done();
+      req.pause();
+      reject(new BodyTimeoutError(PORTAL_MESSAGES.timeout));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        req.off('data', onData);
-        req.pause();
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= maxBytes) return void chunks.push(chunk);
+      done();
+      req.pause();
+      resolve(null);
+    };
+    const onEnd = () => {
+      done();
+      resolve(new Uint8Array(Buffer.concat(chunks)));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
     };
     req.on('data', onData);
-    req.on('end', () => resolve(size > maxBytes ? null : new Uint8Array(Buffer.concat(chunks))));
-    req.on('error', reject);
+    req.on('end', onEnd);
+    req.on('error', onError);
   });
 }
 
-export function nodePortal(keys: Keys, options: Omit<PortalOptions, 'keys'> = {}): NodePortal {
+export interface NodePortalOptions extends Omit<PortalOptions, 'keys'> {
+  /** How long a body may take; default `BODY_TIMEOUT_MS` (10 s). */
+  bodyTimeoutMs?: number;
+}
+
+export function nodePortal(keys: Keys, options: NodePortalOptions): NodePortal {
   const portal = createPortal({ ...options, keys });
   return (req, res) => {
     // Every API request passes here first: only a URL naming the portal is worth parsing.
-    if (!req.url?.includes('portal')) return false;
+    if (!req.url?.startsWith('/portal/')) return false;
     let pathname: string;
     try {
-      pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+      pathname = new URL(req.url, 'http://localhost').pathname;
     } catch {
       return false;
     }
     if (!isPortalPath(pathname)) return false;
-    let tooLarge = false;
+    let unread = false;
     portal
       .reply({
         ...toApiRequest(req),
         clientIp: req.socket.remoteAddress ?? 'unknown',
         body: async (maxBytes) => {
-          const body = await readBody(req, maxBytes);
-          tooLarge = body === null;
+          unread = true;
+          const body = await readBody(req, maxBytes, options.bodyTimeoutMs);
+          unread = body === null;
           return body;
         },
       })
       .then(
         (out) => {
-          // A refused body may still be arriving: answer, then close the connection rather than read the rest.
-          if (tooLarge || (out!.status === 413 && !req.readableEnded)) out!.headers.connection = 'close';
+          // A refused or late body may still be arriving: answer, then close the connection rather than read the rest.
+          if (unread || !req.complete) out!.headers.connection = 'close';
           writeReply(res, out!);
         },
         () => {
-          res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-          res.end('{"error":"Key service unavailable: try again in a minute"}');
+          res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+          res.end(JSON.stringify({ error: PORTAL_MESSAGES.unavailable }));
         },
       );
     return true;

@@ -12,8 +12,8 @@ import type { ApiRequest } from '../api/request.ts';
 import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
 import { DiskData } from './disk-data.node.ts';
-import { FileKeyBackend } from './file-keys.node.ts';
 import { toApiRequest, writeReply } from './http.node.ts';
+import { SqliteKeyBackend } from './sqlite-keys.node.ts';
 import type { NodePortal } from './portal.node.ts';
 
 const TYPES: Record<string, string> = {
@@ -26,13 +26,18 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** Longest time to receive a whole request, headers and body. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
 export interface ServerOptions {
   /** The built output folder. */
   dist: string;
-  /** JSON file of key records. */
-  keysFile: string;
-  /** Use these keys instead of opening `keysFile` (tests share one instance with the code that issues keys). */
+  /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
+  keysDb?: string;
+  /** Use these keys instead of opening `keysDb` (start.node.ts and tests share one instance with the code that issues keys). */
   keys?: Keys;
+  /** Longest time to receive a request's headers and body, ms; default 10 s. */
+  requestTimeoutMs?: number;
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
@@ -80,7 +85,8 @@ export function publicFiles(data: DiskData) {
 
 export function createNodeServer(options: ServerOptions) {
   const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
-  const keys = options.keys ?? new Keys(new FileKeyBackend(options.keysFile));
+  if (!options.keys && !options.keysDb) throw new TypeError('Expected `keys` or `keysDb` (the SQLite key database)');
+  const keys = options.keys ?? new Keys(new SqliteKeyBackend(options.keysDb!));
   const statics = publicFiles(data);
   const portal = options.portal?.(keys);
   const api = createApi({
@@ -91,7 +97,9 @@ export function createNodeServer(options: ServerOptions) {
     log: options.log,
     publicFile: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
   });
-  const server = http.createServer((req, res) => {
+  // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
+  const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server = http.createServer({ requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1000 }, (req, res) => {
     if (portal?.(req, res)) return;
     const out = api.reply(toApiRequest(req));
     if (isPromise(out)) out.then((reply) => writeReply(res, reply));

@@ -2,8 +2,11 @@
  * npm start: builds dist/ if it is missing or stale, makes a development key
  * on first start, then serves on 127.0.0.1:PORT (default 8888).
  *
- * Environment: PORT, HOST, ARCHIVE_SOURCE, KEYS_FILE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
- * LOG_REQUESTS (0 to silence the access log).
+ * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
+ * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
+ * data/keys.db), SMTP_URL and MAIL_FROM (without SMTP_URL mails go to the
+ * console and data/mail/), PUBLIC_BASE_URL (where mailed links point),
+ * PORTAL_ISSUE_LIMIT_PER_MINUTE.
  */
 import { createHash } from 'node:crypto';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
@@ -14,13 +17,20 @@ import { resolveSource, ROOT } from '../../build/source.ts';
 import { examplePath, ROUTES } from '../routes.ts';
 import { MANIFEST_PATH } from '../refs.ts';
 import type { Manifest } from '../types.ts';
-import { redactLine } from '../keys.ts';
+import { Keys } from '../keys.ts';
+import { issueLimitFrom } from '../portal.ts';
+import { createLog } from './log.node.ts';
+import { createMailer } from './mail.node.ts';
 import { nodePortal } from './portal.node.ts';
 import { createNodeServer } from './server.node.ts';
+import { KeyDatabaseError, SqliteKeyBackend } from './sqlite-keys.node.ts';
+import { LegacyKeysError } from './legacy-keys.node.ts';
 
 const DIST = path.resolve(process.env.DIST_DIR ?? path.join(ROOT, 'dist'));
-const KEYS_FILE = path.resolve(process.env.KEYS_FILE ?? path.join(ROOT, 'data/keys.json'));
-const DEV_KEY_FILE = path.join(path.dirname(KEYS_FILE), 'dev-key.txt');
+const KEYS_DB = path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db'));
+const KEYS_DIR = path.dirname(KEYS_DB);
+const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
+const DEV_ADDRESS = 'dev@localhost.localdomain';
 
 async function newestMtime(dir: string): Promise<number> {
   let newest = 0;
@@ -46,6 +56,29 @@ export async function staleness(): Promise<string | null> {
   return null;
 }
 
+/** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
+function openKeys(): SqliteKeyBackend {
+  try {
+    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json') });
+  } catch (error) {
+    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+}
+
+/** A development key on first start, kept (git-ignored) so later starts can show examples; never printed whole. */
+async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
+  const kept = await readFile(DEV_KEY_FILE, 'utf8').then((k) => k.trim(), () => '');
+  if (kept && keys.verify(kept) === true) return kept;
+  // A server with keys of its own and no development key (self-hosted) gets none.
+  if (!kept && backend.activeCount() > 0) return '';
+  const key = (await keys.activeKey(DEV_ADDRESS)) ? await keys.rotate(DEV_ADDRESS) : await keys.issue(DEV_ADDRESS);
+  await writeFile(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
+  console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE) || DEV_KEY_FILE}, git-ignored)`);
+  return key;
+}
+
 async function main() {
   await recoverOutput(DIST);
   const reason = await staleness();
@@ -56,40 +89,47 @@ async function main() {
   const port = Number(process.env.PORT ?? 8888);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
-  const { server, keys } = createNodeServer({
+  const base = `http://${host}:${port}`;
+  const backend = openKeys();
+  if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
+  const keys = new Keys(backend);
+  const log = createLog();
+  const mailer = createMailer({ smtpUrl: process.env.SMTP_URL, from: process.env.MAIL_FROM, outbox: path.join(KEYS_DIR, 'mail') });
+  const { server } = createNodeServer({
     dist: DIST,
-    keysFile: KEYS_FILE,
+    keys,
     rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
-    log: quiet ? undefined : (line) => console.log(redactLine(line)),
-    portal: (keys) => nodePortal(keys, { log: quiet ? undefined : (line) => console.log(line) }),
+    log: quiet ? undefined : log,
+    portal: (k) =>
+      nodePortal(k, {
+        sendMail: mailer.send,
+        // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.
+        publicBaseUrl: process.env.PUBLIC_BASE_URL || base,
+        issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+        log: quiet ? undefined : log,
+      }),
   });
-
-  // A development key on first start, remembered (git-ignored) so later starts can show examples.
-  let devKey = await readFile(DEV_KEY_FILE, 'utf8').then((k) => k.trim(), () => '');
-  if (!devKey || !(await keys.verify(devKey))) {
-    const active = (await keys.list()).filter((r) => !r.revoked);
-    if (active.length === 0 || devKey) {
-      devKey = await keys.issue(`dev-${Date.now()}@localhost.localdomain`);
-      await writeFile(DEV_KEY_FILE, `${devKey}\n`, { mode: 0o600 });
-      console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE)}, git-ignored)`);
-    } else {
-      devKey = '';
-    }
-  }
+  const dev = await devKey(keys, backend);
 
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  const base = `http://${host}:${port}`;
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
-  console.log(`key portal: ${base}/portal`);
-  if (devKey) {
-    console.log(`development key: ${devKey}`);
+  console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
+  if (dev) {
+    const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
+    console.log(`development key: ${dev.slice(0, 12)}… (the whole key is in ${file}; logs never show it)`);
     for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {
-      console.log(`  curl '${base}${examplePath(ROUTES.find((r) => r.id === id)!, devKey)}'`);
+      console.log(`  curl "${base}${examplePath(ROUTES.find((r) => r.id === id)!, '$(cat ' + file + ')')}"`);
     }
   } else {
-    console.log('keys: npm run --silent keys -- issue you@example.org');
+    console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () =>
+    server.close(async () => {
+      backend.close();
+      mailer.close();
+      await log.flush();
+      process.exit(0);
+    });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

@@ -1,0 +1,165 @@
+/**
+ * npm run bench:keys: the SQLite key store at a million keys. Times issue,
+ * rotate and revoke (each one `BEGIN IMMEDIATE` transaction, fsync'd) and
+ * the request path's `verify` (warm: the in-memory set), then measures API
+ * latency on a running server while another process writes keys as fast as
+ * it can. A script, not a test: it prints a table.
+ *
+ *   tsx bench/keys.ts                  (driver)
+ *   tsx bench/keys.ts writer <db> <ms> (child: writes keys for <ms>)
+ *
+ * Environment: BENCH_KEYS (default 1000000), BENCH_OPS per operation (default 2000).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { build } from '../build/build.ts';
+import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+
+const TOTAL = Number(process.env.BENCH_KEYS ?? 1_000_000);
+const OPS = Number(process.env.BENCH_OPS ?? 2000);
+const SAMPLE = path.resolve(import.meta.dirname, '../data/sample/oscars-sample.tsv');
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const ms = (x: number) => (x < 0.01 ? `${(x * 1000).toFixed(2)} µs` : `${x.toFixed(3)} ms`);
+const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(xs.reduce((a, b) => Math.max(a, b), 0))} |`;
+
+async function timed(count: number, op: (i: number) => Promise<unknown> | unknown): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await op(i);
+    times.push(performance.now() - t);
+  }
+  return times;
+}
+
+function seed(db: string): number {
+  const backend = new SqliteKeyBackend(db, { view: false });
+  const started = performance.now();
+  for (let done = 0; done < TOTAL; ) {
+    const batch: NewKey[] = [];
+    for (let i = 0; i < 100_000 && done < TOTAL; i++, done++) {
+      const key = generateKey();
+      batch.push({ hash: hashSecret(key), id: keyId(key), email: `seed${done}@example.org`, createdAt: done });
+    }
+    backend.insertMany(batch);
+  }
+  backend.close();
+  return performance.now() - started;
+}
+
+/** Sequential GETs on one keep-alive connection: the latency of each. */
+async function apiLatencies(port: number, key: string, count: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const one = () =>
+    new Promise<number>((resolve, reject) => {
+      const t = performance.now();
+      http.get({ host: '127.0.0.1', port, path: `/archive/year=1930/apikey=${key}`, agent }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`status ${res.statusCode}`))));
+      }).on('error', reject);
+    });
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) times.push(await one());
+  agent.destroy();
+  return times;
+}
+
+function child(args: string[], env: Record<string, string> = {}) {
+  return spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+async function driver() {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'faa-bench-keys-'));
+  process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+  const db = path.join(tmp, 'keys.db');
+  console.log(`seeding ${TOTAL.toLocaleString('en')} keys ...`);
+  const seedMs = seed(db);
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  let t = performance.now();
+  const backend = new SqliteKeyBackend(db);
+  const loadMs = performance.now() - t;
+  gc();
+  const rssView = process.memoryUsage().heapUsed - heapBefore;
+  const keys = new Keys(backend);
+
+  const emails = Array.from({ length: OPS }, (_, i) => `bench${i}@example.org`);
+  const issued: string[] = [];
+  const issue = await timed(OPS, async (i) => issued.push(await keys.issue(emails[i])));
+  const rotate = await timed(OPS, (i) => keys.rotate(emails[i]));
+  const revoke = await timed(OPS, (i) => keys.revoke(emails[i]));
+  const live: string[] = [];
+  for (let i = 0; i < 1000; i++) live.push(await keys.issue(`verify${i}@example.org`));
+  for (let i = 0; i < 200_000; i++) keys.verify(live[i % 1000]); // warm
+  const verify: number[] = [];
+  for (let i = 0; i < 200_000; i++) {
+    const k = live[i % 1000];
+    const s = performance.now();
+    keys.verify(k);
+    verify.push(performance.now() - s);
+  }
+  t = performance.now();
+  let yes = 0;
+  for (let i = 0; i < 5_000_000; i++) if (keys.verify(live[i % 1000]) === true) yes++;
+  const verifyMeanUs = ((performance.now() - t) / 5_000_000) * 1000;
+  const unknown = Array.from({ length: 20_000 }, generateKey);
+  const verifyCold = await timed(20_000, (i) => keys.verify(unknown[i]));
+  backend.close();
+
+  console.log(`\n${TOTAL.toLocaleString('en')} keys: seeded in ${(seedMs / 1000).toFixed(1)} s; the server's in-memory set loads in ${(loadMs / 1000).toFixed(2)} s, ${(rssView / 2 ** 20).toFixed(0)} MB of heap`);
+  console.log('\n| operation | n | p50 | p99 | max |\n|---|---:|---:|---:|---:|');
+  for (const line of [row('issue', issue), row('rotate', rotate), row('revoke', revoke), row('verify (warm)', verify), row('verify (unknown key, hashed)', verifyCold)]) console.log(line);
+  console.log(`\nverify, mean of 5,000,000 warm calls: ${verifyMeanUs.toFixed(3)} µs (${yes} true)`);
+
+  // API latency on a running server (its own process) with and without a writer process.
+  const dist = path.join(tmp, 'dist');
+  await build({ source: SAMPLE, out: dist, summary: path.join(tmp, 'summary.json'), log: () => {} });
+  const server = child([path.join(import.meta.dirname, 'server.ts'), 'ours'], { DIST: dist, KEYS_DB: db, RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' });
+  const port = await new Promise<number>((resolve) => server.stdout!.on('data', (c: Buffer) => /listening (\d+)/.test(String(c)) && resolve(Number(/listening (\d+)/.exec(String(c))![1]))));
+  const apiKey = live[0];
+  await apiLatencies(port, apiKey, 2000); // warm
+  const quiet = await apiLatencies(port, apiKey, 5000);
+  const writer = child([import.meta.filename, 'writer', db, '600000']);
+  let writes = '';
+  writer.stdout!.on('data', (c) => (writes += c));
+  await new Promise((r) => setTimeout(r, 500));
+  const busy = await apiLatencies(port, apiKey, 5000);
+  writer.kill('SIGTERM');
+  await new Promise((r) => writer.once('exit', r));
+  server.kill('SIGTERM');
+  console.log(`\nAPI latency, /archive/year=1930 on one keep-alive connection, server in its own process (${writes.trim() || 'writer stopped'}):`);
+  console.log('\n| API requests | n | p50 | p99 | max |\n|---|---:|---:|---:|---:|');
+  console.log(row('no writer', quiet));
+  console.log(row('while another process issues, rotates and revokes', busy));
+}
+
+/** The writer child: issue, rotate, revoke in a loop until killed or `ms` pass; prints writes per second. */
+async function writer(db: string, ms: number) {
+  const keys = new Keys(new SqliteKeyBackend(db, { view: false }));
+  const started = Date.now();
+  let writes = 0;
+  let stop = false;
+  process.on('SIGTERM', () => (stop = true));
+  for (let i = 0; !stop && Date.now() - started < ms; i++) {
+    const email = `writer${i}@example.org`;
+    await keys.issue(email);
+    await keys.rotate(email);
+    await keys.revoke(email);
+    writes += 3;
+    if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+  }
+  process.stdout.write(`writer: ${writes} writes, ${Math.round(writes / ((Date.now() - started) / 1000))} per second\n`);
+  process.exit(0);
+}
+
+if (process.argv[2] === 'writer') await writer(process.argv[3], Number(process.argv[4]));
+else await driver();

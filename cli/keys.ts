@@ -1,0 +1,60 @@
+/**
+ * npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list
+ *
+ * Works on the SQLite key database `npm start` uses (KEYS_DB, default
+ * data/keys.db), safely while the server runs: each command is one
+ * transaction, and the server sees it within a second. `issue` and `rotate`
+ * print the new key alone on stdout; everything else goes to stderr.
+ */
+import path from 'node:path';
+import { KeyError, Keys } from '../src/keys.ts';
+import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
+import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
+
+type Print = (line: string) => void;
+
+async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<number> {
+  const [command, arg, ...rest] = argv;
+  const one = arg !== undefined && rest.length === 0;
+  if (command === 'issue' && one) out(await keys.issue(arg));
+  else if (command === 'rotate' && one) out(await keys.rotateKey(arg.trim()));
+  else if (command === 'revoke' && one) {
+    await keys.revokeKey(arg.trim());
+    err('revoked');
+  } else if (command === 'list' && arg === undefined) {
+    for await (const r of keys.list()) out(`${r.id}…\t${r.email}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+  } else {
+    err(USAGE);
+    return 2;
+  }
+  return 0;
+}
+
+/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage). */
+export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
+  let backend: SqliteKeyBackend;
+  try {
+    // The CLI checks single keys: it asks the file and keeps no view of every key.
+    backend = new SqliteKeyBackend(file, { view: false, legacyJson: path.join(path.dirname(file), 'keys.json') });
+  } catch (error) {
+    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
+    err(`keys: ${error.message}`);
+    return 1;
+  }
+  try {
+    return await run(new Keys(backend), argv, out, err);
+  } catch (error) {
+    if (!(error instanceof KeyError)) throw error;
+    err(`keys: ${error.message}`);
+    return 1;
+  } finally {
+    backend.close();
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  process.exitCode = await keysCli(process.argv.slice(2), path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db')));
+}

@@ -1,0 +1,438 @@
+/**
+ * Keys, sign-in tokens and sessions in one SQLite file (`node:sqlite`), for
+ * `npm start`, the keys CLI and self-hosting. Several processes may use the
+ * file at once: WAL, every write one `BEGIN IMMEDIATE` transaction, and a
+ * partial unique index that keeps one active key per address whatever runs
+ * concurrently. Only sha256 hashes of keys, tokens and sessions are stored.
+ *
+ * The server's key check never waits on the file: the store keeps the set of
+ * active key hashes in memory, changes it in the same synchronous step that
+ * commits its own writes, and picks up other processes' writes (the CLI) by
+ * checking `PRAGMA data_version` every `pollMs` (250 ms), reading only rows
+ * whose change number (`seq`) is newer than the last one seen.
+ *
+ * A file it cannot read (not a database, corrupt, a newer schema, someone
+ * else's tables) stops it with one `KeyDatabaseError` that says what is wrong;
+ * it never writes to such a file.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import {
+  type KeyBackend,
+  type KeyInfo,
+  type KeyListing,
+  type NewKey,
+  SESSION_TTL_MS,
+  SIGN_IN_WINDOW_MS,
+  SIGN_INS_PER_HOUR,
+  type SignInOutcome,
+  TOKEN_TTL_MS,
+} from '../keys.ts';
+import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
+
+export const SCHEMA_VERSION = 1;
+/** How often the server looks for other processes' writes. */
+export const POLL_MS = 250;
+/** Longest wait for the write lock before an operation gives up (the client then gets a 5xx). */
+export const LOCK_WAIT_MS = 10_000;
+
+const SCHEMA = `
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE keys (
+  hash TEXT NOT NULL UNIQUE,
+  id TEXT NOT NULL,
+  email TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER,
+  seq INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX keys_one_active ON keys (email) WHERE revoked_at IS NULL;
+CREATE INDEX keys_seq ON keys (seq);
+CREATE TABLE tokens (
+  hash TEXT PRIMARY KEY,
+  email TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX tokens_email ON tokens (email, created_at);
+CREATE INDEX tokens_created ON tokens (created_at);
+CREATE TABLE sessions (hash TEXT PRIMARY KEY, email TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+CREATE INDEX sessions_expiry ON sessions (expires_at);
+PRAGMA user_version = ${SCHEMA_VERSION};
+`;
+const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
+
+/** The key database cannot be used; the message says why and what to do. */
+export class KeyDatabaseError extends Error {}
+
+export interface SqliteKeysOptions {
+  /**
+   * Keep the active key hashes in memory and follow other processes' writes
+   * (the server; default true). The CLI turns it off and asks the file.
+   */
+  view?: boolean;
+  /** How often to look for other processes' writes, ms; default 250. */
+  pollMs?: number;
+  /** A JSON key file of earlier versions (`data/keys.json`), imported once. */
+  legacyJson?: string;
+  /** Longest wait for the write lock, ms; default 10 s. */
+  lockWaitMs?: number;
+}
+
+const isBusy = (error: unknown) => ((error as { errcode?: number }).errcode ?? 0) % 256 === 5 || ((error as { errcode?: number }).errcode ?? 0) % 256 === 6;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function unreadable(file: string, reason: string): KeyDatabaseError {
+  return new KeyDatabaseError(
+    `Cannot use the key database ${file}: ${reason}. Expected an SQLite key database written by this service (schema ${SCHEMA_VERSION}); ` +
+      'the file was left as it is. Restore it from a backup, or move it away to start with an empty one.',
+  );
+}
+
+/** Refuses, without writing, a file that is not a key database this code can read. */
+function checkReadable(file: string): void {
+  if (file === ':memory:' || !existsSync(file) || statSync(file).size === 0) return;
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(file, { readOnly: true });
+    const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    if (version > SCHEMA_VERSION) throw unreadable(file, `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`);
+    if (version === 0 && tables.length > 0) throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
+    if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t))) throw unreadable(file, 'tables of the key schema are missing');
+  } catch (error) {
+    if (error instanceof KeyDatabaseError) throw error;
+    throw unreadable(file, (error as Error).message);
+  } finally {
+    db?.close();
+  }
+}
+
+export class SqliteKeyBackend implements KeyBackend {
+  readonly db: DatabaseSync;
+  /** What was imported from a legacy JSON file when this store opened, if anything. */
+  readonly imported: LegacyImport | null = null;
+  private readonly active: Set<string> | null;
+  private lastSeq = 0;
+  private dataVersion = -1;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly lockWaitMs: number;
+  private purgedAt = 0;
+
+  constructor(
+    readonly file: string,
+    options: SqliteKeysOptions = {},
+  ) {
+    checkReadable(file);
+    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    try {
+      this.db = new DatabaseSync(file, { timeout: 5_000 });
+      // A 64 MiB page cache keeps the hot index pages of a million keys in memory, so a write seldom reads.
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
+      this.blockingWrite(() => {
+        if (Number((this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version) === 0) this.db.exec(SCHEMA);
+      });
+      // The server never blocks its event loop on another process's lock: writes wait asynchronously (see `write`).
+      this.db.exec('PRAGMA busy_timeout = 0');
+    } catch (error) {
+      throw error instanceof KeyDatabaseError ? error : unreadable(file, (error as Error).message);
+    }
+    try {
+      if (options.legacyJson) this.imported = this.importLegacy(options.legacyJson);
+      this.active = options.view === false ? null : this.loadActive();
+    } catch (error) {
+      this.db.close();
+      throw error instanceof LegacyKeysError ? error : unreadable(file, (error as Error).message);
+    }
+    const pollMs = options.pollMs ?? POLL_MS;
+    if (this.active && pollMs > 0 && file !== ':memory:') {
+      this.timer = setInterval(() => this.follow(), pollMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Active key hashes, read once at start (about a second per million keys). */
+  private loadActive(): Set<string> {
+    const active = new Set<string>();
+    for (const row of this.db.prepare('SELECT hash FROM keys WHERE revoked_at IS NULL').iterate() as Iterable<{ hash: string }>) active.add(row.hash);
+    this.lastSeq = this.maxSeq();
+    this.dataVersion = this.readDataVersion();
+    return active;
+  }
+
+  private readDataVersion(): number {
+    return Number((this.db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version);
+  }
+
+  private maxSeq(): number {
+    return Number((this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM keys').get() as { seq: number }).seq);
+  }
+
+  /**
+   * Applies other processes' key changes to the in-memory set. `data_version`
+   * changes only for their commits; rows carry the number of their last change.
+   */
+  follow(): void {
+    if (!this.active) return;
+    try {
+      const version = this.readDataVersion();
+      if (version === this.dataVersion) return;
+      const rows = this.db.prepare('SELECT hash, revoked_at IS NULL AS live, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+        hash: string;
+        live: number;
+        seq: number;
+      }[];
+      for (const row of rows) {
+        if (row.live) this.active.add(row.hash);
+        else this.active.delete(row.hash);
+        this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
+      }
+      this.dataVersion = version;
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      // Busy: the next tick tries again.
+    }
+  }
+
+  /** Runs `work` in a transaction, waiting as long as SQLite's busy timeout allows (opening, the import). */
+  private blockingWrite<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = work();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `work` in one `BEGIN IMMEDIATE` transaction. While another process
+   * holds the write lock it waits asynchronously (1 to 50 ms between tries, up
+   * to `lockWaitMs`), so the event loop keeps answering; `work` itself runs
+   * synchronously, so nothing in this process interleaves with it.
+   */
+  private async write<T>(work: (seq: () => number) => T): Promise<T> {
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+        await sleep(delay * (0.5 + Math.random()));
+        continue;
+      }
+      let seq = -1;
+      const next = () => (seq = seq < 0 ? this.maxSeq() + 1 : seq + 1);
+      try {
+        const out = work(next);
+        this.db.exec('COMMIT');
+        return out;
+      } catch (error) {
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        throw error;
+      }
+    }
+  }
+
+  /** Reads, retried asynchronously on the rare busy answer WAL readers can get. */
+  private async read<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        return work();
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+        await sleep(delay);
+      }
+    }
+  }
+
+  isActive(hash: string): boolean {
+    if (this.active) return this.active.has(hash);
+    return this.db.prepare('SELECT 1 AS x FROM keys WHERE hash = ? AND revoked_at IS NULL').get(hash) !== undefined;
+  }
+
+  /** Number of active keys (the in-memory count when kept). */
+  activeCount(): number {
+    if (this.active) return this.active.size;
+    return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
+  }
+
+  async addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome> {
+    const outcome = await this.write((): SignInOutcome => {
+      const recent = this.db
+        .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
+        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_HOUR) as { created_at: number }[];
+      if (recent.length >= SIGN_INS_PER_HOUR) {
+        return { ok: false, retryAfter: Math.max(1, Math.ceil((Number(recent[0].created_at) + SIGN_IN_WINDOW_MS - now) / 1000)) };
+      }
+      this.db.prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, email, now, now + TOKEN_TTL_MS);
+      return { ok: true };
+    });
+    if (now - this.purgedAt > 60_000) await this.purge(now);
+    return outcome;
+  }
+
+  /** Drops tokens older than the sign-in window (they count no more) and expired sessions. */
+  async purge(now: number): Promise<void> {
+    this.purgedAt = now;
+    await this.write(() => {
+      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(now - Math.max(SIGN_IN_WINDOW_MS, TOKEN_TTL_MS));
+      this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now);
+    });
+  }
+
+  openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {
+    return this.write(() => {
+      const used = this.db
+        .prepare('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email')
+        .get(now, tokenHash, now) as { email: string } | undefined;
+      if (!used) return null;
+      this.db.prepare('INSERT INTO sessions (hash, email, expires_at) VALUES (?, ?, ?)').run(sessionHash, used.email, now + SESSION_TTL_MS);
+      return used.email;
+    });
+  }
+
+  sessionEmail(sessionHash: string, now: number): Promise<string | null> {
+    return this.read(() => {
+      const row = this.db.prepare('SELECT email FROM sessions WHERE hash = ? AND expires_at > ?').get(sessionHash, now) as { email: string } | undefined;
+      return row?.email ?? null;
+    });
+  }
+
+  activeKey(email: string): Promise<KeyInfo | null> {
+    return this.read(() => {
+      const row = this.db.prepare('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as
+        | { id: string; created_at: number }
+        | undefined;
+      return row ? { id: row.id, createdAt: iso(Number(row.created_at)) } : null;
+    });
+  }
+
+  private insertKey(key: NewKey, seq: number): boolean {
+    const { changes } = this.db
+      .prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
+      .run(key.hash, key.id, key.email, key.createdAt, seq);
+    return Number(changes) === 1;
+  }
+
+  private currentHash(email: string): string | null {
+    const row = this.db.prepare('SELECT hash FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as { hash: string } | undefined;
+    return row?.hash ?? null;
+  }
+
+  private markRevoked(hash: string, now: number, seq: number): void {
+    this.db.prepare('UPDATE keys SET revoked_at = ?, seq = ? WHERE hash = ?').run(now, seq, hash);
+  }
+
+  async issue(key: NewKey): Promise<boolean> {
+    const issued = await this.write((seq) => this.insertKey(key, seq()));
+    if (issued) this.active?.add(key.hash);
+    return issued;
+  }
+
+  async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
+    const old = await this.write((seq) => {
+      const current = this.currentHash(key.email);
+      if (current === null || (expected !== undefined && current !== expected)) return null;
+      this.markRevoked(current, now, seq());
+      if (!this.insertKey(key, seq())) throw new Error('a rotated key could not be stored');
+      return current;
+    });
+    if (old === null) return false;
+    // Same synchronous step as the commit's answer: the next request already sees it.
+    this.active?.delete(old);
+    this.active?.add(key.hash);
+    return true;
+  }
+
+  async revoke(email: string, now: number, expected?: string): Promise<boolean> {
+    const old = await this.write((seq) => {
+      const current = this.currentHash(email);
+      if (current === null || (expected !== undefined && current !== expected)) return null;
+      this.markRevoked(current, now, seq());
+      return current;
+    });
+    if (old === null) return false;
+    this.active?.delete(old);
+    return true;
+  }
+
+  owner(hash: string): Promise<{ email: string; active: boolean } | null> {
+    return this.read(() => {
+      const row = this.db.prepare('SELECT email, revoked_at IS NULL AS live FROM keys WHERE hash = ?').get(hash) as { email: string; live: number } | undefined;
+      return row ? { email: row.email, active: Boolean(row.live) } : null;
+    });
+  }
+
+  async *list(): AsyncIterable<KeyListing> {
+    const rows = this.db.prepare('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid').iterate() as Iterable<{
+      id: string;
+      email: string;
+      created_at: number;
+      revoked_at: number | null;
+    }>;
+    for (const r of rows) {
+      yield { id: r.id, email: r.email, createdAt: iso(Number(r.created_at)), revokedAt: r.revoked_at === null ? null : iso(Number(r.revoked_at)) };
+    }
+  }
+
+  /**
+   * Stores many keys in one transaction (the legacy import, tests and the
+   * benchmark); a key whose address already has an active one is stored revoked.
+   */
+  insertMany(keys: (NewKey & { revokedAt?: number | null })[], now = Date.now()): { stored: number; revoked: number } {
+    const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
+    let stored = 0;
+    let revoked = 0;
+    const live: string[] = [];
+    this.blockingWrite(() => {
+      let seq = this.maxSeq();
+      for (const k of keys) {
+        const active = k.revokedAt == null && this.currentHash(k.email) === null;
+        if (k.revokedAt == null && !active) revoked++;
+        const added = Number(insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes);
+        stored += added;
+        if (added && active) live.push(k.hash);
+      }
+    });
+    for (const hash of live) this.active?.add(hash);
+    return { stored, revoked };
+  }
+
+  private importLegacy(file: string): LegacyImport | null {
+    if (!existsSync(file)) return null;
+    const done = this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT) as { value: string } | undefined;
+    if (done) return null;
+    const bytes = readFileSync(file);
+    const records = importLegacyJson(file, bytes);
+    return this.blockingWrite(() => {
+      // Another process may have imported it while this one read the file.
+      if (this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT)) return null;
+      const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
+      const now = Date.now();
+      let seq = this.maxSeq();
+      let revoked = 0;
+      // Newest first, so the newest active key of an address stays active if an old bug left two.
+      for (const r of [...records].sort((a, b) => b.createdAt - a.createdAt)) {
+        const live = r.revokedAt === null && this.currentHash(r.email) === null;
+        if (r.revokedAt === null && !live) revoked++;
+        insert.run(r.hash, r.id, r.email, r.createdAt, live ? null : (r.revokedAt ?? now), ++seq);
+      }
+      const summary: LegacyImport = { file, keys: records.length, revoked, at: iso(now) };
+      this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run(LEGACY_IMPORT, JSON.stringify(summary));
+      return summary;
+    });
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    if (this.db.isOpen) this.db.close();
+  }
+}

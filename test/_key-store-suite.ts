@@ -1,0 +1,210 @@
+/**
+ * One behaviour and race suite for every key backend (SQLite, Netlify Blobs):
+ * sign-in tokens, sessions, the hourly sign-in limit, one active key per
+ * address, rotation and revocation, each also with many calls at once through
+ * two separate store instances (two processes, or two function instances,
+ * sharing one store).
+ */
+import { describe, expect, it } from 'vitest';
+import { KeyError, Keys, SESSION_TTL_MS, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from '../src/keys.ts';
+
+/** Two `Keys` over one store, with a clock the test moves. */
+export interface StorePair {
+  a: Keys;
+  b: Keys;
+  clock: { t: number };
+  /** Lets each instance see the other's writes (SQLite: what its 250 ms poll does; Blobs: nothing to do). */
+  settle(): void;
+}
+
+const status = (promise: Promise<unknown>) => promise.then(() => 'ok', (error: unknown) => (error instanceof KeyError ? error.status : `${error}`));
+let counter = 0;
+const address = (tag: string) => `${tag}-${++counter}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+
+async function signedIn(keys: Keys, email: string): Promise<string> {
+  const { token } = await keys.signIn(email);
+  return (await keys.openSession(token)).session;
+}
+
+export function keyStoreSuite(name: string, make: () => StorePair) {
+  let current: StorePair;
+  const open = () => (current = make());
+  /** Whether a key works, asked once every instance has seen every write. */
+  const works = async (keys: Keys, key: string) => {
+    current.settle();
+    return keys.verify(key);
+  };
+
+  describe(`the ${name} key store`, () => {
+    it('opens one session per sign-in link, for the address it was sent to, and refuses the link a second time', async () => {
+      const { a, b } = open();
+      const email = address('link');
+      const { token } = await a.signIn(email.toUpperCase());
+      expect(token).toMatch(/^fat_[A-Za-z0-9_-]{43}$/);
+      const opened = await b.openSession(token);
+      expect(opened).toMatchObject({ email, key: null });
+      expect(opened.session).toMatch(/^fas_[A-Za-z0-9_-]{43}$/);
+      expect(await a.sessionEmail(opened.session)).toBe(email);
+      expect(await status(a.openSession(token))).toBe(401);
+      expect(await status(a.openSession('fat_' + 'A'.repeat(43)))).toBe(401);
+    });
+
+    it('refuses a link after 15 minutes and a session after an hour', async () => {
+      const { a, clock } = open();
+      const email = address('expiry');
+      const old = await a.signIn(email);
+      clock.t += TOKEN_TTL_MS;
+      expect(await status(a.openSession(old.token))).toBe(401);
+      const { session } = await a.openSession((await a.signIn(email)).token);
+      clock.t += SESSION_TTL_MS - 1;
+      expect(await a.sessionEmail(session)).toBe(email);
+      clock.t += 1;
+      expect(await status(a.sessionEmail(session))).toBe(401);
+    });
+
+    it(`sends at most ${SIGN_INS_PER_HOUR} links an hour to one address, and says when to ask again`, async () => {
+      const { a, b, clock } = open();
+      const email = address('limit');
+      for (let i = 0; i < SIGN_INS_PER_HOUR; i++) {
+        await (i % 2 ? a : b).signIn(email);
+        clock.t += 60_000;
+      }
+      const refused = await a.signIn(email).catch((e: KeyError) => e);
+      expect(refused).toMatchObject({ status: 429, retryAfter: 3600 - 5 * 60 });
+      expect(await status(a.signIn(address('other')))).toBe('ok');
+      clock.t += 3600_000 - 5 * 60_000 + 1;
+      expect(await status(a.signIn(email))).toBe('ok');
+    });
+
+    it('keeps one active key per address: issue once, rotate, revoke, issue again', async () => {
+      const { a, b } = open();
+      const email = address('life');
+      const first = await a.issue(email);
+      expect(await works(a, first)).toBe(true);
+      expect(await status(b.issue(email))).toBe(409);
+      expect(await a.activeKey(email)).toMatchObject({ id: first.slice(0, 12) });
+      const second = await b.rotate(email);
+      expect([await works(a, first), await works(a, second), await works(b, second)]).toEqual([false, true, true]);
+      await a.revoke(email);
+      expect(await works(b, second)).toBe(false);
+      expect(await status(a.revoke(email))).toBe(409);
+      expect(await status(a.rotate(email))).toBe(409);
+      expect(await a.activeKey(email)).toBeNull();
+      expect(await works(b, await b.issue(email))).toBe(true);
+    });
+
+    it('rotates and revokes a given key only while it is the active one (the CLI)', async () => {
+      const { a, b } = open();
+      const email = address('cli');
+      const key = await a.issue(email);
+      const next = await b.rotateKey(key);
+      expect(await status(a.rotateKey(key))).toBe(403);
+      expect(await status(a.revokeKey(key))).toBe(403);
+      await a.revokeKey(next);
+      expect(await works(a, next)).toBe(false);
+      expect(await status(a.rotateKey('not-a-key'))).toBe(403);
+    });
+
+    it('lists every key with its state and never the key', async () => {
+      const { a, clock } = open();
+      const email = address('list');
+      const key = await a.issue(email);
+      clock.t += 1000;
+      const next = await a.rotate(email);
+      const listed = [];
+      for await (const r of a.list()) if (r.email === email) listed.push(r);
+      expect(listed.map((r) => [r.id, r.revokedAt === null])).toEqual([
+        [key.slice(0, 12), false],
+        [next.slice(0, 12), true],
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(key.slice(12));
+    });
+
+    describe('with many calls at once', () => {
+      it('hands out one key when twenty ask for one address at once', async () => {
+        const { a, b } = open();
+        const email = address('issue-race');
+        const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).issue(email).then((k) => k, (e: KeyError) => e.status)));
+        const keys = outcomes.filter((o): o is string => typeof o === 'string');
+        expect(keys).toHaveLength(1);
+        expect(outcomes.filter((o) => o === 409)).toHaveLength(19);
+        expect(await works(a, keys[0])).toBe(true);
+      });
+
+      it('leaves exactly one working key after ten rotations at once, held by the owner, who can rotate again', async () => {
+        const { a, b } = open();
+        const email = address('rotate-race');
+        const first = await a.issue(email);
+        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email)));
+        const working = [];
+        for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
+        expect(working).toHaveLength(1);
+        expect(handed).toContain(working[0]);
+        expect((await a.activeKey(email))?.id).toBe(working[0].slice(0, 12));
+        const again = await b.rotate(email);
+        expect([await works(a, working[0]), await works(a, again)]).toEqual([false, true]);
+      });
+
+      it('lets one of two rotations of the same key win; the winner works, and the owner can rotate again', async () => {
+        const { a, b } = open();
+        const email = address('two-rotates');
+        const key = await a.issue(email);
+        const outcomes = await Promise.all([a.rotateKey(key), b.rotateKey(key)].map((p) => p.then((k) => k, (e: KeyError) => e.status)));
+        const won = outcomes.filter((o): o is string => typeof o === 'string');
+        expect(won).toHaveLength(1);
+        expect(outcomes).toContain(403);
+        expect([await works(a, key), await works(a, won[0])]).toEqual([false, true]);
+        expect(await works(a, await b.rotateKey(won[0]))).toBe(true);
+      });
+
+      it('opens one session when one link is used ten times at once', async () => {
+        const { a, b } = open();
+        const { token } = await a.signIn(address('token-race'));
+        const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => status((i % 2 ? a : b).openSession(token))));
+        expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
+        expect(outcomes.filter((o) => o === 401)).toHaveLength(9);
+      });
+
+      it(`sends ${SIGN_INS_PER_HOUR} links, no more, when twelve ask for one address at once`, async () => {
+        const { a, b } = open();
+        const email = address('sign-in-race');
+        const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => status((i % 2 ? a : b).signIn(email))));
+        expect(outcomes.filter((o) => o === 'ok')).toHaveLength(SIGN_INS_PER_HOUR);
+        expect(outcomes.filter((o) => o === 429)).toHaveLength(12 - SIGN_INS_PER_HOUR);
+      });
+
+      it('refuses every key whose revocation was acknowledged, and keeps at most one active key, under a mix of writes', async () => {
+        const { a, b } = open();
+        const email = address('mix');
+        await a.issue(email);
+        const handed: string[] = [];
+        const revokedBefore: string[][] = [];
+        await Promise.all(
+          Array.from({ length: 24 }, async (_, i) => {
+            const keys = i % 2 ? a : b;
+            const op = i % 3;
+            if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
+            else if (op === 1) await keys.rotate(email).then((k) => handed.push(k), () => {});
+            else {
+              const before = [...handed];
+              if (await keys.revoke(email).then(() => true, () => false)) revokedBefore.push(before);
+            }
+          }),
+        );
+        let working = 0;
+        for (const k of handed) if (await works(a, k)) working++;
+        expect(working).toBeLessThanOrEqual(1);
+        // A revoke acknowledged once some keys were handed out means none of those works any more.
+        for (const before of revokedBefore) for (const k of before) expect(await works(a, k)).toBe(false);
+        expect(await a.activeKey(email).then((k) => (k ? 1 : 0))).toBe(working);
+      });
+
+      it('gets a session and a key for a session via either instance at once', async () => {
+        const { a, b } = open();
+        const email = address('sessions');
+        const session = await signedIn(a, email);
+        expect(await b.sessionEmail(session)).toBe(email);
+      });
+    });
+  });
+}
