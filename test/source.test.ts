@@ -1,12 +1,23 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../build/build.ts';
 import { fetchData } from '../build/fetch-data.ts';
 import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE } from '../build/source.ts';
 import source from '../data/source.json' with { type: 'json' };
-import { SHARED_SOURCE, tempDir } from './helpers.ts';
+import { ROOT, SHARED_SOURCE, tempDir } from './helpers.ts';
+
+/** `npm run data:fetch` as a user runs it (tsx under this Node), with `env` added. */
+function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'build/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      resolve({ stdout, stderr, code: error ? Number(error.code) : 0 }),
+    );
+  });
+}
 
 describe('where the archive comes from', () => {
   it('prefers --source, then ARCHIVE_SOURCE', async () => {
@@ -44,17 +55,43 @@ describe('where the archive comes from', () => {
     const bytes = await readFile(SHARED_SOURCE);
     const target = path.join(dir, 'cache/oscars.csv');
     const ok = (async () => new Response(bytes)) as unknown as typeof fetch;
-    expect(await fetchData(ok, target)).toBe(target);
+    expect(await fetchData({ fetch: ok, target, env: {} })).toEqual({ target, from: source.url });
     expect((await readFile(target)).equals(bytes)).toBe(true);
 
     const tampered = (async () => new Response(Buffer.concat([bytes, Buffer.from('x')]))) as unknown as typeof fetch;
-    await expect(fetchData(tampered, path.join(dir, 'other.csv'))).rejects.toThrow(/expected 3b1d39ee.*nothing saved/);
+    const other = path.join(dir, 'other.csv');
+    await expect(fetchData({ fetch: tampered, target: other, env: {} })).rejects.toThrow(/expected 3b1d39ee.*nothing saved/);
+    expect(existsSync(other)).toBe(false);
 
     const offline = (async () => {
       throw new TypeError('fetch failed');
     }) as unknown as typeof fetch;
-    const error = (await fetchData(offline, path.join(dir, 'x.csv')).catch((e: Error) => e)) as Error;
+    const error = (await fetchData({ fetch: offline, target: path.join(dir, 'x.csv'), env: {} }).catch((e: Error) => e)) as Error;
     expect(error.message).toMatch(/^cannot download https:\/\/raw\.githubusercontent\.com\/DLu\/oscar_data\/.*set ARCHIVE_SOURCE=/);
     expect(error.message).not.toContain('\n');
+  });
+
+  it('copies ARCHIVE_SOURCE into the cache after checking the pinned sha256, without the network', async () => {
+    const dir = await tempDir('fetch-local');
+    const target = path.join(dir, 'cache/oscars.csv');
+    const network = (async () => {
+      throw new Error('data:fetch used the network although ARCHIVE_SOURCE was set');
+    }) as unknown as typeof fetch;
+    expect(await fetchData({ fetch: network, target, env: { ARCHIVE_SOURCE: SHARED_SOURCE } })).toEqual({ target, from: SHARED_SOURCE });
+    expect((await readFile(target)).equals(await readFile(SHARED_SOURCE))).toBe(true);
+  });
+
+  it('refuses an ARCHIVE_SOURCE that is not the pinned revision with one line, and saves nothing', async () => {
+    const dir = await tempDir('fetch-wrong');
+    const wrong = path.join(dir, 'oscars.csv');
+    await writeFile(wrong, (await readFile(SHARED_SOURCE)).subarray(0, 100_000));
+    const { stdout, stderr, code } = await fetchCommand({ ARCHIVE_SOURCE: wrong });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(new RegExp(`^data:fetch: ${wrong} has sha256 [0-9a-f]{64}, expected ${source.sha256} .*nothing saved`))]);
+
+    const missing = await fetchCommand({ ARCHIVE_SOURCE: path.join(dir, 'missing.csv') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trimEnd().split('\n')).toEqual([`data:fetch: ARCHIVE_SOURCE points at ${path.join(dir, 'missing.csv')}, which cannot be read (ENOENT)`]);
   });
 });
