@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The full archive exists before any test runs (fetched, or one line saying what to set).
+    globalSetup: ['test/_global-setup.ts'],
+    // Every file removes the temp folders it made.
+    setupFiles: ['test/_cleanup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',

@@ -1,19 +1,45 @@
-/** Shared test plumbing: temp builds, raw HTTP, the edge function under Deno. */
+/**
+ * Shared test plumbing: the full archive's path, temp folders removed after
+ * each test file, temp builds, raw HTTP, the edge function under Deno.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
+import { CACHE_FILE } from '../build/source.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-/** The full archive: ARCHIVE_SOURCE, as .ci/run sets it, else the shared copy beside the repository. */
-export const SHARED_SOURCE = path.resolve(process.env.ARCHIVE_SOURCE ?? path.join(ROOT, '../shared/data/oscars.csv'));
+/**
+ * The full archive, for every test that needs it: ARCHIVE_SOURCE when set,
+ * else the copy `npm run data:fetch` caches (test/_global-setup.ts makes sure
+ * one of them exists before any test runs).
+ */
+export const FULL_SOURCE = fullSource(process.env);
+/** ARCHIVE_SOURCE in `env` when set, else `cache`. */
+export function fullSource(env: NodeJS.ProcessEnv, cache = CACHE_FILE): string {
+  return env.ARCHIVE_SOURCE ? path.resolve(env.ARCHIVE_SOURCE) : cache;
+}
+/** The name most tests import {@link FULL_SOURCE} by. */
+export const SHARED_SOURCE = FULL_SOURCE;
 export const SAMPLE_SOURCE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
 export const DENO = path.join(ROOT, 'node_modules/.bin/deno');
 
-export const tempDir = (tag: string) => mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+const made: string[] = [];
+
+/** A fresh folder in the system temp dir, removed after the test file (see {@link removeTempDirs}). */
+export async function tempDir(tag: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every folder {@link tempDir} made; test/_cleanup.ts runs it after each test file. */
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
 
 /** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
 export async function buildInto(source: string, tag = 'dist'): Promise<string> {

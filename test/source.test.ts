@@ -8,7 +8,8 @@ import { build, BuildRefused } from '../build/build.ts';
 import { fetchData } from '../build/fetch-data.ts';
 import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE } from '../build/source.ts';
 import source from '../data/source.json' with { type: 'json' };
-import { ROOT, SHARED_SOURCE, tempDir } from './helpers.ts';
+import { missingArchive } from './_global-setup.ts';
+import { fullSource, ROOT, SHARED_SOURCE, tempDir } from './helpers.ts';
 
 /** `npm run data:fetch` as a user runs it (tsx under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -93,5 +94,39 @@ describe('where the archive comes from', () => {
     const missing = await fetchCommand({ ARCHIVE_SOURCE: path.join(dir, 'missing.csv') });
     expect(missing.code).toBe(1);
     expect(missing.stderr.trimEnd().split('\n')).toEqual([`data:fetch: ARCHIVE_SOURCE points at ${path.join(dir, 'missing.csv')}, which cannot be read (ENOENT)`]);
+  });
+});
+
+describe('the full archive the tests read', () => {
+  const offline = (async () => {
+    throw new TypeError('fetch failed');
+  }) as unknown as typeof fetch;
+
+  it('is ARCHIVE_SOURCE when set, else the data:fetch cache', () => {
+    expect(fullSource({ ARCHIVE_SOURCE: 'x/oscars.csv' }, '/cache.csv')).toBe(path.resolve('x/oscars.csv'));
+    expect(fullSource({}, '/cache.csv')).toBe('/cache.csv');
+  });
+
+  it('is fetched into the cache when neither exists and the network works', async () => {
+    const cache = path.join(await tempDir('setup-online'), 'cache/oscars.csv');
+    const bytes = await readFile(SHARED_SOURCE);
+    const online = (async () => new Response(bytes)) as unknown as typeof fetch;
+    expect(await missingArchive({ env: {}, cache, fetch: online })).toBeNull();
+    expect((await readFile(cache)).equals(bytes)).toBe(true);
+  });
+
+  it('is named in one line saying what to set when offline with neither', async () => {
+    const cache = path.join(await tempDir('setup-offline'), 'cache/oscars.csv');
+    const line = await missingArchive({ env: {}, cache, fetch: offline });
+    expect(line).toMatch(/^tests need the full archive: set ARCHIVE_SOURCE=\/path\/to\/oscars\.csv, or run npm run data:fetch online \(cannot download https:.*\)$/);
+    expect(line).not.toContain('\n');
+    expect(existsSync(cache)).toBe(false);
+  });
+
+  it('is named in one line when ARCHIVE_SOURCE points nowhere, without trying the network', async () => {
+    const missing = path.join(await tempDir('setup-missing'), 'oscars.csv');
+    expect(await missingArchive({ env: { ARCHIVE_SOURCE: missing }, fetch: offline })).toBe(
+      `tests need the full archive, and ARCHIVE_SOURCE points at ${missing}, which does not exist`,
+    );
   });
 });
