@@ -6,12 +6,10 @@
  * and bundle, the portal function's manifest and zip. Slow (the real build of
  * the full archive, about half a minute on two cores).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { copyFile, link, mkdir, readdir, readFile, readlink, stat, symlink } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicFiles } from '../build/public.ts';
 import source from '../data/source.json' with { type: 'json' };
@@ -20,7 +18,7 @@ import { MANIFEST_PATH } from '../src/refs.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 import { edgeRouter } from './edge/routes.ts';
-import { FULL_SOURCE, ROOT, tempDir } from './helpers.ts';
+import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
 
 /** Netlify's limits (docs.netlify.com, see /work/shared/docs/NETLIFY.md). */
 const EDGE_BUNDLE_LIMIT = 20 * 1024 * 1024;
@@ -41,30 +39,6 @@ interface EdgeManifest {
 
 interface FunctionsManifest {
   functions: { name: string; path: string; mainFile: string; runtimeVersion: string; routes: { pattern: string }[] }[];
-}
-
-/** Hard-links (or, across devices, copies) a folder tree, symlinks kept as symlinks: node_modules in a second. */
-async function linkTree(from: string, to: string): Promise<void> {
-  const entries = await readdir(from, { withFileTypes: true, recursive: true });
-  const dirs = entries.filter((e) => e.isDirectory()).map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
-  for (const dir of [to, ...dirs]) await mkdir(dir, { recursive: true });
-  for (const entry of entries) {
-    const src = path.join(entry.parentPath, entry.name);
-    const dest = path.join(to, path.relative(from, src));
-    if (entry.isSymbolicLink()) await symlink(await readlink(src), dest);
-    else if (entry.isFile()) await link(src, dest).catch(() => copyFile(src, dest));
-  }
-}
-
-/** The repository as a fresh clone of this working tree would have it, plus its installed node_modules. */
-async function cleanCopy(to: string): Promise<void> {
-  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
-  for (const file of new Set(stdout.split('\0').filter(Boolean))) {
-    if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
-    await mkdir(path.dirname(path.join(to, file)), { recursive: true });
-    await copyFile(path.join(ROOT, file), path.join(to, file));
-  }
-  await linkTree(path.join(ROOT, 'node_modules'), path.join(to, 'node_modules'));
 }
 
 /** `netlify build --offline` in `cwd` under this Node, with the project's deno first on PATH; resolves with its output. */
@@ -112,8 +86,7 @@ let edge: EdgeManifest;
 let functions: FunctionsManifest;
 
 beforeAll(async () => {
-  copy = await tempDir('deploy');
-  await cleanCopy(copy);
+  copy = await cleanCopy('deploy', 'hardlink');
   output = await netlifyBuild(copy);
   publish = path.join(copy, 'dist');
   edge = JSON.parse(await readFile(path.join(copy, '.netlify/edge-functions-dist/manifest.json'), 'utf8'));

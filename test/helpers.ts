@@ -2,12 +2,14 @@
  * Shared test plumbing: the full archive's path, temp folders removed after
  * each test file, temp builds, raw HTTP, the edge function under Deno.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
 import { CACHE_FILE } from '../build/source.ts';
 
@@ -39,6 +41,40 @@ export async function tempDir(tag: string): Promise<string> {
 /** Removes every folder {@link tempDir} made; test/_cleanup.ts runs it after each test file. */
 export async function removeTempDirs(): Promise<void> {
   await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/** Hard-links (across devices: copies) a folder tree, symlinks kept as symlinks: node_modules in a second or two. */
+async function linkTree(from: string, to: string): Promise<void> {
+  const entries = await readdir(from, { withFileTypes: true, recursive: true });
+  const dirs = entries.filter((e) => e.isDirectory()).map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
+  for (const dir of [to, ...dirs]) await mkdir(dir, { recursive: true });
+  for (const entry of entries) {
+    const src = path.join(entry.parentPath, entry.name);
+    const dest = path.join(to, path.relative(from, src));
+    if (entry.isSymbolicLink()) await symlink(await readlink(src), dest);
+    else if (entry.isFile()) await link(src, dest).catch(() => copyFile(src, dest));
+  }
+}
+
+/**
+ * The repository as a fresh clone of this working tree would have it (the
+ * files git knows, committed or not; nothing git ignores, so no dist/, no
+ * data/cache/, no keys) in a temp folder, with the installed node_modules:
+ * symlinked, or hard-linked where a tool must see real files (Netlify's
+ * function zipper keeps a symlink as a symlink).
+ */
+export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' = 'symlink'): Promise<string> {
+  const dir = await tempDir(tag);
+  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
+  for (const file of new Set(stdout.split('\0').filter(Boolean))) {
+    if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await copyFile(path.join(ROOT, file), path.join(dir, file));
+  }
+  const modulesDir = path.join(ROOT, 'node_modules');
+  if (modules === 'symlink') await symlink(modulesDir, path.join(dir, 'node_modules'));
+  else await linkTree(modulesDir, path.join(dir, 'node_modules'));
+  return dir;
 }
 
 /** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
@@ -118,6 +154,50 @@ export async function startEdge(dist: string, env: Record<string, string> = {}):
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+  };
+}
+
+export interface Started {
+  child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start` (src/server/start.node.ts under this Node) in `cwd`, with no
+ * ARCHIVE_SOURCE unless `env` gives one; resolves once it has printed `ready`.
+ */
+export async function startServer(cwd: string, env: Record<string, string>, ready = 'curl '): Promise<Started> {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete fullEnv.ARCHIVE_SOURCE;
+  Object.assign(fullEnv, env);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not print ${JSON.stringify(ready)}:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes(ready)) {
+        clearTimeout(timer);
+        setTimeout(resolve, 50);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 

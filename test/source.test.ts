@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../build/build.ts';
 import { fetchData } from '../build/fetch-data.ts';
-import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE } from '../build/source.ts';
+import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE, SUMMARY_FILE } from '../build/source.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { missingArchive } from './_global-setup.ts';
 import { fullSource, ROOT, SHARED_SOURCE, tempDir } from './helpers.ts';
@@ -33,16 +33,13 @@ describe('where the archive comes from', () => {
     expect((error as Error).message).toContain('ARCHIVE_SOURCE points at');
   });
 
-  it('falls back to the sample, loudly, when given nothing', async () => {
-    const resolved = await resolveSource(undefined, {});
-    // data/cache/ is git-ignored; on a fresh clone the sample is what is left.
-    if (resolved.via === 'data/cache') return expect(resolved.summaryFile).not.toBe(SAMPLE_SUMMARY_FILE);
-    expect(resolved).toMatchObject({ file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE });
+  it('uses the data:fetch cache when given nothing, and the sample when nothing is cached', async () => {
     const dir = await tempDir('sample');
-    const logs: string[] = [];
-    const result = await build({ out: path.join(dir, 'dist'), summary: path.join(dir, 's.json'), env: {}, log: (l) => logs.push(l) });
-    expect(result.sample).toBe(true);
-    expect(logs.join('\n')).toContain('SMALL SAMPLE');
+    const cache = path.join(dir, 'oscars.csv');
+    expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE });
+    await writeFile(cache, '');
+    expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: cache, via: 'data/cache', summaryFile: SUMMARY_FILE });
+    // How loudly the sample is announced: test/start.test.ts and test/operations.test.ts, on a fresh clone.
   });
 
   it('pins the upstream revision with the sha256 of the shared copy', async () => {

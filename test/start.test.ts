@@ -1,28 +1,14 @@
-/** `npm start` as a new user meets it: build on first start, a development key, working examples. */
-import { spawn } from 'node:child_process';
+/** `npm start` as a new user meets it on a fresh clone: build on first start, a development key, working examples. */
 import path from 'node:path';
-import { expect, it } from 'vitest';
-import { rawRequest, ROOT, tempDir } from './helpers.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { cleanCopy, rawRequest, startServer, tempDir } from './helpers.ts';
 
-async function start(env: Record<string, string>) {
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  delete fullEnv.ARCHIVE_SOURCE; // a fresh machine: no source given, so the sample is served
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 90_000);
-    child.stdout.on('data', () => {
-      if (output.includes('curl ')) {
-        clearTimeout(timer);
-        setTimeout(resolve, 50);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
-  });
-  return { child, output: () => output, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
-}
+// A fresh clone: no ARCHIVE_SOURCE (startServer drops it) and no data/cache/, so the sample is served.
+let clone: string;
+beforeAll(async () => {
+  clone = await cleanCopy('start-clone');
+});
+const start = (env: Record<string, string>) => startServer(clone, env);
 
 it('builds when dist is missing, makes a development key and prints three example URLs that work', async () => {
   const dir = await tempDir('start');
