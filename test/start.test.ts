@@ -1,4 +1,5 @@
 /** `npm start` as a new user meets it on a fresh clone: build on first start, a development key, working examples. */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { cleanCopy, rawRequest, startServer, tempDir } from './helpers.ts';
@@ -26,6 +27,11 @@ it('builds when dist is missing, makes a development key and prints three exampl
       expect(u).toContain(`apikey=${key}`);
       expect((await rawRequest(Number(port), 'GET', u)).status).toBe(200);
     }
+    // The README's Quick start examples answer on the same default data.
+    const quickStart = (await readFile(path.join(clone, 'README.md'), 'utf8')).split('\n## ')[1];
+    const documented = [...quickStart.matchAll(/curl "http:\/\/127\.0\.0\.1:8888(\/[^"]+)\/apikey=\$\(cat data\/dev-key\.txt\)"/g)].map((m) => m[1]);
+    expect(documented.length).toBeGreaterThanOrEqual(3);
+    for (const u of documented) expect({ u, status: (await rawRequest(Number(port), 'GET', `${u}/apikey=${key}`)).status }).toEqual({ u, status: 200 });
     // The access log never shows the whole key.
     await rawRequest(Number(port), 'GET', urls[0]);
     await new Promise((r) => setTimeout(r, 100));
