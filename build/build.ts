@@ -14,7 +14,7 @@ import { importArchive, ImportError } from './import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { publicFiles } from './public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
-import { resolveSource, ROOT, SourceError, type ResolvedSource } from './source.ts';
+import { resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
 import type { ArchiveSummary } from '../src/types.ts';
 
 export interface BuildOptions {
@@ -83,9 +83,10 @@ async function chooseSource(options: BuildOptions, out: string, held: DistState 
   return resolved;
 }
 
-/** What `next` would lose of the archive `out` holds, as lines; empty when nothing. */
+/** The changes to the archive `out` holds, as lines, when `next` would lose some of it; empty otherwise. */
 function lossAgainstDist(held: DistState | null, next: ArchiveSummary, rows: number): string[] {
-  if (!held) return [];
+  // The sample is a demonstration, not data anyone relies on: any archive may replace it.
+  if (!held || held.source.sample) return [];
   // A dist/ built before the build recorded its summary: its row count is all there is to compare.
   if (!held.summary) return rows < held.source.rows ? [`${held.source.rows - rows} nomination(s) fewer than the ${held.source.rows} it holds`] : [];
   const comparison = compare(held.summary, next);
@@ -120,7 +121,7 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   const changes = describe(comparison);
   logList(log, `changes against ${path.relative(process.cwd(), g.summaryFile) || g.summaryFile}:`, changes);
   const distLoss = lossAgainstDist(g.held, g.next, g.rows);
-  logList(log, `losses against what ${named(g.out)} holds:`, distLoss);
+  logList(log, `changes against what ${named(g.out)} holds:`, distLoss);
   if (g.acceptChanges) return changes;
   if (comparison.destructive) {
     throw new BuildRefused(
@@ -130,7 +131,7 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   }
   if (distLoss.length) {
     throw new BuildRefused(
-      `refusing to build: this source would lose data that ${named(g.out)} holds (see the losses above); ` +
+      `refusing to build: this source would lose data that ${named(g.out)} holds (see the changes above); ` +
         `${named(g.out)} is untouched; if the loss is intended, run again with --accept-changes.`,
     );
   }
@@ -151,8 +152,9 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
   const held = await readDist(out);
   const resolved = await chooseSource(options, out, held);
-  const sample = resolved.via === 'sample';
-  if (sample) warnSample(log);
+  // The sample is recorded as such however it was named, so that any archive may later replace it.
+  const sample = resolved.file === SAMPLE_FILE;
+  if (resolved.via === 'sample') warnSample(log);
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');

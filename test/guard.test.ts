@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../build/build.ts';
 import { DIST_SUMMARY_PATH } from '../build/dist-state.ts';
-import { ROOT, tempDir, treeDigest } from './helpers.ts';
+import { ROOT, SAMPLE_SOURCE, tempDir, treeDigest } from './helpers.ts';
 
 const MINI = await readFile(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');
 const lines = MINI.trimEnd().split('\n');
@@ -114,7 +114,7 @@ describe('the guard against what dist/ holds', () => {
   it('refuses a source that would lose a year dist/ holds, even when the committed summary never saw it', async () => {
     summary = await freshSummary();
     const message = await refused(variant(lines.filter((l) => !l.startsWith('10\t'))));
-    expect(message).toMatch(/^refusing to build: this source would lose data that .*dist\/ holds \(see the losses above\); .*--accept-changes\.$/);
+    expect(message).toMatch(/^refusing to build: this source would lose data that .*dist\/ holds \(see the changes above\); .*--accept-changes\.$/);
     expect(logs.join('\n')).toMatch(/holds:\n {2}years REMOVED: 1938/);
   });
 
@@ -123,6 +123,15 @@ describe('the guard against what dist/ holds', () => {
     await buildFrom(variant(lines.filter((l) => !l.startsWith('10\t'))), true);
     const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
     expect(Object.keys(manifest.years)).not.toContain('1938');
+  });
+
+  it('lets any archive replace a dist/ holding the sample, which nobody relies on', async () => {
+    await build({ source: SAMPLE_SOURCE, out, summary: await freshSummary(), acceptChanges: true, log: () => {} });
+    summary = await freshSummary();
+    await buildFrom(MINI); // none of the sample's 2026 ceremony, and a 1930 without its rows
+    const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
+    expect(manifest.source.sample).toBe(false);
+    expect(Object.keys(manifest.years)).not.toContain('2026');
   });
 
   it('compares by row count with a dist/ built before the build recorded its summary', async () => {
