@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicFiles } from '../build/public.ts';
@@ -42,10 +42,13 @@ interface FunctionsManifest {
 }
 
 /** `netlify build --offline` in `cwd` under this Node, with the project's deno first on PATH; resolves with its output. */
-function netlifyBuild(cwd: string): Promise<string> {
+async function netlifyBuild(cwd: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0' };
   for (const name of Object.keys(env)) if (name.startsWith('VITEST') || name === 'NODE_ENV') delete env[name];
   env.PATH = [path.join(cwd, 'node_modules/.bin'), path.dirname(process.execPath), env.PATH].join(path.delimiter);
+  // netlify-cli leaves files in the temp folder (a compile cache, an empty tmp-* file): keep them inside the copy, removed with it.
+  env.TMPDIR = path.join(cwd, '.tmp');
+  await mkdir(env.TMPDIR, { recursive: true });
   const child = spawn(process.execPath, [path.join(cwd, 'node_modules/netlify-cli/bin/run.js'), 'build', '--offline'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c) => (output += c));
