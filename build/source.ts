@@ -26,7 +26,8 @@ export async function resolveSource(flag: string | undefined, env = process.env,
   if (given) {
     const file = path.resolve(given.file);
     if (!(await fs.pathExists(file))) throw new SourceError(`${given.via} points at ${file}, which does not exist`);
-    return { file, via: given.via, summaryFile: SUMMARY_FILE };
+    // The sample keeps its own summary however it is named, so it never rewrites the full archive's.
+    return { file, via: given.via, summaryFile: file === SAMPLE_FILE ? SAMPLE_SUMMARY_FILE : SUMMARY_FILE };
   }
   if (await fs.pathExists(cache)) return { file: cache, via: 'data/cache', summaryFile: SUMMARY_FILE };
   return { file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE };

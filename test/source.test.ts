@@ -26,6 +26,11 @@ describe('where the archive comes from', () => {
     expect(await resolveSource(undefined, { ARCHIVE_SOURCE: SHARED_SOURCE })).toMatchObject({ file: SHARED_SOURCE, via: 'ARCHIVE_SOURCE' });
   });
 
+  it('keeps the sample to its own summary when it is named as a source', async () => {
+    expect(await resolveSource(SAMPLE_FILE, {})).toMatchObject({ file: SAMPLE_FILE, via: '--source', summaryFile: SAMPLE_SUMMARY_FILE });
+    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: SAMPLE_FILE })).toMatchObject({ summaryFile: SAMPLE_SUMMARY_FILE });
+  });
+
   it('refuses an ARCHIVE_SOURCE that does not exist instead of quietly serving the sample', async () => {
     const dir = await tempDir('source');
     const error = await build({ out: path.join(dir, 'dist'), env: { ARCHIVE_SOURCE: path.join(dir, 'missing.csv') }, log: () => {} }).catch((e: unknown) => e);
