@@ -18,6 +18,8 @@ import { cleanCopy, FULL_SOURCE, rawRequest, startServer, treeDigest } from './h
 
 let clone: string;
 let dist: string;
+/** How the full archive is named: the pinned revision, with the figures the shared data's README gives. */
+const FULL_ARCHIVE = `the full archive, revision ${source.commit.slice(0, 7)} (12137 nominations; 97 ceremony years, 1929-2026; sha256 ${source.sha256.slice(0, 12)})`;
 
 /** `npm run build` in the clone (build/build.ts under this Node), with no ARCHIVE_SOURCE unless `env` gives one. */
 function buildCommand(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -62,8 +64,9 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     expect(stdout).toBe('');
     const lines = stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(
-      /^build failed: refusing to build: dist\/ holds the full archive, revision c5e9716 \(12137 nominations; 97 ceremony years, 1929-2026; sha256 3b1d39eedad7\) and no source was given, so this build would replace it with the small sample; set ARCHIVE_SOURCE=\/path\/to\/oscars\.csv \(or run npm run data:fetch\) to rebuild it, or run again with --accept-changes to replace it\.$/,
+    expect(lines[0]).toBe(
+      `build failed: refusing to build: dist/ holds ${FULL_ARCHIVE} and no source was given, so this build would replace it with the small sample; ` +
+        'set ARCHIVE_SOURCE=/path/to/oscars.csv (or run npm run data:fetch) to rebuild it, or run again with --accept-changes to replace it.',
     );
     expect(await treeDigest(dist)).toEqual(before);
   });
@@ -73,7 +76,7 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     expect(output).not.toContain('building:');
     expect(output).not.toContain('SMALL SAMPLE');
     expect(output).toContain('serving dist/ as it is rather than rebuilding it from the sample');
-    expect(output).toContain('serving the full archive, revision c5e9716 (12137 nominations; 97 ceremony years, 1929-2026; sha256 3b1d39eedad7)');
+    expect(output).toContain(`serving ${FULL_ARCHIVE}`);
     expect(status).toBe(200);
   });
 
@@ -89,7 +92,7 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     // With the source given, staleness is checked in full: only key files are newer than dist/.
     const { output, status } = await startAndAsk({ ARCHIVE_SOURCE: FULL_SOURCE });
     expect(output).not.toContain('building:');
-    expect(output).toContain('serving the full archive, revision c5e9716');
+    expect(output).toContain(`serving ${FULL_ARCHIVE}`);
     expect(status).toBe(200);
   });
 
