@@ -3,9 +3,15 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The full archive exists before any test runs (fetched, or one line saying what to set).
+    globalSetup: ['test/_global-setup.ts'],
+    // Every file removes the temp folders it made.
+    setupFiles: ['test/_cleanup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // gc() for memory checks that measure what is retained, not when the collector last ran (test/flood.test.ts).
+    execArgv: ['--expose-gc'],
     maxWorkers: 2,
     // The JSON report is what .ci/run counts; the default reporter is what people read.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],

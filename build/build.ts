@@ -13,7 +13,8 @@ import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { publicFiles } from './public.ts';
-import { resolveSource, ROOT, SourceError } from './source.ts';
+import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
+import { resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
 import type { ArchiveSummary } from '../src/types.ts';
 
 export interface BuildOptions {
@@ -56,14 +57,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
 }
 
-
 const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
 
-export async function build(options: BuildOptions = {}): Promise<BuildResult> {
-  const started = performance.now();
-  const log = options.log ?? ((line: string) => console.log(line));
-  const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
+/** How a message names the output folder: relative to where the command runs when inside it. */
+function named(out: string): string {
+  const relative = path.relative(process.cwd(), out);
+  return `${relative && !relative.startsWith('..') ? relative : out}/`;
+}
 
+/** The source, or a refusal when none was given and `out` holds a real archive the sample would replace. */
+async function chooseSource(options: BuildOptions, out: string, held: DistState | null): Promise<ResolvedSource> {
   let resolved;
   try {
     resolved = await resolveSource(options.source, options.env ?? process.env);
@@ -71,14 +74,87 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     if (error instanceof SourceError) throw new BuildRefused(error.message);
     throw error;
   }
-  const sample = resolved.via === 'sample';
-  if (sample) {
-    log('!!! ------------------------------------------------------------------------');
-    log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
-    log('!!! SMALL SAMPLE in data/sample/ (a few ceremonies), not the full archive.');
-    log('!!! Set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch.');
-    log('!!! ------------------------------------------------------------------------');
+  if (resolved.via === 'sample' && held && !held.source.sample && !options.acceptChanges) {
+    throw new BuildRefused(
+      `refusing to build: ${named(out)} holds ${describeDist(held)} and no source was given, so this build would replace it with the small sample; ` +
+        `set ARCHIVE_SOURCE=/path/to/oscars.csv (or run npm run data:fetch) to rebuild it, or run again with --accept-changes to replace it.`,
+    );
   }
+  return resolved;
+}
+
+/** The changes to the archive `out` holds, as lines, when `next` would lose some of it; empty otherwise. */
+function lossAgainstDist(held: DistState | null, next: ArchiveSummary, rows: number): string[] {
+  // The sample is a demonstration, not data anyone relies on: any archive may replace it.
+  if (!held || held.source.sample) return [];
+  // A dist/ built before the build recorded its summary: its row count is all there is to compare.
+  if (!held.summary) return rows < held.source.rows ? [`${held.source.rows - rows} nomination(s) fewer than the ${held.source.rows} it holds`] : [];
+  const comparison = compare(held.summary, next);
+  return comparison.destructive ? describe(comparison) : [];
+}
+
+interface GuardInput {
+  /** The committed summary's file and content. */
+  summaryFile: string;
+  previous: ArchiveSummary;
+  /** What the output folder holds now. */
+  held: DistState | null;
+  next: ArchiveSummary;
+  rows: number;
+  out: string;
+  acceptChanges?: boolean;
+}
+
+function logList(log: (line: string) => void, heading: string, lines: string[]): void {
+  if (!lines.length) return;
+  log(heading);
+  for (const line of lines) log(`  ${line}`);
+}
+
+/**
+ * The yearly-update guard: the new archive against the committed summary and
+ * against what the output folder holds. Logs the changes and returns them;
+ * throws BuildRefused on a loss unless accepted.
+ */
+function guard(g: GuardInput, log: (line: string) => void): string[] {
+  const comparison = compare(g.previous, g.next);
+  const changes = describe(comparison);
+  logList(log, `changes against ${path.relative(process.cwd(), g.summaryFile) || g.summaryFile}:`, changes);
+  const distLoss = lossAgainstDist(g.held, g.next, g.rows);
+  logList(log, `changes against what ${named(g.out)} holds:`, distLoss);
+  if (g.acceptChanges) return changes;
+  if (comparison.destructive) {
+    throw new BuildRefused(
+      `refusing to build: this source would lose data the summary records (see the changes above). ` +
+        `dist/ is untouched. If the loss is intended, run again with --accept-changes.`,
+    );
+  }
+  if (distLoss.length) {
+    throw new BuildRefused(
+      `refusing to build: this source would lose data that ${named(g.out)} holds (see the changes above); ` +
+        `${named(g.out)} is untouched; if the loss is intended, run again with --accept-changes.`,
+    );
+  }
+  return changes;
+}
+
+function warnSample(log: (line: string) => void): void {
+  log('!!! ------------------------------------------------------------------------');
+  log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
+  log('!!! SMALL SAMPLE in data/sample/ (a few ceremonies), not the full archive.');
+  log('!!! Set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch.');
+  log('!!! ------------------------------------------------------------------------');
+}
+
+export async function build(options: BuildOptions = {}): Promise<BuildResult> {
+  const started = performance.now();
+  const log = options.log ?? ((line: string) => console.log(line));
+  const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
+  const held = await readDist(out);
+  const resolved = await chooseSource(options, out, held);
+  // The sample is recorded as such however it was named, so that any archive may later replace it.
+  const sample = resolved.file === SAMPLE_FILE;
+  if (resolved.via === 'sample') warnSample(log);
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');
@@ -94,26 +170,16 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
 
-  // The yearly-update guard.
   const summaryFile = path.resolve(options.summary ?? resolved.summaryFile);
   const previous: ArchiveSummary = (await fs.pathExists(summaryFile)) ? await fs.readJson(summaryFile) : {};
   const next = summarize(archive);
-  const comparison = compare(previous, next);
-  const changes = describe(comparison);
-  if (changes.length) {
-    log(`changes against ${path.relative(process.cwd(), summaryFile) || summaryFile}:`);
-    for (const line of changes) log(`  ${line}`);
-  }
-  if (comparison.destructive && !options.acceptChanges) {
-    throw new BuildRefused(
-      `refusing to build: this source would lose data the summary records (see the changes above). ` +
-        `dist/ is untouched. If the loss is intended, run again with --accept-changes.`,
-    );
-  }
+  const changes = guard({ summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges }, log);
 
   const sha256 = createHash('sha256').update(text).digest('hex');
   const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample });
   for (const [file, bytes] of publicFiles(artifacts.manifest)) artifacts.files.set(file, bytes);
+  // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).
+  artifacts.files.set(DIST_SUMMARY_PATH, new TextEncoder().encode(formatSummary(next)));
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
 
   if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {

@@ -1,7 +1,9 @@
 /**
- * npm run data:fetch: downloads the pinned source revision named in
- * data/source.json into data/cache/ and checks its sha256. Offline it fails
- * with one line saying what to do instead.
+ * npm run data:fetch: puts the pinned source revision named in
+ * data/source.json into data/cache/, after checking its sha256. With
+ * ARCHIVE_SOURCE set it copies that file (a build without network, such as
+ * `netlify build --offline`); otherwise it downloads the pinned URL. Every
+ * failure is one line saying what to do; nothing unverified is ever saved.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -9,27 +11,64 @@ import fs from 'fs-extra';
 import source from '../data/source.json' with { type: 'json' };
 import { CACHE_FILE } from './source.ts';
 
-export async function fetchData(fetchImpl: typeof fetch = fetch, target = CACHE_FILE): Promise<string> {
-  let bytes: Buffer;
+export interface FetchOptions {
+  /** Downloads the pinned URL; tests pass one that fails or lies. */
+  fetch?: typeof fetch;
+  /** Where the verified copy goes. */
+  target?: string;
+  /** Read for ARCHIVE_SOURCE. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Where the bytes came from, for the one line the command prints. */
+export interface Fetched {
+  target: string;
+  from: string;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+async function download(fetchImpl: typeof fetch): Promise<Buffer> {
   try {
     const response = await fetchImpl(source.url, { signal: AbortSignal.timeout(30_000) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    bytes = Buffer.from(await response.arrayBuffer());
+    return Buffer.from(await response.arrayBuffer());
   } catch (error) {
     throw new Error(
-      `cannot download ${source.url} (${(error as Error).message}); set ARCHIVE_SOURCE=/path/to/oscars.csv to build from a local copy instead`,
+      `cannot download ${source.url} (${(error as Error).message}); set ARCHIVE_SOURCE=/path/to/oscars.csv to use a local copy instead`,
     );
   }
-  const sha = createHash('sha256').update(bytes).digest('hex');
-  if (sha !== source.sha256) throw new Error(`downloaded file has sha256 ${sha}, expected ${source.sha256}; nothing saved`);
+}
+
+async function readLocal(file: string): Promise<Buffer> {
+  try {
+    return await fs.readFile(file);
+  } catch (error) {
+    throw new Error(`ARCHIVE_SOURCE points at ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
+export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
+  const { target = CACHE_FILE, env = process.env } = options;
+  const local = env.ARCHIVE_SOURCE ? path.resolve(env.ARCHIVE_SOURCE) : undefined;
+  const bytes = local ? await readLocal(local) : await download(options.fetch ?? fetch);
+  const from = local ?? source.url;
+  const sha = sha256(bytes);
+  if (sha !== source.sha256) {
+    throw new Error(
+      `${from} has sha256 ${sha}, expected ${source.sha256} (the revision pinned in data/source.json); nothing saved` +
+        (local ? '. For a new revision, update data/source.json first' : ''),
+    );
+  }
   await fs.outputFile(`${target}.tmp`, bytes);
   await fs.rename(`${target}.tmp`, target);
-  return target;
+  return { target, from };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
   try {
-    console.log(`saved ${await fetchData()} (sha256 verified)`);
+    const { target, from } = await fetchData();
+    console.log(`saved ${target} from ${from} (sha256 verified)`);
   } catch (error) {
     console.error(`data:fetch: ${(error as Error).message}`);
     process.exitCode = 1;

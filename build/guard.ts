@@ -93,7 +93,7 @@ const listYears = (years: string[]) =>
 export function describe(c: Comparison): string[] {
   const lines: string[] = [];
   if (c.yearsAdded.length) lines.push(`years added: ${listYears(c.yearsAdded)}`);
-  if (c.yearsRemoved.length) lines.push(`years REMOVED: ${c.yearsRemoved.join(', ')}`);
+  if (c.yearsRemoved.length) lines.push(`years REMOVED: ${listYears(c.yearsRemoved)}`);
   for (const y of c.changed) {
     const parts = [];
     if (y.added) parts.push(`${y.added} nomination(s) added`);

@@ -20,13 +20,15 @@ export interface ResolvedSource {
 
 export class SourceError extends Error {}
 
-export async function resolveSource(flag: string | undefined, env = process.env): Promise<ResolvedSource> {
+/** --source, else ARCHIVE_SOURCE, else the data:fetch `cache` when it exists, else the sample. */
+export async function resolveSource(flag: string | undefined, env = process.env, cache = CACHE_FILE): Promise<ResolvedSource> {
   const given = flag ? { file: flag, via: '--source' as const } : env.ARCHIVE_SOURCE ? { file: env.ARCHIVE_SOURCE, via: 'ARCHIVE_SOURCE' as const } : null;
   if (given) {
     const file = path.resolve(given.file);
     if (!(await fs.pathExists(file))) throw new SourceError(`${given.via} points at ${file}, which does not exist`);
-    return { file, via: given.via, summaryFile: SUMMARY_FILE };
+    // The sample keeps its own summary however it is named, so it never rewrites the full archive's.
+    return { file, via: given.via, summaryFile: file === SAMPLE_FILE ? SAMPLE_SUMMARY_FILE : SUMMARY_FILE };
   }
-  if (await fs.pathExists(CACHE_FILE)) return { file: CACHE_FILE, via: 'data/cache', summaryFile: SUMMARY_FILE };
+  if (await fs.pathExists(cache)) return { file: cache, via: 'data/cache', summaryFile: SUMMARY_FILE };
   return { file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE };
 }

@@ -3,14 +3,14 @@
  * folder, with one issued key: for the reference page, contract and client
  * tests. Never touches the project's dist/.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
 import { Keys } from '../src/keys.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { tempDir } from './helpers.ts';
 
 export const SAMPLE = 'data/sample/oscars-sample.tsv';
 
@@ -22,7 +22,7 @@ export interface LocalServer {
 }
 
 export async function startLocalServer(options: { rateLimitPerMinute?: number } = {}): Promise<LocalServer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'faa-local-'));
+  const dir = await tempDir('local');
   const dist = path.join(dir, 'dist');
   await build({ source: SAMPLE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
   const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));

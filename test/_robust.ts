@@ -3,20 +3,16 @@
  * dist/ in a temp folder, keys put straight into an SQLite key store, a Node
  * server on loopback, and log lines checked for whole keys as they are written.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
 import { generateKey, hashSecret, keyId, type NewKey } from '../src/keys.ts';
 import { redactLine } from '../src/redact.ts';
 import { createNodeServer, type ServerOptions } from '../src/server/server.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { SAMPLE_SOURCE, tempDir } from './helpers.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..');
-export const SAMPLE_SOURCE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
-/** The full archive: ARCHIVE_SOURCE as CI sets it, else the shared copy beside the repository. */
-export const FULL_SOURCE = path.resolve(process.env.ARCHIVE_SOURCE ?? path.join(ROOT, '../shared/data/oscars.csv'));
 
 /** A whole key anywhere in a text: what no log line may hold. */
 export const WHOLE_KEY = /faa_[A-Za-z0-9_-]{32}/;
@@ -31,7 +27,7 @@ export interface Sandbox {
 
 /** Builds the sample into a fresh temp folder (never the project's dist/). */
 export async function sampleSandbox(tag: string): Promise<Sandbox> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+  const dir = await tempDir(tag);
   const dist = path.join(dir, 'dist');
   await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
   return { dir, dist, keysDb: path.join(dir, 'keys.db'), remove: () => rm(dir, { recursive: true, force: true }) };
@@ -115,5 +111,5 @@ export async function listen(options: ServerOptions): Promise<Running> {
   };
 }
 
-// Polling and raw HTTP are the shared helpers' (test/helpers.ts), under the names these tests use.
-export { eventually, rawRequest as httpRequest, type RawReply as HttpReply } from './helpers.ts';
+// Polling, raw HTTP and the full archive's path are the shared helpers' (test/helpers.ts), under the names these tests use.
+export { eventually, FULL_SOURCE, ROOT, SAMPLE_SOURCE, rawRequest as httpRequest, type RawReply as HttpReply } from './helpers.ts';

@@ -14,8 +14,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
-import { startServer, type Started } from './_start.ts';
-import { buildInto, rawRequest, ROOT, SAMPLE_SOURCE, tempDir } from './helpers.ts';
+import { buildInto, rawRequest, ROOT, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 
 const run = promisify(execFile);
 let smtp: Smtp;

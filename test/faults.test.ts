@@ -6,7 +6,6 @@
  * serving the same answers.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,7 +140,7 @@ describe('a person-index shard', () => {
 });
 
 describe('a build killed midway', () => {
-  it.skipIf(!existsSync(FULL_SOURCE))(
+  it(
     'leaves the previous dist/ serving identical answers',
     async () => {
       const before = await snapshot();

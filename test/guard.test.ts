@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../build/build.ts';
-import { ROOT, tempDir, treeDigest } from './helpers.ts';
+import { DIST_SUMMARY_PATH } from '../build/dist-state.ts';
+import { ROOT, SAMPLE_SOURCE, tempDir, treeDigest } from './helpers.ts';
 
 const MINI = await readFile(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');
 const lines = MINI.trimEnd().split('\n');
@@ -95,5 +96,49 @@ describe('the yearly-update guard', () => {
     const error = (await run.then(() => null, (e: unknown) => e)) as { code: number; stderr: string };
     expect(error.code).toBe(1);
     expect(error.stderr.trim()).toMatch(/^build failed: malformed source, nothing written: source line 4: unknown Class "Nonsense"/);
+  });
+});
+
+describe('the guard against what dist/ holds', () => {
+  /** A second checkout's view: a committed summary that never saw the archive in dist/. */
+  async function freshSummary(): Promise<string> {
+    const file = path.join(dir, `fresh-${Math.random().toString(36).slice(2)}.json`);
+    await writeFile(file, '{}\n');
+    return file;
+  }
+
+  it('records what dist/ holds beside the data, the same summary the build commits', async () => {
+    expect(await readFile(path.join(out, DIST_SUMMARY_PATH), 'utf8')).toBe(await readFile(summary, 'utf8'));
+  });
+
+  it('refuses a source that would lose a year dist/ holds, even when the committed summary never saw it', async () => {
+    summary = await freshSummary();
+    const message = await refused(variant(lines.filter((l) => !l.startsWith('10\t'))));
+    expect(message).toMatch(/^refusing to build: this source would lose data that .*dist\/ holds \(see the changes above\); .*--accept-changes\.$/);
+    expect(logs.join('\n')).toMatch(/holds:\n {2}years REMOVED: 1938/);
+  });
+
+  it('replaces dist/ with that source when run with --accept-changes', async () => {
+    summary = await freshSummary();
+    await buildFrom(variant(lines.filter((l) => !l.startsWith('10\t'))), true);
+    const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
+    expect(Object.keys(manifest.years)).not.toContain('1938');
+  });
+
+  it('lets any archive replace a dist/ holding the sample, which nobody relies on', async () => {
+    await build({ source: SAMPLE_SOURCE, out, summary: await freshSummary(), acceptChanges: true, log: () => {} });
+    summary = await freshSummary();
+    await buildFrom(MINI); // none of the sample's 2026 ceremony, and a 1930 without its rows
+    const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
+    expect(manifest.source.sample).toBe(false);
+    expect(Object.keys(manifest.years)).not.toContain('2026');
+  });
+
+  it('compares by row count with a dist/ built before the build recorded its summary', async () => {
+    await rm(path.join(out, DIST_SUMMARY_PATH));
+    summary = await freshSummary();
+    const message = await refused(variant(lines.filter((_, i) => i !== 1)));
+    expect(message).toContain('would lose data that');
+    expect(logs.join('\n')).toMatch(/1 nomination\(s\) fewer than the \d+ it holds/);
   });
 });

@@ -1,20 +1,81 @@
-/** Shared test plumbing: temp builds, raw HTTP, the edge function under Deno. */
-import { spawn, type ChildProcess } from 'node:child_process';
+/**
+ * Shared test plumbing: the full archive's path, temp folders removed after
+ * each test file, temp builds, raw HTTP, the edge function under Deno.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
+import { CACHE_FILE } from '../build/source.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-/** The full archive: ARCHIVE_SOURCE, as .ci/run sets it, else the shared copy beside the repository. */
-export const SHARED_SOURCE = path.resolve(process.env.ARCHIVE_SOURCE ?? path.join(ROOT, '../shared/data/oscars.csv'));
+/**
+ * The full archive, for every test that needs it: ARCHIVE_SOURCE when set,
+ * else the copy `npm run data:fetch` caches (test/_global-setup.ts makes sure
+ * one of them exists before any test runs).
+ */
+export const FULL_SOURCE = fullSource(process.env);
+/** ARCHIVE_SOURCE in `env` when set, else `cache`. */
+export function fullSource(env: NodeJS.ProcessEnv, cache = CACHE_FILE): string {
+  return env.ARCHIVE_SOURCE ? path.resolve(env.ARCHIVE_SOURCE) : cache;
+}
+/** The name most tests import {@link FULL_SOURCE} by. */
+export const SHARED_SOURCE = FULL_SOURCE;
 export const SAMPLE_SOURCE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
 export const DENO = path.join(ROOT, 'node_modules/.bin/deno');
 
-export const tempDir = (tag: string) => mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+const made: string[] = [];
+
+/** A fresh folder in the system temp dir, removed after the test file (see {@link removeTempDirs}). */
+export async function tempDir(tag: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every folder {@link tempDir} made; test/_cleanup.ts runs it after each test file. */
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/** Hard-links (across devices: copies) a folder tree, symlinks kept as symlinks: node_modules in a second or two. */
+async function linkTree(from: string, to: string): Promise<void> {
+  const entries = await readdir(from, { withFileTypes: true, recursive: true });
+  const dirs = entries.filter((e) => e.isDirectory()).map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
+  for (const dir of [to, ...dirs]) await mkdir(dir, { recursive: true });
+  for (const entry of entries) {
+    const src = path.join(entry.parentPath, entry.name);
+    const dest = path.join(to, path.relative(from, src));
+    if (entry.isSymbolicLink()) await symlink(await readlink(src), dest);
+    else if (entry.isFile()) await link(src, dest).catch(() => copyFile(src, dest));
+  }
+}
+
+/**
+ * The repository as a fresh clone of this working tree would have it (the
+ * files git knows, committed or not; nothing git ignores, so no dist/, no
+ * data/cache/, no keys) in a temp folder, with the installed node_modules:
+ * symlinked, or hard-linked where a tool must see real files (Netlify's
+ * function zipper keeps a symlink as a symlink).
+ */
+export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' = 'symlink'): Promise<string> {
+  const dir = await tempDir(tag);
+  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
+  for (const file of new Set(stdout.split('\0').filter(Boolean))) {
+    if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await copyFile(path.join(ROOT, file), path.join(dir, file));
+  }
+  const modulesDir = path.join(ROOT, 'node_modules');
+  if (modules === 'symlink') await symlink(modulesDir, path.join(dir, 'node_modules'));
+  else await linkTree(modulesDir, path.join(dir, 'node_modules'));
+  return dir;
+}
 
 /** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
 export async function buildInto(source: string, tag = 'dist'): Promise<string> {
@@ -93,6 +154,63 @@ export async function startEdge(dist: string, env: Record<string, string> = {}):
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+  };
+}
+
+export interface Started {
+  port: number;
+  base: string;
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** SIGTERM, then the exit (after the logger flushed). */
+  stop(): Promise<void>;
+}
+
+/** A free-looking port from a range the ephemeral ports of other tests do not use. */
+export const randomPort = () => 20_000 + Math.floor(Math.random() * 20_000);
+
+/**
+ * `npm start` as a process, the way a developer or an operator runs it: the
+ * real start script in `cwd` (default: this checkout; a `cleanCopy` for a
+ * fresh clone) with `env` over the tests' own, but never ARCHIVE_SOURCE unless
+ * given, so a fresh machine's default data is what it serves. Resolves once it
+ * printed `ready`; rejects with its whole output if it exits first.
+ */
+export async function startServer(env: Record<string, string>, options: { cwd?: string; ready?: string } = {}): Promise<Started> {
+  const { cwd = ROOT, ready = 'key portal:' } = options;
+  const port = Number(env.PORT ?? randomPort());
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete fullEnv.ARCHIVE_SOURCE;
+  Object.assign(fullEnv, { PORT: String(port) }, env);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes(ready)) {
+        clearTimeout(timer);
+        setTimeout(resolve, 50);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited ${code}:\n${output}`));
+    });
+  });
+  return {
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 

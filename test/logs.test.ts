@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/keys.ts';
 import { createLog } from '../src/server/log.node.ts';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
-import { startServer, type Started } from './_start.ts';
-import { buildInto, SAMPLE_SOURCE, tempDir } from './helpers.ts';
+import { buildInto, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 
 let smtp: Smtp;
 let server: Started;

@@ -16,8 +16,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBlobs, type Blobs } from './_blobs.ts';
 import { startSmtp, type Smtp } from './_mail.ts';
-import { startServer, type Started } from './_start.ts';
-import { buildInto, SAMPLE_SOURCE, startEdge, tempDir } from './helpers.ts';
+import { buildInto, SAMPLE_SOURCE, startEdge, startServer, type Started, tempDir } from './helpers.ts';
 
 let smtp: Smtp;
 let browser: Browser;

@@ -1,22 +1,31 @@
-/** `npm start` as a new user meets it: build on first start, a development key, working examples, mail to the console. */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+/**
+ * `npm start` as a new user meets it on a fresh clone: a build on first start
+ * (the sample: no ARCHIVE_SOURCE, no data/cache/), a development key kept in a
+ * file and never printed, example URLs that work (its own and the README's),
+ * an access log without keys, sign-in mail on the console; and a key database
+ * it cannot read stops it with one line and is left alone.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect, it } from 'vitest';
-import { rawRequest, tempDir } from './helpers.ts';
-import { startServer } from './_start.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { cleanCopy, rawRequest, startServer, tempDir } from './helpers.ts';
+
+let clone: string;
+beforeAll(async () => {
+  clone = await cleanCopy('start-clone');
+});
 
 it('builds when dist is missing, makes a development key and prints three example URLs that work, never the key', async () => {
   const dir = await tempDir('start');
   const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db') };
-  const first = await startServer(env, 'curl ');
+  const first = await startServer(env, { cwd: clone, ready: 'curl ' });
   try {
     await new Promise((r) => setTimeout(r, 100));
     const out = first.output();
     expect(out).toContain('building: dist/ is missing');
     expect(out).toContain('SMALL SAMPLE');
     expect(out).toContain('no SMTP_URL: mails are printed here');
-    const keyFile = path.join(dir, 'dev-key.txt');
-    const key = readFileSync(keyFile, 'utf8').trim();
+    const key = readFileSync(path.join(dir, 'dev-key.txt'), 'utf8').trim();
     expect(key).toMatch(/^faa_[A-Za-z0-9_-]{32}$/);
     expect(out).not.toContain(key);
     expect(out).toContain(`development key: ${key.slice(0, 12)}…`);
@@ -26,16 +35,21 @@ it('builds when dist is missing, makes a development key and prints three exampl
       expect(u).toMatch(/apikey=\$\(cat .*dev-key\.txt\)$/);
       expect((await rawRequest(first.port, 'GET', u.replace(/\$\(cat [^)]+\)/, key))).status).toBe(200);
     }
+    // The README's Quick start examples answer on the same default data.
+    const quickStart = readFileSync(path.join(clone, 'README.md'), 'utf8').split('\n## ')[1];
+    const documented = [...quickStart.matchAll(/curl "http:\/\/127\.0\.0\.1:8888(\/[^"]+)\/apikey=\$\(cat data\/dev-key\.txt\)"/g)].map((m) => m[1]);
+    expect(documented.length).toBeGreaterThanOrEqual(3);
+    for (const u of documented) expect({ u, status: (await rawRequest(first.port, 'GET', `${u}/apikey=${key}`)).status }).toEqual({ u, status: 200 });
   } finally {
     await first.stop();
   }
   // The access log (pino's JSON lines) has every request, never the whole key.
   const lines = first.output().split('\n').filter((l) => l.startsWith('{'));
   const access = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.startsWith('GET '));
-  expect(access.length).toBeGreaterThanOrEqual(3);
+  expect(access.length).toBeGreaterThanOrEqual(6);
   for (const line of access) expect(line).toMatch(/^GET \/\S+apikey=faa_[A-Za-z0-9_-]{8}… 200 \d+ms$/);
 
-  const second = await startServer(env, 'curl ');
+  const second = await startServer(env, { cwd: clone, ready: 'curl ' });
   try {
     expect(second.output()).not.toContain('building:');
     expect(second.output()).not.toContain('made a development key');
@@ -54,8 +68,9 @@ it('builds when dist is missing, makes a development key and prints three exampl
 it('stops with one clear line, and leaves the file alone, when KEYS_DB is not a key database', async () => {
   const dir = await tempDir('start-bad-db');
   const file = path.join(dir, 'keys.db');
-  const { writeFileSync } = await import('node:fs');
   writeFileSync(file, 'not a database'.repeat(100));
-  await expect(startServer({ DIST_DIR: path.join(dir, 'dist'), KEYS_DB: file })).rejects.toThrow(/exited 1:[\s\S]*Cannot use the key database .*keys\.db: file is not a database/);
+  await expect(startServer({ DIST_DIR: path.join(dir, 'dist'), KEYS_DB: file }, { cwd: clone })).rejects.toThrow(
+    /exited 1:[\s\S]*Cannot use the key database .*keys\.db: file is not a database/,
+  );
   expect(readFileSync(file, 'utf8')).toBe('not a database'.repeat(100));
 });

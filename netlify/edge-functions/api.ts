@@ -3,9 +3,11 @@
  * live in the publish folder under `_data/`, which this function also owns
  * (a direct request for them gets the core's 404); the function reaches them
  * with `context.next()` on a new request, which continues to the static file
- * without running this function again. Keys come from the Blobs store.
+ * without running this function again. Keys come from the Blobs store. Its
+ * paths are declared in netlify.toml (`[[edge_functions]]`), not inline, so
+ * that an offline build routes it too.
  */
-import type { Config, Context } from '@netlify/edge-functions';
+import type { Context } from '@netlify/edge-functions';
 import type { DataSource } from '../../src/api/archive.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { edgeKeyStore } from '../../src/keys-blobs.ts';
@@ -61,8 +63,3 @@ export default async function handler(request: Request, context: Context): Promi
   return api.handle(request, staticData(request, context));
 }
 
-export const config: Config = {
-  path: '/*',
-  // Public static files never pay for the function.
-  excludedPath: ['/openapi.json', '/index.html', '/portal', '/portal/*', '/portal.html', '/portal.css', '/portal.js', '/favicon.ico', '/favicon.svg'],
-};

@@ -1,6 +1,8 @@
 /**
- * npm start: builds dist/ if it is missing or stale, makes a development key
- * on first start, then serves on 127.0.0.1:PORT (default 8888).
+ * npm start: builds dist/ if it is missing or stale (build/prepare-dist.ts:
+ * never over a full archive from the sample, never because keys changed),
+ * says which archive it serves, makes a development key on first start, then
+ * serves on 127.0.0.1:PORT (default 8888).
  *
  * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
@@ -8,15 +10,13 @@
  * console and data/mail/), PUBLIC_BASE_URL (where mailed links point),
  * PORTAL_ISSUE_LIMIT_PER_MINUTE.
  */
-import { createHash } from 'node:crypto';
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { build } from '../../build/build.ts';
+import { BuildRefused } from '../../build/build.ts';
 import { recoverOutput } from '../../build/output.ts';
-import { resolveSource, ROOT } from '../../build/source.ts';
+import { prepareDist } from '../../build/prepare-dist.ts';
+import { ROOT } from '../../build/source.ts';
 import { examplePath, ROUTES } from '../routes.ts';
-import { MANIFEST_PATH } from '../refs.ts';
-import type { Manifest } from '../types.ts';
 import { Keys } from '../keys.ts';
 import { issueLimitFrom } from '../portal.ts';
 import { createLog } from './log.node.ts';
@@ -31,30 +31,6 @@ const KEYS_DB = path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.d
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
 const DEV_ADDRESS = 'dev@localhost.localdomain';
-
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile() || entry.parentPath.includes('cache')) continue;
-    newest = Math.max(newest, (await stat(path.join(entry.parentPath, entry.name))).mtimeMs);
-  }
-  return newest;
-}
-
-/** Why dist/ must be rebuilt, or null when it is current. */
-export async function staleness(): Promise<string | null> {
-  const manifestFile = path.join(DIST, MANIFEST_PATH);
-  const info = await stat(manifestFile).catch(() => null);
-  if (!info) return 'dist/ is missing';
-  const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest;
-  const source = await resolveSource(undefined);
-  const sha = createHash('sha256').update(await readFile(source.file)).digest('hex');
-  if (sha !== manifest.source.sha256) return `the source changed (${source.file})`;
-  for (const dir of ['build', 'src', 'data']) {
-    if ((await newestMtime(path.join(ROOT, dir))) > info.mtimeMs) return `${dir}/ changed since the last build`;
-  }
-  return null;
-}
 
 /** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
 function openKeys(): SqliteKeyBackend {
@@ -81,10 +57,12 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
 
 async function main() {
   await recoverOutput(DIST);
-  const reason = await staleness();
-  if (reason) {
-    console.log(`building: ${reason}`);
-    await build({ out: DIST });
+  try {
+    await prepareDist(DIST);
+  } catch (error) {
+    if (!(error instanceof BuildRefused)) throw error;
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
   }
   const port = Number(process.env.PORT ?? 8888);
   const host = process.env.HOST ?? '127.0.0.1';

@@ -1,11 +1,13 @@
 /**
  * Runs the real edge function file under Deno, behind a stand-in for
- * Netlify's CDN: requests matching the function's `config` go to it with a
- * stub Context whose `next()` serves the publish folder the way the CDN
- * would; everything else is served statically. Used by the tests and the
- * benchmark:  deno run -A test/edge/serve-edge.ts <dist> <port>
+ * Netlify's CDN: requests that netlify.toml routes to the function (read as
+ * test/edge/routes.ts reads it) go to it with a stub Context whose `next()`
+ * serves the publish folder the way the CDN would; everything else is served
+ * statically. Used by the tests and the benchmark:
+ *   deno run -A test/edge/serve-edge.ts <dist> <port>
  */
-import handler, { config } from '../../netlify/edge-functions/api.ts';
+import handler from '../../netlify/edge-functions/api.ts';
+import { edgeRouter } from './routes.ts';
 
 declare const Deno: any;
 
@@ -36,10 +38,7 @@ async function serveStatic(request: Request): Promise<Response> {
   return new Response('Not Found', { status: 404 });
 }
 
-const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
-const paths = [config.path ?? []].flat().map(glob);
-const excluded = [config.excludedPath ?? []].flat().map(glob);
-const handles = (pathname: string) => paths.some((p) => p.test(pathname)) && !excluded.some((p) => p.test(pathname));
+const handles = edgeRouter(await Deno.readTextFile(new URL('../../netlify.toml', import.meta.url)), 'api');
 
 Deno.serve(
   {

@@ -1,0 +1,76 @@
+/**
+ * What a built dist/ holds, read from its own records (the manifest's source
+ * and the archive summary the build leaves in `_data/`), and whether it is
+ * stale: only the source or the build's own inputs make it so, never key
+ * files or mail kept beside the data.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import pinned from '../data/source.json' with { type: 'json' };
+import { ROOT, type ResolvedSource } from './source.ts';
+import { MANIFEST_PATH, sha256Hex } from '../src/refs.ts';
+import type { ArchiveSummary, Manifest } from '../src/types.ts';
+
+/** Where the build records, inside dist/, the summary of the archive it built (the guard's second reference). */
+export const DIST_SUMMARY_PATH = '_data/summary.json';
+
+/**
+ * The build's inputs besides the source file: its code and the data files it
+ * reads. Everything else in data/ (keys, the development key, mail, the
+ * cache, the committed summary) leaves dist/ as it is.
+ */
+const BUILD_INPUTS = ['build', 'src', 'data/held-years.json', 'data/source.json'];
+
+export interface DistState {
+  /** The manifest's record of the source: sha256, rows, sample or not. */
+  source: Manifest['source'];
+  /** Ceremony years held. */
+  years: string[];
+  /** The archive summary the build recorded; null for a dist/ built before it did. */
+  summary: ArchiveSummary | null;
+  /** When dist/ was built (the manifest's mtime). */
+  builtMs: number;
+}
+
+/** What `dist` holds, or null when it holds no build. */
+export async function readDist(dist: string): Promise<DistState | null> {
+  const manifestFile = path.join(dist, MANIFEST_PATH);
+  const info = await stat(manifestFile).catch(() => null);
+  if (!info) return null;
+  const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest;
+  const summary = await readFile(path.join(dist, DIST_SUMMARY_PATH), 'utf8').then((t) => JSON.parse(t) as ArchiveSummary, () => null);
+  return { source: manifest.source, years: Object.keys(manifest.years), summary, builtMs: info.mtimeMs };
+}
+
+/** One phrase naming the archive a dist/ holds: the full (pinned) archive, the sample, or another source. */
+export function describeDist(state: DistState): string {
+  const { sha256, rows, sample } = state.source;
+  const name = sample ? 'the SMALL SAMPLE' : sha256 === pinned.sha256 ? `the full archive, revision ${pinned.commit.slice(0, 7)}` : 'an archive from a given source';
+  const years = state.years.length ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}` : '';
+  return `${name} (${rows} nominations${years}; sha256 ${sha256.slice(0, 12)})`;
+}
+
+async function newestMtime(entry: string): Promise<number> {
+  const info = await stat(entry).catch(() => null);
+  if (!info?.isDirectory()) return info?.mtimeMs ?? 0;
+  let newest = info.mtimeMs;
+  for (const e of await readdir(entry, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, (await stat(path.join(e.parentPath, e.name))).mtimeMs);
+  }
+  return newest;
+}
+
+/** Which build input changed after `since`, or null. */
+export async function changedInput(since: number, root = ROOT): Promise<string | null> {
+  for (const input of BUILD_INPUTS) {
+    if ((await newestMtime(path.join(root, input))) > since) return `${input} changed since the last build`;
+  }
+  return null;
+}
+
+/** Why dist/ must be rebuilt from `source`, or null when it is current. */
+export async function staleness(state: DistState | null, source: ResolvedSource): Promise<string | null> {
+  if (!state) return 'dist/ is missing';
+  if ((await sha256Hex(await readFile(source.file))) !== state.source.sha256) return `the source changed (${source.file})`;
+  return changedInput(state.builtMs);
+}

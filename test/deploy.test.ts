@@ -1,0 +1,181 @@
+/**
+ * What a deploy would get, checked without the network: a clean copy of the
+ * repository (the files git knows, node_modules hard-linked in) goes through
+ * the real `netlify build --offline` with ARCHIVE_SOURCE, and the tests read
+ * what Netlify would upload: the publish folder, the edge functions' manifest
+ * and bundle, the portal function's manifest and zip. Slow (the real build of
+ * the full archive, about half a minute on two cores).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { publicFiles } from '../build/public.ts';
+import source from '../data/source.json' with { type: 'json' };
+import { config as portalConfig } from '../netlify/functions/portal.mts';
+import { MANIFEST_PATH } from '../src/refs.ts';
+import { examplePath, ROUTES } from '../src/routes.ts';
+import type { Manifest } from '../src/types.ts';
+import { edgeRouter } from './edge/routes.ts';
+import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
+
+/** Netlify's limits (docs.netlify.com, see /work/shared/docs/NETLIFY.md). */
+const EDGE_BUNDLE_LIMIT = 20 * 1024 * 1024;
+const FILES_PER_DIRECTORY_LIMIT = 54_000;
+
+interface EdgeRoute {
+  function: string;
+  pattern: string;
+  excluded_patterns?: string[];
+}
+
+interface EdgeManifest {
+  bundles: { asset: string; format: string }[];
+  routes: EdgeRoute[];
+  post_cache_routes: EdgeRoute[];
+  function_config: Record<string, { excluded_patterns?: string[] }>;
+}
+
+interface FunctionsManifest {
+  functions: { name: string; path: string; mainFile: string; runtimeVersion: string; routes: { pattern: string }[] }[];
+}
+
+/** `netlify build --offline` in `cwd` under this Node, with the project's deno first on PATH; resolves with its output. */
+async function netlifyBuild(cwd: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0' };
+  for (const name of Object.keys(env)) if (name.startsWith('VITEST') || name === 'NODE_ENV') delete env[name];
+  env.PATH = [path.join(cwd, 'node_modules/.bin'), path.dirname(process.execPath), env.PATH].join(path.delimiter);
+  // netlify-cli leaves files in the temp folder (a compile cache, an empty tmp-* file): keep them inside the copy, removed with it.
+  env.TMPDIR = path.join(cwd, '.tmp');
+  await mkdir(env.TMPDIR, { recursive: true });
+  const child = spawn(process.execPath, [path.join(cwd, 'node_modules/netlify-cli/bin/run.js'), 'build', '--offline'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`netlify build --offline exited ${code}:\n${output}`))));
+  });
+}
+
+/** Names and Unix modes of a zip's entries, from its central directory. */
+function zipEntries(zip: Buffer): { name: string; mode: number }[] {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0) throw new Error('Expected a zip file: no end of central directory record');
+  const count = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  const entries = [];
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error(`Expected a central directory header at byte ${at}`);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const skip = zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+    entries.push({ name: zip.toString('utf8', at + 46, at + 46 + nameLength), mode: zip.readUInt32LE(at + 38) >>> 16 });
+    at += 46 + nameLength + skip;
+  }
+  return entries;
+}
+
+/** Every file under `dir`, as paths relative to it with `/` separators. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
+}
+
+let copy: string;
+let publish: string;
+let output: string;
+let edge: EdgeManifest;
+let functions: FunctionsManifest;
+
+beforeAll(async () => {
+  copy = await cleanCopy('deploy', 'hardlink');
+  output = await netlifyBuild(copy);
+  publish = path.join(copy, 'dist');
+  edge = JSON.parse(await readFile(path.join(copy, '.netlify/edge-functions-dist/manifest.json'), 'utf8'));
+  functions = JSON.parse(await readFile(path.join(copy, '.netlify/functions/manifest.json'), 'utf8'));
+}, 600_000);
+
+/** Whether Netlify, by the edge manifest, runs function `name` for a request to `pathname`. */
+function edgeRuns(name: string, pathname: string): boolean {
+  const alsoExcluded = edge.function_config[name]?.excluded_patterns ?? [];
+  return [...edge.routes, ...edge.post_cache_routes].some(
+    (r) => r.function === name && new RegExp(r.pattern).test(pathname) && ![...(r.excluded_patterns ?? []), ...alsoExcluded].some((e) => new RegExp(e).test(pathname)),
+  );
+}
+
+/** Paths a deploy must hand to the API function: every route under every root, the private data prefix, `/` and unknown paths. */
+async function apiPaths(): Promise<string[]> {
+  const key = `faa_${'A'.repeat(32)}`;
+  const routes = ROUTES.flatMap((route) => route.roots.map((root) => examplePath(route, key).replace(`/${route.roots[0]}/`, `/${root}/`)));
+  const data = (await filesUnder(path.join(publish, '_data'))).slice(0, 3).map((f) => `/_data/${f}`);
+  // `/` goes through the function: JSON clients get the service description, browsers the page (context.next()).
+  return [...routes, `/${MANIFEST_PATH}`, ...data, '/', '/no/such/route'];
+}
+
+/** Paths the CDN must serve without the function: every public file (and `.html` pretty URLs) and the portal function's routes. */
+async function publicPaths(): Promise<string[]> {
+  const files = (await filesUnder(publish)).filter((f) => !f.startsWith('_data/'));
+  const pretty = files.filter((f) => f.endsWith('.html') && f !== 'index.html').map((f) => `/${f.slice(0, -'.html'.length)}`);
+  const portal = [portalConfig.path].flat().map((p) => p.replace('*', 'anything'));
+  return [...files.map((f) => `/${f}`), ...pretty, ...portal];
+}
+
+describe('netlify build --offline on a clean copy', () => {
+  it('gets its data through data:fetch from ARCHIVE_SOURCE, checked against the pin', async () => {
+    expect(output).toContain(`from ${FULL_SOURCE} (sha256 verified)`);
+    const cached = await readFile(path.join(copy, source.cacheFile));
+    expect(createHash('sha256').update(cached).digest('hex')).toBe(source.sha256);
+  });
+
+  it('publishes the full archive and every public file the build makes', async () => {
+    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
+    expect(manifest.source).toMatchObject({ sha256: source.sha256, sample: false });
+    expect(Object.keys(manifest.years)).toHaveLength(97);
+    const files = await filesUnder(publish);
+    for (const name of publicFiles(manifest).keys()) expect(files).toContain(name);
+    expect(files).toEqual(expect.arrayContaining(['openapi.json', 'index.html', MANIFEST_PATH]));
+    expect(files.filter((f) => f.startsWith('_data/r/')).length).toBeGreaterThan(1000);
+  });
+
+  it('keeps every published folder under Netlify\'s files-per-directory limit', async () => {
+    const perDir = new Map<string, number>();
+    for (const file of await filesUnder(publish)) perDir.set(path.dirname(file), (perDir.get(path.dirname(file)) ?? 0) + 1);
+    expect(Math.max(...perDir.values())).toBeLessThan(FILES_PER_DIRECTORY_LIMIT);
+  });
+
+  it('routes every API path, under every root, and the private data prefix to the edge function', async () => {
+    for (const pathname of await apiPaths()) expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: true });
+  });
+
+  it('leaves every public file and the portal function\'s routes to the CDN', async () => {
+    for (const pathname of await publicPaths()) expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: false });
+  });
+
+  it('routes exactly as the CDN stand-in the behaviour suite uses, both reading netlify.toml', async () => {
+    const standIn = edgeRouter(await readFile(path.join(ROOT, 'netlify.toml'), 'utf8'), 'api');
+    for (const pathname of [...(await apiPaths()), ...(await publicPaths())]) {
+      expect({ pathname, standIn: standIn(pathname) }).toEqual({ pathname, standIn: edgeRuns('api', pathname) });
+    }
+  });
+
+  it('bundles the edge function within Netlify\'s 20 MB', async () => {
+    expect(edge.bundles.length).toBeGreaterThan(0);
+    let bytes = 0;
+    for (const bundle of edge.bundles) bytes += (await stat(path.join(copy, '.netlify/edge-functions-dist', bundle.asset))).size;
+    expect(bytes).toBeGreaterThan(10_000);
+    expect(bytes).toBeLessThanOrEqual(EDGE_BUNDLE_LIMIT);
+  });
+
+  it('zips the portal function with its declared routes, its dependencies and runtime nodejs24.x', async () => {
+    const portal = functions.functions.find((f) => f.name === 'portal');
+    expect(portal).toBeDefined();
+    expect(portal!.runtimeVersion).toBe('nodejs24.x');
+    expect(portal!.routes.map((r) => r.pattern)).toEqual([portalConfig.path].flat());
+    const entries = zipEntries(await readFile(portal!.path));
+    expect(entries.map((e) => e.name)).toContain('netlify/functions/portal.mjs');
+    // A symlink in the zip would point outside the deployed function (the hard-linked node_modules is why).
+    expect(entries.filter((e) => (e.mode & 0o170000) === 0o120000)).toEqual([]);
+    expect(entries.some((e) => e.name.startsWith('node_modules/'))).toBe(true);
+  });
+});
