@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { importArchive } from '../build/import.ts';
-import { MESSAGES } from '../src/api/messages.ts';
+import { MESSAGES } from '../src/messages.ts';
 import { acceptedEncodings } from '../src/api/reply.ts';
 import { matchRoute } from '../src/api/request.ts';
 import { Keys } from '../src/keys.ts';
@@ -121,7 +121,7 @@ function naive(): http.Server {
   });
 }
 
-/** npm start's server, without start.node.ts's build step (it would build into the project's dist/). */
+/** npm start's server, without cli/start.ts's build step (it would build into the project's dist/). */
 function ours(): http.Server {
   const quiet = process.env.LOG_REQUESTS === '0';
   const { server } = createNodeServer({

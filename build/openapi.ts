@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
-import { MESSAGES } from '../src/api/messages.ts';
+import { MESSAGES } from '../src/messages.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
 import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';

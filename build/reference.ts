@@ -3,7 +3,7 @@
  * route table and messages as the API and its OpenAPI document. Static HTML
  * with inline CSS: no script, nothing fetched from elsewhere.
  */
-import { MESSAGES } from '../src/api/messages.ts';
+import { MESSAGES } from '../src/messages.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
 import { MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';

@@ -27,12 +27,9 @@ import {
   type KeyListing,
   Keys,
   type NewKey,
-  SESSION_TTL_MS,
-  SIGN_IN_WINDOW_MS,
-  SIGN_INS_PER_HOUR,
   type SignInOutcome,
-  TOKEN_TTL_MS,
 } from './keys.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function trusts what it read about a key; a revoked key stops working within this. */

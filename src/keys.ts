@@ -14,6 +14,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
 
 export const KEY_PREFIX = SECRET_PREFIXES.key;
@@ -26,13 +27,6 @@ const KEY_SHAPE = /^faa_[A-Za-z0-9_-]{32}$/;
 const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;
 const SESSION_SHAPE = /^fas_[A-Za-z0-9_-]{43}$/;
 
-/** How long a sign-in link works. */
-export const TOKEN_TTL_MS = 15 * 60_000;
-/** How long a portal session lasts. */
-export const SESSION_TTL_MS = 60 * 60_000;
-/** Sign-in links per address per hour. */
-export const SIGN_INS_PER_HOUR = 5;
-export const SIGN_IN_WINDOW_MS = 60 * 60_000;
 
 /** A key as its owner and the CLI see it: never the key. */
 export interface KeyInfo {
@@ -107,15 +101,6 @@ export class KeyError extends Error {
   }
 }
 
-export const KEY_MESSAGES = {
-  badEmail: 'Invalid email: expected an address like name@example.org',
-  forbidden: 'Forbidden - Invalid API Key',
-  badToken: 'This sign-in link is used, expired or unknown: ask for a new one',
-  badSession: 'Not signed in, or the session expired: open a new sign-in link',
-  hasKey: 'This address already has an active key: rotate it to get a new one',
-  noKey: 'This address has no active key: get one with POST /portal/keys',
-  tooManyLinks: 'Too Many Requests',
-} as const;
 
 function randomSecret(prefix: string, bytes: number): string {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));

@@ -19,8 +19,10 @@
  * same origin can use these endpoints from a browser.
  */
 import { type ApiReply, jsonReply } from './api/reply.ts';
-import type { ApiRequest } from './api/request.ts';
-import { KEY_MESSAGES, KeyError, type Keys, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from './keys.ts';
+import { type ApiRequest, pathnameOf } from './api/request.ts';
+import { KeyError, type Keys } from './keys.ts';
+import { BODY_TIMEOUT_MS, DEFAULT_ISSUE_LIMIT, MAX_BODY_BYTES, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from './limits.ts';
+import { PORTAL_MESSAGES } from './messages.ts';
 import { RateLimiter } from './rate-limit.ts';
 
 export const PORTAL_PATHS = {
@@ -32,27 +34,7 @@ export const PORTAL_PATHS = {
 } as const;
 type Action = keyof typeof PORTAL_PATHS;
 
-/** Largest request body accepted, bytes. */
-export const MAX_BODY_BYTES = 4096;
-/** A body must have arrived this long after the request began. */
-export const BODY_TIMEOUT_MS = 10_000;
-/** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
-export const DEFAULT_ISSUE_LIMIT = 5;
 export const PORTAL_METHODS = 'POST, OPTIONS';
-
-export const PORTAL_MESSAGES = {
-  ...KEY_MESSAGES,
-  notFound: 'Not Found',
-  methodNotAllowed: 'Method Not Allowed: use POST',
-  unsupportedType: 'Unsupported Media Type: send Content-Type: application/json',
-  tooLarge: `Payload Too Large: the body may be at most ${MAX_BODY_BYTES} bytes`,
-  timeout: `Request Timeout: the body must arrive within ${BODY_TIMEOUT_MS / 1000} s`,
-  badJson: 'Invalid JSON: expected an object such as {"email": "name@example.org"}',
-  missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
-  sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${TOKEN_TTL_MS / 60_000} minutes.`,
-  mailFailed: 'Could not send the sign-in mail: try again in a minute',
-  unavailable: 'Key service unavailable: try again in a minute',
-} as const;
 
 /** One mail: what the portal hands to the mailer (src/server/mail.node.ts). */
 export interface Mail {
@@ -177,66 +159,74 @@ function bearer(request: ApiRequest): string | null {
   return m ? m[1] : null;
 }
 
-export function createPortal(options: PortalOptions) {
-  const { keys } = options;
-  const now = options.now ?? Date.now;
-  const limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? DEFAULT_ISSUE_LIMIT, now });
-  const limitText = `${limiter.limit} sign-in links and new keys per minute per client address`;
+/** The portal's endpoints over one key store, mailer and per-client limiter. */
+class PortalEndpoints {
+  readonly limiter: RateLimiter;
+  private readonly keys: Keys;
+  private readonly now: () => number;
+  private readonly limitText: string;
 
-  /** Counts one sign-in or new key against the client's address; the 429 reply when over. */
-  function overLimit(request: PortalRequest): ApiReply | null {
-    const decision = limiter.hit(request.clientIp || 'unknown');
-    return decision.ok ? null : tooMany(limitText, decision.retryAfter);
+  constructor(private readonly options: PortalOptions) {
+    this.keys = options.keys;
+    this.now = options.now ?? Date.now;
+    this.limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? DEFAULT_ISSUE_LIMIT, now: this.now });
+    this.limitText = `${this.limiter.limit} sign-in links and new keys per minute per client address`;
   }
 
-  function linkBase(request: PortalRequest): string {
-    if (options.publicBaseUrl) return options.publicBaseUrl.replace(/\/+$/, '');
+  /** Counts one sign-in or new key against the client's address; the 429 reply when over. */
+  private overLimit(request: PortalRequest): ApiReply | null {
+    const decision = this.limiter.hit(request.clientIp || 'unknown');
+    return decision.ok ? null : tooMany(this.limitText, decision.retryAfter);
+  }
+
+  private linkBase(request: PortalRequest): string {
+    if (this.options.publicBaseUrl) return this.options.publicBaseUrl.replace(/\/+$/, '');
     return new URL(request.url, 'http://localhost').origin;
   }
 
-  async function signIn(request: PortalRequest): Promise<ApiReply> {
+  private async signIn(request: PortalRequest): Promise<ApiReply> {
     const body = await jsonBody(request);
     if (isReply(body)) return body;
     if (typeof body.email !== 'string') return fail(400, PORTAL_MESSAGES.badEmail);
-    const refused = overLimit(request);
+    const refused = this.overLimit(request);
     if (refused) return refused;
-    const { email, token } = await keys.signIn(body.email);
-    const link = `${linkBase(request)}/portal#token=${token}`;
+    const { email, token } = await this.keys.signIn(body.email);
+    const link = `${this.linkBase(request)}/portal#token=${token}`;
     try {
-      await options.sendMail({ to: email, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(link) });
+      await this.options.sendMail({ to: email, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(link) });
     } catch (error) {
-      options.log?.(`portal mail failed: ${(error as Error).message}`);
+      this.options.log?.(`portal mail failed: ${(error as Error).message}`);
       return fail(503, PORTAL_MESSAGES.mailFailed);
     }
     return portalReply(202, { message: PORTAL_MESSAGES.sent });
   }
 
-  async function session(request: PortalRequest): Promise<ApiReply> {
+  private async session(request: PortalRequest): Promise<ApiReply> {
     const body = await jsonBody(request);
     if (isReply(body)) return body;
     if (typeof body.token !== 'string' || body.token === '') return fail(400, PORTAL_MESSAGES.missingToken);
-    return portalReply(200, await keys.openSession(body.token.trim()));
+    return portalReply(200, await this.keys.openSession(body.token.trim()));
   }
 
-  async function keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke'): Promise<ApiReply> {
-    const email = await keys.sessionEmail(bearer(request));
+  private async keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke'): Promise<ApiReply> {
+    const email = await this.keys.sessionEmail(bearer(request));
     if (action === 'revoke') {
-      await keys.revoke(email);
+      await this.keys.revoke(email);
       return portalReply(200, { revoked: true });
     }
-    const refused = overLimit(request);
+    const refused = this.overLimit(request);
     if (refused) return refused;
-    return action === 'issue' ? portalReply(201, { apiKey: await keys.issue(email) }) : portalReply(200, { apiKey: await keys.rotate(email) });
+    return action === 'issue' ? portalReply(201, { apiKey: await this.keys.issue(email) }) : portalReply(200, { apiKey: await this.keys.rotate(email) });
   }
 
-  async function answer(request: PortalRequest, action: Action): Promise<ApiReply> {
+  private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {
     const method = request.method.toUpperCase();
     if (method === 'OPTIONS') return { status: 204, headers: { allow: PORTAL_METHODS, 'cache-control': 'no-store' }, body: null };
     if (method !== 'POST') return fail(405, PORTAL_MESSAGES.methodNotAllowed, { allow: PORTAL_METHODS });
     try {
-      if (action === 'signIn') return await signIn(request);
-      if (action === 'session') return await session(request);
-      return await keyAction(request, action);
+      if (action === 'signIn') return await this.signIn(request);
+      if (action === 'session') return await this.session(request);
+      return await this.keyAction(request, action);
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
       if (!(error instanceof KeyError)) throw error;
@@ -246,31 +236,26 @@ export function createPortal(options: PortalOptions) {
   }
 
   /** The portal's reply, or null when the path is not the portal's (so the caller can try other routes). */
-  async function reply(request: PortalRequest): Promise<ApiReply | null> {
-    let pathname: string;
-    try {
-      pathname = new URL(request.url, 'http://localhost').pathname;
-    } catch {
-      return null;
-    }
-    if (!isPortalPath(pathname)) return null;
-    const started = now();
+  async reply(request: PortalRequest): Promise<ApiReply | null> {
+    const pathname = pathnameOf(request.url);
+    if (pathname === null || !isPortalPath(pathname)) return null;
+    const started = this.now();
     const action = actionOf(pathname);
     let out: ApiReply;
     try {
-      out = action ? await answer(request, action) : fail(404, PORTAL_MESSAGES.notFound);
+      out = action ? await this.answer(request, action) : fail(404, PORTAL_MESSAGES.notFound);
     } catch (error) {
-      options.log?.(`portal error on ${request.method} ${pathname}: ${(error as Error).message}`);
+      this.options.log?.(`portal error on ${request.method} ${pathname}: ${(error as Error).message}`);
       out = fail(503, PORTAL_MESSAGES.unavailable, { 'retry-after': '60' });
     }
-    options.log?.(`${request.method} ${pathname} ${out.status} ${now() - started}ms`);
+    this.options.log?.(`${request.method} ${pathname} ${out.status} ${this.now() - started}ms`);
     return out;
   }
 
   /** The fetch-style entry (Netlify Functions, Deno): Request in, Response out; 404 off the portal's paths. */
-  async function handle(request: Request, clientIp: string): Promise<Response> {
+  async handle(request: Request, clientIp: string): Promise<Response> {
     const out =
-      (await reply({
+      (await this.reply({
         method: request.method,
         url: request.url,
         header: (name) => request.headers.get(name),
@@ -279,8 +264,11 @@ export function createPortal(options: PortalOptions) {
       })) ?? fail(404, PORTAL_MESSAGES.notFound);
     return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
   }
+}
 
-  return { reply, handle, limiter };
+export function createPortal(options: PortalOptions) {
+  const portal = new PortalEndpoints(options);
+  return { reply: (request: PortalRequest) => portal.reply(request), handle: (request: Request, clientIp: string) => portal.handle(request, clientIp), limiter: portal.limiter };
 }
 
 /** The sign-in mail's text. */

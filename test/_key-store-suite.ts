@@ -6,7 +6,8 @@
  * sharing one store).
  */
 import { describe, expect, it } from 'vitest';
-import { KeyError, Keys, SESSION_TTL_MS, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from '../src/keys.ts';
+import { KeyError, Keys } from '../src/keys.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from '../src/limits.ts';
 
 /** Two `Keys` over one store, with a clock the test moves. */
 export interface StorePair {

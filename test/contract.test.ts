@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGES } from '../src/api/messages.ts';
+import { MESSAGES } from '../src/messages.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
 import { startLocalServer, type LocalServer } from './_local-server.ts';

@@ -183,7 +183,7 @@ export async function startServer(env: Record<string, string>, options: { cwd?: 
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/start.node.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/start.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { componentSchemas, openApiDocument } from '../build/openapi.ts';
 import { publicFiles } from '../build/public.ts';
-import { MESSAGES } from '../src/api/messages.ts';
+import { MESSAGES } from '../src/messages.ts';
 import { ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 import { startLocalServer, type LocalServer } from './_local-server.ts';

@@ -9,7 +9,7 @@ import { ROUTES, SHAPES, template } from '../routes.ts';
 import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
 import { isPromise, type Maybe, andThen } from './maybe.ts';
-import { MESSAGES } from './messages.ts';
+import { MESSAGES } from '../messages.ts';
 import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES } from './reply.ts';
 import { type ApiRequest, decode, lookupOf, parseRequest, type RouteMatch } from './request.ts';
 

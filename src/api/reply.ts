@@ -6,7 +6,7 @@
  */
 import type { Encoding } from '../refs.ts';
 import { type Maybe, andThen } from './maybe.ts';
-import { limitText, MESSAGES } from './messages.ts';
+import { limitText, MESSAGES } from '../messages.ts';
 import type { ApiRequest } from './request.ts';
 
 export interface ApiReply {

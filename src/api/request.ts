@@ -4,7 +4,7 @@
  * before anything is decoded, so `%2F` stays inside a name.
  */
 import { MAX_NAME_LENGTH, type Param, type Route, type RouteId, ROUTES } from '../routes.ts';
-import { MESSAGES } from './messages.ts';
+import { MESSAGES } from '../messages.ts';
 
 /** What the pipeline needs of a request. */
 export interface ApiRequest {

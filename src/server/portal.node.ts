@@ -5,7 +5,10 @@
  */
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
-import { BODY_TIMEOUT_MS, BodyTimeoutError, createPortal, isPortalPath, PORTAL_MESSAGES, type PortalOptions } from '../portal.ts';
+import { jsonReply } from '../api/reply.ts';
+import { BODY_TIMEOUT_MS } from '../limits.ts';
+import { PORTAL_MESSAGES } from '../messages.ts';
+import { BodyTimeoutError, createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
 import { toApiRequest, writeReply } from './http.node.ts';
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
@@ -87,10 +90,7 @@ export function nodePortal(keys: Keys, options: NodePortalOptions): NodePortal {
           if (unread || !req.complete) out!.headers.connection = 'close';
           writeReply(res, out!);
         },
-        () => {
-          res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
-          res.end(JSON.stringify({ error: PORTAL_MESSAGES.unavailable }));
-        },
+        () => writeReply(res, jsonReply(500, { error: PORTAL_MESSAGES.unavailable }, { connection: 'close' }, false)),
       );
     return true;
   };

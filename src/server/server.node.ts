@@ -34,7 +34,7 @@ export interface ServerOptions {
   dist: string;
   /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
   keysDb?: string;
-  /** Use these keys instead of opening `keysDb` (start.node.ts and tests share one instance with the code that issues keys). */
+  /** Use these keys instead of opening `keysDb` (cli/start.ts and tests share one instance with the code that issues keys). */
   keys?: Keys;
   /** Longest time to receive a request's headers and body, ms; default 10 s. */
   requestTimeoutMs?: number;

@@ -23,12 +23,9 @@ import {
   type KeyInfo,
   type KeyListing,
   type NewKey,
-  SESSION_TTL_MS,
-  SIGN_IN_WINDOW_MS,
-  SIGN_INS_PER_HOUR,
   type SignInOutcome,
-  TOKEN_TTL_MS,
 } from '../keys.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 export const SCHEMA_VERSION = 1;

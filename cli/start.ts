@@ -12,19 +12,19 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BuildRefused } from '../../build/build.ts';
-import { recoverOutput } from '../../build/output.ts';
-import { prepareDist } from '../../build/prepare-dist.ts';
-import { ROOT } from '../../build/source.ts';
-import { examplePath, ROUTES } from '../routes.ts';
-import { Keys } from '../keys.ts';
-import { issueLimitFrom } from '../portal.ts';
-import { createLog } from './log.node.ts';
-import { createMailer } from './mail.node.ts';
-import { nodePortal } from './portal.node.ts';
-import { createNodeServer } from './server.node.ts';
-import { KeyDatabaseError, SqliteKeyBackend } from './sqlite-keys.node.ts';
-import { LegacyKeysError } from './legacy-keys.node.ts';
+import { BuildRefused } from '../build/build.ts';
+import { recoverOutput } from '../build/output.ts';
+import { prepareDist } from '../build/prepare-dist.ts';
+import { ROOT } from '../build/source.ts';
+import { examplePath, ROUTES } from '../src/routes.ts';
+import { Keys } from '../src/keys.ts';
+import { issueLimitFrom } from '../src/portal.ts';
+import { createLog } from '../src/server/log.node.ts';
+import { createMailer } from '../src/server/mail.node.ts';
+import { nodePortal } from '../src/server/portal.node.ts';
+import { createNodeServer } from '../src/server/server.node.ts';
+import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 
 const DIST = path.resolve(process.env.DIST_DIR ?? path.join(ROOT, 'dist'));
 const KEYS_DB = path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db'));

@@ -1,0 +1,20 @@
+/**
+ * The key portal's numbers in one place: how long sign-in links and sessions
+ * live, how many links an address may ask for, how large and how slow a
+ * request body may be. The rules (src/keys.ts, src/portal.ts) and the messages
+ * that state them (src/messages.ts) read them from here.
+ */
+
+/** How long a sign-in link works. */
+export const TOKEN_TTL_MS = 15 * 60_000;
+/** How long a portal session lasts. */
+export const SESSION_TTL_MS = 60 * 60_000;
+/** Sign-in links per address per window. */
+export const SIGN_INS_PER_HOUR = 5;
+export const SIGN_IN_WINDOW_MS = 60 * 60_000;
+/** Largest portal request body accepted, bytes. */
+export const MAX_BODY_BYTES = 4096;
+/** A portal request's body must have arrived this long after the request began. */
+export const BODY_TIMEOUT_MS = 10_000;
+/** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
+export const DEFAULT_ISSUE_LIMIT = 5;

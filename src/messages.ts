@@ -1,0 +1,48 @@
+/**
+ * Every message the service answers with, in one place: the API pipeline,
+ * the key rules, the portal, the OpenAPI document and the reference page all
+ * read them from here. The API's own (403, the 404s, 429, 500) are word for
+ * word the spec's section 7.
+ */
+import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, TOKEN_TTL_MS } from './limits.ts';
+import { MAX_NAME_LENGTH } from './routes.ts';
+
+export const MESSAGES = {
+  forbidden: 'Forbidden - Invalid API Key',
+  notFound: 'Not Found',
+  methodNotAllowed: 'Method Not Allowed',
+  fetchError: 'Error fetching data',
+  tooMany: 'Too Many Requests',
+  badEncoding: 'Invalid path: malformed percent-encoding in a parameter',
+  badName: `Invalid name: expected 1 to ${MAX_NAME_LENGTH} characters`,
+  badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
+} as const;
+
+/** The 429 body's `limit`, as section 7 writes it. */
+export const limitText = (perMinute: number) => `${perMinute} requests per minute`;
+
+/** What the key rules refuse with (src/keys.ts), as the portal and the CLI say it. */
+export const KEY_MESSAGES = {
+  badEmail: 'Invalid email: expected an address like name@example.org',
+  forbidden: MESSAGES.forbidden,
+  badToken: 'This sign-in link is used, expired or unknown: ask for a new one',
+  badSession: 'Not signed in, or the session expired: open a new sign-in link',
+  hasKey: 'This address already has an active key: rotate it to get a new one',
+  noKey: 'This address has no active key: get one with POST /portal/keys',
+  tooManyLinks: MESSAGES.tooMany,
+} as const;
+
+/** The portal's answers (src/portal.ts), its refusals of a request's shape included. */
+export const PORTAL_MESSAGES = {
+  ...KEY_MESSAGES,
+  notFound: MESSAGES.notFound,
+  methodNotAllowed: 'Method Not Allowed: use POST',
+  unsupportedType: 'Unsupported Media Type: send Content-Type: application/json',
+  tooLarge: `Payload Too Large: the body may be at most ${MAX_BODY_BYTES} bytes`,
+  timeout: `Request Timeout: the body must arrive within ${BODY_TIMEOUT_MS / 1000} s`,
+  badJson: 'Invalid JSON: expected an object such as {"email": "name@example.org"}',
+  missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
+  sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${TOKEN_TTL_MS / 60_000} minutes.`,
+  mailFailed: 'Could not send the sign-in mail: try again in a minute',
+  unavailable: 'Key service unavailable: try again in a minute',
+} as const;
