@@ -7,8 +7,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/routes.ts';
-import type { RawReply } from './helpers.ts';
-import { eventually } from './helpers.ts';
+import { eventually, type RawReply } from './helpers.ts';
 import { expected, type Expected, type SpecArchive } from './oracle.ts';
 
 export interface Target {

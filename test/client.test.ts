@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, parseRetryAfter, type ClientOptions } from '../src/client.ts';
 import { MESSAGES } from '../src/messages.ts';
-import { startLocalServer, type LocalServer } from './_local-server.ts';
+import { startLocalServer, type LocalServer } from './helpers.ts';
 
 let local: LocalServer;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../src/messages.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
-import { startLocalServer, type LocalServer } from './_local-server.ts';
+import { startLocalServer, type LocalServer } from './helpers.ts';
 
 describe('operationIdFor', () => {
   it('maps each route’s example path to its operation id', () => {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRef, dataPath, MANIFEST_PATH, shardOf } from '../src/refs.ts';
 import type { Manifest, Shard } from '../src/types.ts';
-import { eventually, FULL_SOURCE, httpRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, storeKeys, type HttpReply, type Running, type Sandbox } from './_robust.ts';
+import { eventually, FULL_SOURCE, rawRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, storeKeys, type RawReply, type Running, type Sandbox } from './helpers.ts';
 
 const FETCH_ERROR = '{"error":"Error fetching data"}';
 
@@ -35,7 +35,7 @@ afterAll(async () => {
   await box?.remove();
 });
 
-const get = (route: string, headers: Record<string, string> = {}): Promise<HttpReply> => httpRequest(server.port, 'GET', `${route}/apikey=${key}`, headers);
+const get = (route: string, headers: Record<string, string> = {}): Promise<RawReply> => rawRequest(server.port, 'GET', `${route}/apikey=${key}`, headers);
 /** Where the identity bytes of a manifest reference live under dist/. */
 const fileOf = (ref: string) => path.join(box.dist, dataPath(parseRef(ref)!.id)!);
 

@@ -11,7 +11,7 @@ import type { ApiReply } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { RateLimiter } from '../src/rate-limit.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { httpRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from './_robust.ts';
+import { rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from './helpers.ts';
 
 const LIMIT = 3;
 const WINDOW_MS = 60_000;
@@ -166,7 +166,7 @@ describe('a flood over loopback HTTP', () => {
     const worker = async () => {
       while (next < count) {
         const i = next++;
-        const reply = await httpRequest(server.port, 'GET', path(i));
+        const reply = await rawRequest(server.port, 'GET', path(i));
         statuses[i] = reply.status;
         if (reply.status === 429) retry.push(Number(reply.headers['retry-after']));
       }
@@ -180,7 +180,7 @@ describe('a flood over loopback HTTP', () => {
   it('accepts a valid key from the very first concurrent requests after start', async () => {
     const fresh = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000, log: httpLog.log });
     try {
-      const replies = await Promise.all(Array.from({ length: 16 }, () => httpRequest(fresh.port, 'GET', `/archive/year=1930/apikey=${httpKeys[799]}`)));
+      const replies = await Promise.all(Array.from({ length: 16 }, () => rawRequest(fresh.port, 'GET', `/archive/year=1930/apikey=${httpKeys[799]}`)));
       expect(replies.map((r) => r.status)).toEqual(new Array(16).fill(200));
     } finally {
       await fresh.close();
@@ -189,7 +189,7 @@ describe('a flood over loopback HTTP', () => {
 
   it('limits one key, passes many keys and refuses invalid ones, over 2,000 requests', async () => {
     // The server has its keys (see the test above for why this matters).
-    expect((await httpRequest(server.port, 'GET', `/archive/year=1930/apikey=${httpKeys[798]}`)).status).toBe(200);
+    expect((await rawRequest(server.port, 'GET', `/archive/year=1930/apikey=${httpKeys[798]}`)).status).toBe(200);
     const one = await flood(600, (i) => `${PATHS[i % PATHS.length]}/apikey=${httpKeys[0]}`);
     expect(one.statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(one.statuses.filter((s) => s === 429)).toHaveLength(590);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../src/api/handler.ts';
 import { Keys } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { httpRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './_robust.ts';
+import { rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './helpers.ts';
 
 /** Every status the API documents for these routes (500 only on a damaged dist/, which this dist is not). */
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429]);
@@ -191,7 +191,7 @@ describe('fuzzed paths', () => {
         const headers: Record<string, string> = {};
         if (g.acceptEncoding) headers['accept-encoding'] = g.acceptEncoding;
         if (g.ifNoneMatch !== undefined) headers['if-none-match'] = g.ifNoneMatch;
-        const reply = await httpRequest(http.port, g.method.toUpperCase(), wireSafe(pathOf(g)), headers);
+        const reply = await rawRequest(http.port, g.method.toUpperCase(), wireSafe(pathOf(g)), headers);
         count(seen.http, reply.status);
         check(g, reply, (b) => publicBodies.some((p) => p.equals(b)));
       }),
@@ -208,7 +208,7 @@ describe('fuzzed paths', () => {
       `/person/name=..%2F..%2Fkeys.json/apikey=${'{key}'}`, `/archive/year=..%2F..%2Fpackage.json/apikey=${'{key}'}`,
     ];
     for (const attempt of attempts) {
-      const reply = await httpRequest(http.port, 'GET', attempt.replace('{key}', validKey));
+      const reply = await rawRequest(http.port, 'GET', attempt.replace('{key}', validKey));
       expect(STATUSES.has(reply.status), attempt).toBe(true);
       for (const f of forbidden) expect(reply.body.equals(f), attempt).toBe(false);
     }

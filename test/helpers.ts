@@ -1,16 +1,23 @@
 /**
- * Shared test plumbing: the full archive's path, temp folders removed after
- * each test file, temp builds, raw HTTP, the edge function under Deno.
+ * The tests' one helper module: the full archive's path, temp folders removed
+ * after each test file, temp builds and clean copies, raw HTTP, npm start and
+ * the edge function under Deno as processes, a sample server with a key, and
+ * the robustness tests' key stores and key-watching log sink.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
+import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
+import { redactLine } from '../src/redact.ts';
+import { createNodeServer, type ServerOptions } from '../src/server/server.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { CACHE_FILE } from '../build/source.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -227,4 +234,139 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000, eve
 /** Each example of the README: the request path (key placeholder `KEY`) and the answer printed under it. */
 export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')) {
   return [...readme.matchAll(/^ {4}GET (\/\S+)\n {4}(.+)$/gm)].map(([, request, answer]) => ({ request, answer }));
+}
+
+// The robustness tests' plumbing (fuzz, flood, faults): a sample dist/ in a temp folder, keys put
+// straight into an SQLite key store, a Node server on loopback, log lines checked for whole keys.
+
+/** A whole key anywhere in a text: what no log line may hold. */
+export const WHOLE_KEY = /faa_[A-Za-z0-9_-]{32}/;
+
+export interface Sandbox {
+  dir: string;
+  dist: string;
+  /** The SQLite key database the server opens. */
+  keysDb: string;
+  remove(): Promise<void>;
+}
+
+/** Builds the sample into a fresh temp folder (never the project's dist/). */
+export async function sampleSandbox(tag: string): Promise<Sandbox> {
+  const dir = await tempDir(tag);
+  const dist = path.join(dir, 'dist');
+  await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
+  return { dir, dist, keysDb: path.join(dir, 'keys.db'), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A stored key: a revoked one has `revokedAt`. */
+export type KeyRecord = NewKey & { revokedAt?: number | null };
+
+/** `count` fresh keys with their records, one address each (fast: no store involved). */
+export function makeKeys(count: number, tag = 'k'): { keys: string[]; records: KeyRecord[] } {
+  const keys: string[] = [];
+  const records: KeyRecord[] = [];
+  while (keys.length < count) {
+    const key = generateKey();
+    keys.push(key);
+    records.push({ id: keyId(key), hash: hashSecret(key), email: `${tag}${keys.length}@example.org`, createdAt: 0 });
+  }
+  return { keys, records };
+}
+
+/** Puts records straight into a key store: an open backend, or a database file (opened and closed). */
+export function storeKeys(target: SqliteKeyBackend | string, records: KeyRecord[]): void {
+  const backend = typeof target === 'string' ? new SqliteKeyBackend(target, { view: false }) : target;
+  backend.insertMany(records);
+  if (typeof target === 'string') backend.close();
+}
+
+/** An in-memory SQLite key store holding `records`. */
+export function memoryKeys(records: KeyRecord[]): SqliteKeyBackend {
+  const backend = new SqliteKeyBackend(':memory:');
+  storeKeys(backend, records);
+  return backend;
+}
+
+/** A key of the right shape that was never issued. */
+export const unissuedKey = () => generateKey();
+
+/**
+ * A log sink as the servers have one: lines are redacted where they are
+ * written, then checked; any that still holds a whole key is remembered (as
+ * written, so floods need no big array).
+ */
+export function keyWatchingLog(keep = 200) {
+  const lines: string[] = [];
+  const leaks: string[] = [];
+  let count = 0;
+  return {
+    lines,
+    leaks,
+    get count() {
+      return count;
+    },
+    log(raw: string) {
+      const line = redactLine(raw);
+      count++;
+      if (WHOLE_KEY.test(line)) leaks.push(line);
+      if (lines.length < keep) lines.push(line);
+    },
+  };
+}
+
+export interface Running {
+  port: number;
+  server: ReturnType<typeof createNodeServer>;
+  close(): Promise<void>;
+}
+
+/** createNodeServer listening on 127.0.0.1, an ephemeral port. */
+export async function listen(options: ServerOptions): Promise<Running> {
+  const server = createNodeServer(options);
+  await new Promise<void>((resolve) => server.server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.server.closeAllConnections();
+        server.server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A real Node server over a dist/ built from the sample into a temporary
+ * folder, with one issued key: for the reference page, contract and client
+ * tests. Never touches the project's dist/.
+ */
+export interface LocalServer {
+  baseUrl: string;
+  key: string;
+  dist: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalServer(options: { rateLimitPerMinute?: number } = {}): Promise<LocalServer> {
+  const dir = await tempDir('local');
+  const dist = path.join(dir, 'dist');
+  await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
+  const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));
+  const keys = new Keys(backend);
+  const key = await keys.issue('contract@example.org');
+  const { server } = createNodeServer({ dist, keys, rateLimitPerMinute: options.rateLimitPerMinute });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    key,
+    dist,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      backend.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

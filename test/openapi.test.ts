@@ -9,7 +9,7 @@ import { publicFiles } from '../build/public.ts';
 import { MESSAGES } from '../src/messages.ts';
 import { ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
-import { startLocalServer, type LocalServer } from './_local-server.ts';
+import { startLocalServer, type LocalServer } from './helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const REDOCLY = path.join(ROOT, 'node_modules/.bin/redocly');

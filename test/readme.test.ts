@@ -5,8 +5,7 @@
  * full archive.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLocalServer, type LocalServer } from './_local-server.ts';
-import { readmeExamples } from './helpers.ts';
+import { type LocalServer, readmeExamples, startLocalServer } from './helpers.ts';
 
 let local: LocalServer;
 beforeAll(async () => {

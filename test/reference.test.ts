@@ -4,7 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../src/messages.ts';
 import { ROUTES, SHAPES, template } from '../src/routes.ts';
-import { startLocalServer, type LocalServer } from './_local-server.ts';
+import { startLocalServer, type LocalServer } from './helpers.ts';
 
 const SCREENSHOT = path.resolve('test-results/reference.png');
 const PHONE_SCREENSHOT = path.resolve('test-results/reference-phone.png');
