@@ -1,0 +1,152 @@
+/**
+ * The request pipeline's stages, one behaviour each: parse once, gate (key,
+ * then rate), find (a stored answer or a join), reply, log. Warm requests
+ * are answered without a promise; no key is trusted for any time; the caches
+ * hold data within their byte bounds, and what clients send (huge keys,
+ * endless distinct URLs) does not grow memory.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApi } from '../src/api/handler.ts';
+import { isPromise } from '../src/api/maybe.ts';
+import type { ApiReply } from '../src/api/reply.ts';
+import { Keys } from '../src/keys.ts';
+import { DiskData } from '../src/server/disk-data.node.ts';
+import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { buildInto, eventually, SAMPLE_SOURCE, tempDir } from './helpers.ts';
+
+let dist: string;
+let db: string;
+let backend: SqliteKeyBackend;
+let keys: Keys;
+
+beforeAll(async () => {
+  dist = await buildInto(SAMPLE_SOURCE, 'pipeline');
+  db = path.join(await tempDir('pipeline-keys'), 'keys.db');
+  backend = new SqliteKeyBackend(db);
+  keys = new Keys(backend);
+});
+afterAll(() => backend?.close());
+
+const get = (url: string, headers: Record<string, string> = {}) => ({ method: 'GET', url, header: (name: string) => headers[name] ?? null });
+const settle = async (out: ApiReply | Promise<ApiReply>) => await out;
+let addresses = 0;
+const newKey = () => keys.issue(`pipeline-${++addresses}@example.org`);
+
+/** Heap in use after a full collection (test workers run with --expose-gc). */
+function heapUsed(): number {
+  (globalThis as { gc?: () => void }).gc!();
+  return process.memoryUsage().heapUsed;
+}
+
+describe('the pipeline', () => {
+  it('answers a warm request synchronously, and a cold one with a promise', async () => {
+    const api = createApi({ data: new DiskData(dist), keys });
+    const key = await newKey();
+    const first = api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`));
+    expect(isPromise(first)).toBe(true);
+    const cold = await first;
+    const warm = api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`));
+    expect(isPromise(warm)).toBe(false);
+    expect((warm as ApiReply).status).toBe(200);
+    expect(Buffer.from((warm as ApiReply).body!).equals(Buffer.from(cold.body!))).toBe(true);
+    // Every kind of answer, once what it needs is warm: a join, a 404, a 304, a 403, a 400.
+    const etag = (warm as ApiReply).headers.etag;
+    const asks = [
+      get(`/award/name=Actor/apikey=${key}`),
+      get(`/person/name=Nobody/apikey=${key}`),
+      get(`/person/name=Emma%20Stone/apikey=${key}`, { 'if-none-match': etag }),
+      get('/person/name=Emma%20Stone/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'),
+      get(`/archive/year=abc/apikey=${key}`),
+    ];
+    for (const ask of asks) {
+      const once = await settle(api.reply(ask));
+      const again = api.reply(ask);
+      expect([ask.url, isPromise(again)]).toEqual([ask.url, false]);
+      expect((again as ApiReply).status).toBe(once.status);
+    }
+  });
+
+  it('refuses a revoked key on the next request', async () => {
+    const api = createApi({ data: new DiskData(dist), keys });
+    const key = await newKey();
+    const url = `/archive/year=1930/apikey=${key}`;
+    expect((await settle(api.reply(get(url)))).status).toBe(200);
+    await keys.revokeKey(key);
+    expect((await settle(api.reply(get(url)))).status).toBe(403);
+  });
+
+  it('refuses a key revoked by another process (the CLI) within a second', async () => {
+    const api = createApi({ data: new DiskData(dist), keys });
+    const key = await newKey();
+    const url = `/archive/year=1930/apikey=${key}`;
+    expect((await settle(api.reply(get(url)))).status).toBe(200);
+    const cli = new SqliteKeyBackend(db, { view: false }); // another connection, as the CLI opens one
+    try {
+      await new Keys(cli).revokeKey(key);
+    } finally {
+      cli.close();
+    }
+    expect(await eventually(async () => (await settle(api.reply(get(url)))).status === 403, 1_000, 20)).toBe(true);
+  });
+
+  it('asks the key store on every request: nothing is trusted for any time', async () => {
+    let asked = 0;
+    const counting = { verify: (key: string) => (asked++, keys.verify(key)) };
+    const api = createApi({ data: new DiskData(dist), keys: counting });
+    const key = await newKey();
+    for (let i = 0; i < 5; i++) await settle(api.reply(get(`/archive/year=2026/apikey=${key}`)));
+    expect(asked).toBe(5);
+  });
+
+  it('checks the key before the rate, and the rate before the parameters', async () => {
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1 });
+    const key = await newKey();
+    expect((await settle(api.reply(get(`/archive/year=abc/apikey=${key}`)))).status).toBe(400);
+    expect((await settle(api.reply(get(`/archive/year=abc/apikey=${key}`)))).status).toBe(429);
+    expect((await settle(api.reply(get('/archive/year=abc/apikey=nope')))).status).toBe(403);
+  });
+
+  it('keeps a join within its byte bound, and answers right after evicting', async () => {
+    const bound = 6 * 1024;
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, joinBytes: bound });
+    const key = await newKey();
+    const texts = ['A', 'c', 'e', 'i', 'n', 'o', 'r', 't', ' ', 'in', 'ct'];
+    const first = new Map<string, string>();
+    for (const text of texts) {
+      const out = await settle(api.reply(get(`/award/name=${encodeURIComponent(text)}/apikey=${key}`)));
+      expect([text, out.status]).toEqual([text, 200]);
+      first.set(text, Buffer.from(out.body!).toString());
+      expect(api.archive.joinedBytes).toBeLessThanOrEqual(bound);
+    }
+    expect(api.archive.joinedBytes).toBeGreaterThan(0);
+    for (const text of texts) {
+      const again = await settle(api.reply(get(`/award/name=${encodeURIComponent(text)}/apikey=${key}`)));
+      expect([text, Buffer.from(again.body!).toString()]).toEqual([text, first.get(text)]);
+    }
+  });
+
+  it('does not grow memory on anonymous requests with huge keys', async () => {
+    const api = createApi({ data: new DiskData(dist), keys });
+    const before = heapUsed();
+    for (let i = 0; i < 10_000; i++) {
+      const huge = `faa_${String(i).padStart(6, '0')}${'x'.repeat(15 * 1024)}`;
+      const out = api.reply(get(`/person/name=Emma%20Stone/apikey=${huge}`));
+      expect(isPromise(out) ? 0 : out.status).toBe(403);
+    }
+    expect(api.limiter.size).toBe(0); // a refused key never opens a rate window
+    expect(heapUsed() - before).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  it('does not grow memory on endless distinct URLs with a valid key', async () => {
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
+    const key = await newKey();
+    await settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`))); // shards and manifest warm
+    const before = heapUsed();
+    for (let i = 0; i < 20_000; i++) {
+      const out = await settle(api.reply(get(`/person/name=Nobody%20${i}${'y'.repeat(200)}/apikey=${key}`)));
+      expect(out.status).toBe(404);
+    }
+    expect(heapUsed() - before).toBeLessThan(4 * 1024 * 1024);
+  });
+});
