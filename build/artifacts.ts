@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { dataPath, ID_LENGTH, MANIFEST_PATH, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryMatch, FileRef, FilmMatch, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
+import type { Archive, CategoryMatch, FileRef, FilmMatch, Manifest, PersonMatch, Shard } from '../src/types.ts';
 
 /** Parallel compression jobs: zlib runs them on libuv's thread pool. */
 export const DEFAULT_CONCURRENCY = 4;
@@ -36,19 +36,22 @@ class Store {
   private readonly refs = new Map<string, Promise<FileRef>>();
   constructor(private readonly limit: ReturnType<typeof pLimit>) {}
 
-  /** Stores a response body once (by content) with its compressed variants; resolves to its ref. */
-  put(body: string): Promise<FileRef> {
+  /** Stores a response body once (by content), with its compressed variants unless it is never sent as it is; resolves to its ref. */
+  put(body: string, { variants = true } = {}): Promise<FileRef> {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
     let ref = this.refs.get(id);
     if (!ref) {
       this.files.set(dataPath(id)!, bytes);
-      this.sizes.raw += bytes.length;
-      if (bytes.length < COMPRESS_MIN_BYTES) {
+      if (!variants) {
+        ref = Promise.resolve(id); // read, never sent: not an answer, so not in the answers' sizes either
+      } else if (bytes.length < COMPRESS_MIN_BYTES) {
+        this.sizes.raw += bytes.length;
         this.sizes.gzip += bytes.length;
         this.sizes.br += bytes.length;
         ref = Promise.resolve(id);
       } else {
+        this.sizes.raw += bytes.length;
         ref = this.limit(() => this.compress(id, bytes));
       }
       this.refs.set(id, ref);
@@ -125,6 +128,26 @@ function fragments(archive: Archive): Fragments {
   return { byName, byPerson };
 }
 
+/**
+ * Every category of every ceremony as a CategoryMatch, in archive order, with
+ * where each element sits: what any category text matching several names is
+ * cut from at run time, from one file rather than one per name.
+ */
+function joinTable(archive: Archive, byName: Fragments['byName']): { parts: string[]; units: Manifest['joins']['units'] } {
+  const index = new Map([...byName.keys()].map((name, i) => [name, i]));
+  const all = new Map([...byName.values()].flat().map((u) => [`${u.year}\u0000${u.pos}`, u.all]));
+  const parts: string[] = [];
+  const places: [number, number, number][] = [];
+  for (const [year, categories] of Object.entries(archive)) {
+    categories.forEach((c, pos) => {
+      parts.push(all.get(`${year}\u0000${pos}`)!);
+      places.push([index.get(c.category)!, Number(year), pos]);
+    });
+  }
+  const offsets = slices(parts);
+  return { parts, units: places.map((p, i) => [...p, ...offsets[i]]) };
+}
+
 /** Stores an answer across all years and one answer per year, from fragments carrying both. */
 function storeGrouped(store: Store, units: { year: string; all: string; atYear: string }[]) {
   const byYear = new Map<string, string[]>();
@@ -148,10 +171,9 @@ export async function buildArtifacts(
   const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
   const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
-  const categories = [...byName].map(([name, units]) => {
-    const offsets = slices(units.map((u) => u.all));
-    return { name, units: units.map((u, i): ManifestCategory['units'][number] => [Number(u.year), u.pos, ...offsets[i]]), ...storeGrouped(store, units) };
-  });
+  const categories = [...byName].map(([name, units]) => ({ name, ...storeGrouped(store, units) }));
+  const joins = joinTable(archive, byName);
+  const joinsRef = store.put(array(joins.parts), { variants: false });
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -170,15 +192,14 @@ export async function buildArtifacts(
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
   const manifest: Manifest = {
-    format: 2,
+    format: 3,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
     yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])),
-    categories: await Promise.all(
-      categories.map(async (c) => ({ name: c.name, all: await c.all, units: c.units, years: await resolveYears(c.years) })),
-    ),
+    categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) }))),
+    joins: { all: await joinsRef, units: joins.units },
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s)))),
   };
   const responses = store.files.size; // before the manifest joins

@@ -111,8 +111,6 @@ export interface ManifestCategory {
   name: string;
   /** CategoryMatch[] of every ceremony that used this name. */
   all: FileRef;
-  /** [held year, position within that year's categories, start byte, end byte] of each element of `all`, in archive order. */
-  units: [number, number, number, number][];
   /** CategoryYearMatch[] at one held year. */
   years: Record<string, FileRef>;
 }
@@ -123,7 +121,7 @@ export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
 /** What the runtime loads first: `_data/manifest.json`. */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 2;
+  format: 3;
   /** Where the archive came from. */
   source: { sha256: string; rows: number; sample: boolean };
   /** Lowest and highest held year. */
@@ -136,6 +134,13 @@ export interface Manifest {
   yearSlices: Record<string, [number, number][]>;
   /** Every full category name, in order of first appearance. */
   categories: ManifestCategory[];
+  /**
+   * What a category text matching several names is joined from: `all`, the id
+   * of one stored file holding every category of every ceremony as a
+   * CategoryMatch, in archive order, and for each of its elements
+   * [index in `categories`, held year, position in that year's ceremony, start byte, end byte].
+   */
+  joins: { all: string; units: [number, number, number, number, number][] };
   /** Person/film index shards, by shard number (see shardOf). */
   shards: FileRef[];
 }

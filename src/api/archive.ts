@@ -113,7 +113,7 @@ export class ArchiveReader {
       } catch {
         throw new DataError('corrupt manifest');
       }
-      if (manifest?.format !== 2 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object') {
+      if (manifest?.format !== 3 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object' || !Array.isArray(manifest.joins?.units)) {
         throw new DataError('unknown manifest format');
       }
       this.parsedManifest = { bytes, manifest };
@@ -178,39 +178,40 @@ export class ArchiveReader {
   }
 
   private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
-    const parts = year === undefined ? await this.slicesAcrossYears(source, matches) : await this.slicesAtYear(source, manifest, matches, year);
-    const body = concatArray(parts);
-    const ids: Answer['ids'] = { identity: await idOf(body) };
+    const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
+    const bytes = await this.bytes(source, from);
+    const body = concatArray(ranges.map(([start, end]) => bytes.subarray(start, end)));
+    // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
+    const ids: Answer['ids'] = { identity: await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`)) };
     const variants: Partial<Record<Encoding, Uint8Array>> = { identity: body };
     if (this.options.compressJoins && body.length >= 1024) {
       variants.gzip = await gzip(body);
-      ids.gzip = await idOf(variants.gzip);
+      ids.gzip = await idOf(new TextEncoder().encode(`gzip ${ids.identity}`));
     }
     const size = body.length + (variants.gzip?.length ?? 0);
     return { size, answer: { ids, bytes: (encoding) => variants[encoding] ?? body } };
   }
 
-  /** Each matching name's answer across all years, cut into its elements and merged by year, then place in the ceremony. */
-  private async slicesAcrossYears(source: DataSource, matches: Manifest['categories']): Promise<Uint8Array[]> {
-    const parts: { year: number; pos: number; bytes: Uint8Array }[] = [];
-    for (const c of matches) {
-      const bytes = await this.bytes(source, parseRef(c.all)!.id);
-      for (const [year, pos, start, end] of c.units) parts.push({ year, pos, bytes: bytes.subarray(start, end) });
-    }
-    return parts.sort((a, b) => a.year - b.year || a.pos - b.pos).map((p) => p.bytes);
+  /** Across all years: the matching names' elements of the build's join file, already in archive order. */
+  private acrossYears(manifest: Manifest, matches: Manifest['categories']): { from: string; ranges: [number, number][] } {
+    const wanted = new Set(matches.map((c) => manifest.categories.indexOf(c)));
+    return { from: manifest.joins.all, ranges: manifest.joins.units.filter((u) => wanted.has(u[0])).map((u) => [u[3], u[4]]) };
   }
 
   /** At one year the ceremony's own answer holds every CategoryYearMatch: its elements at the matching places. */
-  private async slicesAtYear(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string): Promise<Uint8Array[]> {
-    const ranges = Object.hasOwn(manifest.yearSlices, year) ? manifest.yearSlices[year] : [];
-    const positions = matches.flatMap((c) => c.units.filter((u) => u[0] === Number(year)).map((u) => u[1])).sort((a, b) => a - b);
+  private atYear(manifest: Manifest, matches: Manifest['categories'], year: string): { from: string; ranges: [number, number][] } {
+    const wanted = new Set(matches.map((c) => manifest.categories.indexOf(c)));
+    const slices = Object.hasOwn(manifest.yearSlices, year) ? manifest.yearSlices[year] : [];
     const ref = Object.hasOwn(manifest.years, year) ? parseRef(manifest.years[year]) : null;
     if (!ref) throw new DataError(`no answer for ${year}`);
-    const bytes = await this.bytes(source, ref.id);
-    return positions.map((pos) => {
-      if (!ranges[pos]) throw new DataError(`no slice ${pos} for ${year}`);
-      return bytes.subarray(ranges[pos][0], ranges[pos][1]);
-    });
+    const places = manifest.joins.units.filter((u) => u[1] === Number(year) && wanted.has(u[0])).map((u) => u[2]);
+    return {
+      from: ref.id,
+      ranges: places.map((pos) => {
+        if (!slices[pos]) throw new DataError(`no slice ${pos} for ${year}`);
+        return slices[pos];
+      }),
+    };
   }
 }
 
