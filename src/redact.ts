@@ -22,17 +22,32 @@ export const SECRET_PREFIXES = { key: 'faa_', token: 'fat_', session: 'fas_' } a
 /** Characters of a key kept in logs: prefix and 8 characters, its id. */
 const KEY_ID_LENGTH = 12;
 const MASK = '…';
+/** Shortest text that holds a secret: a prefix and more than a key id's 8 characters after it (a bare secret needs 32). */
+const SHORTEST_SECRET = KEY_ID_LENGTH + 1;
 
-const ATOM = /[A-Za-z0-9_%\\-]+/g;
 const PREFIXED = /(fa[ats]_)([A-Za-z0-9_-]*)/gi;
+const HAS_PREFIX = /fa[ats]_/i;
 const BARE = /[A-Za-z0-9_-]{32,}/;
 /** Labels whose value is a secret, matched on the decoded label (`x-api-key`, `access_token` too). */
 const LABEL = /(?:^|[-_.])(?:api[-_]?key|apikey|key|token|session|secret|bearer|authorization|auth)$/i;
-/** A label inside one atom, its `=` encoded: `apikey%3Dfaa_...` decodes to `apikey=faa_...`. */
-const INNER_LABEL = /([A-Za-z_.-]*)=(.*)$/s;
+const isLetter = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+/** Characters of a label before an atom (`apikey`, `api%4Bey`, `x-api-key`): `A-Z a-z 0-9 _ % . \ -`. */
+const isLabelChar = (c: number) => isLetter(c) || isDigit(c) || c === 0x5f || c === 0x25 || c === 0x2e || c === 0x5c || c === 0x2d;
+/** Characters of a label inside an atom: `A-Z a-z _ . -`. */
+const isInnerLabelChar = (c: number) => isLetter(c) || c === 0x5f || c === 0x2e || c === 0x2d;
+/** What `\s` matches in a JavaScript pattern. */
+const isSpace = (c: number) =>
+  c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+/** How far before an atom its label is looked for. */
+const LABEL_WINDOW = 64;
+
+/** Whether a text has anything to decode: a `%` or a `\`. */
+const hasEscapes = (text: string) => text.includes('%') || text.includes('\\');
 
 /** Percent and `\u00XX` decoding, repeated until nothing changes (at most 4 rounds), never throwing. */
 export function decodeAll(text: string): string {
+  if (!hasEscapes(text)) return text; // nothing to decode: most atoms
   let out = text;
   for (let i = 0; i < 4; i++) {
     const next = out
@@ -55,37 +70,145 @@ const isMaskedId = (decoded: string) => /^fa[ats]_[A-Za-z0-9_-]{0,8}$/i.test(dec
 
 /** The masked forms of the secrets in `decoded`, or null when it holds none. */
 function secretsIn(decoded: string): string | null {
+  if (decoded.length < SHORTEST_SECRET) return null;
+  if (!HAS_PREFIX.test(decoded)) return BARE.test(decoded) ? MASK : null;
   const found: string[] = [];
   for (const m of decoded.matchAll(PREFIXED)) if (m[2].length > KEY_ID_LENGTH - 4) found.push(masked(m[1], m[2]));
   if (found.length > 0) return found.join(',');
   return BARE.test(decoded) ? MASK : null;
 }
 
+/** Start of the run of characters `is` accepts that ends just before `end`, going no further back than `floor`. */
+function runStart(text: string, end: number, floor: number, is: (c: number) => boolean): number {
+  let at = end;
+  while (at > floor && is(text.charCodeAt(at - 1))) at--;
+  return at;
+}
+
+/**
+ * The label and separator just before an atom, within LABEL_WINDOW: `apikey` and `=`, `authorization`
+ * and `: `, `Bearer` and ` `; null when the atom follows anything else. (A backward scan: linear.)
+ */
+function labelBefore(line: string, atomStart: number): { label: string; separator: '=' | ':' | ' ' } | null {
+  const floor = Math.max(0, atomStart - LABEL_WINDOW);
+  let end = atomStart;
+  let separator: '=' | ':' | ' ';
+  if (line[end - 1] === '=' || line[end - 1] === ':') separator = line[--end] as '=' | ':';
+  else {
+    end = runStart(line, end, floor, isSpace);
+    if (end === atomStart) return null;
+    separator = line[end - 1] === ':' && end - 1 >= floor ? ':' : ' ';
+    if (separator === ':') end--;
+  }
+  const start = runStart(line, end, floor, isLabelChar);
+  return start < end ? { label: line.slice(start, end), separator } : null;
+}
+
+/** Last letters of every label LABEL accepts (`apikey`, `token`, `session`, `secret`, `bearer`, `auth`, `authorization`). */
+const LABEL_ENDINGS = new Set(['y', 'n', 't', 'r', 'h']);
+
 /** Whether the text just before an atom makes it a secret's value (`apikey=`, `Bearer `, `authorization: `). */
 function labelled(line: string, atomStart: number): boolean {
-  const before = line.slice(Math.max(0, atomStart - 64), atomStart);
-  const m = /([A-Za-z0-9_%.\\-]+)(=|:\s*|\s+)$/.exec(before);
-  if (!m) return false;
-  const label = decodeAll(m[1]);
-  if (m[2] === '=' || m[2].startsWith(':')) return LABEL.test(label);
+  const before = labelBefore(line, atomStart);
+  if (!before) return false;
+  // Labels with nothing to decode are refused by their length or last letter before any pattern runs.
+  if (!hasEscapes(before.label)) {
+    if (before.separator === ' ' && before.label.length !== 6) return false;
+    if (before.separator !== ' ' && !LABEL_ENDINGS.has(before.label[before.label.length - 1].toLowerCase())) return false;
+  }
+  const label = decodeAll(before.label);
+  if (before.separator !== ' ') return LABEL.test(label);
   return /^bearer$/i.test(label); // a space separates only `Bearer <secret>`
 }
 
+/** A label inside one atom, its `=` encoded: `apikey%3Dfaa_...` decodes to `apikey=faa_...`: the letters before the first `=`, and the rest. */
+function innerLabel(decoded: string): [label: string, value: string] | null {
+  const eq = decoded.indexOf('=');
+  if (eq < 0) return null;
+  return [decoded.slice(runStart(decoded, eq, 0, isInnerLabelChar), eq), decoded.slice(eq + 1)];
+}
+
 function redactAtom(atom: string, line: string, at: number): string {
+  // Short, with nothing to decode: neither a secret nor holding a label (atoms have no `=`); only its label can mask it.
+  if (atom.length < SHORTEST_SECRET && !hasEscapes(atom)) return labelled(line, at) && !isMaskedId(atom) ? MASK : atom;
   const decoded = decodeAll(atom);
   const secrets = secretsIn(decoded);
-  if (secrets !== null) {
-    const inner = INNER_LABEL.exec(decoded);
-    const label = inner && /^[A-Za-z_.-]*$/.test(inner[1]) && !secretsIn(inner[1]) ? `${inner[1]}=` : '';
-    return `${label}${secrets}`;
-  }
+  const inner = innerLabel(decoded);
+  if (secrets !== null) return `${inner && !secretsIn(inner[0]) ? `${inner[0]}=` : ''}${secrets}`;
   if (isMaskedId(decoded)) return atom;
-  const inner = INNER_LABEL.exec(decoded);
-  if (inner && LABEL.test(inner[1]) && inner[2] !== '') return `${inner[1]}=${MASK}`;
+  if (inner && LABEL.test(inner[0]) && inner[1] !== '') return `${inner[0]}=${MASK}`;
   return labelled(line, at) ? MASK : atom;
 }
 
-/** The line with every key, token and session masked (see the top of this file). */
+/** Characters of an atom: `A-Z a-z 0-9 _ - % \`, by character code (a table: the scan's inner loop). */
+const ATOM_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%\\') ATOM_CHAR[c.charCodeAt(0)] = 1;
+const isAtomChar = (c: number) => c < 128 && ATOM_CHAR[c] === 1;
+
+/** Whether an atom's own text cannot mask it and no label can either: short, nothing to decode, after none of `=`, `:`, a space. */
+function plainlyHarmless(line: string, start: number, end: number): boolean {
+  if (end - start >= SHORTEST_SECRET) return false;
+  const before = line.charCodeAt(start - 1);
+  return !(before === 0x3d || before === 0x3a || isSpace(before));
+}
+
+/** Index of the first `fa[ats]_` (any case) in line[start, end), or -1. */
+function prefixAt(line: string, start: number, end: number): number {
+  for (let i = start; i + 4 <= end; i++) {
+    if ((line.charCodeAt(i) | 0x20) !== 0x66 || (line.charCodeAt(i + 1) | 0x20) !== 0x61 || line.charCodeAt(i + 3) !== 0x5f) continue;
+    const c = line.charCodeAt(i + 2) | 0x20;
+    if (c === 0x61 || c === 0x74 || c === 0x73) return i;
+  }
+  return -1;
+}
+
+/**
+ * redactAtom for an atom with nothing to decode (the line has no `%` or `\`):
+ * all of it is secret-alphabet, so the first prefix's secret runs to its end,
+ * and 32 characters are a bare secret. Null when the atom stays as it is.
+ */
+function redactPlainAtom(line: string, start: number, end: number): string | null {
+  if (end - start >= SHORTEST_SECRET) {
+    const p = prefixAt(line, start, end);
+    if (p >= 0 && end - p > KEY_ID_LENGTH) return masked(line.slice(p, p + 4), line.slice(p + 4, end));
+    if (end - start >= 32) return MASK;
+  }
+  if (!labelled(line, start)) return null;
+  return end - start < SHORTEST_SECRET && isMaskedId(line.slice(start, end)) ? null : MASK;
+}
+
+/** Whether an atom can be masked at all (see plainlyHarmless), for lines with something to decode. */
+function mayBeSecret(line: string, start: number, end: number): boolean {
+  if (!plainlyHarmless(line, start, end)) return true;
+  for (let i = start; i < end; i++) if (line.charCodeAt(i) === 0x25 || line.charCodeAt(i) === 0x5c) return true;
+  return false;
+}
+
+/** The line with every key, token and session masked (see the top of this file). One pass; the line itself when nothing is. */
 export function redactLine(line: string): string {
-  return line.replace(ATOM, (atom, at: number) => redactAtom(atom, line, at));
+  const plain = !hasEscapes(line);
+  let out = '';
+  let copied = 0;
+  for (let start = 0; start < line.length; ) {
+    if (!isAtomChar(line.charCodeAt(start))) {
+      start++;
+      continue;
+    }
+    let end = start + 1;
+    while (end < line.length && isAtomChar(line.charCodeAt(end))) end++;
+    let redacted: string | null = null;
+    if (plain) {
+      if (!plainlyHarmless(line, start, end)) redacted = redactPlainAtom(line, start, end);
+    } else if (mayBeSecret(line, start, end)) {
+      const atom = line.slice(start, end);
+      const general = redactAtom(atom, line, start);
+      if (general !== atom) redacted = general;
+    }
+    if (redacted !== null) {
+      out += line.slice(copied, start) + redacted;
+      copied = end;
+    }
+    start = end;
+  }
+  return copied === 0 ? line : out + line.slice(copied);
 }
