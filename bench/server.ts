@@ -1,11 +1,11 @@
 /**
- * The benchmark's servers, one per process so each can be measured (RSS) and
- * killed on its own: `tsx bench/server.ts <ours|ceiling|naive>`. Prints
- * `listening <port>` once it accepts connections on 127.0.0.1.
+ * The benchmark's two reference servers, one per process so each can be
+ * pinned, measured (RSS) and killed on its own: `tsx bench/server.ts
+ * <ceiling|naive>`. Prints `listening <port>` once it accepts connections on
+ * 127.0.0.1. (Ours is not here: bench.ts runs it exactly as `npm start` does.)
  *
- * Environment: PORT (default 0), DIST and KEYS_DB (ours, naive),
- * RATE_LIMIT_PER_MINUTE and LOG_REQUESTS as for npm start (ours),
- * CAPTURE_FILE (ceiling), ARCHIVE_SOURCE (naive).
+ * Environment: PORT (default 0), CAPTURE_FILE (ceiling), ARCHIVE_SOURCE and
+ * KEYS_DB (naive).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -16,14 +16,14 @@ import { acceptedEncodings } from '../src/api/reply.ts';
 import { matchRoute } from '../src/api/request.ts';
 import { Keys } from '../src/keys.ts';
 import { MAX_NAME_LENGTH } from '../src/routes.ts';
-import { createNodeServer } from '../src/server/server.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { expected, type Expected } from '../test/oracle.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */
 export interface Captured {
   status: number;
-  encoding: string | null;
+  /** Every header ours sent, but those Node adds to any answer (date, connection, keep-alive). */
+  headers: Record<string, string>;
   /** Base64 of the body bytes. */
   body: string;
 }
@@ -37,16 +37,11 @@ const env = (name: string): string => {
   return value;
 };
 
-/** Bytes and status only: what this machine's Node can do at best. */
+/** Ours's exact answers (status, headers, bytes) replayed from memory: what this machine's Node can do at best. */
 function ceiling(): http.Server {
   const captured = JSON.parse(readFileSync(env('CAPTURE_FILE'), 'utf8')) as Record<string, Captured>;
-  const answers = new Map<string, { status: number; headers: Record<string, string | number>; body: Buffer }>();
-  for (const [key, c] of Object.entries(captured)) {
-    const body = Buffer.from(c.body, 'base64');
-    const headers: Record<string, string | number> = { 'content-length': body.length };
-    if (c.encoding) headers['content-encoding'] = c.encoding;
-    answers.set(key, { status: c.status, headers, body });
-  }
+  const answers = new Map<string, { status: number; headers: Record<string, string>; body: Buffer }>();
+  for (const [key, c] of Object.entries(captured)) answers.set(key, { status: c.status, headers: c.headers, body: Buffer.from(c.body, 'base64') });
   return http.createServer((req, res) => {
     const a = answers.get(captureKey(req.url ?? '/', req.headers['accept-encoding']));
     if (!a) {
@@ -121,23 +116,10 @@ function naive(): http.Server {
   });
 }
 
-/** npm start's server, without cli/start.ts's build step (it would build into the project's dist/). */
-function ours(): http.Server {
-  const quiet = process.env.LOG_REQUESTS === '0';
-  const { server } = createNodeServer({
-    dist: env('DIST'),
-    keysDb: env('KEYS_DB'),
-    rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
-    log: quiet ? undefined : (line) => console.log(line),
-  });
-  server.keepAliveTimeout = 65_000;
-  return server;
-}
-
 if (process.argv[1] && import.meta.filename === (await import('node:fs')).realpathSync(process.argv[1])) {
   const mode = process.argv[2];
-  const make = { ours, ceiling, naive }[mode as 'ours' | 'ceiling' | 'naive'];
-  if (!make) throw new Error(`usage: tsx bench/server.ts <ours|ceiling|naive>, got ${mode}`);
+  const make = { ceiling, naive }[mode as 'ceiling' | 'naive'];
+  if (!make) throw new Error(`usage: tsx bench/server.ts <ceiling|naive>, got ${mode}`);
   const server = make();
   server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     const address = server.address();

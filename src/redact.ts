@@ -45,14 +45,37 @@ const LABEL_WINDOW = 64;
 /** Whether a text has anything to decode: a `%` or a `\`. */
 const hasEscapes = (text: string) => text.includes('%') || text.includes('\\');
 
+const hexValue = (c: number) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1);
+
+/** `%XX` and (then, on the result) `\u00XX` replaced by their characters, left to right, each once: one round of decodeAll. */
+function decodeRound(text: string): string {
+  let percent = '';
+  for (let i = 0; i < text.length; i++) {
+    const high = text.charCodeAt(i) === 0x25 ? hexValue(text.charCodeAt(i + 1)) : -1;
+    const low = high >= 0 ? hexValue(text.charCodeAt(i + 2)) : -1;
+    if (low >= 0) {
+      percent += String.fromCharCode(high * 16 + low);
+      i += 2;
+    } else percent += text[i];
+  }
+  let out = '';
+  for (let i = 0; i < percent.length; i++) {
+    const escape = percent.charCodeAt(i) === 0x5c && percent[i + 1] === 'u' && percent[i + 2] === '0' && percent[i + 3] === '0';
+    const high = escape ? hexValue(percent.charCodeAt(i + 4)) : -1;
+    const low = high >= 0 ? hexValue(percent.charCodeAt(i + 5)) : -1;
+    if (low >= 0) {
+      out += String.fromCharCode(high * 16 + low);
+      i += 5;
+    } else out += percent[i];
+  }
+  return out;
+}
+
 /** Percent and `\u00XX` decoding, repeated until nothing changes (at most 4 rounds), never throwing. */
 export function decodeAll(text: string): string {
-  if (!hasEscapes(text)) return text; // nothing to decode: most atoms
   let out = text;
-  for (let i = 0; i < 4; i++) {
-    const next = out
-      .replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
-      .replace(/\\u00([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  for (let i = 0; i < 4 && hasEscapes(out); i++) {
+    const next = decodeRound(out);
     if (next === out) break;
     out = next;
   }
@@ -177,9 +200,8 @@ function redactPlainAtom(line: string, start: number, end: number): string | nul
   return end - start < SHORTEST_SECRET && isMaskedId(line.slice(start, end)) ? null : MASK;
 }
 
-/** Whether an atom can be masked at all (see plainlyHarmless), for lines with something to decode. */
-function mayBeSecret(line: string, start: number, end: number): boolean {
-  if (!plainlyHarmless(line, start, end)) return true;
+/** Whether line[start, end) holds a `%` or a `\`. */
+function hasEscapesIn(line: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (line.charCodeAt(i) === 0x25 || line.charCodeAt(i) === 0x5c) return true;
   return false;
 }
@@ -197,9 +219,10 @@ export function redactLine(line: string): string {
     let end = start + 1;
     while (end < line.length && isAtomChar(line.charCodeAt(end))) end++;
     let redacted: string | null = null;
-    if (plain) {
+    // An atom with nothing to decode takes the plain path whatever else the line holds: labels are judged on the line either way.
+    if (plain || !hasEscapesIn(line, start, end)) {
       if (!plainlyHarmless(line, start, end)) redacted = redactPlainAtom(line, start, end);
-    } else if (mayBeSecret(line, start, end)) {
+    } else {
       const atom = line.slice(start, end);
       const general = redactAtom(atom, line, start);
       if (general !== atom) redacted = general;

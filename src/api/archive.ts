@@ -14,7 +14,7 @@
 import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, Manifest, Shard } from '../types.ts';
-import { type Maybe, andThen } from './maybe.ts';
+import { isPromise, type Maybe } from './maybe.ts';
 import type { Answer } from './reply.ts';
 import type { Lookup } from './request.ts';
 
@@ -63,9 +63,71 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/**
+ * The full category names in one string, NUL between them, so that the names
+ * containing a text are found by searching it once rather than each name.
+ */
+class NameIndex {
+  private readonly text: string;
+  /** Where each name starts in `text`. */
+  private readonly starts: number[] = [];
+  /** False should a name ever hold a NUL: then each name is searched on its own. */
+  private readonly separable: boolean;
+
+  constructor(private readonly categories: Manifest['categories']) {
+    let text = '';
+    for (const c of categories) {
+      this.starts.push(text.length);
+      text += `${c.name}\u0000`;
+    }
+    this.text = text;
+    this.separable = !categories.some((c) => c.name.includes('\u0000'));
+  }
+
+  /** The categories whose name contains `text`, in manifest order (case-sensitive, as the spec's rule 3). */
+  containing(text: string): Manifest['categories'] {
+    // No name holds a NUL, so a text with one matches none, and a match never spans two names.
+    if (!this.separable || text.includes('\u0000')) return this.categories.filter((c) => c.name.includes(text));
+    const found: Manifest['categories'] = [];
+    for (let at = this.text.indexOf(text); at !== -1; ) {
+      const index = this.nameAt(at);
+      found.push(this.categories[index]);
+      at = index + 1 < this.starts.length ? this.text.indexOf(text, this.starts[index + 1]) : -1;
+    }
+    return found;
+  }
+
+  /** The name an offset of `text` falls in: the last start at or before it. */
+  private nameAt(offset: number): number {
+    let low = 0;
+    let high = this.starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.starts[mid] <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+}
+
+/** A stored answer: an id per stored encoding, and the bytes of each read (and checked) when a reply needs them. */
+class StoredAnswer implements Answer {
+  constructor(
+    readonly ids: Answer['ids'],
+    private readonly reader: ArchiveReader,
+    private readonly source: DataSource,
+  ) {}
+
+  bytes(encoding: Encoding): Maybe<Uint8Array> {
+    return this.reader.bytes(this.source, this.ids[encoding] ?? this.ids.identity);
+  }
+}
+
 export class ArchiveReader {
   private readonly verified = new WeakSet<Uint8Array>();
   private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
+  /** The full category names of the parsed manifest, for finding those containing a text. */
+  private names: NameIndex | null = null;
   private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard }>;
   private readonly joins: ByteLru<Joined>;
 
@@ -79,93 +141,110 @@ export class ArchiveReader {
     return this.joins.bytes;
   }
 
-  /** The answer to a lookup, or null when nothing matches. */
+  /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
   find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
-    return andThen(this.manifest(source), (manifest) => {
-      const { name = '', year } = lookup;
-      switch (lookup.route) {
-        case 'allCeremonies':
-          return this.stored(source, manifest.archive);
-        case 'ceremonyByYear':
-          return Object.hasOwn(manifest.years, year!) ? this.stored(source, manifest.years[year!]) : null;
-        case 'personByName':
-        case 'filmByNameAndYear':
-          return andThen(this.shard(source, manifest, name), (shard) => {
-            const entry = Object.hasOwn(shard, name) ? shard[name] : undefined;
-            const ref = year === undefined ? entry?.[0] : entry && Object.hasOwn(entry[1], year) ? entry[1][year] : undefined;
-            return ref ? this.stored(source, ref) : null;
-          });
-        case 'categoryByName':
-        case 'categoryByNameAndYear':
-          return this.category(source, manifest, name, year);
+    const manifest = this.manifest(source);
+    return isPromise(manifest) ? manifest.then((m) => this.findIn(source, m, lookup)) : this.findIn(source, manifest, lookup);
+  }
+
+  private findIn(source: DataSource, manifest: Manifest, lookup: Lookup): Maybe<Answer | null> {
+    const { name = '', year } = lookup;
+    switch (lookup.route) {
+      case 'allCeremonies':
+        return this.stored(source, manifest.archive);
+      case 'ceremonyByYear':
+        return Object.hasOwn(manifest.years, year!) ? this.stored(source, manifest.years[year!]) : null;
+      case 'personByName':
+      case 'filmByNameAndYear': {
+        const shard = this.shard(source, manifest, name);
+        return isPromise(shard) ? shard.then((s) => this.inShard(source, s, name, year)) : this.inShard(source, shard, name, year);
       }
-    });
+      case 'categoryByName':
+      case 'categoryByNameAndYear':
+        return this.category(source, manifest, name, year);
+    }
+  }
+
+  /** A name's answer across all years, or at one year, from its shard. */
+  private inShard(source: DataSource, shard: Shard, name: string, year: string | undefined): Answer | null {
+    const entry = Object.hasOwn(shard, name) ? shard[name] : undefined;
+    const ref = year === undefined ? entry?.[0] : entry && Object.hasOwn(entry[1], year) ? entry[1][year] : undefined;
+    return ref ? this.stored(source, ref) : null;
   }
 
   /** The manifest, parsed again only when the source hands back other bytes. */
   manifest(source: DataSource): Maybe<Manifest> {
-    return andThen(source.read(MANIFEST_PATH), (bytes) => {
-      if (!bytes) throw new DataError('missing manifest');
-      if (this.parsedManifest?.bytes === bytes) return this.parsedManifest.manifest;
-      let manifest: Manifest;
-      try {
-        manifest = JSON.parse(new TextDecoder().decode(bytes));
-      } catch {
-        throw new DataError('corrupt manifest');
-      }
-      if (manifest?.format !== 3 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object' || !Array.isArray(manifest.joins?.units)) {
-        throw new DataError('unknown manifest format');
-      }
-      this.parsedManifest = { bytes, manifest };
-      this.joins.clear(); // joins are slices of the files the previous manifest named
-      return manifest;
-    });
+    const bytes = source.read(MANIFEST_PATH);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedManifestOf(b)) : this.parsedManifestOf(bytes);
+  }
+
+  private parsedManifestOf(bytes: Uint8Array | null): Manifest {
+    if (!bytes) throw new DataError('missing manifest');
+    if (this.parsedManifest?.bytes === bytes) return this.parsedManifest.manifest;
+    let manifest: Manifest;
+    try {
+      manifest = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      throw new DataError('corrupt manifest');
+    }
+    if (manifest?.format !== 3 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object' || !Array.isArray(manifest.joins?.units)) {
+      throw new DataError('unknown manifest format');
+    }
+    this.parsedManifest = { bytes, manifest };
+    this.names = new NameIndex(manifest.categories);
+    this.joins.clear(); // joins are slices of the files the previous manifest named
+    return manifest;
   }
 
   /** A stored file's bytes, once they are known to be what their id (a hash of them) says. */
   bytes(source: DataSource, id: string): Maybe<Uint8Array> {
     const path = dataPath(id);
     if (!path) throw new DataError(`bad id ${id}`);
-    return andThen(source.read(path), (bytes) => {
-      if (!bytes) throw new DataError(`missing ${path}`);
-      if (this.verified.has(bytes)) return bytes;
-      return idOf(bytes).then((actual) => {
-        if (actual !== id) throw new DataError(`corrupt ${path}`);
-        this.verified.add(bytes);
-        return bytes;
-      });
+    const bytes = source.read(path);
+    return isPromise(bytes) ? bytes.then((b) => this.verifiedBytes(b, id, path)) : this.verifiedBytes(bytes, id, path);
+  }
+
+  private verifiedBytes(bytes: Uint8Array | null, id: string, path: string): Maybe<Uint8Array> {
+    if (!bytes) throw new DataError(`missing ${path}`);
+    if (this.verified.has(bytes)) return bytes;
+    return idOf(bytes).then((actual) => {
+      if (actual !== id) throw new DataError(`corrupt ${path}`);
+      this.verified.add(bytes);
+      return bytes;
     });
   }
 
   private stored(source: DataSource, ref: FileRef): Answer {
     const parsed = parseRef(ref);
     if (!parsed) throw new DataError(`bad ref ${ref}`);
-    const ids = { identity: parsed.id, ...(parsed.gzip ? { gzip: parsed.gzip, br: parsed.br } : {}) };
-    return { ids, bytes: (encoding: Encoding) => this.bytes(source, ids[encoding] ?? ids.identity) };
+    return new StoredAnswer(parsed.gzip ? { identity: parsed.id, gzip: parsed.gzip, br: parsed.br } : { identity: parsed.id }, this, source);
   }
 
   private shard(source: DataSource, manifest: Manifest, name: string): Maybe<Shard> {
     const ref = manifest.shards[shardOf(name, manifest.shards.length)];
     const id = ref ? parseRef(ref)?.id : undefined;
     if (!id) throw new DataError('no shard for this name');
-    return andThen(this.bytes(source, id), (bytes) => {
-      // Parsed again only when the source hands back other bytes (a file damaged or replaced on disk).
-      const hit = this.shards.get(id);
-      if (hit?.bytes === bytes) return hit.shard;
-      let shard: Shard;
-      try {
-        shard = JSON.parse(new TextDecoder().decode(bytes));
-      } catch {
-        throw new DataError(`unparsable shard ${id}`);
-      }
-      this.shards.set(id, { size: bytes.length * 3, bytes, shard });
-      return shard;
-    });
+    const bytes = this.bytes(source, id);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedShard(id, b)) : this.parsedShard(id, bytes);
+  }
+
+  /** A shard's parsed names, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
+  private parsedShard(id: string, bytes: Uint8Array): Shard {
+    const hit = this.shards.peek(id);
+    if (hit?.bytes === bytes) return hit.shard;
+    let shard: Shard;
+    try {
+      shard = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      throw new DataError(`unparsable shard ${id}`);
+    }
+    this.shards.set(id, { size: bytes.length * 3, bytes, shard });
+    return shard;
   }
 
   /** Categories whose full name contains `text`: one stored answer when one name matches, a join otherwise. */
   private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
-    const matches = manifest.categories.filter((c) => c.name.includes(text) && (year === undefined || Object.hasOwn(c.years, year)));
+    const matches = this.names!.containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
     if (matches.length === 0) return null;
     if (matches.length === 1) return this.stored(source, year === undefined ? matches[0].all : matches[0].years[year]);
     const key = `${year ?? '*'}\u0000${text}`;

@@ -3,7 +3,7 @@
  * (429), both synchronous when the key store can answer at once.
  */
 import { RateLimiter } from '../rate-limit.ts';
-import { type Maybe, andThen } from './maybe.ts';
+import { isPromise, type Maybe } from './maybe.ts';
 import { type ApiReply, REPLIES, tooMany } from './reply.ts';
 
 /** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
@@ -31,10 +31,14 @@ export class Gate {
   /** Null when the request may go on; otherwise the reply that refuses it. */
   check(key: string | null): Maybe<ApiReply | null> {
     if (!key) return REPLIES.forbidden;
-    return andThen(this.keys.verify(key), (good) => {
-      if (!good) return REPLIES.forbidden;
-      const decision = this.limiter.hit(key);
-      return decision.ok ? null : tooMany(this.limiter.limit, decision.retryAfter);
-    });
+    const good = this.keys.verify(key);
+    return isPromise(good) ? good.then((g) => this.rate(key, g)) : this.rate(key, good);
+  }
+
+  /** The rate, counted only for a good key: a refused key never opens a window. */
+  private rate(key: string, good: boolean): ApiReply | null {
+    if (!good) return REPLIES.forbidden;
+    const decision = this.limiter.hit(key);
+    return decision.ok ? null : tooMany(this.limiter.limit, decision.retryAfter);
   }
 }

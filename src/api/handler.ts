@@ -8,10 +8,10 @@
 import { ROUTES, SHAPES, template } from '../routes.ts';
 import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
-import { isPromise, type Maybe, andThen } from './maybe.ts';
+import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
-import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES } from './reply.ts';
-import { type ApiRequest, decode, lookupOf, parseRequest, type RouteMatch } from './request.ts';
+import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES } from './reply.ts';
+import { type ApiRequest, decode, type Lookup, lookupOf, parseRequest, type RouteMatch } from './request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
   /** Where the built files come from (the edge function passes one per request instead). */
@@ -64,8 +64,11 @@ function route(s: Stages, request: ApiRequest, source: DataSource | undefined): 
       return REPLIES.methodNotAllowed;
     case 'other':
       return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
-    case 'lookup':
-      return andThen(s.gate.check(parsed.key === null ? null : decode(parsed.key)), (refused) => refused ?? find(s, parsed, request, source));
+    case 'lookup': {
+      const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key));
+      if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
+      return refused ?? find(s, parsed, request, source);
+    }
   }
 }
 
@@ -73,7 +76,13 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
   const lookup = lookupOf(m);
   if ('error' in lookup) return errorReply(400, lookup.error);
   if (!source) return REPLIES.fetchError;
-  return andThen(s.archive.find(source, lookup), (answer) => (answer ? answerReply(answer, request, !!s.options.compression) : NOT_FOUND_OF.get(lookup.route)!));
+  const answer = s.archive.find(source, lookup);
+  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request));
+  return replyTo(s, answer, lookup, request);
+}
+
+function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest): Maybe<ApiReply> {
+  return answer ? answerReply(answer, request, !!s.options.compression) : NOT_FOUND_OF.get(lookup.route)!;
 }
 
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */

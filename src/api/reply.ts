@@ -5,7 +5,7 @@
  * files or knows a runtime.
  */
 import type { Encoding } from '../refs.ts';
-import { type Maybe, andThen } from './maybe.ts';
+import { isPromise, type Maybe } from './maybe.ts';
 import { limitText, MESSAGES } from '../messages.ts';
 import type { ApiRequest } from './request.ts';
 
@@ -102,8 +102,11 @@ export function answerReply(answer: Answer, request: ApiRequest, compression: bo
   if (encoding !== 'identity') headers['content-encoding'] = encoding;
   if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
   if (etagMatches(request.header('if-none-match'), Object.values(answer.ids))) return { status: 304, headers, body: null };
-  return andThen(answer.bytes(encoding), (body) => {
-    headers['content-length'] = String(body.length);
-    return { status: 200, headers, body };
-  });
+  const body = answer.bytes(encoding);
+  return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
+}
+
+function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
+  headers['content-length'] = String(body.length);
+  return { status: 200, headers, body };
 }

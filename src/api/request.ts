@@ -69,20 +69,26 @@ export function pathnameOf(url: string): string | null {
   }
 }
 
-/** Splits the raw path on `/` first, then matches segments; nothing is decoded yet. */
+/** Splits the raw path on `/` first, then matches segments; nothing is decoded yet. (Plain loops: it runs on every request.) */
 export function matchRoute(pathname: string): RouteMatch | 'root' | null {
   if (pathname === '/' || pathname === '') return 'root';
-  const segments = pathname.split('/').slice(1);
-  if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop(); // one trailing slash is fine
+  const parts = pathname.split('/'); // parts[0] is what precedes the first '/'
+  let end = parts.length;
+  if (end > 2 && parts[end - 1] === '') end--; // one trailing slash is fine
   let key: string | null = null;
-  if (segments[segments.length - 1]?.startsWith('apikey=')) key = segments.pop()!.slice('apikey='.length);
-  const [root, ...rest] = segments;
+  if (end > 1 && parts[end - 1].startsWith('apikey=')) key = parts[--end].slice('apikey='.length);
+  const count = end - 2;
   for (const route of ROUTES) {
-    if (!route.roots.includes(root) || route.params.length !== rest.length) continue;
+    if (route.params.length !== count || !route.roots.includes(parts[1])) continue;
     const raw: Partial<Record<Param, string>> = {};
-    if (route.params.every((p, i) => rest[i].startsWith(`${p}=`) && (raw[p] = rest[i].slice(p.length + 1)) !== undefined)) {
-      return { route, key, raw };
+    let i = 0;
+    for (; i < count; i++) {
+      const p = route.params[i];
+      const segment = parts[2 + i];
+      if (!segment.startsWith(p) || segment.charCodeAt(p.length) !== 0x3d) break;
+      raw[p] = segment.slice(p.length + 1);
     }
+    if (i === count) return { route, key, raw };
   }
   return null;
 }
@@ -99,6 +105,7 @@ export function parseRequest(request: ApiRequest): Parsed {
 }
 
 export function decode(value: string): string | null {
+  if (!value.includes('%')) return value; // what decodeURIComponent would answer, without its cost
   try {
     return decodeURIComponent(value);
   } catch {

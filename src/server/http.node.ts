@@ -7,16 +7,23 @@ import type http from 'node:http';
 import type { ApiReply } from '../api/reply.ts';
 import type { ApiRequest } from '../api/request.ts';
 
-export function toApiRequest(req: http.IncomingMessage): ApiRequest {
-  return {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
-    header: (name) => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
-  };
+/** Node's request as an ApiRequest: a small class rather than an object with a closure, made on every request. */
+class NodeRequest implements ApiRequest {
+  readonly method: string;
+  readonly url: string;
+
+  constructor(private readonly req: http.IncomingMessage) {
+    this.method = req.method ?? 'GET';
+    this.url = req.url ?? '/';
+  }
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
 }
+
+export const toApiRequest = (req: http.IncomingMessage): ApiRequest => new NodeRequest(req);
 
 /** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. */
 export function writeReply(res: http.ServerResponse, reply: ApiReply): void {

@@ -6,10 +6,14 @@
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
 import { jsonReply } from '../api/reply.ts';
+import type { ApiRequest } from '../api/request.ts';
 import { BODY_TIMEOUT_MS } from '../limits.ts';
 import { PORTAL_MESSAGES } from '../messages.ts';
 import { BodyTimeoutError, createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
 import { toApiRequest, writeReply } from './http.node.ts';
+
+/** An ApiRequest as a plain object, so it can be spread into a PortalRequest (its header method kept). */
+const plain = (request: ApiRequest): ApiRequest => ({ method: request.method, url: request.url, header: (name) => request.header(name) });
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
 export type NodePortal = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -75,7 +79,7 @@ export function nodePortal(keys: Keys, options: NodePortalOptions): NodePortal {
     let unread = false;
     portal
       .reply({
-        ...toApiRequest(req),
+        ...plain(toApiRequest(req)),
         clientIp: req.socket.remoteAddress ?? 'unknown',
         body: async (maxBytes) => {
           unread = true;
