@@ -49,26 +49,28 @@ const hexValue = (c: number) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) 
 
 /** `%XX` and (then, on the result) `\u00XX` replaced by their characters, left to right, each once: one round of decodeAll. */
 function decodeRound(text: string): string {
-  let percent = '';
-  for (let i = 0; i < text.length; i++) {
-    const high = text.charCodeAt(i) === 0x25 ? hexValue(text.charCodeAt(i + 1)) : -1;
-    const low = high >= 0 ? hexValue(text.charCodeAt(i + 2)) : -1;
-    if (low >= 0) {
-      percent += String.fromCharCode(high * 16 + low);
-      i += 2;
-    } else percent += text[i];
-  }
+  return decodeEscapes(decodeEscapes(text, 0x25, 1), 0x5c, 4);
+}
+
+/**
+ * Every escape in `text` replaced by its character: `%XX` (`lead` %, its two
+ * hex digits from `hexAt` 1) or `\u00XX` (`lead` \, `u00`, hex digits from
+ * `hexAt` 4). The text between escapes is copied in slices, not a character
+ * at a time.
+ */
+function decodeEscapes(text: string, lead: number, hexAt: number): string {
   let out = '';
-  for (let i = 0; i < percent.length; i++) {
-    const escape = percent.charCodeAt(i) === 0x5c && percent[i + 1] === 'u' && percent[i + 2] === '0' && percent[i + 3] === '0';
-    const high = escape ? hexValue(percent.charCodeAt(i + 4)) : -1;
-    const low = high >= 0 ? hexValue(percent.charCodeAt(i + 5)) : -1;
-    if (low >= 0) {
-      out += String.fromCharCode(high * 16 + low);
-      i += 5;
-    } else out += percent[i];
+  let copied = 0;
+  for (let i = text.indexOf(String.fromCharCode(lead)); i !== -1 && i < text.length; i = text.indexOf(String.fromCharCode(lead), i + 1)) {
+    if (hexAt === 4 && !(text[i + 1] === 'u' && text[i + 2] === '0' && text[i + 3] === '0')) continue;
+    const high = hexValue(text.charCodeAt(i + hexAt));
+    const low = high >= 0 ? hexValue(text.charCodeAt(i + hexAt + 1)) : -1;
+    if (low < 0) continue;
+    out += text.slice(copied, i) + String.fromCharCode(high * 16 + low);
+    copied = i + hexAt + 2;
+    i = copied - 1;
   }
-  return out;
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** Percent and `\u00XX` decoding, repeated until nothing changes (at most 4 rounds), never throwing. */

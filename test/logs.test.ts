@@ -9,7 +9,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/keys.ts';
-import { createLog } from '../src/server/log.node.ts';
+import { redactLine } from '../src/redact.ts';
+import { createLog, MAX_LINE, shorten } from '../src/server/log.node.ts';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
 import { buildInto, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 
@@ -133,5 +134,27 @@ describe('the logger', () => {
     expect(text.split('\n').filter(Boolean)).toHaveLength(1000);
     expect(text).not.toContain(k);
     expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}… 200 1ms` });
+  });
+});
+
+describe('a line too long to keep whole', () => {
+  it('keeps its start and its end, cut only between atoms, so every secret in what is kept stays whole and masked', () => {
+    const key = generateKey();
+    // Keys placed at every offset around both cuts: wherever one falls, it is kept whole or left out whole.
+    for (let at = MAX_LINE - 700; at < MAX_LINE - 300; at += 7) {
+      const line = `GET /person/name=${'x'.repeat(at)}/apikey=${key}/${'y'.repeat(15 * 1024)}/${key.slice(4)} 403 0ms`;
+      const short = shorten(line);
+      expect(short.length).toBeLessThanOrEqual(MAX_LINE + 64);
+      expect(short).toMatch(/ …\[\d+ characters left out\]… /);
+      expect(short.endsWith(' 403 0ms')).toBe(true);
+      const kept = short.split(/ …\[\d+ characters left out\]… /).join(' ');
+      for (const piece of kept.split(/[^A-Za-z0-9_%\\-]+/)) expect(line.split(/[^A-Za-z0-9_%\\-]+/)).toContain(piece);
+      expect(redactLine(short)).not.toContain(key.slice(4, 24)); // neither the key nor its bare body survives
+    }
+  });
+
+  it('leaves a line of ordinary length alone', () => {
+    const line = `GET /archive/year=2026/apikey=${generateKey()} 200 1ms`;
+    expect(shorten(line)).toBe(line);
   });
 });

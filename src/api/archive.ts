@@ -29,7 +29,7 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
   jsonBytes?: number;
-  /** Bytes of joined answers kept; default 32 MiB. */
+  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, takes 8.5 with its gzip). */
   joinBytes?: number;
   /** Also keep a gzip variant of each joined answer (the Node server, which negotiates encodings). */
   compressJoins?: boolean;
@@ -133,7 +133,7 @@ export class ArchiveReader {
 
   constructor(private readonly options: ArchiveOptions = {}) {
     this.shards = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
-    this.joins = new ByteLru(options.joinBytes ?? 32 * 1024 * 1024);
+    this.joins = new ByteLru(options.joinBytes ?? 16 * 1024 * 1024);
   }
 
   /** Bytes the join cache holds now. */

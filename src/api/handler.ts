@@ -94,7 +94,7 @@ function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
 
 function finish(s: Stages, request: ApiRequest, out: ApiReply, started: number): ApiReply {
   s.options.log?.(`${request.method} ${request.url} ${out.status} ${s.now() - started}ms`);
-  return request.method.toUpperCase() === 'HEAD' && out.body ? { ...out, body: null } : out;
+  return out.body && request.method.toUpperCase() === 'HEAD' ? { ...out, body: null } : out;
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */

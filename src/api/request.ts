@@ -95,13 +95,25 @@ export function matchRoute(pathname: string): RouteMatch | 'root' | null {
 
 /** Method and route: everything the gate needs, decoded nothing. */
 export function parseRequest(request: ApiRequest): Parsed {
-  const method = request.method.toUpperCase();
+  const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
   if (method === 'OPTIONS') return { kind: 'preflight' };
   if (method !== 'GET' && method !== 'HEAD') return { kind: 'method' };
   const pathname = pathnameOf(request.url);
   const m = pathname === null ? null : matchRoute(pathname);
   if (m === null || m === 'root') return { kind: 'other', root: m === 'root' };
-  return { kind: 'lookup', head: method === 'HEAD', ...m };
+  return { kind: 'lookup', head: method === 'HEAD', route: m.route, key: m.key, raw: m.raw };
+}
+
+/** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */
+function withinCodePoints(text: string, limit: number): boolean {
+  if (text.length <= limit) return true;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+    if (++count > limit) return false;
+  }
+  return true;
 }
 
 export function decode(value: string): string | null {
@@ -118,10 +130,7 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
   if (name === null || year === null) return { error: MESSAGES.badEncoding };
-  if (name !== undefined) {
-    const length = [...name].length;
-    if (length === 0 || length > MAX_NAME_LENGTH) return { error: MESSAGES.badName };
-  }
+  if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
   if (year !== undefined && !/^[0-9]{1,10}$/.test(year)) return { error: MESSAGES.badYear };
   return { route: m.route.id, name, year: year === undefined ? undefined : String(Number(year)) };
 }

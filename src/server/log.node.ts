@@ -2,10 +2,11 @@
  * The Node side's one logger: JSON lines in pino's format
  * (`{"level":"info","time":"…","msg":"GET /archive/year=2026/apikey=faa_AbCdEfGh… 200 1ms"}`),
  * written through sonic-boom, pino's own buffered destination. A request only
- * pushes its line onto a list; once per event-loop turn the lines are
- * formatted, redacted (here, where they are written, so no code path can
- * forget it: no key, sign-in token or session reaches a log) and handed over
- * in one write. The access log never makes a request wait on stdout or a file.
+ * pushes its line onto a list; every `flushMs` (or sooner, once `flushBytes`
+ * of lines wait) they are formatted, redacted (here, where they are written,
+ * so no code path can forget it: no key, sign-in token or session reaches a
+ * log) and handed over in one write. The access log never makes a request
+ * wait on stdout or a file, and costs one write per batch, not per line.
  */
 import type { Writable } from 'node:stream';
 import sonicBoom, { type SonicBoom as SonicBoomClass } from 'sonic-boom';
@@ -26,6 +27,41 @@ export interface LogOptions {
   destination?: number | string | Writable;
   /** Most bytes held while the destination is slow; lines beyond are dropped and counted. Default 16 MiB. */
   maxBufferedBytes?: number;
+  /** Longest a line waits before it is written, ms; default 50. */
+  flushMs?: number;
+  /** Characters of waiting lines that trigger a write at once; default 64 Ki. */
+  flushBytes?: number;
+}
+
+/** Longest line kept whole; a longer one (a URL with a 15 KB "key", say) keeps its start and end. */
+export const MAX_LINE = 2048;
+
+const isAtomChar = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x25 || c === 0x5c;
+
+/**
+ * A line cut to about MAX_LINE characters, only between the atoms the
+ * redactor reads (src/redact.ts), so no secret is ever split into a part it
+ * would no longer recognise: the start up to the last boundary before 1.5 KiB,
+ * the end from the first boundary in its last 256 characters.
+ */
+export function shorten(line: string): string {
+  if (line.length <= MAX_LINE) return line;
+  let head = MAX_LINE - 512;
+  while (head > 0 && isAtomChar(line.charCodeAt(head - 1)) && isAtomChar(line.charCodeAt(head))) head--;
+  let tail = line.length - 256;
+  while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
+  // A flat copy: slices would keep the whole original alive while the line waits for its batch.
+  return JSON.parse(JSON.stringify(`${line.slice(0, head)} …[${tail - head} characters left out]… ${line.slice(tail)}`));
+}
+
+/** Lines as one buffer of UTF-8, each encoded straight into it (no joined string to measure and convert again). */
+function encode(lines: string[]): Buffer {
+  let size = 0;
+  for (const line of lines) size += line.length;
+  const bytes = Buffer.allocUnsafe(size * 3); // UTF-8 takes at most 3 bytes per UTF-16 unit
+  let at = 0;
+  for (const line of lines) at += bytes.write(line, at);
+  return bytes.subarray(0, at);
 }
 
 /** ISO time of a millisecond, computed once for all the lines of that millisecond. */
@@ -36,33 +72,50 @@ function isoClock(): (ms: number) => string {
 }
 
 export function createLog(options: LogOptions = {}): Log {
-  const { destination = 1, maxBufferedBytes = 16 * 1024 * 1024 } = options;
-  const boom = typeof destination === 'object' ? null : new SonicBoom({ dest: destination, sync: false, mkdir: typeof destination === 'string', maxLength: maxBufferedBytes });
-  const out: { write(text: string): unknown } = boom ?? (destination as Writable);
+  const { destination = 1, maxBufferedBytes = 16 * 1024 * 1024, flushMs = 50, flushBytes = 64 * 1024 } = options;
+  const boom =
+    typeof destination === 'object'
+      ? null
+      : new SonicBoom({ dest: destination, sync: false, mkdir: typeof destination === 'string', maxLength: maxBufferedBytes, contentMode: 'buffer' });
+  // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
+  const out = (boom ?? destination) as { write(bytes: Buffer): unknown };
   let dropped = 0;
-  boom?.on('drop', (text: string) => (dropped += text.split('\n').length - 1));
+  boom?.on('drop', (bytes: Buffer) => {
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) dropped++;
+  });
   const iso = isoClock();
   let pending: (string | number)[] = []; // time, level, line, time, level, line, ...
-  let scheduled = false;
+  let waiting = 0; // characters of the lines in `pending`
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let soon = false; // a write is set for the end of this event-loop turn
 
   function write(): void {
-    scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    soon = false;
+    waiting = 0;
     if (pending.length === 0) return;
-    let batch = '';
+    const lines: string[] = [];
+    // Only the message can hold a secret (level and time are ours): it is redacted before it is JSON-encoded.
     for (let i = 0; i < pending.length; i += 3) {
-      batch += `${redactLine(`{"level":"${pending[i + 1]}","time":"${iso(pending[i] as number)}","msg":${JSON.stringify(pending[i + 2])}}`)}\n`;
+      lines.push(`{"level":"${pending[i + 1]}","time":"${iso(pending[i] as number)}","msg":${JSON.stringify(redactLine(pending[i + 2] as string))}}\n`);
     }
     pending = [];
-    if (dropped > 0) batch += `{"level":"error","time":"${iso(Date.now())}","msg":"log: ${dropped} lines dropped: the destination was too slow"}\n`;
+    if (dropped > 0) lines.push(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${dropped} lines dropped: the destination was too slow"}\n`);
     dropped = 0;
-    out.write(batch);
+    out.write(encode(lines));
   }
 
-  function push(level: 'info' | 'error', line: string): void {
+  function push(level: 'info' | 'error', whole: string): void {
+    const line = shorten(whole); // a huge line is not kept in memory while it waits
     pending.push(Date.now(), level, line);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(write);
+    waiting += line.length;
+    if (waiting >= flushBytes && !soon) {
+      soon = true;
+      setImmediate(write); // after this request's reply, not before it
+    } else if (!timer && !soon) {
+      timer = setTimeout(write, flushMs);
+      timer.unref();
     }
   }
 
