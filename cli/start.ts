@@ -101,13 +101,20 @@ async function main() {
   } else {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }
-  const stop = () =>
+  // Stop: no new connections, idle ones closed now, requests in flight given 5 s; a second signal stops at once.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
     server.close(async () => {
       backend.close();
       mailer.close();
       await log.flush();
       process.exit(0);
     });
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 5000).unref();
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

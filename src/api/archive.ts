@@ -31,8 +31,6 @@ export interface ArchiveOptions {
   jsonBytes?: number;
   /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, takes 8.5 with its gzip). */
   joinBytes?: number;
-  /** Also keep a gzip variant of each joined answer (the Node server, which negotiates encodings). */
-  compressJoins?: boolean;
 }
 
 interface Joined {
@@ -40,28 +38,15 @@ interface Joined {
   answer: Answer;
 }
 
-/** `[a,b,...]` from the bytes of each element. */
-function concatArray(parts: Uint8Array[]): Uint8Array {
-  let size = 1 + parts.length;
-  for (const p of parts) size += p.length;
-  const body = new Uint8Array(Math.max(size, 2));
-  let at = 0;
-  body[at++] = 0x5b; // [
-  parts.forEach((p, i) => {
-    if (i > 0) body[at++] = 0x2c; // ,
-    body.set(p, at);
-    at += p.length;
-  });
-  body[at] = 0x5d; // ]
-  return body;
-}
+/** The punctuation of a joined answer, shared by every join. */
+const OPEN = new Uint8Array([0x5b]);
+const COMMA = new Uint8Array([0x2c]);
+const CLOSE = new Uint8Array([0x5d]);
+/** What a piece of a join takes in memory (a view of bytes held anyway), for the join cache's bound. */
+const PIECE_BYTES = 96;
 
 const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
 
-async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
 
 /**
  * The full category names in one string, NUL between them, so that the names
@@ -256,19 +241,24 @@ export class ArchiveReader {
     });
   }
 
+  /**
+   * A joined answer as pieces: `[`, each matching element of the file it is cut
+   * from, the commas, `]`. Nothing is copied, so a join costs its piece list,
+   * never megabytes of its own, however often it is made and dropped.
+   */
   private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
     const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
     const bytes = await this.bytes(source, from);
-    const body = concatArray(ranges.map(([start, end]) => bytes.subarray(start, end)));
+    if (Array.isArray(bytes)) throw new DataError(`${from} is not one file`);
+    const pieces: Uint8Array[] = [OPEN];
+    ranges.forEach(([start, end], i) => {
+      if (i > 0) pieces.push(COMMA);
+      pieces.push((bytes as Uint8Array).subarray(start, end));
+    });
+    pieces.push(CLOSE);
     // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
     const ids: Answer['ids'] = { identity: await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`)) };
-    const variants: Partial<Record<Encoding, Uint8Array>> = { identity: body };
-    if (this.options.compressJoins && body.length >= 1024) {
-      variants.gzip = await gzip(body);
-      ids.gzip = await idOf(new TextEncoder().encode(`gzip ${ids.identity}`));
-    }
-    const size = body.length + (variants.gzip?.length ?? 0);
-    return { size, answer: { ids, bytes: (encoding) => variants[encoding] ?? body } };
+    return { size: pieces.length * PIECE_BYTES, answer: { ids, bytes: () => pieces } };
   }
 
   /** Across all years: the matching names' elements of the build's join file, already in archive order. */

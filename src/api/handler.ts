@@ -119,7 +119,7 @@ export function createApi(options: ApiOptions) {
     options,
     now,
     gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
-    archive: new ArchiveReader({ ...options, compressJoins: options.compression }),
+    archive: new ArchiveReader(options),
   };
   return {
     /** Runs the pipeline on a request, over `source` (default: the one given at creation). */
@@ -127,7 +127,8 @@ export function createApi(options: ApiOptions) {
     /** The fetch-style entry (edge function, Deno): Request in, Response out. */
     async handle(request: Request, source?: DataSource): Promise<Response> {
       const out = await reply(stages, { method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source ?? options.data);
-      return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
+      const body = out.body === null || !Array.isArray(out.body) ? (out.body as Uint8Array<ArrayBuffer> | null) : new Blob(out.body as Uint8Array<ArrayBuffer>[]);
+      return new Response(body, { status: out.status, headers: out.headers });
     },
     limiter: stages.gate.limiter,
     archive: stages.archive,
