@@ -53,6 +53,7 @@ const ttl = Number(env('KEY_CACHE_TTL_MS') ?? '');
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: Number.isInteger(ttl) && ttl >= 0 && ttl <= 60_000 ? ttl : undefined }),
   rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
+  flattenJoins: true, // a Response takes one body: a join is made into one buffer once, not on every answer
   log: (line) => console.log(redactLine(line)), // secrets leave only where lines are written
 });
 

@@ -15,7 +15,7 @@ import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, Manifest, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
-import type { Answer } from './reply.ts';
+import { type Answer, bodyBytes } from './reply.ts';
 import type { Lookup } from './request.ts';
 
 /** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
@@ -29,8 +29,14 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
   jsonBytes?: number;
-  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, takes 8.5 with its gzip). */
+  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, takes 7.5 as one buffer). */
   joinBytes?: number;
+  /**
+   * Keep each joined answer as one buffer, made once and counted at its size
+   * (the edge function, whose Response takes one body); otherwise as pieces
+   * of the file it is cut from (the Node server, which writes pieces).
+   */
+  flattenJoins?: boolean;
 }
 
 interface Joined {
@@ -249,16 +255,16 @@ export class ArchiveReader {
   private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
     const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
     const bytes = await this.bytes(source, from);
-    if (Array.isArray(bytes)) throw new DataError(`${from} is not one file`);
     const pieces: Uint8Array[] = [OPEN];
     ranges.forEach(([start, end], i) => {
       if (i > 0) pieces.push(COMMA);
-      pieces.push((bytes as Uint8Array).subarray(start, end));
+      pieces.push(bytes.subarray(start, end));
     });
     pieces.push(CLOSE);
     // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
     const ids: Answer['ids'] = { identity: await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`)) };
-    return { size: pieces.length * PIECE_BYTES, answer: { ids, bytes: () => pieces } };
+    const body = this.options.flattenJoins ? bodyBytes(pieces) : pieces;
+    return { size: Array.isArray(body) ? body.length * PIECE_BYTES : (body as Uint8Array).length, answer: { ids, bytes: () => body } };
   }
 
   /** Across all years: the matching names' elements of the build's join file, already in archive order. */
