@@ -123,8 +123,14 @@ async function driver() {
   // API latency on a running server (its own process) with and without a writer process.
   const dist = path.join(tmp, 'dist');
   await build({ source: SAMPLE, out: dist, summary: path.join(tmp, 'summary.json'), log: () => {} });
-  const server = child([path.join(import.meta.dirname, 'server.ts'), 'ours'], { DIST: dist, KEYS_DB: db, RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' });
-  const port = await new Promise<number>((resolve) => server.stdout!.on('data', (c: Buffer) => /listening (\d+)/.test(String(c)) && resolve(Number(/listening (\d+)/.exec(String(c))![1]))));
+  // The server as npm start runs it (cli/start.ts), over the million-key database; it prints its address when listening.
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const { ARCHIVE_SOURCE: _source, ...env } = process.env;
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../cli/start.ts')], {
+    env: { ...env, DIST_DIR: dist, KEYS_DB: db, PORT: String(port), RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve) => server.stdout!.on('data', (c: Buffer) => String(c).includes('key portal:') && resolve()));
   const apiKey = live[0];
   await apiLatencies(port, apiKey, 2000); // warm
   const quiet = await apiLatencies(port, apiKey, 5000);
