@@ -29,7 +29,7 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
   jsonBytes?: number;
-  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, takes 7.5 as one buffer). */
+  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB as one buffer). */
   joinBytes?: number;
   /**
    * Keep each joined answer as one buffer, made once and counted at its size
