@@ -32,13 +32,31 @@ export interface DistState {
   builtMs: number;
 }
 
-/** What `dist` holds, or null when it holds no build. */
+/** A JSON file's value, or null when it is missing or unreadable. */
+const readJson = <T>(file: string): Promise<T | null> =>
+  readFile(file, 'utf8').then(
+    (text) => {
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        return null;
+      }
+    },
+    () => null,
+  );
+
+/**
+ * What `dist` holds, or null when it holds no build. A dist/ whose manifest
+ * is damaged holds none that can be served, so any build may replace it: the
+ * rebuild that repairs it is never refused.
+ */
 export async function readDist(dist: string): Promise<DistState | null> {
   const manifestFile = path.join(dist, MANIFEST_PATH);
   const info = await stat(manifestFile).catch(() => null);
   if (!info) return null;
-  const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest;
-  const summary = await readFile(path.join(dist, DIST_SUMMARY_PATH), 'utf8').then((t) => JSON.parse(t) as ArchiveSummary, () => null);
+  const manifest = await readJson<Partial<Manifest>>(manifestFile);
+  if (typeof manifest?.source?.sha256 !== 'string' || typeof manifest.years !== 'object' || manifest.years === null) return null;
+  const summary = await readJson<ArchiveSummary>(path.join(dist, DIST_SUMMARY_PATH));
   return { source: manifest.source, years: Object.keys(manifest.years), summary, builtMs: info.mtimeMs };
 }
 

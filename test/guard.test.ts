@@ -134,6 +134,16 @@ describe('the guard against what dist/ holds', () => {
     expect(Object.keys(manifest.years)).not.toContain('2026');
   });
 
+  it('rebuilds a dist/ whose manifest or summary is damaged, rather than stopping on it', async () => {
+    await writeFile(path.join(out, DIST_SUMMARY_PATH), '{"1929": ');
+    summary = await freshSummary();
+    await buildFrom(MINI, true);
+    await writeFile(path.join(out, '_data/manifest.json'), '{"format": 3, "sou');
+    summary = await freshSummary();
+    await buildFrom(MINI);
+    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(3);
+  });
+
   it('compares by row count with a dist/ built before the build recorded its summary', async () => {
     await rm(path.join(out, DIST_SUMMARY_PATH));
     summary = await freshSummary();

@@ -126,6 +126,24 @@ describe('the pipeline', () => {
     }
   });
 
+  it('keeps its joins when the manifest is read again with the same bytes, and drops them for new ones', async () => {
+    const disk = new DiskData(dist);
+    let copies = true;
+    // The edge's source re-reads the manifest every minute and hands back a new buffer of the same bytes.
+    const source = { read: async (p: string) => ((b) => (b && copies && p.endsWith('manifest.json') ? new Uint8Array(b) : b))(await disk.read(p)) };
+    const api = createApi({ data: source, keys, rateLimitPerMinute: 1e9 });
+    const key = await newKey();
+    await settle(api.reply(get(`/award/name=A/apikey=${key}`)));
+    const held = api.archive.joinedBytes;
+    expect(held).toBeGreaterThan(0);
+    await settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`)));
+    expect(api.archive.joinedBytes).toBe(held);
+    const changed = { read: async (p: string) => ((b) => (b && p.endsWith('manifest.json') ? new TextEncoder().encode(`${new TextDecoder().decode(b)} `) : b))(await disk.read(p)) };
+    copies = false;
+    await settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`), changed));
+    expect(api.archive.joinedBytes).toBe(0);
+  });
+
   it('does not grow memory on anonymous requests with huge keys', async () => {
     const api = createApi({ data: new DiskData(dist), keys });
     const before = heapUsed();

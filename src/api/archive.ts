@@ -7,9 +7,10 @@
  *
  * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
  * counted at three times their file size, about what the parsed objects take)
- * and joined answers (`joinBytes`, counted with their gzip variant and their
- * query). Raw file bytes are the DataSource's to keep; a shard is parsed again
- * when the source hands back other bytes, and joins go when the manifest does.
+ * and joined answers (`joinBytes`, counted with their query: pieces of a
+ * stored file, or one buffer where `flattenJoins`). Raw file bytes are the
+ * DataSource's to keep; a shard is parsed again when the source hands back
+ * other bytes, and joins go when the manifest changes.
  */
 import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
@@ -50,6 +51,12 @@ const COMMA = new Uint8Array([0x2c]);
 const CLOSE = new Uint8Array([0x5d]);
 /** What a piece of a join takes in memory (a view of bytes held anyway), for the join cache's bound. */
 const PIECE_BYTES = 96;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
 
@@ -172,6 +179,11 @@ export class ArchiveReader {
   private parsedManifestOf(bytes: Uint8Array | null): Manifest {
     if (!bytes) throw new DataError('missing manifest');
     if (this.parsedManifest?.bytes === bytes) return this.parsedManifest.manifest;
+    // The same bytes read again (the edge re-reads the manifest every minute): nothing to parse, no join to drop.
+    if (this.parsedManifest && sameBytes(this.parsedManifest.bytes, bytes)) {
+      this.parsedManifest.bytes = bytes;
+      return this.parsedManifest.manifest;
+    }
     let manifest: Manifest;
     try {
       manifest = JSON.parse(new TextDecoder().decode(bytes));
