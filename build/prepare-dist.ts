@@ -12,6 +12,7 @@ import { resolveSource } from './source.ts';
 export async function prepareDist(dist: string, log: (line: string) => void = console.log): Promise<DistState> {
   const held = await readDist(dist);
   const source = await resolveSource(undefined);
+  let rebuilt = false;
   if (held && !held.source.sample && source.via === 'sample') {
     log('no ARCHIVE_SOURCE and no data/cache/oscars.csv: serving dist/ as it is rather than rebuilding it from the sample');
     const changed = await changedInput(held.builtMs);
@@ -21,9 +22,10 @@ export async function prepareDist(dist: string, log: (line: string) => void = co
     if (reason) {
       log(`building: ${reason}`);
       await build({ out: dist, log });
+      rebuilt = true;
     }
   }
-  const served = (await readDist(dist))!;
+  const served = rebuilt ? (await readDist(dist))! : held!;
   log(`serving ${describeDist(served)}`);
   return served;
 }

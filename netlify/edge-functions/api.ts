@@ -58,9 +58,8 @@ const api = createApi({
 });
 
 export default async function handler(request: Request, context: Context): Promise<Response> {
-  const url = new URL(request.url);
   // Browsers asking for `/` get the static reference page; JSON clients get the core's description.
-  if (url.pathname === '/' && (request.headers.get('accept') ?? '').includes('text/html')) return context.next();
+  if ((request.headers.get('accept') ?? '').includes('text/html') && new URL(request.url).pathname === '/') return context.next();
   return api.handle(request, staticData(request, context));
 }
 
