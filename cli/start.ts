@@ -18,6 +18,7 @@ import { prepareDist } from '../build/prepare-dist.ts';
 import { ROOT } from '../build/source.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import { Keys } from '../src/keys.ts';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
 import { createLog } from '../src/server/log.node.ts';
 import { createMailer } from '../src/server/mail.node.ts';
@@ -55,7 +56,23 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   return key;
 }
 
+/** The numeric settings, checked before anything is built or opened: a bad one stops npm start with one line. */
+function numericSettings() {
+  try {
+    return {
+      port: wholeNumberSetting('PORT', process.env.PORT, 8888, 0, 65_535),
+      rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
+      issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+    };
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
+  }
+}
+
 async function main() {
+  const { port, rateLimitPerMinute, issueLimitPerMinute } = numericSettings();
   await recoverOutput(DIST);
   try {
     await prepareDist(DIST);
@@ -64,7 +81,6 @@ async function main() {
     console.error(`npm start: ${error.message}`);
     process.exit(1);
   }
-  const port = Number(process.env.PORT ?? 8888);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
   const base = `http://${host}:${port}`;
@@ -76,14 +92,14 @@ async function main() {
   const { server } = createNodeServer({
     dist: DIST,
     keys,
-    rateLimitPerMinute: process.env.RATE_LIMIT_PER_MINUTE ? Number(process.env.RATE_LIMIT_PER_MINUTE) : undefined,
+    rateLimitPerMinute,
     log: quiet ? undefined : log,
     portal: (k) =>
       nodePortal(k, {
         sendMail: mailer.send,
         // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.
         publicBaseUrl: process.env.PUBLIC_BASE_URL || base,
-        issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+        issueLimitPerMinute,
         log: quiet ? undefined : log,
       }),
   });

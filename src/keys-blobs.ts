@@ -36,6 +36,8 @@ export const KEY_STORE_NAME = 'api-keys';
 export const EDGE_CACHE_TTL_MS = 30_000;
 /** Parallel reads when listing every key. */
 export const LIST_CONCURRENCY = 16;
+/** Most key answers the edge remembers at once (each for EDGE_CACHE_TTL_MS); the oldest go first. */
+const CACHED_KEY_ANSWERS = 10_000;
 /** Conditional writes tried before an operation gives up (each retry means another writer won). */
 const MAX_ATTEMPTS = 25;
 
@@ -97,8 +99,6 @@ export class BlobsContentionError extends Error {}
 export interface BlobsBackendOptions {
   /** How long an answer about a key is reused (the edge); 0 reads every time (default). */
   cacheMs?: number;
-  /** Most cached answers. */
-  cacheEntries?: number;
   /** Clock for the cache, for tests. */
   now?: () => number;
 }
@@ -208,7 +208,7 @@ export class BlobsKeyBackend implements KeyBackend {
   }
 
   private remember(hash: string, active: boolean): void {
-    if (this.cache.size >= (this.options.cacheEntries ?? 10_000)) this.cache.delete(this.cache.keys().next().value!);
+    if (this.cache.size >= CACHED_KEY_ANSWERS) this.cache.delete(this.cache.keys().next().value!);
     this.cache.delete(hash);
     this.cache.set(hash, { active, until: this.now() + this.cacheMs });
   }

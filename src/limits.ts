@@ -1,9 +1,14 @@
 /**
- * The key portal's numbers in one place: how long sign-in links and sessions
- * live, how many links an address may ask for, how large and how slow a
- * request body may be. The rules (src/keys.ts, src/portal.ts) and the messages
- * that state them (src/messages.ts) read them from here.
+ * The service's numbers in one place: how many requests a key may make, how
+ * long sign-in links and sessions live, how many links an address may ask
+ * for, how large and how slow a request body may be. The rules (src/keys.ts,
+ * src/portal.ts, src/api/gate.ts) and the messages that state them
+ * (src/messages.ts) read them from here, and `wholeNumberSetting` reads the
+ * environment variables that change them.
  */
+
+/** Requests per key per minute, per instance, unless RATE_LIMIT_PER_MINUTE says otherwise. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60;
 
 /** How long a sign-in link works. */
 export const TOKEN_TTL_MS = 15 * 60_000;
@@ -18,3 +23,16 @@ export const MAX_BODY_BYTES = 4096;
 export const BODY_TIMEOUT_MS = 10_000;
 /** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
 export const DEFAULT_ISSUE_LIMIT = 5;
+
+/**
+ * A whole-number setting from the environment: `fallback` when unset or blank;
+ * a RangeError naming the variable for anything else that is not a whole
+ * number from `min` to `max`.
+ */
+export function wholeNumberSetting(name: string, value: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value.trim() === '') return fallback;
+  const n = Number(value);
+  if (Number.isInteger(n) && n >= min && n <= max) return n;
+  const range = max === Number.MAX_SAFE_INTEGER ? `from ${min} and up` : `from ${min} to ${max}`;
+  throw new RangeError(`Expected ${name} to be a whole number ${range}, got ${JSON.stringify(value)}`);
+}

@@ -1,16 +1,13 @@
 /**
- * A map bounded by the total `size` of its values (and optionally by entry
- * count), dropping the oldest entries first. `get` refreshes an entry's place;
+ * A map bounded by the total `size` of its values, dropping the oldest
+ * entries first. `get` refreshes an entry's place;
  * `peek` does not, for hot paths where that bookkeeping costs more than it saves.
  */
 export class ByteLru<V extends { size: number }> {
   private readonly map = new Map<string, V>();
   private total = 0;
 
-  constructor(
-    private readonly maxBytes: number,
-    private readonly maxEntries = Infinity,
-  ) {}
+  constructor(private readonly maxBytes: number) {}
 
   /** Sum of the sizes held now. */
   get bytes(): number {
@@ -36,7 +33,7 @@ export class ByteLru<V extends { size: number }> {
     this.map.set(key, value);
     this.total += value.size;
     for (const [k, v] of this.map) {
-      if (this.total <= this.maxBytes && this.map.size <= this.maxEntries) break;
+      if (this.total <= this.maxBytes) break;
       this.map.delete(k);
       this.total -= v.size;
     }

@@ -21,7 +21,7 @@
 import { type ApiReply, jsonReply } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
-import { BODY_TIMEOUT_MS, DEFAULT_ISSUE_LIMIT, MAX_BODY_BYTES, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from './limits.ts';
+import { BODY_TIMEOUT_MS, DEFAULT_ISSUE_LIMIT, MAX_BODY_BYTES, SIGN_INS_PER_HOUR, TOKEN_TTL_MS, wholeNumberSetting } from './limits.ts';
 import { PORTAL_MESSAGES } from './messages.ts';
 import { RateLimiter } from './rate-limit.ts';
 
@@ -76,10 +76,7 @@ export class BodyTimeoutError extends Error {}
 
 /** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
 export function issueLimitFrom(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return DEFAULT_ISSUE_LIMIT;
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`Expected PORTAL_ISSUE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got ${JSON.stringify(value)}`);
-  return limit;
+  return wholeNumberSetting('PORTAL_ISSUE_LIMIT_PER_MINUTE', value, DEFAULT_ISSUE_LIMIT, 1);
 }
 
 /** Whether a path is one of the portal's endpoints (anything under /portal/; the page itself is /portal). */

@@ -1,7 +1,7 @@
 /**
  * Log redaction, for every runtime: a line goes in, the same line comes out
  * with every API key, sign-in token and portal session masked, however it was
- * written. Runs where lines are written (the Node logger's stream hook, the
+ * written. Runs where lines are written (the Node logger's write, the
  * edge function's console), so no code path can forget it.
  *
  * A line is cut into atoms: runs of the characters a secret or its
@@ -168,7 +168,8 @@ function redactAtom(atom: string, line: string, at: number): string {
 /** Characters of an atom: `A-Z a-z 0-9 _ - % \`, by character code (a table: the scan's inner loop). */
 const ATOM_CHAR = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%\\') ATOM_CHAR[c.charCodeAt(0)] = 1;
-const isAtomChar = (c: number) => c < 128 && ATOM_CHAR[c] === 1;
+/** Whether a UTF-16 unit belongs to an atom (the logger cuts long lines only between atoms). */
+export const isAtomChar = (c: number) => c < 128 && ATOM_CHAR[c] === 1;
 
 /** Whether an atom's own text cannot mask it and no label can either: short, nothing to decode, after none of `=`, `:`, a space. */
 function plainlyHarmless(line: string, start: number, end: number): boolean {

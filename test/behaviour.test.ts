@@ -58,6 +58,7 @@ async function corruptOneAnswer(dist: string): Promise<string> {
 }
 const targets: Record<'core' | 'node' | 'edge', Target> = {} as never;
 const stops: (() => Promise<void>)[] = [];
+let edgeLogs: string[] = [];
 
 beforeAll(async () => {
   dist = await buildInto(SHARED_SOURCE, 'behaviour');
@@ -103,7 +104,10 @@ beforeAll(async () => {
   const edge = await startEdge(dist, {
     NETLIFY_BLOBS_CONTEXT: blobs.context,
     KEY_CACHE_TTL_MS: '1000',
+    // Not a number: the edge function logs it and keeps the default of 60, which the suite's rate test then sees.
+    RATE_LIMIT_PER_MINUTE: 'sixty',
   });
+  edgeLogs = edge.logs;
   stops.push(edge.stop);
   targets.edge = {
     compression: false,
@@ -124,6 +128,12 @@ behaviourSuite('edge function under Deno', () => targets.edge, () => archive);
 conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
+
+describe('edge settings', () => {
+  it('logs a setting that is not a whole number and keeps its default', () => {
+    expect(edgeLogs).toContain('Expected RATE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "sixty"; using 60');
+  });
+});
 
 describe('across runtimes', () => {
   it('gives byte-identical bodies and statuses in all three places', async () => {

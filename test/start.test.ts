@@ -3,7 +3,8 @@
  * (the sample: no ARCHIVE_SOURCE, no data/cache/), a development key kept in a
  * file and never printed, example URLs that work (its own and the README's),
  * an access log without keys, sign-in mail on the console; and a key database
- * it cannot read stops it with one line and is left alone.
+ * it cannot read, or a numeric setting that is not a whole number, stops it
+ * with one line, the database left alone.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -73,4 +74,18 @@ it('stops with one clear line, and leaves the file alone, when KEYS_DB is not a 
     /exited 1:[\s\S]*Cannot use the key database .*keys\.db: file is not a database/,
   );
   expect(readFileSync(file, 'utf8')).toBe('not a database'.repeat(100));
+});
+
+it('stops with one clear line, before building anything, when a numeric setting is not a whole number', async () => {
+  const dir = await tempDir('start-bad-setting');
+  for (const [name, value, range] of [
+    ['RATE_LIMIT_PER_MINUTE', 'abc', 'from 1 and up'],
+    ['PORTAL_ISSUE_LIMIT_PER_MINUTE', '0', 'from 1 and up'],
+    ['PORT', '99999', 'from 0 to 65535'],
+  ]) {
+    const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), [name]: value };
+    await expect(startServer(env, { cwd: clone })).rejects.toThrow(`exited 1:\nnpm start: Expected ${name} to be a whole number ${range}, got "${value}"\n`);
+  }
+  expect(existsSync(path.join(dir, 'dist'))).toBe(false);
+  expect(existsSync(path.join(dir, 'keys.db'))).toBe(false);
 });

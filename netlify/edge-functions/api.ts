@@ -10,7 +10,8 @@
 import type { Context } from '@netlify/edge-functions';
 import type { DataSource } from '../../src/api/archive.ts';
 import { createApi } from '../../src/api/handler.ts';
-import { edgeKeyStore } from '../../src/keys-blobs.ts';
+import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../../src/keys-blobs.ts';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../../src/limits.ts';
 import { ByteLru } from '../../src/lru.ts';
 import { redactLine } from '../../src/redact.ts';
 import { MANIFEST_PATH } from '../../src/refs.ts';
@@ -48,11 +49,19 @@ function staticData(request: Request, context: Context): DataSource {
   };
 }
 
-const rate = Number(env('RATE_LIMIT_PER_MINUTE') ?? '');
-const ttl = Number(env('KEY_CACHE_TTL_MS') ?? '');
+/** A setting from the environment; one that is not a whole number in range is logged and the default used (an edge function cannot refuse to start). */
+function setting(name: string, fallback: number, min: number, max?: number): number {
+  try {
+    return wholeNumberSetting(name, env(name), fallback, min, max);
+  } catch (error) {
+    console.error(`${(error as Error).message}; using ${fallback}`);
+    return fallback;
+  }
+}
+
 const api = createApi({
-  keys: edgeKeyStore({ ttlMs: Number.isInteger(ttl) && ttl >= 0 && ttl <= 60_000 ? ttl : undefined }),
-  rateLimitPerMinute: Number.isInteger(rate) && rate > 0 ? rate : undefined,
+  keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, 60_000) }),
+  rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
   flattenJoins: true, // a Response takes one body: a join is made into one buffer once, not on every answer
   log: (line) => console.log(redactLine(line)), // secrets leave only where lines are written
 });

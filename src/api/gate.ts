@@ -2,6 +2,7 @@
  * Who may ask, and how often: the key first (403), then the per-key rate
  * (429), both synchronous when the key store can answer at once.
  */
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../limits.ts';
 import { RateLimiter } from '../rate-limit.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { type ApiReply, REPLIES, tooMany } from './reply.ts';
@@ -25,7 +26,7 @@ export class Gate {
 
   constructor(options: GateOptions) {
     this.keys = options.keys;
-    this.limiter = new RateLimiter({ limit: options.perMinute ?? 60, now: options.now });
+    this.limiter = new RateLimiter({ limit: options.perMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE, now: options.now });
   }
 
   /** Null when the request may go on; otherwise the reply that refuses it. */

@@ -44,7 +44,8 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 /** Clients may keep answers a day; `private` keeps shared caches from serving a key-gated answer to someone else. */
 export const DATA_CACHE_CONTROL = 'private, max-age=86400';
-const CORS = { 'access-control-allow-origin': '*' };
+/** What every API reply and public file grants other origins. */
+export const CORS = { 'access-control-allow-origin': '*' } as const;
 
 const encoder = new TextEncoder();
 
@@ -123,7 +124,7 @@ function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolea
 export function answerReply(answer: Answer, request: ApiRequest, compression: boolean): Maybe<ApiReply> {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
-    'access-control-allow-origin': '*',
+    ...CORS,
     'content-type': JSON_TYPE,
     'cache-control': DATA_CACHE_CONTROL,
     etag: `"${answer.ids[encoding]}"`,

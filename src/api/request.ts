@@ -36,7 +36,7 @@ export type Parsed =
   | { kind: 'method' }
   /** Not one of the lookups: `/` (root) or any other path (public files, 404). */
   | { kind: 'other'; root: boolean }
-  | ({ kind: 'lookup'; head: boolean } & RouteMatch);
+  | ({ kind: 'lookup' } & RouteMatch);
 
 /**
  * The path of a request URL when it is already in the form WHATWG parsing
@@ -101,7 +101,7 @@ export function parseRequest(request: ApiRequest): Parsed {
   const pathname = pathnameOf(request.url);
   const m = pathname === null ? null : matchRoute(pathname);
   if (m === null || m === 'root') return { kind: 'other', root: m === 'root' };
-  return { kind: 'lookup', head: method === 'HEAD', route: m.route, key: m.key, raw: m.raw };
+  return { kind: 'lookup', route: m.route, key: m.key, raw: m.raw };
 }
 
 /** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */

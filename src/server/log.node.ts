@@ -10,7 +10,7 @@
  */
 import type { Writable } from 'node:stream';
 import sonicBoom, { type SonicBoom as SonicBoomClass } from 'sonic-boom';
-import { redactLine } from '../redact.ts';
+import { isAtomChar, redactLine } from '../redact.ts';
 
 // sonic-boom is CommonJS exporting its class as the module itself; its types name it as an export.
 const SonicBoom = sonicBoom as unknown as typeof SonicBoomClass;
@@ -35,8 +35,6 @@ export interface LogOptions {
 
 /** Longest line kept whole; a longer one (a URL with a 15 KB "key", say) keeps its start and end. */
 export const MAX_LINE = 2048;
-
-const isAtomChar = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x25 || c === 0x5c;
 
 /**
  * A line cut to about MAX_LINE characters, only between the atoms the

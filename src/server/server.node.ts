@@ -5,9 +5,9 @@
  */
 import http from 'node:http';
 import path from 'node:path';
-import { createApi, type ApiOptions } from '../api/handler.ts';
+import { createApi } from '../api/handler.ts';
 import { isPromise } from '../api/maybe.ts';
-import type { ApiReply } from '../api/reply.ts';
+import { CORS, type ApiReply } from '../api/reply.ts';
 import type { ApiRequest } from '../api/request.ts';
 import { Keys } from '../keys.ts';
 import { DATA_PREFIX } from '../refs.ts';
@@ -42,17 +42,17 @@ export interface ServerOptions {
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
   log?: (line: string) => void;
-  /** More public routes, tried for paths that are not API routes. */
-  extra?: ApiOptions['publicFile'];
   /** The key portal's POST endpoints, over this server's keys (`nodePortal` from portal.node.ts). */
   portal?: (keys: Keys) => NodePortal;
 }
 
-/** Serves dist/'s public files: never `_data/`, never outside dist/. */
+/**
+ * Serves dist/'s public files: never `_data/`, never outside dist/. The core
+ * asks only for GET and HEAD of paths that are not API routes, and drops the
+ * body of a HEAD itself.
+ */
 export function publicFiles(data: DiskData) {
   return async (request: ApiRequest): Promise<ApiReply | null> => {
-    const method = request.method.toUpperCase();
-    if (method !== 'GET' && method !== 'HEAD') return null;
     let pathname: string;
     try {
       // The core asks only for paths that are not API routes, so no lookup pays for a stat() here.
@@ -73,12 +73,12 @@ export function publicFiles(data: DiskData) {
     return {
       status: 200,
       headers: {
-        'access-control-allow-origin': '*',
+        ...CORS,
         'content-type': type,
         'cache-control': 'public, max-age=300',
         'content-length': String(body.length),
       },
-      body: method === 'HEAD' ? null : body,
+      body,
     };
   };
 }
@@ -87,7 +87,6 @@ export function createNodeServer(options: ServerOptions) {
   const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
   if (!options.keys && !options.keysDb) throw new TypeError('Expected `keys` or `keysDb` (the SQLite key database)');
   const keys = options.keys ?? new Keys(new SqliteKeyBackend(options.keysDb!));
-  const statics = publicFiles(data);
   const portal = options.portal?.(keys);
   const api = createApi({
     data,
@@ -95,7 +94,7 @@ export function createNodeServer(options: ServerOptions) {
     compression: true,
     rateLimitPerMinute: options.rateLimitPerMinute,
     log: options.log,
-    publicFile: async (request) => (await options.extra?.(request)) ?? (await statics(request)),
+    publicFile: publicFiles(data),
   });
   // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
   const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;

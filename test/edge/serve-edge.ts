@@ -6,7 +6,6 @@
  * statically. Used by the tests and the benchmark:
  *   deno run -A test/edge/serve-edge.ts <dist> <port>
  */
-import handler from '../../netlify/edge-functions/api.ts';
 import { edgeRouter } from './routes.ts';
 
 declare const Deno: any;
@@ -19,7 +18,9 @@ const TYPES: Record<string, string> = {
   js: 'text/javascript',
 };
 
+// Netlify's global, before the function's module runs: it reads its settings when it loads.
 (globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
+const { default: handler } = await import('../../netlify/edge-functions/api.ts');
 
 /** The CDN's static answer for a path: the file, or 404. */
 async function serveStatic(request: Request): Promise<Response> {
