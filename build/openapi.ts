@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document, generated at build time from what the runtime
  * itself uses: the route table (src/routes.ts), the error messages
- * (src/api/messages.ts) and the shapes in src/types.ts. The schemas are
+ * (src/messages.ts) and the shapes in src/types.ts. The schemas are
  * read from types.ts with the TypeScript parser, field descriptions from their
  * JSDoc lines, so a field added or renamed there shows up here without a
  * second copy; a type this generator cannot express fails the build.

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { KeyError, Keys } from '../src/keys.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { KEYS_DB } from './paths.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
 
 type Print = (line: string) => void;
@@ -56,5 +56,5 @@ export async function keysCli(argv: string[], file: string, out: Print = console
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  process.exitCode = await keysCli(process.argv.slice(2), path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db')));
+  process.exitCode = await keysCli(process.argv.slice(2), KEYS_DB);
 }

@@ -15,9 +15,9 @@ import path from 'node:path';
 import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
-import { ROOT } from '../build/source.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
-import { Keys } from '../src/keys.ts';
+import { DIST, KEYS_DB, ROOT } from './paths.ts';
+import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
 import { createLog } from '../src/server/log.node.ts';
@@ -27,8 +27,6 @@ import { createNodeServer } from '../src/server/server.node.ts';
 import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 
-const DIST = path.resolve(process.env.DIST_DIR ?? path.join(ROOT, 'dist'));
-const KEYS_DB = path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db'));
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
 const DEV_ADDRESS = 'dev@localhost.localdomain';
@@ -110,7 +108,7 @@ async function main() {
   console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
   if (dev) {
     const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
-    console.log(`development key: ${dev.slice(0, 12)}… (the whole key is in ${file}; logs never show it)`);
+    console.log(`development key: ${keyId(dev)}… (the whole key is in ${file}; logs never show it)`);
     for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {
       console.log(`  curl "${base}${examplePath(ROUTES.find((r) => r.id === id)!, '$(cat ' + file + ')')}"`);
     }

@@ -20,6 +20,7 @@
  * Every write carries a fresh `rev`, so two writes never leave equal content.
  */
 import { getStore, type Store } from '@netlify/blobs';
+import pLimit from 'p-limit';
 import {
   hashSecret,
   type KeyBackend,
@@ -29,6 +30,7 @@ import {
   type NewKey,
   type SignInOutcome,
 } from './keys.ts';
+import type { Maybe } from './api/maybe.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
@@ -190,7 +192,7 @@ export class BlobsKeyBackend implements KeyBackend {
     throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
   }
 
-  isActive(hash: string): boolean | Promise<boolean> {
+  isActive(hash: string): Maybe<boolean> {
     const hit = this.cache.get(hash);
     if (hit && hit.until > this.now()) return hit.active;
     let pending = this.pending.get(hash);
@@ -304,15 +306,7 @@ export class BlobsKeyBackend implements KeyBackend {
   async *list(): AsyncIterable<KeyListing> {
     const { blobs } = await this.withStore((store) => store.list({ prefix: 'keys/' }));
     const hashes = blobs.map((b) => b.key.slice('keys/'.length)).filter((h) => HASH.test(h));
-    const records: (KeyBlob | null)[] = new Array(hashes.length).fill(null);
-    let next = 0;
-    const worker = async () => {
-      while (next < hashes.length) {
-        const i = next++;
-        records[i] = await this.read<KeyBlob>(name('keys', hashes[i]));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, hashes.length) }, worker));
+    const records = await pLimit(LIST_CONCURRENCY).map(hashes, (hash) => this.read<KeyBlob>(name('keys', hash)));
     const listed = records.filter((r): r is KeyBlob => r !== null && typeof r.email === 'string').sort((a, b) => a.createdAt - b.createdAt);
     for (const r of listed) {
       yield { id: r.id, email: r.email, createdAt: new Date(r.createdAt).toISOString(), revokedAt: r.revokedAt === null ? null : new Date(r.revokedAt).toISOString() };

@@ -14,6 +14,8 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import type { KeyCheck } from './api/gate.ts';
+import type { Maybe } from './api/maybe.ts';
 import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
 
@@ -52,11 +54,6 @@ export interface NewKey {
   createdAt: number;
 }
 
-/** What the request path needs: is this key good? Synchronous when the store can say at once. */
-export interface KeyStore {
-  verify(key: string): boolean | Promise<boolean>;
-}
-
 /** The outcome of asking for a sign-in link: stored, or over the per-address limit. */
 export type SignInOutcome = { ok: true } | { ok: false; retryAfter: number };
 
@@ -66,7 +63,7 @@ export type SignInOutcome = { ok: true } | { ok: false; retryAfter: number };
  */
 export interface KeyBackend {
   /** Whether a key hash belongs to an active key; synchronous when known at once. */
-  isActive(hash: string): boolean | Promise<boolean>;
+  isActive(hash: string): Maybe<boolean>;
   /** Stores a sign-in token hash unless `email` already had `SIGN_INS_PER_HOUR` in the last hour. */
   addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome>;
   /** Uses up a token (once, before it expires) and opens a session for its address; the address, or null. */
@@ -154,7 +151,7 @@ export interface SessionInfo {
 }
 
 /** Sign-in, issue, rotate, revoke, list and verify keys over any backend. */
-export class Keys implements KeyStore {
+export class Keys implements KeyCheck {
   private readonly hashes = new HashMemo();
 
   constructor(
@@ -163,7 +160,7 @@ export class Keys implements KeyStore {
   ) {}
 
   /** The request path's check: a key of the right shape whose hash is active. No clock, no trust window. */
-  verify(key: string): boolean | Promise<boolean> {
+  verify(key: string): Maybe<boolean> {
     if (!isKeyShaped(key)) return false;
     return this.backend.isActive(this.hashes.get(key));
   }

@@ -24,6 +24,14 @@ export const BODY_TIMEOUT_MS = 10_000;
 /** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
 export const DEFAULT_ISSUE_LIMIT = 5;
 
+/** A duration as the portal's mail and messages say it: `15 minutes`, `an hour`, `2 hours`. */
+export function inWords(ms: number): string {
+  const hours = ms / 3_600_000;
+  if (Number.isInteger(hours)) return hours === 1 ? 'an hour' : `${hours} hours`;
+  const minutes = Math.round(ms / 60_000);
+  return minutes === 1 ? 'a minute' : `${minutes} minutes`;
+}
+
 /**
  * A whole-number setting from the environment: `fallback` when unset or blank;
  * a RangeError naming the variable for anything else that is not a whole

@@ -4,7 +4,7 @@
  * read them from here. The API's own (403, the 404s, 429, 500) are word for
  * word the spec's section 7.
  */
-import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, TOKEN_TTL_MS } from './limits.ts';
+import { BODY_TIMEOUT_MS, inWords, MAX_BODY_BYTES, TOKEN_TTL_MS } from './limits.ts';
 import { MAX_NAME_LENGTH } from './routes.ts';
 
 export const MESSAGES = {
@@ -42,7 +42,7 @@ export const PORTAL_MESSAGES = {
   timeout: `Request Timeout: the body must arrive within ${BODY_TIMEOUT_MS / 1000} s`,
   badJson: 'Invalid JSON: expected an object such as {"email": "name@example.org"}',
   missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
-  sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${TOKEN_TTL_MS / 60_000} minutes.`,
+  sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${inWords(TOKEN_TTL_MS)}.`,
   mailFailed: 'Could not send the sign-in mail: try again in a minute',
   unavailable: 'Key service unavailable: try again in a minute',
 } as const;

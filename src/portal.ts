@@ -18,10 +18,20 @@
  * required where there is one (415 otherwise). So only the portal page on the
  * same origin can use these endpoints from a browser.
  */
-import { type ApiReply, jsonReply } from './api/reply.ts';
+import { type ApiReply, bodyBytes, jsonReply } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
-import { BODY_TIMEOUT_MS, DEFAULT_ISSUE_LIMIT, MAX_BODY_BYTES, SIGN_INS_PER_HOUR, TOKEN_TTL_MS, wholeNumberSetting } from './limits.ts';
+import {
+  BODY_TIMEOUT_MS,
+  DEFAULT_ISSUE_LIMIT,
+  inWords,
+  MAX_BODY_BYTES,
+  SESSION_TTL_MS,
+  SIGN_IN_WINDOW_MS,
+  SIGN_INS_PER_HOUR,
+  TOKEN_TTL_MS,
+  wholeNumberSetting,
+} from './limits.ts';
 import { PORTAL_MESSAGES } from './messages.ts';
 import { RateLimiter } from './rate-limit.ts';
 
@@ -122,13 +132,7 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
     clearTimeout(timer);
     if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.length;
-  }
-  return body;
+  return bodyBytes(chunks);
 }
 
 /** The JSON object a request carries, or the reply that refuses it. */
@@ -227,7 +231,7 @@ class PortalEndpoints {
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
       if (!(error instanceof KeyError)) throw error;
-      if (error.status === 429) return tooMany(`${SIGN_INS_PER_HOUR} sign-in links per hour per e-mail address`, error.retryAfter ?? 60);
+      if (error.status === 429) return tooMany(`${SIGN_INS_PER_HOUR} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
       return fail(error.status, error.message);
     }
   }
@@ -275,7 +279,7 @@ function mailText(link: string): string {
     '',
     link,
     '',
-    `It works once, within ${TOKEN_TTL_MS / 60_000} minutes, and signs you in for an hour.`,
+    `It works once, within ${inWords(TOKEN_TTL_MS)}, and signs you in for ${inWords(SESSION_TTL_MS)}.`,
     'If you did not ask for it, ignore this mail: nothing happens without the link.',
     '',
   ].join('\n');

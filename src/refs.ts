@@ -46,10 +46,10 @@ export function dataPath(id: string): string | null {
 /** Number of person/film index shards. */
 export const SHARD_COUNT = 64;
 
-/** FNV-1a over the UTF-8 bytes: which shard holds a name. Same in build and runtime. */
 /** One FNV-1a step. */
 const fnv = (h: number, byte: number) => Math.imul(h ^ byte, 0x01000193) >>> 0;
 
+/** FNV-1a over the UTF-8 bytes: which shard holds a name. Same in build and runtime. */
 export function shardOf(name: string, count = SHARD_COUNT): number {
   let h = 0x811c9dc5;
   // The name's UTF-8 bytes, written out here rather than through a TextEncoder on every lookup.

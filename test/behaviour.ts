@@ -4,10 +4,9 @@
  * way to send a request and to issue and revoke keys; the suite checks every
  * status, body and header the contract promises, against the full archive.
  */
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/routes.ts';
-import { eventually, type RawReply } from './helpers.ts';
+import { decodedBody, eventually, type RawReply } from './helpers.ts';
 import { expected, type Expected, type SpecArchive } from './oracle.ts';
 
 export interface Target {
@@ -25,12 +24,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const FORBIDDEN = { error: 'Forbidden - Invalid API Key' };
 const BAD_YEAR = { error: 'Invalid year: expected a whole number, the year the ceremony was held' };
 
-export const decoded = (reply: RawReply): Buffer => {
-  const encoding = reply.headers['content-encoding'];
-  if (encoding === 'br') return brotliDecompressSync(reply.body);
-  if (encoding === 'gzip') return gunzipSync(reply.body);
-  return reply.body;
-};
+export const decoded = (reply: RawReply): Buffer => decodedBody(reply.body, reply.headers['content-encoding']);
 export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf8'));
 
 /** The path of each route with sample parameters and a key. */

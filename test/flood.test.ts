@@ -11,7 +11,7 @@ import { type ApiReply, bodyBytes } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { RateLimiter } from '../src/rate-limit.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from './helpers.ts';
+import { heapUsed, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from './helpers.ts';
 
 const LIMIT = 3;
 const WINDOW_MS = 60_000;
@@ -25,13 +25,6 @@ let api: Api;
 const log = keyWatchingLog();
 const issued = new Set<string>();
 
-/** Heap in use after a full collection: what is retained, whenever the collector last ran. */
-function heapUsed(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('Expected gc() to be exposed: vitest.config.ts runs test workers with --expose-gc');
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 /** Retained-heap bound for a limiter keeping 1,000 windows (about 0.15 MB measured; 100,000 windows take about 10 MB). */
 const RETAINED_BOUND = 2 * 1024 * 1024;

@@ -6,14 +6,13 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../src/api/handler.ts';
 import { bodyBytes } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './helpers.ts';
+import { decodedBody, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './helpers.ts';
 
 /** Every status the API documents for these routes (500 only on a damaged dist/, which this dist is not). */
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429]);
@@ -139,12 +138,6 @@ function pathOf(g: Generated): string {
 /** What may go on the wire in a request line: everything outside printable ASCII percent-encoded (as a client would). */
 const wireSafe = (p: string) => Buffer.from(p, 'utf8').reduce((out, b) => out + (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : hex(b)), '');
 
-function decoded(body: Buffer, encoding: string | undefined): Buffer {
-  if (encoding === 'br') return zlib.brotliDecompressSync(body);
-  if (encoding === 'gzip') return zlib.gunzipSync(body);
-  return body;
-}
-
 /** The properties every answer must have. */
 function check(g: Generated, reply: { status: number; headers: Record<string, string>; body: Buffer }, isPublic: (b: Buffer) => boolean): void {
   const where = `${g.method} ${pathOf(g).slice(0, 300)} -> ${reply.status} ${reply.body.subarray(0, 200).toString()}`;
@@ -154,7 +147,7 @@ function check(g: Generated, reply: { status: number; headers: Record<string, st
     expect(reply.body.length, where).toBe(0);
     return;
   }
-  const body = decoded(reply.body, reply.headers['content-encoding']);
+  const body = decodedBody(reply.body, reply.headers['content-encoding']);
   if (reply.status >= 400) {
     const parsed = JSON.parse(body.toString('utf8'));
     expect(typeof parsed.error, where).toBe('string');

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { build } from '../build/build.ts';
 import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
 import { redactLine } from '../src/redact.ts';
@@ -90,6 +91,21 @@ export async function buildInto(source: string, tag = 'dist'): Promise<string> {
   const out = path.join(dir, 'dist');
   await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
   return out;
+}
+
+/** A reply body as sent before `content-encoding` (br, gzip or none). */
+export function decodedBody(body: Buffer, encoding: string | undefined): Buffer {
+  if (encoding === 'br') return brotliDecompressSync(body);
+  if (encoding === 'gzip') return gunzipSync(body);
+  return body;
+}
+
+/** Heap in use after a full collection: what is retained, whenever the collector last ran. */
+export function heapUsed(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('Expected gc() to be exposed: vitest.config.ts runs test workers with --expose-gc');
+  gc();
+  return process.memoryUsage().heapUsed;
 }
 
 /** Every file under `dir`, relative path to sha256. */
@@ -252,9 +268,8 @@ export interface Sandbox {
 
 /** Builds the sample into a fresh temp folder (never the project's dist/). */
 export async function sampleSandbox(tag: string): Promise<Sandbox> {
-  const dir = await tempDir(tag);
-  const dist = path.join(dir, 'dist');
-  await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
+  const dist = await buildInto(SAMPLE_SOURCE, tag);
+  const dir = path.dirname(dist);
   return { dir, dist, keysDb: path.join(dir, 'keys.db'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -349,9 +364,8 @@ export interface LocalServer {
 }
 
 export async function startLocalServer(options: { rateLimitPerMinute?: number } = {}): Promise<LocalServer> {
-  const dir = await tempDir('local');
-  const dist = path.join(dir, 'dist');
-  await build({ source: SAMPLE_SOURCE, out: dist, summary: path.join(dir, 'summary.json'), log: () => {} });
+  const dist = await buildInto(SAMPLE_SOURCE, 'local');
+  const dir = path.dirname(dist);
   const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));
   const keys = new Keys(backend);
   const key = await keys.issue('contract@example.org');

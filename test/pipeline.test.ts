@@ -6,14 +6,14 @@
  * endless distinct URLs) does not grow memory.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
 import { isPromise } from '../src/api/maybe.ts';
 import { type ApiReply, bodyBytes } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { buildInto, eventually, SAMPLE_SOURCE, tempDir } from './helpers.ts';
+import { buildInto, eventually, heapUsed, SAMPLE_SOURCE, tempDir } from './helpers.ts';
 
 let dist: string;
 let db: string;
@@ -33,11 +33,6 @@ const settle = async (out: ApiReply | Promise<ApiReply>) => await out;
 let addresses = 0;
 const newKey = () => keys.issue(`pipeline-${++addresses}@example.org`);
 
-/** Heap in use after a full collection (test workers run with --expose-gc). */
-function heapUsed(): number {
-  (globalThis as { gc?: () => void }).gc!();
-  return process.memoryUsage().heapUsed;
-}
 
 describe('the pipeline', () => {
   it('answers a warm request synchronously, and a cold one with a promise', async () => {
@@ -142,6 +137,21 @@ describe('the pipeline', () => {
     copies = false;
     await settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`), changed));
     expect(api.archive.joinedBytes).toBe(0);
+  });
+
+  it('hashes a file once when many requests for it arrive together, cold', async () => {
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
+    const key = await newKey();
+    const digest = vi.spyOn(crypto.subtle, 'digest');
+    try {
+      const replies = await Promise.all(Array.from({ length: 20 }, () => settle(api.reply(get(`/archive/year=2026/apikey=${key}`)))));
+      expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
+      const hashed = digest.mock.calls.map(([, data]) => Buffer.from(data as Uint8Array).toString('base64'));
+      expect(hashed.length).toBeGreaterThan(0);
+      expect(new Set(hashed).size).toBe(hashed.length); // no content hashed twice: one read, one hash
+    } finally {
+      digest.mockRestore();
+    }
   });
 
   it('does not grow memory on anonymous requests with huge keys', async () => {

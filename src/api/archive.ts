@@ -123,6 +123,8 @@ class StoredAnswer implements Answer {
 
 export class ArchiveReader {
   private readonly verified = new WeakSet<Uint8Array>();
+  /** Bytes being hashed now: requests arriving meanwhile wait for the same hash rather than start another. */
+  private readonly verifying = new WeakMap<Uint8Array, Promise<Uint8Array>>();
   private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
   /** The full category names of the parsed manifest, for finding those containing a text. */
   private names: NameIndex | null = null;
@@ -210,11 +212,18 @@ export class ArchiveReader {
   private verifiedBytes(bytes: Uint8Array | null, id: string, path: string): Maybe<Uint8Array> {
     if (!bytes) throw new DataError(`missing ${path}`);
     if (this.verified.has(bytes)) return bytes;
-    return idOf(bytes).then((actual) => {
-      if (actual !== id) throw new DataError(`corrupt ${path}`);
-      this.verified.add(bytes);
-      return bytes;
-    });
+    let checked = this.verifying.get(bytes);
+    if (!checked) {
+      checked = idOf(bytes)
+        .then((actual) => {
+          if (actual !== id) throw new DataError(`corrupt ${path}`);
+          this.verified.add(bytes);
+          return bytes;
+        })
+        .finally(() => this.verifying.delete(bytes));
+      this.verifying.set(bytes, checked);
+    }
+    return checked;
   }
 
   private stored(source: DataSource, ref: FileRef): Answer {

@@ -37,6 +37,8 @@ export interface DiskDataOptions {
 export class DiskData implements DataSource {
   private readonly cache: ByteLru<Entry>;
   private readonly revalidateMs: number;
+  /** Reads under way, by path: as many as requests waiting on distinct files, no more. */
+  private readonly loading = new Map<string, Promise<Uint8Array | null>>();
 
   constructor(
     readonly root: string,
@@ -51,11 +53,20 @@ export class DiskData implements DataSource {
     return this.cache.bytes;
   }
 
-  /** From memory, at once, while the last check of the disk is recent enough; otherwise after asking the disk. */
+  /**
+   * From memory, at once, while the last check of the disk is recent enough;
+   * otherwise after asking the disk, once for all the requests that want the
+   * file meanwhile (they get the same bytes, so they are also hashed once).
+   */
   read(relative: string): Maybe<Uint8Array | null> {
     const hit = this.cache.peek(relative);
     if (hit && Date.now() - hit.checkedAt < this.revalidateMs) return hit.bytes;
-    return this.load(relative, hit);
+    let loading = this.loading.get(relative);
+    if (!loading) {
+      loading = this.load(relative, hit).finally(() => this.loading.delete(relative));
+      this.loading.set(relative, loading);
+    }
+    return loading;
   }
 
   private async load(relative: string, hit: Entry | undefined): Promise<Uint8Array | null> {

@@ -6,14 +6,11 @@
 import type http from 'node:http';
 import type { Keys } from '../keys.ts';
 import { jsonReply } from '../api/reply.ts';
-import type { ApiRequest } from '../api/request.ts';
 import { BODY_TIMEOUT_MS } from '../limits.ts';
 import { PORTAL_MESSAGES } from '../messages.ts';
 import { BodyTimeoutError, createPortal, isPortalPath, type PortalOptions } from '../portal.ts';
 import { toApiRequest, writeReply } from './http.node.ts';
 
-/** An ApiRequest as a plain object, so it can be spread into a PortalRequest (its header method kept). */
-const plain = (request: ApiRequest): ApiRequest => ({ method: request.method, url: request.url, header: (name) => request.header(name) });
 
 /** Handles a request when it is the portal's (returns true), or leaves it alone (false). */
 export type NodePortal = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -78,16 +75,17 @@ export function nodePortal(keys: Keys, options: NodePortalOptions): NodePortal {
     if (!isPortalPath(pathname)) return false;
     let unread = false;
     portal
-      .reply({
-        ...plain(toApiRequest(req)),
-        clientIp: req.socket.remoteAddress ?? 'unknown',
-        body: async (maxBytes) => {
-          unread = true;
-          const body = await readBody(req, maxBytes, options.bodyTimeoutMs);
-          unread = body === null;
-          return body;
-        },
-      })
+      .reply(
+        Object.assign(toApiRequest(req), {
+          clientIp: req.socket.remoteAddress ?? 'unknown',
+          body: async (maxBytes: number) => {
+            unread = true;
+            const body = await readBody(req, maxBytes, options.bodyTimeoutMs);
+            unread = body === null;
+            return body;
+          },
+        }),
+      )
       .then(
         (out) => {
           // A refused or late body may still be arriving: answer, then close the connection rather than read the rest.

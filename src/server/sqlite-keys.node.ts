@@ -385,22 +385,26 @@ export class SqliteKeyBackend implements KeyBackend {
    * benchmark); a key whose address already has an active one is stored revoked.
    */
   insertMany(keys: (NewKey & { revokedAt?: number | null })[], now = Date.now()): { stored: number; revoked: number } {
+    const { stored, revoked, live } = this.blockingWrite(() => this.insertKeys(keys, now));
+    for (const hash of live) this.active?.add(hash);
+    return { stored, revoked };
+  }
+
+  /** insertMany's inserts, inside a write transaction the caller holds; the hashes it stored active. */
+  private insertKeys(keys: Iterable<NewKey & { revokedAt?: number | null }>, now: number) {
     const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
     let stored = 0;
     let revoked = 0;
     const live: string[] = [];
-    this.blockingWrite(() => {
-      let seq = this.maxSeq();
-      for (const k of keys) {
-        const active = k.revokedAt == null && this.currentHash(k.email) === null;
-        if (k.revokedAt == null && !active) revoked++;
-        const added = Number(insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes);
-        stored += added;
-        if (added && active) live.push(k.hash);
-      }
-    });
-    for (const hash of live) this.active?.add(hash);
-    return { stored, revoked };
+    let seq = this.maxSeq();
+    for (const k of keys) {
+      const active = k.revokedAt == null && this.currentHash(k.email) === null;
+      if (k.revokedAt == null && !active) revoked++;
+      const added = Number(insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes);
+      stored += added;
+      if (added && active) live.push(k.hash);
+    }
+    return { stored, revoked, live };
   }
 
   private importLegacy(file: string): LegacyImport | null {
@@ -412,16 +416,9 @@ export class SqliteKeyBackend implements KeyBackend {
     return this.blockingWrite(() => {
       // Another process may have imported it while this one read the file.
       if (this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT)) return null;
-      const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
       const now = Date.now();
-      let seq = this.maxSeq();
-      let revoked = 0;
       // Newest first, so the newest active key of an address stays active if an old bug left two.
-      for (const r of [...records].sort((a, b) => b.createdAt - a.createdAt)) {
-        const live = r.revokedAt === null && this.currentHash(r.email) === null;
-        if (r.revokedAt === null && !live) revoked++;
-        insert.run(r.hash, r.id, r.email, r.createdAt, live ? null : (r.revokedAt ?? now), ++seq);
-      }
+      const { revoked } = this.insertKeys([...records].sort((a, b) => b.createdAt - a.createdAt), now);
       const summary: LegacyImport = { file, keys: records.length, revoked, at: iso(now) };
       this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run(LEGACY_IMPORT, JSON.stringify(summary));
       return summary;
