@@ -18,7 +18,7 @@
  * required where there is one (415 otherwise). So only the portal page on the
  * same origin can use these endpoints from a browser.
  */
-import { type ApiReply, bodyBytes, jsonReply } from './api/reply.ts';
+import { type ApiReply, concatBytes, jsonReply } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
 import {
@@ -132,7 +132,7 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
     clearTimeout(timer);
     if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
-  return bodyBytes(chunks);
+  return concatBytes(chunks);
 }
 
 /** The JSON object a request carries, or the reply that refuses it. */

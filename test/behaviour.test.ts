@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
-import { bodyBytes } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
@@ -79,7 +78,7 @@ beforeAll(async () => {
     async request(method, pathname, headers = {}) {
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
       const out = await api.reply({ method, url: pathname, header: (n) => lower[n] });
-      return { status: out.status, headers: out.headers, body: Buffer.from(bodyBytes(out.body)) };
+      return { status: out.status, headers: out.headers, body: Buffer.from(out.body ?? new Uint8Array(0)) };
     },
   };
   const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);

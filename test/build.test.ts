@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
 import { createApi, type Api } from '../src/api/handler.ts';
-import { bodyBytes } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
@@ -38,7 +37,7 @@ function random(seed: number) {
 
 async function served(pathname: string): Promise<Expected> {
   const out = await api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
-  return { status: out.status, text: new TextDecoder().decode(bodyBytes(out.body)) };
+  return { status: out.status, text: new TextDecoder().decode(out.body ?? new Uint8Array(0)) };
 }
 
 /** Asks the service and the oracle the same lookup; `label` names the case in a failure. */

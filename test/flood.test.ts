@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../src/api/handler.ts';
-import { type ApiReply, bodyBytes } from '../src/api/reply.ts';
+import type { ApiReply } from '../src/api/reply.ts';
 import { Keys } from '../src/keys.ts';
 import { RateLimiter } from '../src/rate-limit.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
@@ -60,7 +60,7 @@ function expect429(out: ApiReply, windowStart: number): void {
   const retryAfter = Number(out.headers['retry-after']);
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(Math.ceil((windowStart + WINDOW_MS - clock) / 1000) || 1);
-  const body = JSON.parse(new TextDecoder().decode(bodyBytes(out.body)));
+  const body = JSON.parse(new TextDecoder().decode(out.body ?? new Uint8Array(0)));
   expect(body).toMatchObject({ error: 'Too Many Requests', retryAfter });
 }
 

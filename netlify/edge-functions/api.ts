@@ -62,7 +62,6 @@ function setting(name: string, fallback: number, min: number, max?: number): num
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, 60_000) }),
   rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
-  flattenJoins: true, // a Response takes one body: a join is made into one buffer once, not on every answer
   log: (line) => console.log(redactLine(line)), // secrets leave only where lines are written
 });
 

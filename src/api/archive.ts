@@ -7,8 +7,8 @@
  *
  * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
  * counted at three times their file size, about what the parsed objects take)
- * and joined answers (`joinBytes`, counted with their query: pieces of a
- * stored file, or one buffer where `flattenJoins`). Raw file bytes are the
+ * and joined answers (`joinBytes`, counted at their size plus their query).
+ * Raw file bytes are the
  * DataSource's to keep; a shard is parsed again when the source hands back
  * other bytes, and joins go when the manifest changes.
  */
@@ -16,7 +16,7 @@ import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, Manifest, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
-import { type Answer, bodyBytes } from './reply.ts';
+import { type Answer, concatBytes } from './reply.ts';
 import type { Lookup } from './request.ts';
 
 /** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
@@ -30,14 +30,8 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
   jsonBytes?: number;
-  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB as one buffer). */
+  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
   joinBytes?: number;
-  /**
-   * Keep each joined answer as one buffer, made once and counted at its size
-   * (the edge function, whose Response takes one body); otherwise as pieces
-   * of the file it is cut from (the Node server, which writes pieces).
-   */
-  flattenJoins?: boolean;
 }
 
 interface Joined {
@@ -49,8 +43,6 @@ interface Joined {
 const OPEN = new Uint8Array([0x5b]);
 const COMMA = new Uint8Array([0x2c]);
 const CLOSE = new Uint8Array([0x5d]);
-/** What a piece of a join takes in memory (a view of bytes held anyway), for the join cache's bound. */
-const PIECE_BYTES = 96;
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -269,9 +261,11 @@ export class ArchiveReader {
   }
 
   /**
-   * A joined answer as pieces: `[`, each matching element of the file it is cut
-   * from, the commas, `]`. Nothing is copied, so a join costs its piece list,
-   * never megabytes of its own, however often it is made and dropped.
+   * A joined answer: `[`, each matching element of the file it is cut from,
+   * the commas, `]`, copied into one buffer once, when the join is made. (Kept
+   * as pieces written one by one instead, the widest joins cost the Node
+   * server four times the CPU per request, for no saving in memory the bench
+   * could see.)
    */
   private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
     const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
@@ -284,8 +278,8 @@ export class ArchiveReader {
     pieces.push(CLOSE);
     // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
     const ids: Answer['ids'] = { identity: await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`)) };
-    const body = this.options.flattenJoins ? bodyBytes(pieces) : pieces;
-    return { size: Array.isArray(body) ? body.length * PIECE_BYTES : (body as Uint8Array).length, answer: { ids, bytes: () => body } };
+    const body = concatBytes(pieces);
+    return { size: body.length, answer: { ids, bytes: () => body } };
   }
 
   /** Across all years: the matching names' elements of the build's join file, already in archive order. */

@@ -9,33 +9,22 @@ import { isPromise, type Maybe } from './maybe.ts';
 import { limitText, MESSAGES } from '../messages.ts';
 import type { ApiRequest } from './request.ts';
 
-/** What a reply sends: one buffer, or (a joined answer) pieces of stored files sent one after another. */
-export type Body = Uint8Array | readonly Uint8Array[];
-
 export interface ApiReply {
   status: number;
   headers: Record<string, string>;
   /** Null for HEAD, 204 and 304. */
-  body: Body | null;
+  body: Uint8Array | null;
 }
 
-/** Bytes a body sends. */
-export function bodyLength(body: Body): number {
-  if (!Array.isArray(body)) return (body as Uint8Array).length;
+/** Chunks copied into one buffer (a joined answer, once; a request body). */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   let length = 0;
-  for (const piece of body as readonly Uint8Array[]) length += piece.length;
-  return length;
-}
-
-/** A body as one buffer (the fetch-style adapters, tests): pieces are copied together. */
-export function bodyBytes(body: Body | null): Uint8Array {
-  if (body === null) return new Uint8Array(0);
-  if (!Array.isArray(body)) return body as Uint8Array;
-  const out = new Uint8Array(bodyLength(body));
+  for (const chunk of chunks) length += chunk.length;
+  const out = new Uint8Array(length);
   let at = 0;
-  for (const piece of body as readonly Uint8Array[]) {
-    out.set(piece, at);
-    at += piece.length;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
   }
   return out;
 }
@@ -108,7 +97,7 @@ export function etagMatches(header: string | null | undefined, ids: (string | un
 /** An answer the archive found: an id per stored encoding (identity always), and the bytes of each. */
 export interface Answer {
   ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  bytes(encoding: Encoding): Maybe<Body>;
+  bytes(encoding: Encoding): Maybe<Uint8Array>;
 }
 
 /** The variant to send: the best one both we hold and the client accepts, when we compress at all. */
@@ -137,7 +126,7 @@ export function answerReply(answer: Answer, request: ApiRequest, compression: bo
   return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
 }
 
-function withBody(headers: Record<string, string>, body: Body): ApiReply {
-  headers['content-length'] = String(bodyLength(body));
+function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
+  headers['content-length'] = String(body.length);
   return { status: 200, headers, body };
 }

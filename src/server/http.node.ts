@@ -25,12 +25,8 @@ class NodeRequest implements ApiRequest {
 
 export const toApiRequest = (req: http.IncomingMessage): ApiRequest => new NodeRequest(req);
 
-/** Writes a reply; the bytes (a Buffer when they come from disk, pieces of one for a join) go to the socket as they are. */
+/** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. */
 export function writeReply(res: http.ServerResponse, reply: ApiReply): void {
   res.writeHead(reply.status, reply.headers);
-  if (!Array.isArray(reply.body)) return void res.end(reply.body ?? undefined);
-  res.cork();
-  for (const piece of reply.body as readonly Uint8Array[]) res.write(piece);
-  res.end();
-  res.uncork();
+  res.end(reply.body ?? undefined);
 }
