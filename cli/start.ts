@@ -58,7 +58,7 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
 function numericSettings() {
   try {
     return {
-      port: wholeNumberSetting('PORT', process.env.PORT, 8888, 0, 65_535),
+      port: wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535),
       rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
     };
@@ -103,7 +103,14 @@ async function main() {
   });
   const dev = await devKey(keys, backend);
 
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await new Promise<void>((resolve) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const why = error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`;
+      console.error(`npm start: ${host}:${port} ${why}`);
+      process.exit(1);
+    });
+    server.listen(port, host, resolve);
+  });
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
   console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
   if (dev) {

@@ -3,15 +3,18 @@
  * (the sample: no ARCHIVE_SOURCE, no data/cache/), a development key kept in a
  * file and never printed, example URLs that work (its own and the README's),
  * an access log without keys, sign-in mail on the console; and a key database
- * it cannot read, or a numeric setting that is not a whole number, stops it
- * with one line, the database left alone.
+ * it cannot read, a numeric setting that is not a whole number, or a port
+ * already taken, stops it with one line, the database left alone.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { cleanCopy, rawRequest, startServer, tempDir } from './helpers.ts';
 
 let clone: string;
+/** The first test's settings, its dist/ built: later tests start without building again. */
+let built: Record<string, string> | undefined;
 beforeAll(async () => {
   clone = await cleanCopy('start-clone');
 });
@@ -50,6 +53,7 @@ it('builds when dist is missing, makes a development key and prints three exampl
   expect(access.length).toBeGreaterThanOrEqual(6);
   for (const line of access) expect(line).toMatch(/^GET \/\S+apikey=faa_[A-Za-z0-9_-]{8}… 200 \d+ms$/);
 
+  built = env;
   const second = await startServer(env, { cwd: clone, ready: 'curl ' });
   try {
     expect(second.output()).not.toContain('building:');
@@ -63,6 +67,20 @@ it('builds when dist is missing, makes a development key and prints three exampl
     expect(readdirSync(path.join(dir, 'mail'))).toHaveLength(1);
   } finally {
     await second.stop();
+  }
+});
+
+it('stops with one clear line, not a stack, when its port is taken', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as { port: number };
+  try {
+    const env = built ?? { DIST_DIR: path.join(await tempDir('start-port'), 'dist'), KEYS_DB: path.join(await tempDir('start-port'), 'keys.db') };
+    const refusal = startServer({ ...env, PORT: String(port) }, { cwd: clone });
+    await expect(refusal).rejects.toThrow(new RegExp(`exited 1:[\\s\\S]*\\nnpm start: 127\\.0\\.0\\.1:${port} is in use: stop what holds it, or set PORT to another\\n$`));
+    await expect(refusal).rejects.not.toThrow('Unhandled');
+  } finally {
+    holder.close();
   }
 });
 
@@ -81,7 +99,7 @@ it('stops with one clear line, before building anything, when a numeric setting 
   for (const [name, value, range] of [
     ['RATE_LIMIT_PER_MINUTE', 'abc', 'from 1 and up'],
     ['PORTAL_ISSUE_LIMIT_PER_MINUTE', '0', 'from 1 and up'],
-    ['PORT', '99999', 'from 0 to 65535'],
+    ['PORT', '0', 'from 1 to 65535'],
   ]) {
     const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), [name]: value };
     await expect(startServer(env, { cwd: clone })).rejects.toThrow(`exited 1:\nnpm start: Expected ${name} to be a whole number ${range}, got "${value}"\n`);
