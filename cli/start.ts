@@ -104,12 +104,17 @@ async function main() {
   const dev = await devKey(keys, backend);
 
   await new Promise<void>((resolve) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
+    // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
+    const refused = (error: NodeJS.ErrnoException) => {
       const why = error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`;
       console.error(`npm start: ${host}:${port} ${why}`);
       process.exit(1);
+    };
+    server.once('error', refused);
+    server.listen(port, host, () => {
+      server.off('error', refused);
+      resolve();
     });
-    server.listen(port, host, resolve);
   });
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
   console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
