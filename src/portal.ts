@@ -18,7 +18,7 @@
  * required where there is one (415 otherwise). So only the portal page on the
  * same origin can use these endpoints from a browser.
  */
-import { type ApiReply, concatBytes, jsonReply } from './api/reply.ts';
+import { type ApiReply, concatBytes, jsonReply, toResponse } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
 import {
@@ -263,7 +263,7 @@ class PortalEndpoints {
         clientIp,
         body: (maxBytes) => readLimited(request.body, maxBytes),
       })) ?? fail(404, PORTAL_MESSAGES.notFound);
-    return new Response(out.body as Uint8Array<ArrayBuffer> | null, { status: out.status, headers: out.headers });
+    return toResponse(out);
   }
 }
 

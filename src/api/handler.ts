@@ -10,7 +10,7 @@ import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from '
 import { Gate, type KeyCheck } from './gate.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
-import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES } from './reply.ts';
+import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, parseRequest, type RouteMatch } from './request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
@@ -126,9 +126,7 @@ export function createApi(options: ApiOptions) {
     reply: (request: ApiRequest, source: DataSource | undefined = options.data) => reply(stages, request, source),
     /** The fetch-style entry (edge function, Deno): Request in, Response out. */
     async handle(request: Request, source?: DataSource): Promise<Response> {
-      const out = await reply(stages, { method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source ?? options.data);
-      const body = out.body === null || !Array.isArray(out.body) ? (out.body as Uint8Array<ArrayBuffer> | null) : new Blob(out.body as Uint8Array<ArrayBuffer>[]);
-      return new Response(body, { status: out.status, headers: out.headers });
+      return toResponse(await reply(stages, { method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source ?? options.data));
     },
     limiter: stages.gate.limiter,
     archive: stages.archive,

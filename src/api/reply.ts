@@ -16,6 +16,10 @@ export interface ApiReply {
   body: Uint8Array | null;
 }
 
+/** An ApiReply as a fetch Response (the edge function, the Netlify portal function). */
+export const toResponse = (reply: ApiReply): Response =>
+  new Response(reply.body as Uint8Array<ArrayBuffer> | null, { status: reply.status, headers: reply.headers });
+
 /** Chunks copied into one buffer (a joined answer, once; a request body). */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   let length = 0;
