@@ -31,14 +31,19 @@ const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
 const DEV_ADDRESS = 'dev@localhost.localdomain';
 
+/** Stops npm start with one line on stderr, no stack: for what the user can fix (a setting, a file, a port). */
+function refuse(line: string): never {
+  console.error(line);
+  process.exit(1);
+}
+
 /** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
 function openKeys(): SqliteKeyBackend {
   try {
     return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json') });
   } catch (error) {
     if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-    console.error(error.message);
-    process.exit(1);
+    refuse(error.message);
   }
 }
 
@@ -64,8 +69,7 @@ function numericSettings() {
     };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    console.error(`npm start: ${error.message}`);
-    process.exit(1);
+    refuse(`npm start: ${error.message}`);
   }
 }
 
@@ -76,8 +80,7 @@ async function main() {
     await prepareDist(DIST);
   } catch (error) {
     if (!(error instanceof BuildRefused)) throw error;
-    console.error(`npm start: ${error.message}`);
-    process.exit(1);
+    refuse(`npm start: ${error.message}`);
   }
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
@@ -107,8 +110,7 @@ async function main() {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
     const refused = (error: NodeJS.ErrnoException) => {
       const why = error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`;
-      console.error(`npm start: ${host}:${port} ${why}`);
-      process.exit(1);
+      refuse(`npm start: ${host}:${port} ${why}`);
     };
     server.once('error', refused);
     server.listen(port, host, () => {
