@@ -8,9 +8,8 @@
  * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
  * counted at three times their file size, about what the parsed objects take)
  * and joined answers (`joinBytes`, counted at their size plus their query).
- * Raw file bytes are the
- * DataSource's to keep; a shard is parsed again when the source hands back
- * other bytes, and joins go when the manifest changes.
+ * Raw file bytes are the DataSource's to keep; a shard is parsed again when
+ * the source hands back other bytes, and joins go when the manifest changes.
  */
 import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
@@ -51,7 +50,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
-
 
 /**
  * The full category names in one string, NUL between them, so that the names

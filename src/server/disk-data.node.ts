@@ -1,8 +1,9 @@
 /**
  * The Node server's DataSource: files under dist/, kept in memory (bounded,
- * the first read first out: a hit does not reorder the cache) and checked against the disk at most once
- * per `revalidateMs`, so a deleted, replaced or corrupted file is noticed
- * while the server runs and a restored one is picked up again.
+ * the first read first out: a hit does not reorder the cache) and checked
+ * against the disk at most once per `revalidateMs`, so a deleted, replaced or
+ * corrupted file is noticed while the server runs and a restored one is
+ * picked up again.
  */
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
