@@ -97,7 +97,7 @@ describe('the logs of a running server', () => {
     const logLines = lines.filter((l) => l.startsWith('{'));
     expect(logLines.length).toBeGreaterThanOrEqual(34);
     const access = logLines.map((l) => JSON.parse(l).msg as string);
-    expect(access).toContain(`GET /archive/year=1930/apikey=${k.slice(0, 12)}… 200 ${/\d+/.exec(access.find((a) => a.startsWith('GET /archive/year=1930/apikey=faa_'))!.split(' ').at(-1)!)![0]}ms`);
+    expect(access).toContain(`GET /archive/year=1930/apikey=${k.slice(0, 12)}... 200 ${/\d+/.exec(access.find((a) => a.startsWith('GET /archive/year=1930/apikey=faa_'))!.split(' ').at(-1)!)![0]}ms`);
     for (const secret of [key, token, session]) {
       const body = secret.slice(4);
       for (const form of [body.slice(0, 20), body.slice(-20), pct(body).slice(0, 30), pct(body).slice(0, 30).toLowerCase(), body.slice(8, 28).toLowerCase()]) {
@@ -133,7 +133,7 @@ describe('the logger', () => {
     const text = written.join('');
     expect(text.split('\n').filter(Boolean)).toHaveLength(1000);
     expect(text).not.toContain(k);
-    expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}… 200 1ms` });
+    expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}... 200 1ms` });
   });
 });
 
@@ -145,9 +145,9 @@ describe('a line too long to keep whole', () => {
       const line = `GET /person/name=${'x'.repeat(at)}/apikey=${key}/${'y'.repeat(15 * 1024)}/${key.slice(4)} 403 0ms`;
       const short = shorten(line);
       expect(short.length).toBeLessThanOrEqual(MAX_LINE + 64);
-      expect(short).toMatch(/ …\[\d+ characters left out\]… /);
+      expect(short).toMatch(/ \.\.\.\[\d+ characters left out\]\.\.\. /);
       expect(short.endsWith(' 403 0ms')).toBe(true);
-      const kept = short.split(/ …\[\d+ characters left out\]… /).join(' ');
+      const kept = short.split(/ \.\.\.\[\d+ characters left out\]\.\.\. /).join(' ');
       for (const piece of kept.split(/[^A-Za-z0-9_%\\-]+/)) expect(line.split(/[^A-Za-z0-9_%\\-]+/)).toContain(piece);
       expect(redactLine(short)).not.toContain(key.slice(4, 24)); // neither the key nor its bare body survives
     }

@@ -51,7 +51,7 @@ it('builds when dist is missing, makes a development key and prints three exampl
   const lines = first.output().split('\n').filter((l) => l.startsWith('{'));
   const access = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.startsWith('GET '));
   expect(access.length).toBeGreaterThanOrEqual(6);
-  for (const line of access) expect(line).toMatch(/^GET \/\S+apikey=faa_[A-Za-z0-9_-]{8}… 200 \d+ms$/);
+  for (const line of access) expect(line).toMatch(/^GET \/\S+apikey=faa_[A-Za-z0-9_-]{8}\.\.\. 200 \d+ms$/);
 
   built = env;
   const second = await startServer(env, { cwd: clone, ready: 'curl ' });

@@ -1,6 +1,6 @@
 /**
  * The Node side's one logger: JSON lines in pino's format
- * (`{"level":"info","time":"…","msg":"GET /archive/year=2026/apikey=faa_AbCdEfGh… 200 1ms"}`),
+ * (`{"level":"info","time":"…","msg":"GET /archive/year=2026/apikey=faa_AbCdEfGh... 200 1ms"}`),
  * written through sonic-boom, pino's own buffered destination. A request only
  * pushes its line onto a list; every `flushMs` (or sooner, once `flushBytes`
  * of lines wait) they are formatted, redacted (here, where they are written,
@@ -15,8 +15,8 @@ import { isAtomChar, redactLine } from '../redact.ts';
 // sonic-boom is CommonJS exporting its class as the module itself; its types name it as an export.
 const SonicBoom = sonicBoom as unknown as typeof SonicBoomClass;
 export interface Log {
-  /** One line at info level (the access log, the portal's log). */
-  (line: string): void;
+  /** One line at info level (the access log, the portal's log), at `time` (ms since the epoch; default now). */
+  (line: string, time?: number): void;
   error(line: string): void;
   /** Writes out what is buffered. */
   flush(): Promise<void>;
@@ -49,17 +49,7 @@ export function shorten(line: string): string {
   let tail = line.length - 256;
   while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
   // A flat copy: slices would keep the whole original alive while the line waits for its batch.
-  return JSON.parse(JSON.stringify(`${line.slice(0, head)} …[${tail - head} characters left out]… ${line.slice(tail)}`));
-}
-
-/** Lines as one buffer of UTF-8, each encoded straight into it (no joined string to measure and convert again). */
-function encode(lines: string[]): Buffer {
-  let size = 0;
-  for (const line of lines) size += line.length;
-  const bytes = Buffer.allocUnsafe(size * 3); // UTF-8 takes at most 3 bytes per UTF-16 unit
-  let at = 0;
-  for (const line of lines) at += bytes.write(line, at);
-  return bytes.subarray(0, at);
+  return JSON.parse(JSON.stringify(`${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`));
 }
 
 /** ISO time of a millisecond, computed once for all the lines of that millisecond. */
@@ -93,20 +83,20 @@ export function createLog(options: LogOptions = {}): Log {
     soon = false;
     waiting = 0;
     if (pending.length === 0) return;
-    const lines: string[] = [];
+    let text = '';
     // Only the message can hold a secret (level and time are ours): it is redacted before it is JSON-encoded.
     for (let i = 0; i < pending.length; i += 3) {
-      lines.push(`{"level":"${pending[i + 1]}","time":"${iso(pending[i] as number)}","msg":${JSON.stringify(redactLine(pending[i + 2] as string))}}\n`);
+      text += `{"level":"${pending[i + 1]}","time":"${iso(pending[i] as number)}","msg":${JSON.stringify(redactLine(pending[i + 2] as string))}}\n`;
     }
     pending = [];
-    if (dropped > 0) lines.push(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${dropped} lines dropped: the destination was too slow"}\n`);
+    if (dropped > 0) text += `{"level":"error","time":"${iso(Date.now())}","msg":"log: ${dropped} lines dropped: the destination was too slow"}\n`;
     dropped = 0;
-    out.write(encode(lines));
+    out.write(Buffer.from(text)); // the batch as one string, encoded to UTF-8 in one call
   }
 
-  function push(level: 'info' | 'error', whole: string): void {
+  function push(level: 'info' | 'error', whole: string, time = Date.now()): void {
     const line = shorten(whole); // a huge line is not kept in memory while it waits
-    pending.push(Date.now(), level, line);
+    pending.push(time, level, line);
     waiting += line.length;
     if (waiting >= flushBytes && !soon) {
       soon = true;
@@ -117,7 +107,7 @@ export function createLog(options: LogOptions = {}): Log {
     }
   }
 
-  const log = ((line: string) => push('info', line)) as Log;
+  const log = ((line: string, time?: number) => push('info', line, time)) as Log;
   log.error = (line) => push('error', line);
   log.flush = () => {
     write();
