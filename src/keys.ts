@@ -132,6 +132,10 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 class HashMemo {
   private readonly memo = new Map<string, string>();
   constructor(private readonly max = 20_000) {}
+  /** The hash of a key asked about recently, without hashing anything. */
+  peek(key: string): string | undefined {
+    return this.memo.get(key);
+  }
   get(key: string): string {
     let hash = this.memo.get(key);
     if (hash === undefined) {
@@ -161,8 +165,9 @@ export class Keys implements KeyCheck {
 
   /** The request path's check: a key of the right shape whose hash is active. No clock, no trust window. */
   verify(key: string): Maybe<boolean> {
-    if (!isKeyShaped(key)) return false;
-    return this.backend.isActive(this.hashes.get(key));
+    // A remembered hash was a key's (an unshaped text is active under no hash); anything else is hashed only when shaped like a key.
+    const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
+    return hash !== undefined && this.backend.isActive(hash);
   }
 
   /** A new single-use sign-in token for `email`, to be mailed; 429 past the per-address limit. */

@@ -17,6 +17,8 @@ export interface RateLimitOptions {
 
 export type RateDecision = { ok: true } | { ok: false; retryAfter: number };
 
+const PASS: RateDecision = { ok: true };
+
 interface Window {
   start: number;
   count: number;
@@ -42,9 +44,8 @@ export class RateLimiter {
     return this.windows.size;
   }
 
-  /** Counts one request for `key` and says whether it may pass. */
-  hit(key: string): RateDecision {
-    const now = this.now();
+  /** Counts one request for `key` at `now` (default: the limiter's clock) and says whether it may pass. */
+  hit(key: string, now = this.now()): RateDecision {
     let w = this.windows.get(key);
     if (w && now - w.start >= this.windowMs) {
       this.windows.delete(key); // re-inserted below, so the map stays ordered by window start
@@ -57,7 +58,7 @@ export class RateLimiter {
     }
     if (w.count < this.limit) {
       w.count++;
-      return { ok: true };
+      return PASS;
     }
     return { ok: false, retryAfter: Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)) };
   }

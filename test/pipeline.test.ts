@@ -121,6 +121,24 @@ describe('the pipeline', () => {
     }
   });
 
+  it('keeps stored answers within their byte bound, and answers the same after evicting', async () => {
+    const bound = 2 * 768; // two answers, fewer than the sample's ceremonies
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, answerBytes: bound });
+    const key = await newKey();
+    const first = new Map<number, string>();
+    for (let year = 1929; year <= 2026; year++) {
+      const out = await settle(api.reply(get(`/archive/year=${year}/apikey=${key}`)));
+      if (out.status === 200) first.set(year, Buffer.from(out.body!).toString());
+      expect(api.archive.storedBytes).toBeLessThanOrEqual(bound);
+    }
+    expect(first.size).toBeGreaterThan(2);
+    expect(api.archive.storedBytes).toBe(bound);
+    for (const [year, body] of first) {
+      const again = await settle(api.reply(get(`/archive/year=${year}/apikey=${key}`)));
+      expect([year, Buffer.from(again.body!).toString()]).toEqual([year, body]);
+    }
+  });
+
   it('keeps its joins when the manifest is read again with the same bytes, and drops them for new ones', async () => {
     const disk = new DiskData(dist);
     let copies = true;

@@ -6,13 +6,14 @@
  * of headers or keys.
  *
  * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
- * counted at three times their file size, about what the parsed objects take)
- * and joined answers (`joinBytes`, counted at their size plus their query).
+ * counted at three times their file size, about what the parsed objects take),
+ * joined answers (`joinBytes`, counted at their size plus their query) and
+ * stored answers by ref (`answerBytes`, 768 bytes each).
  * Raw file bytes are the DataSource's to keep; a shard is parsed again when
  * the source hands back other bytes, and joins go when the manifest changes.
  */
 import { ByteLru } from '../lru.ts';
-import { dataPath, type Encoding, MANIFEST_PATH, parseRef, sha256Hex, shardOf } from '../refs.ts';
+import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, Manifest, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes } from './reply.ts';
@@ -31,12 +32,16 @@ export interface ArchiveOptions {
   jsonBytes?: number;
   /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
   joinBytes?: number;
+  /** Bytes of stored answers kept (ids, ETags and paths, counted at 768 bytes each); default 8 MiB. */
+  answerBytes?: number;
 }
 
 interface Joined {
   size: number;
   answer: Answer;
 }
+
+const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
 
 /** The punctuation of a joined answer, shared by every join. */
 const OPEN = new Uint8Array([0x5b]);
@@ -98,16 +103,32 @@ class NameIndex {
   }
 }
 
-/** A stored answer: an id per stored encoding, and the bytes of each read (and checked) when a reply needs them. */
+/** A stored answer: each stored encoding's id, ETag and file, worked out once per ref, so a lookup builds no strings. */
 class StoredAnswer implements Answer {
-  constructor(
-    readonly ids: Answer['ids'],
-    private readonly reader: ArchiveReader,
-    private readonly source: DataSource,
-  ) {}
+  readonly ids: Answer['ids'];
+  readonly etags: Answer['etags'];
+  private readonly paths: Partial<Record<Encoding, string>> = {};
 
-  bytes(encoding: Encoding): Maybe<Uint8Array> {
-    return this.reader.bytes(this.source, this.ids[encoding] ?? this.ids.identity);
+  constructor(
+    parsed: ParsedRef,
+    private readonly reader: ArchiveReader,
+  ) {
+    this.ids = parsed.gzip ? { identity: parsed.id, gzip: parsed.gzip, br: parsed.br } : { identity: parsed.id };
+    this.etags = { identity: `"${parsed.id}"` };
+    for (const encoding of ENCODINGS) {
+      const id = this.ids[encoding];
+      if (!id) continue;
+      this.etags[encoding] = `"${id}"`;
+      this.paths[encoding] = dataPath(id) ?? undefined;
+    }
+  }
+
+  /** What the answer cache counts it at: the object, its ids, ETags and paths. */
+  readonly size = 768;
+
+  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
+    const stored = this.paths[encoding] ? encoding : 'identity';
+    return this.reader.verifiedRead(source, this.paths[stored]!, this.ids[stored]!);
   }
 }
 
@@ -120,15 +141,23 @@ export class ArchiveReader {
   private names: NameIndex | null = null;
   private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard }>;
   private readonly joins: ByteLru<Joined>;
+  /** Stored answers by ref: data from the manifest and shards, never a client's text. */
+  private readonly answers: ByteLru<StoredAnswer>;
 
   constructor(private readonly options: ArchiveOptions = {}) {
     this.shards = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
     this.joins = new ByteLru(options.joinBytes ?? 16 * 1024 * 1024);
+    this.answers = new ByteLru(options.answerBytes ?? 8 * 1024 * 1024);
   }
 
   /** Bytes the join cache holds now. */
   get joinedBytes(): number {
     return this.joins.bytes;
+  }
+
+  /** Bytes the stored-answer cache counts now. */
+  get storedBytes(): number {
+    return this.answers.bytes;
   }
 
   /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
@@ -141,13 +170,13 @@ export class ArchiveReader {
     const { name = '', year } = lookup;
     switch (lookup.route) {
       case 'allCeremonies':
-        return this.stored(source, manifest.archive);
+        return this.stored(manifest.archive);
       case 'ceremonyByYear':
-        return Object.hasOwn(manifest.years, year!) ? this.stored(source, manifest.years[year!]) : null;
+        return Object.hasOwn(manifest.years, year!) ? this.stored(manifest.years[year!]) : null;
       case 'personByName':
       case 'filmByNameAndYear': {
         const shard = this.shard(source, manifest, name);
-        return isPromise(shard) ? shard.then((s) => this.inShard(source, s, name, year)) : this.inShard(source, shard, name, year);
+        return isPromise(shard) ? shard.then((s) => this.inShard(s, name, year)) : this.inShard(shard, name, year);
       }
       case 'categoryByName':
       case 'categoryByNameAndYear':
@@ -156,10 +185,10 @@ export class ArchiveReader {
   }
 
   /** A name's answer across all years, or at one year, from its shard. */
-  private inShard(source: DataSource, shard: Shard, name: string, year: string | undefined): Answer | null {
+  private inShard(shard: Shard, name: string, year: string | undefined): Answer | null {
     const entry = Object.hasOwn(shard, name) ? shard[name] : undefined;
     const ref = year === undefined ? entry?.[0] : entry && Object.hasOwn(entry[1], year) ? entry[1][year] : undefined;
-    return ref ? this.stored(source, ref) : null;
+    return ref ? this.stored(ref) : null;
   }
 
   /** The manifest, parsed again only when the source hands back other bytes. */
@@ -195,6 +224,11 @@ export class ArchiveReader {
   bytes(source: DataSource, id: string): Maybe<Uint8Array> {
     const path = dataPath(id);
     if (!path) throw new DataError(`bad id ${id}`);
+    return this.verifiedRead(source, path, id);
+  }
+
+  /** The bytes at `path` (the file of `id`), checked against `id`. */
+  verifiedRead(source: DataSource, path: string, id: string): Maybe<Uint8Array> {
     const bytes = source.read(path);
     return isPromise(bytes) ? bytes.then((b) => this.verifiedBytes(b, id, path)) : this.verifiedBytes(bytes, id, path);
   }
@@ -216,18 +250,24 @@ export class ArchiveReader {
     return checked;
   }
 
-  private stored(source: DataSource, ref: FileRef): Answer {
-    const parsed = parseRef(ref);
-    if (!parsed) throw new DataError(`bad ref ${ref}`);
-    return new StoredAnswer(parsed.gzip ? { identity: parsed.id, gzip: parsed.gzip, br: parsed.br } : { identity: parsed.id }, this, source);
+  /** The answer a ref names, made once per ref. */
+  private stored(ref: FileRef): StoredAnswer {
+    let answer = this.answers.peek(ref);
+    if (!answer) {
+      const parsed = parseRef(ref);
+      if (!parsed) throw new DataError(`bad ref ${ref}`);
+      answer = new StoredAnswer(parsed, this);
+      this.answers.set(ref, answer);
+    }
+    return answer;
   }
 
   private shard(source: DataSource, manifest: Manifest, name: string): Maybe<Shard> {
     const ref = manifest.shards[shardOf(name, manifest.shards.length)];
-    const id = ref ? parseRef(ref)?.id : undefined;
-    if (!id) throw new DataError('no shard for this name');
-    const bytes = this.bytes(source, id);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedShard(id, b)) : this.parsedShard(id, bytes);
+    if (!ref) throw new DataError('no shard for this name');
+    const file = this.stored(ref);
+    const bytes = file.bytes('identity', source);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedShard(file.ids.identity, b)) : this.parsedShard(file.ids.identity, bytes);
   }
 
   /** A shard's parsed names, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
@@ -248,7 +288,7 @@ export class ArchiveReader {
   private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
     const matches = this.names!.containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
     if (matches.length === 0) return null;
-    if (matches.length === 1) return this.stored(source, year === undefined ? matches[0].all : matches[0].years[year]);
+    if (matches.length === 1) return this.stored(year === undefined ? matches[0].all : matches[0].years[year]);
     const key = `${year ?? '*'}\u0000${text}`;
     const hit = this.joins.get(key);
     if (hit) return hit.answer;
@@ -275,9 +315,9 @@ export class ArchiveReader {
     });
     pieces.push(CLOSE);
     // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
-    const ids: Answer['ids'] = { identity: await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`)) };
+    const id = await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`));
     const body = concatBytes(pieces);
-    return { size: body.length, answer: { ids, bytes: () => body } };
+    return { size: body.length, answer: { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body } };
   }
 
   /** Across all years: the matching names' elements of the build's join file, already in archive order. */

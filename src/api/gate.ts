@@ -29,17 +29,17 @@ export class Gate {
     this.limiter = new RateLimiter({ limit: options.perMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE, now: options.now });
   }
 
-  /** Null when the request may go on; otherwise the reply that refuses it. */
-  check(key: string | null): Maybe<ApiReply | null> {
+  /** Null when the request, made at `now`, may go on; otherwise the reply that refuses it. */
+  check(key: string | null, now: number): Maybe<ApiReply | null> {
     if (!key) return REPLIES.forbidden;
     const good = this.keys.verify(key);
-    return isPromise(good) ? good.then((g) => this.rate(key, g)) : this.rate(key, good);
+    return isPromise(good) ? good.then((g) => this.rate(key, g, now)) : this.rate(key, good, now);
   }
 
   /** The rate, counted only for a good key: a refused key never opens a window. */
-  private rate(key: string, good: boolean): ApiReply | null {
+  private rate(key: string, good: boolean, now: number): ApiReply | null {
     if (!good) return REPLIES.forbidden;
-    const decision = this.limiter.hit(key);
+    const decision = this.limiter.hit(key, now);
     return decision.ok ? null : tooMany(this.limiter.limit, decision.retryAfter);
   }
 }

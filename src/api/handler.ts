@@ -22,8 +22,8 @@ export interface ApiOptions extends ArchiveOptions {
   rateLimitPerMinute?: number;
   /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
   compression?: boolean;
-  /** One line per request; the sink redacts secrets where it writes them. */
-  log?: (line: string) => void;
+  /** One line per request, with the time it was answered (by `now`); the sink redacts secrets where it writes them. */
+  log?: (line: string, time?: number) => void;
   /** Clock, for tests. */
   now?: () => number;
   /** Public files (reference page, portal assets), asked only for paths that are not lookups. */
@@ -54,8 +54,8 @@ interface Stages {
   now: () => number;
 }
 
-/** Everything after the method and the route are known. */
-function route(s: Stages, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+/** Everything after the method and the route are known; `now` is when the request arrived. */
+function route(s: Stages, request: ApiRequest, source: DataSource | undefined, now: number): Maybe<ApiReply> {
   const parsed = parseRequest(request);
   switch (parsed.kind) {
     case 'preflight':
@@ -65,7 +65,7 @@ function route(s: Stages, request: ApiRequest, source: DataSource | undefined): 
     case 'other':
       return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
     case 'lookup': {
-      const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key));
+      const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
       if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
       return refused ?? find(s, parsed, request, source);
     }
@@ -77,12 +77,12 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
   if ('error' in lookup) return errorReply(400, lookup.error);
   if (!source) return REPLIES.fetchError;
   const answer = s.archive.find(source, lookup);
-  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request));
-  return replyTo(s, answer, lookup, request);
+  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source));
+  return replyTo(s, answer, lookup, request, source);
 }
 
-function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest): Maybe<ApiReply> {
-  return answer ? answerReply(answer, request, !!s.options.compression) : NOT_FOUND_OF.get(lookup.route)!;
+function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource): Maybe<ApiReply> {
+  return answer ? answerReply(answer, request, !!s.options.compression, source) : NOT_FOUND_OF.get(lookup.route)!;
 }
 
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
@@ -93,16 +93,20 @@ function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
 }
 
 function finish(s: Stages, request: ApiRequest, out: ApiReply, started: number): ApiReply {
-  s.options.log?.(`${request.method} ${request.url} ${out.status} ${s.now() - started}ms`);
-  return out.body && request.method.toUpperCase() === 'HEAD' ? { ...out, body: null } : out;
+  if (s.options.log) {
+    const ended = s.now();
+    s.options.log(`${request.method} ${request.url} ${out.status} ${ended - started}ms`, ended);
+  }
+  const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
+  return out.body && head ? { ...out, body: null } : out;
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
 function reply(s: Stages, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
-  const started = s.options.log ? s.now() : 0;
+  const started = s.now();
   let out: Maybe<ApiReply>;
   try {
-    out = route(s, request, source);
+    out = route(s, request, source, started);
   } catch (error) {
     out = failed(s, request, error);
   }

@@ -4,6 +4,7 @@
  * them. Shared by the API pipeline and the key portal. Nothing here reads
  * files or knows a runtime.
  */
+import type { DataSource } from './archive.ts';
 import type { Encoding } from '../refs.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { limitText, MESSAGES } from '../messages.ts';
@@ -74,10 +75,12 @@ export function preflight(request: ApiRequest): ApiReply {
   return { status: 204, headers, body: null };
 }
 
+const NONE: ReadonlySet<Encoding> = new Set();
+
 /** Encodings a client accepts, by preference of ours (br, gzip), honouring q=0. */
-export function acceptedEncodings(header: string | null | undefined): Set<Encoding> {
+export function acceptedEncodings(header: string | null | undefined): ReadonlySet<Encoding> {
+  if (!header) return NONE;
   const accepted = new Set<Encoding>();
-  if (!header) return accepted;
   for (const part of header.toLowerCase().split(',')) {
     const [name, ...params] = part.trim().split(';');
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
@@ -98,10 +101,15 @@ export function etagMatches(header: string | null | undefined, ids: (string | un
   return header.split(',').some((tag) => ids.includes(tag.trim().replace(/^W\//, '').replaceAll('"', '')));
 }
 
-/** An answer the archive found: an id per stored encoding (identity always), and the bytes of each. */
+/**
+ * An answer the archive found: an id and its ETag per stored encoding
+ * (identity always), and the bytes of each, read from `source` when they are
+ * not in memory.
+ */
 export interface Answer {
   ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  bytes(encoding: Encoding): Maybe<Uint8Array>;
+  etags: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
+  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array>;
 }
 
 /** The variant to send: the best one both we hold and the client accepts, when we compress at all. */
@@ -113,20 +121,20 @@ function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolea
   return 'identity';
 }
 
-/** 200 with the answer's bytes, or 304 when the client already holds it; ETag is the id of the bytes sent. */
-export function answerReply(answer: Answer, request: ApiRequest, compression: boolean): Maybe<ApiReply> {
+/** 200 with the answer's bytes (from `source` when stored there), or 304 when the client already holds it; ETag is the id of the bytes sent. */
+export function answerReply(answer: Answer, request: ApiRequest, compression: boolean, source: DataSource): Maybe<ApiReply> {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
-    ...CORS,
+    'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
     'cache-control': DATA_CACHE_CONTROL,
-    etag: `"${answer.ids[encoding]}"`,
+    etag: answer.etags[encoding]!,
   };
   if (encoding !== 'identity') headers['content-encoding'] = encoding;
   if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
   const ifNoneMatch = request.header('if-none-match');
   if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
-  const body = answer.bytes(encoding);
+  const body = answer.bytes(encoding, source);
   return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
 }
 

@@ -20,7 +20,8 @@ export interface RouteMatch {
   route: Route;
   /** The `apikey=` segment as sent, or null when there is none. */
   key: string | null;
-  raw: Partial<Record<Param, string>>;
+  /** The `name=` and `year=` values as sent; undefined where the route has none. */
+  raw: Record<Param, string | undefined>;
 }
 
 /** A lookup with its parameters decoded and checked. */
@@ -45,15 +46,10 @@ export type Parsed =
  */
 export function plainPathname(url: string): string | null {
   if (url.charCodeAt(0) !== 0x2f || url.charCodeAt(1) === 0x2f) return null; // '//x' would be a host
-  let end = url.length;
-  for (let i = 0; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 0x3f || c === 0x23) {
-      end = i;
-      break;
-    }
-  }
-  const path = url.slice(0, end);
+  const query = url.indexOf('?');
+  const fragment = url.indexOf('#');
+  const end = Math.min(query < 0 ? url.length : query, fragment < 0 ? url.length : fragment);
+  const path = end === url.length ? url : url.slice(0, end);
   if (!/^[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/.test(path) || /\/(?:\.|%2e)/i.test(path)) return null;
   return path;
 }
@@ -69,39 +65,65 @@ export function pathnameOf(url: string): string | null {
   }
 }
 
-/** Splits the raw path on `/` first, then matches segments; nothing is decoded yet. (Plain loops: it runs on every request.) */
-export function matchRoute(pathname: string): RouteMatch | 'root' | null {
+/** The routes by their first segment (`archive`, `oscars`, `person`, ...). */
+const BY_ROOT = new Map<string, Route[]>();
+for (const route of ROUTES) for (const root of route.roots) BY_ROOT.set(root, [...(BY_ROOT.get(root) ?? []), route]);
+
+type Matched = { kind: 'lookup' } & RouteMatch;
+
+const APIKEY = 'apikey=';
+
+/**
+ * Splits the raw path on `/` first, then matches segments; nothing is decoded
+ * yet. Segment `i` is `pathname.slice(cuts[i] + 1, cuts[i + 1])`, as
+ * `split('/')` would give it, but only the values a route reads become
+ * strings (it runs on every request).
+ */
+export function matchRoute(pathname: string): Matched | 'root' | null {
   if (pathname === '/' || pathname === '') return 'root';
-  const parts = pathname.split('/'); // parts[0] is what precedes the first '/'
-  let end = parts.length;
-  if (end > 2 && parts[end - 1] === '') end--; // one trailing slash is fine
+  const cuts = [-1];
+  for (let at = pathname.indexOf('/'); at >= 0; at = pathname.indexOf('/', at + 1)) cuts.push(at);
+  cuts.push(pathname.length);
+  let end = cuts.length - 1; // segments in use: 0 .. end - 1
+  if (end > 2 && cuts[end] - cuts[end - 1] === 1) end--; // one trailing slash is fine
   let key: string | null = null;
-  if (end > 1 && parts[end - 1].startsWith('apikey=')) key = parts[--end].slice('apikey='.length);
-  const count = end - 2;
-  for (const route of ROUTES) {
-    if (route.params.length !== count || !route.roots.includes(parts[1])) continue;
-    const raw: Partial<Record<Param, string>> = {};
-    let i = 0;
-    for (; i < count; i++) {
-      const p = route.params[i];
-      const segment = parts[2 + i];
-      if (!segment.startsWith(p) || segment.charCodeAt(p.length) !== 0x3d) break;
-      raw[p] = segment.slice(p.length + 1);
-    }
-    if (i === count) return { route, key, raw };
+  if (end > 1 && pathname.startsWith(APIKEY, cuts[end - 1] + 1)) {
+    end--;
+    key = pathname.slice(cuts[end] + 1 + APIKEY.length, cuts[end + 1]);
+  }
+  const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
+  for (const route of routes ?? []) {
+    const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
+    if (raw) return { kind: 'lookup', route, key, raw };
   }
   return null;
 }
 
+/** Segments 2 .. as a route names them (`name=…`, `year=…`), or null when they differ. */
+function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['raw'] | null {
+  const raw: RouteMatch['raw'] = { name: undefined, year: undefined };
+  for (let i = 0; i < route.params.length; i++) {
+    const p = route.params[i];
+    const start = cuts[2 + i] + 1;
+    if (!pathname.startsWith(p, start) || pathname.charCodeAt(start + p.length) !== 0x3d) return null;
+    raw[p] = pathname.slice(start + p.length + 1, cuts[3 + i]);
+  }
+  return raw;
+}
+
+const PREFLIGHT: Parsed = { kind: 'preflight' };
+const METHOD: Parsed = { kind: 'method' };
+const ROOT: Parsed = { kind: 'other', root: true };
+const OTHER: Parsed = { kind: 'other', root: false };
+
 /** Method and route: everything the gate needs, decoded nothing. */
 export function parseRequest(request: ApiRequest): Parsed {
   const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
-  if (method === 'OPTIONS') return { kind: 'preflight' };
-  if (method !== 'GET' && method !== 'HEAD') return { kind: 'method' };
+  if (method === 'OPTIONS') return PREFLIGHT;
+  if (method !== 'GET' && method !== 'HEAD') return METHOD;
   const pathname = pathnameOf(request.url);
   const m = pathname === null ? null : matchRoute(pathname);
-  if (m === null || m === 'root') return { kind: 'other', root: m === 'root' };
-  return { kind: 'lookup', route: m.route, key: m.key, raw: m.raw };
+  return m === null ? OTHER : m === 'root' ? ROOT : m;
 }
 
 /** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */

@@ -1,9 +1,10 @@
 /**
  * The Node server's DataSource: files under dist/, kept in memory (bounded,
- * the first read first out: a hit does not reorder the cache) and checked
- * against the disk at most once per `revalidateMs`, so a deleted, replaced or
- * corrupted file is noticed while the server runs and a restored one is
- * picked up again.
+ * the first read first out: a hit does not reorder the cache) and trusted for
+ * at most `revalidateMs` after the disk was last asked, so a deleted, replaced
+ * or corrupted file is noticed while the server runs and a restored one is
+ * picked up again. Time is kept in epochs that a timer ends (running only
+ * while some file is trusted), so a read from memory reads no clock.
  */
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,7 +26,8 @@ interface Entry {
   mtimeMs: number;
   size: number;
   ino: number;
-  checkedAt: number;
+  /** The epoch in which the disk last vouched for these bytes. */
+  epoch: number;
 }
 
 export interface DiskDataOptions {
@@ -40,6 +42,9 @@ export class DiskData implements DataSource {
   private readonly revalidateMs: number;
   /** Reads under way, by path: as many as requests waiting on distinct files, no more. */
   private readonly loading = new Map<string, Promise<Uint8Array | null>>();
+  /** Ends `revalidateMs` after the first check of the disk in it. */
+  private epoch = 0;
+  private epochTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     readonly root: string,
@@ -61,7 +66,7 @@ export class DiskData implements DataSource {
    */
   read(relative: string): Maybe<Uint8Array | null> {
     const hit = this.cache.peek(relative);
-    if (hit && Date.now() - hit.checkedAt < this.revalidateMs) return hit.bytes;
+    if (hit && hit.epoch === this.epoch) return hit.bytes;
     let loading = this.loading.get(relative);
     if (!loading) {
       loading = this.load(relative, hit).finally(() => this.loading.delete(relative));
@@ -70,8 +75,20 @@ export class DiskData implements DataSource {
     return loading;
   }
 
+  /** The current epoch, for an entry the disk has just vouched for; it ends `revalidateMs` from its first such entry. */
+  private vouch(): number {
+    if (!this.epochTimer) {
+      this.epochTimer = setTimeout(() => {
+        this.epoch++;
+        this.epochTimer = null;
+      }, this.revalidateMs);
+      this.epochTimer.unref();
+    }
+    return this.epoch;
+  }
+
   private async load(relative: string, hit: Entry | undefined): Promise<Uint8Array | null> {
-    const now = Date.now();
+    const epoch = this.epoch; // the disk is asked now: what it says holds for this epoch at most
     const full = resolveWithin(this.root, relative);
     if (!full) return null;
     const info = await stat(full).catch(() => null);
@@ -80,7 +97,7 @@ export class DiskData implements DataSource {
       return null;
     }
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size && hit.ino === info.ino) {
-      hit.checkedAt = now;
+      hit.epoch = epoch === this.epoch ? this.vouch() : -1;
       return hit.bytes;
     }
     const bytes = await readFile(full).catch(() => null);
@@ -89,7 +106,7 @@ export class DiskData implements DataSource {
       return null;
     }
     // Kept as a Buffer: Node writes it to the socket without conversion.
-    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, checkedAt: now });
+    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, epoch: epoch === this.epoch ? this.vouch() : -1 });
     return bytes;
   }
 }

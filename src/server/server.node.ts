@@ -41,7 +41,7 @@ export interface ServerOptions {
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
-  log?: (line: string) => void;
+  log?: (line: string, time?: number) => void;
   /** The key portal's POST endpoints, over this server's keys (`nodePortal` from portal.node.ts). */
   portal?: (keys: Keys) => NodePortal;
 }
