@@ -41,7 +41,7 @@ interface Joined {
   answer: Answer;
 }
 
-const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
+const COMPRESSED = ['gzip', 'br'] as const;
 
 /** The punctuation of a joined answer, shared by every join. */
 const OPEN = new Uint8Array([0x5b]);
@@ -107,19 +107,22 @@ class NameIndex {
 class StoredAnswer implements Answer {
   readonly ids: Answer['ids'];
   readonly etags: Answer['etags'];
-  private readonly paths: Partial<Record<Encoding, string>> = {};
+  private readonly paths: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
 
   constructor(
     parsed: ParsedRef,
     private readonly reader: ArchiveReader,
   ) {
-    this.ids = parsed.gzip ? { identity: parsed.id, gzip: parsed.gzip, br: parsed.br } : { identity: parsed.id };
+    // parseRef let only ids of 20 hex digits through, so each has a path.
+    this.ids = { identity: parsed.id };
     this.etags = { identity: `"${parsed.id}"` };
-    for (const encoding of ENCODINGS) {
-      const id = this.ids[encoding];
+    this.paths = { identity: dataPath(parsed.id)! };
+    for (const encoding of COMPRESSED) {
+      const id = parsed[encoding];
       if (!id) continue;
+      this.ids[encoding] = id;
       this.etags[encoding] = `"${id}"`;
-      this.paths[encoding] = dataPath(id) ?? undefined;
+      this.paths[encoding] = dataPath(id)!;
     }
   }
 
