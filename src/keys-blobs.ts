@@ -123,7 +123,7 @@ export class BlobsKeyBackend implements KeyBackend {
   constructor(
     private readonly source: KeyBlobs | (() => KeyBlobs),
     private readonly eventual?: () => KeyBlobs,
-    private readonly options: BlobsBackendOptions = {},
+    options: BlobsBackendOptions = {},
   ) {
     this.cacheMs = options.cacheMs ?? 0;
     this.now = options.now ?? Date.now;

@@ -9,7 +9,6 @@ import type { FileRef } from './types.ts';
 export const DATA_PREFIX = '_data';
 export const MANIFEST_PATH = `${DATA_PREFIX}/manifest.json`;
 export const ID_LENGTH = 20;
-const ID = /^[0-9a-f]{20}$/;
 
 export type Encoding = 'identity' | 'gzip' | 'br';
 

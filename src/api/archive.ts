@@ -147,7 +147,7 @@ export class ArchiveReader {
   /** Stored answers by ref: data from the manifest and shards, never a client's text. */
   private readonly answers: ByteLru<StoredAnswer>;
 
-  constructor(private readonly options: ArchiveOptions = {}) {
+  constructor(options: ArchiveOptions = {}) {
     this.shards = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
     this.joins = new ByteLru(options.joinBytes ?? 16 * 1024 * 1024);
     this.answers = new ByteLru(options.answerBytes ?? 8 * 1024 * 1024);
@@ -223,14 +223,7 @@ export class ArchiveReader {
     return manifest;
   }
 
-  /** A stored file's bytes, once they are known to be what their id (a hash of them) says. */
-  bytes(source: DataSource, id: string): Maybe<Uint8Array> {
-    const path = dataPath(id);
-    if (!path) throw new DataError(`bad id ${id}`);
-    return this.verifiedRead(source, path, id);
-  }
-
-  /** The bytes at `path` (the file of `id`), checked against `id`. */
+  /** The bytes at `path` (the file of `id`), once they are known to be what their id (a hash of them) says. */
   verifiedRead(source: DataSource, path: string, id: string): Maybe<Uint8Array> {
     const bytes = source.read(path);
     return isPromise(bytes) ? bytes.then((b) => this.verifiedBytes(b, id, path)) : this.verifiedBytes(bytes, id, path);
@@ -310,7 +303,7 @@ export class ArchiveReader {
    */
   private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
     const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
-    const bytes = await this.bytes(source, from);
+    const bytes = await this.stored(from).bytes('identity', source);
     const pieces: Uint8Array[] = [OPEN];
     ranges.forEach(([start, end], i) => {
       if (i > 0) pieces.push(COMMA);
