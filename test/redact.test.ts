@@ -75,6 +75,16 @@ describe('redactLine', () => {
     }
   });
 
+  it('reads lines beyond ASCII, and lines longer than its scan buffer, the same way', () => {
+    expect(redactLine('sent Bearer\u3000hunter2 ok')).toBe('sent Bearer\u3000... ok');
+    expect(redactLine(`GET /person/name=Amélie token=${token} «x»`)).toBe('GET /person/name=Amélie token=fat_... «x»');
+    expect(redactLine(`${'é'.repeat(5000)} apikey=hunter2 ${key}`)).toBe(`${'é'.repeat(5000)} apikey=... ${id}...`);
+    expect(redactLine(`${'x/'.repeat(3000)}apikey=hunter2 ${key}`)).toBe(`${'x/'.repeat(3000)}apikey=... ${id}...`);
+    for (const line of ['GET /person/name=Amélie Poulain/year=2002 404 0ms', '«abc» déjà\u00a0vu', `${'ü'.repeat(4100)} 200 1ms`]) {
+      expect(redactLine(line)).toBe(line);
+    }
+  });
+
   it('masks any value under a secret label, even one not shaped like a key', () => {
     expect(redactLine('GET /archive/apikey=hunter2 403 0ms')).toBe('GET /archive/apikey=... 403 0ms');
     expect(redactLine('x-api-key=abc session=xyz')).toBe('x-api-key=... session=...');
