@@ -126,6 +126,8 @@ const COLON = 0x3a;
 function labelEnd(line: string, atomStart: number, floor: number): number {
   const c = line.charCodeAt(atomStart - 1);
   if (c === EQUALS || c === COLON) return atomStart - 1;
+  // The spaces before the atom, walked here rather than by runStart: passed a third predicate, runStart
+  // stops being inlined, and a line with an escape took about 200 ns longer.
   let end = atomStart;
   while (end > floor && isSpace(line.charCodeAt(end - 1))) end--;
   if (end === atomStart) return -1;
@@ -223,7 +225,6 @@ function redactPlainAtom(line: string, start: number, end: number, lastEscape: n
   return end - start < SHORTEST_SECRET && isMaskedId(line.slice(start, end)) ? null : MASK;
 }
 
-/** The line with every key, token and session masked (see the top of this file). One pass; the line itself when nothing is. */
 const ENCODER = new TextEncoder();
 const CODES = new Uint8Array(4096);
 
@@ -271,9 +272,7 @@ export function redactLine(line: string): string {
     // `at` is the atom's end. With nothing to decode, an atom too short to hold a secret and after none of `=`, `:`, a space is left as it is.
     let redacted: string | null = null;
     if (escape < 0) {
-      if (at - start >= SHORTEST_SECRET || before === EQUALS || before === COLON || before === 0x20 || (before >= 0x09 && before <= 0x0d)) {
-        redacted = redactPlainAtom(line, start, at, lastEscape);
-      }
+      if (at - start >= SHORTEST_SECRET || before === EQUALS || before === COLON || isSpace(before)) redacted = redactPlainAtom(line, start, at, lastEscape);
     } else {
       const atom = line.slice(start, at);
       const general = redactAtom(atom, line, start, lastEscape);
