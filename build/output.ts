@@ -29,15 +29,39 @@ const siblings = async (target: string, tag: string) => {
   return names.filter((n) => n.startsWith(`${base}.${tag}-`)).map((n) => path.join(dir, n));
 };
 
+/** The process that named a leftover: `dist.tmp-<pid>-…`, `dist.old-<pid>`, `dist.gone-<pid>-…`. */
+const ownerOf = (sibling: string) => Number(/\.(?:tmp|old|gone)-(\d+)/.exec(path.basename(sibling))?.[1]);
+
+/** Whether a process still runs: its sibling folder is then work in progress (a build writing, a start clearing), not a leftover. */
+function running(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Puts back a dist/ that a build killed between its two renames left aside,
- * and clears leftovers of killed builds. Safe to call at any start.
+ * and clears leftovers of killed builds. Safe to call at any start, from
+ * several processes at once: a folder whose process still runs is left alone,
+ * and each leftover is claimed by one rename before it is removed, so two
+ * starts never remove the same folder together.
  */
 export async function recoverOutput(target: string): Promise<void> {
-  const old = await siblings(target, 'old');
-  if (!(await fs.pathExists(target)) && old.length > 0) await fs.rename(old[0], target);
-  for (const leftover of [...(await siblings(target, 'old')), ...(await siblings(target, 'tmp'))]) {
-    if (leftover !== target) await fs.remove(leftover);
+  const left = async (tag: string) => (await siblings(target, tag)).filter((s) => !running(ownerOf(s)));
+  const old = await left('old');
+  if (!(await fs.pathExists(target)) && old.length > 0) {
+    // Another start may have put it back first.
+    await fs.rename(old[0], target).catch(async (error) => {
+      if (!(await fs.pathExists(target))) throw error;
+    });
+  }
+  for (const leftover of [...(await left('old')), ...(await left('tmp')), ...(await left('gone'))]) {
+    const claimed = `${target}.gone-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    if (await fs.rename(leftover, claimed).then(() => true, () => false)) await fs.remove(claimed);
   }
 }
 

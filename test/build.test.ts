@@ -5,7 +5,7 @@
  * failed or killed build leaves the previous dist/ whole.
  */
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
@@ -190,6 +190,35 @@ describe('the build', () => {
     expect(await treeDigest(out)).toEqual(before);
     await recoverOutput(out);
     expect((await readdir(dir)).sort()).toEqual(['dist', 'summary.json']);
+  });
+
+  it('clears dead builds\' leftovers from several starts at once, and leaves a running build\'s folder alone', async () => {
+    const dir = await tempDir('recover');
+    const out = path.join(dir, 'dist');
+    const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const gone = spawn(process.execPath, ['-e', '']);
+    await exited(gone);
+    const dead = gone.pid!;
+    const fill = async (folder: string, files: number) => {
+      for (let i = 0; i < files; i++) {
+        const file = path.join(folder, '_data/r', (i % 16).toString(16), `${i}.json`);
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(file, '{}');
+      }
+    };
+    await fill(out, 3);
+    for (const leftover of [`dist.tmp-${dead}-a`, `dist.tmp-${dead}-b`, `dist.old-${dead}`, `dist.gone-${dead}-c`]) await fill(path.join(dir, leftover), 400);
+    const live = `dist.tmp-${process.pid}-writing`; // a build of this very process, still writing
+    await fill(path.join(dir, live), 3);
+    const starts = Array.from({ length: 6 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (c) => (stderr += c));
+      return exited(child).then((code) => ({ code, stderr }));
+    });
+    expect(await Promise.all(starts)).toEqual(new Array(6).fill({ code: 0, stderr: '' }));
+    expect((await readdir(dir)).sort()).toEqual(['dist', live]);
+    expect((await readdir(path.join(out, '_data/r'), { recursive: true })).filter((n) => n.endsWith('.json'))).toHaveLength(3);
   });
 });
 
