@@ -61,7 +61,14 @@ export async function recoverOutput(target: string): Promise<void> {
   }
   for (const leftover of [...(await left('old')), ...(await left('tmp')), ...(await left('gone'))]) {
     const claimed = `${target}.gone-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    if (await fs.rename(leftover, claimed).then(() => true, () => false)) await fs.remove(claimed);
+    const mine = await fs.rename(leftover, claimed).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false; // another start claimed it first
+        throw error;
+      },
+    );
+    if (mine) await fs.remove(claimed);
   }
 }
 
