@@ -5,8 +5,9 @@
  * failed or killed build leaves the previous dist/ whole.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
@@ -200,11 +201,7 @@ describe('the build', () => {
     await exited(gone);
     const dead = gone.pid!;
     const fill = async (folder: string, files: number) => {
-      for (let i = 0; i < files; i++) {
-        const file = path.join(folder, '_data/r', (i % 16).toString(16), `${i}.json`);
-        await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, '{}');
-      }
+      for (let i = 0; i < files; i++) await fs.outputFile(path.join(folder, '_data/r', (i % 16).toString(16), `${i}.json`), '{}');
     };
     await fill(out, 3);
     for (const leftover of [`dist.tmp-${dead}-a`, `dist.tmp-${dead}-b`, `dist.old-${dead}`, `dist.gone-${dead}-c`]) await fill(path.join(dir, leftover), 400);
