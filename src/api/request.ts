@@ -147,12 +147,25 @@ export function decode(value: string): string | null {
   }
 }
 
+/** A year of 1 to 10 digits without its leading zeros (`0000` is `0`), or null when it is not one. */
+function heldYear(text: string): string | null {
+  if (text.length === 0 || text.length > 10) return null;
+  let zeros = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return null;
+    if (c === 0x30 && zeros === i) zeros++;
+  }
+  return zeros === 0 ? text : zeros === text.length ? '0' : text.slice(zeros);
+}
+
 /** The decoded, checked parameters, or the 400 message saying what was wrong. */
 export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
   if (name === null || year === null) return { error: MESSAGES.badEncoding };
   if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
-  if (year !== undefined && !/^[0-9]{1,10}$/.test(year)) return { error: MESSAGES.badYear };
-  return { route: m.route.id, name, year: year === undefined ? undefined : String(Number(year)) };
+  const held = year === undefined ? undefined : heldYear(year);
+  if (held === null) return { error: MESSAGES.badYear };
+  return { route: m.route.id, name, year: held };
 }
