@@ -4,6 +4,7 @@
  * its pino logger writing to stdout), and every line it wrote is searched for
  * them, plain and percent-encoded. Also: the logger writes asynchronously.
  */
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -134,6 +135,50 @@ describe('the logger', () => {
     expect(text.split('\n').filter(Boolean)).toHaveLength(1000);
     expect(text).not.toContain(k);
     expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}... 200 1ms` });
+  });
+  it('writes every line once, whole and in order, across batches of any size and characters of any width', async () => {
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    });
+    const log = createLog({ destination: sink, flushBytes: 4096 });
+    const k = generateKey();
+    const wide = 'é"\\\u0001 \u{1F3AC} Amélie\t';
+    const lines = Array.from({ length: 400 }, (_, i) => `GET /person/name=${wide.repeat(i % 60)}/apikey=${k} 200 ${i}ms`);
+    for (const line of lines) log(line);
+    await log.flush();
+    expect(chunks.length).toBeGreaterThan(1); // batches handed over while the loop still ran, not only by flush()
+    const written = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
+    expect(written).toHaveLength(lines.length);
+    written.forEach((text, i) => {
+      const { msg } = JSON.parse(text);
+      expect(msg).toBe(redactLine(lines[i]));
+      expect(msg.endsWith(` 200 ${i}ms`)).toBe(true);
+      expect(msg).not.toContain(k);
+    });
+  });
+
+  it('counts the lines a destination too slow to keep up made it drop, and says so in the log', async () => {
+    const file = path.join(await tempDir('log'), 'access.log');
+    const log = createLog({ destination: file, maxBufferedBytes: 20_000, flushBytes: 1000 });
+    const line = (i: number) => `GET /archive/year=${1929 + (i % 98)}/apikey=faa_bad 200 ${i}ms`;
+    // A burst whose batches (each over 20,000 bytes) the destination cannot take, then lines it can.
+    for (let i = 0; i < 1000; i++) log(line(i));
+    await log.flush();
+    for (let i = 1000; i < 1100; i++) log(line(i));
+    await log.flush();
+    const total = 1100;
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const notices = lines.filter((l) => l.level === 'error').map((l) => /^log: (\d+) lines dropped: the destination was too slow$/.exec(l.msg));
+    const dropped = notices.reduce((sum, m) => sum + Number(m![1]), 0);
+    expect(dropped).toBeGreaterThan(0);
+    const kept = lines.filter((l) => l.level === 'info').map((l) => Number(/ (\d+)ms$/.exec(l.msg)![1]));
+    expect(kept.length).toBeGreaterThanOrEqual(100);
+    expect(kept.length + dropped).toBe(total);
+    expect(kept).toEqual([...kept].sort((a, b) => a - b)); // what is kept stays in order
   });
 });
 

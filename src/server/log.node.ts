@@ -1,12 +1,14 @@
 /**
  * The Node side's one logger: JSON lines in pino's format
  * (`{"level":"info","time":"…","msg":"GET /archive/year=2026/apikey=faa_AbCdEfGh... 200 1ms"}`),
- * written through sonic-boom, pino's own buffered destination. A request only
- * pushes its line onto a list; every `flushMs` (or sooner, once `flushBytes`
- * of lines wait) they are formatted, redacted (here, where they are written,
+ * written through sonic-boom, pino's own buffered destination. Like pino, it
+ * formats a line when it is logged: redacted (here, where lines are written,
  * so no code path can forget it: no key, sign-in token or session reaches a
- * log) and handed over in one write. The access log never makes a request
- * wait on stdout or a file, and costs one write per batch, not per line.
+ * log), JSON-encoded and added to a batch of UTF-8 bytes. Every `flushMs` (or
+ * sooner, once `flushBytes` wait) the batch is handed over in one write. The
+ * access log never makes a request wait on stdout or a file, costs one write
+ * per batch, not per line, and keeps no line (nor the URL in it) alive as a
+ * string until then.
  */
 import type { Writable } from 'node:stream';
 import sonicBoom, { type SonicBoom as SonicBoomClass } from 'sonic-boom';
@@ -18,7 +20,7 @@ export interface Log {
   /** One line at info level (the access log, the portal's log), at `time` (ms since the epoch; default now). */
   (line: string, time?: number): void;
   error(line: string): void;
-  /** Writes out what is buffered. */
+  /** Writes out what is batched; resolves once the destination has written it all (or dropped it). */
   flush(): Promise<void>;
 }
 
@@ -48,9 +50,11 @@ export function shorten(line: string): string {
   while (head > 0 && isAtomChar(line.charCodeAt(head - 1)) && isAtomChar(line.charCodeAt(head))) head--;
   let tail = line.length - 256;
   while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
-  // A flat copy: slices would keep the whole original alive while the line waits for its batch.
-  return JSON.parse(JSON.stringify(`${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`));
+  return `${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`;
 }
+
+/** Most UTF-8 bytes one written line can take: a MAX_LINE message, JSON-escaped (6 characters per unit at worst), and its fields. */
+const CHUNK_LINE_BYTES = MAX_LINE * 6 * 3 + 256;
 
 /** ISO time of a millisecond, computed once for all the lines of that millisecond. */
 function isoClock(): (ms: number) => string {
@@ -68,12 +72,25 @@ export function createLog(options: LogOptions = {}): Log {
   // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
   const out = (boom ?? destination) as { write(bytes: Buffer): unknown };
   let dropped = 0;
+  // Bytes handed to sonic-boom and not yet written, and flushes waiting for them: its own flush() does not wait for the disk.
+  let unwritten = 0;
+  let waiting: (() => void)[] = [];
+  const written = (bytes: number) => {
+    unwritten -= bytes;
+    if (unwritten > 0) return;
+    for (const resolve of waiting) resolve();
+    waiting = [];
+  };
+  boom?.on('write', written);
   boom?.on('drop', (bytes: Buffer) => {
     for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) dropped++;
+    written(bytes.length);
   });
   const iso = isoClock();
-  let pending: (string | number)[] = []; // time, level, line, time, level, line, ...
-  let waiting = 0; // characters of the lines in `pending`
+  // The batch: lines already redacted and encoded. A chunk is handed over whole and never written to again.
+  const chunkBytes = flushBytes + CHUNK_LINE_BYTES;
+  let chunk = Buffer.allocUnsafe(chunkBytes);
+  let used = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let soon = false; // a write is set for the end of this event-loop turn
 
@@ -81,24 +98,30 @@ export function createLog(options: LogOptions = {}): Log {
     if (timer) clearTimeout(timer);
     timer = null;
     soon = false;
-    waiting = 0;
-    if (pending.length === 0) return;
-    let text = '';
-    // Only the message can hold a secret (level and time are ours): it is redacted before it is JSON-encoded.
-    for (let i = 0; i < pending.length; i += 3) {
-      text += `{"level":"${pending[i + 1]}","time":"${iso(pending[i] as number)}","msg":${JSON.stringify(redactLine(pending[i + 2] as string))}}\n`;
-    }
-    pending = [];
-    if (dropped > 0) text += `{"level":"error","time":"${iso(Date.now())}","msg":"log: ${dropped} lines dropped: the destination was too slow"}\n`;
+    const lost = dropped;
     dropped = 0;
-    out.write(Buffer.from(text)); // the batch as one string, encoded to UTF-8 in one call
+    if (lost > 0) append(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${lost} lines dropped: the destination was too slow"}\n`);
+    if (used === 0) return;
+    if (boom) unwritten += used;
+    const droppedBefore = dropped;
+    out.write(chunk.subarray(0, used)); // the batch in one write
+    // A batch dropped (at once, inside write) took its notice along: those lines go to the next notice, and the notice itself is not counted.
+    if (lost > 0 && dropped > droppedBefore) dropped += lost - 1;
+    chunk = Buffer.allocUnsafe(chunkBytes);
+    used = 0;
+  }
+
+  /** Adds a line to the batch as UTF-8, handing the batch over first when the line might not fit. */
+  function append(text: string): void {
+    if (used + text.length * 3 > chunk.length) write(); // at most 3 bytes per UTF-16 unit
+    used += chunk.write(text, used);
   }
 
   function push(level: 'info' | 'error', whole: string, time = Date.now()): void {
-    const line = shorten(whole); // a huge line is not kept in memory while it waits
-    pending.push(time, level, line);
-    waiting += line.length;
-    if (waiting >= flushBytes && !soon) {
+    // Redacted and encoded at once, here where it is written: no line (nor the request's URL in it) waits as a string.
+    // Only the message can hold a secret (level and time are ours): it is redacted before it is JSON-encoded.
+    append(`{"level":"${level}","time":"${iso(time)}","msg":${JSON.stringify(redactLine(shorten(whole)))}}\n`);
+    if (used >= flushBytes && !soon) {
       soon = true;
       setImmediate(write); // after this request's reply, not before it
     } else if (!timer && !soon) {
@@ -111,7 +134,7 @@ export function createLog(options: LogOptions = {}): Log {
   log.error = (line) => push('error', line);
   log.flush = () => {
     write();
-    return new Promise<void>((resolve) => (boom ? boom.flush(() => resolve()) : resolve()));
+    return new Promise<void>((resolve) => (unwritten > 0 ? waiting.push(resolve) : resolve()));
   };
   return log;
 }
