@@ -63,29 +63,57 @@ function isoClock(): (ms: number) => string {
   return (ms) => (ms === last ? text : ((last = ms), (text = new Date(ms).toISOString())));
 }
 
+/**
+ * Where batches go: sonic-boom over a file or descriptor, which says which
+ * bytes it dropped and which it wrote (its own flush() does not wait for the
+ * disk), or a stream (tests).
+ */
+class Destination {
+  /** Lines dropped and not yet reported. */
+  dropped = 0;
+  private readonly boom: SonicBoomClass | null;
+  private unwritten = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly target: number | string | Writable,
+    maxBufferedBytes: number,
+  ) {
+    const boom =
+      typeof target === 'object' ? null : new SonicBoom({ dest: target, sync: false, mkdir: typeof target === 'string', maxLength: maxBufferedBytes, contentMode: 'buffer' });
+    boom?.on('write', (bytes: number) => this.written(bytes));
+    boom?.on('drop', (bytes: Buffer) => {
+      for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.dropped++;
+      this.written(bytes.length);
+    });
+    this.boom = boom;
+  }
+
+  /** Hands a batch over; false when it was dropped at once (sonic-boom drops inside write). */
+  write(batch: Buffer): boolean {
+    const before = this.dropped;
+    if (this.boom) this.unwritten += batch.length;
+    // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
+    (this.boom ?? (this.target as Writable)).write(batch as unknown as string);
+    return this.dropped === before;
+  }
+
+  /** Resolves once every byte handed over is written or dropped. */
+  drained(): Promise<void> {
+    return new Promise((resolve) => (this.unwritten > 0 ? this.waiting.push(resolve) : resolve()));
+  }
+
+  private written(bytes: number): void {
+    this.unwritten -= bytes;
+    if (this.unwritten > 0) return;
+    for (const resolve of this.waiting) resolve();
+    this.waiting = [];
+  }
+}
+
 export function createLog(options: LogOptions = {}): Log {
   const { destination = 1, maxBufferedBytes = 16 * 1024 * 1024, flushMs = 50, flushBytes = 64 * 1024 } = options;
-  const boom =
-    typeof destination === 'object'
-      ? null
-      : new SonicBoom({ dest: destination, sync: false, mkdir: typeof destination === 'string', maxLength: maxBufferedBytes, contentMode: 'buffer' });
-  // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
-  const out = (boom ?? destination) as { write(bytes: Buffer): unknown };
-  let dropped = 0;
-  // Bytes handed to sonic-boom and not yet written, and flushes waiting for them: its own flush() does not wait for the disk.
-  let unwritten = 0;
-  let waiting: (() => void)[] = [];
-  const written = (bytes: number) => {
-    unwritten -= bytes;
-    if (unwritten > 0) return;
-    for (const resolve of waiting) resolve();
-    waiting = [];
-  };
-  boom?.on('write', written);
-  boom?.on('drop', (bytes: Buffer) => {
-    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) dropped++;
-    written(bytes.length);
-  });
+  const out = new Destination(destination, maxBufferedBytes);
   const iso = isoClock();
   // The batch: lines already redacted and encoded. A chunk is handed over whole and never written to again.
   const chunkBytes = flushBytes + CHUNK_LINE_BYTES;
@@ -98,15 +126,12 @@ export function createLog(options: LogOptions = {}): Log {
     if (timer) clearTimeout(timer);
     timer = null;
     soon = false;
-    const lost = dropped;
-    dropped = 0;
+    const lost = out.dropped;
+    out.dropped = 0;
     if (lost > 0) append(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${lost} lines dropped: the destination was too slow"}\n`);
     if (used === 0) return;
-    if (boom) unwritten += used;
-    const droppedBefore = dropped;
-    out.write(chunk.subarray(0, used)); // the batch in one write
-    // A batch dropped (at once, inside write) took its notice along: those lines go to the next notice, and the notice itself is not counted.
-    if (lost > 0 && dropped > droppedBefore) dropped += lost - 1;
+    // A batch dropped with its notice: those lines go to the next notice, and the notice itself is not counted.
+    if (!out.write(chunk.subarray(0, used)) && lost > 0) out.dropped += lost - 1;
     chunk = Buffer.allocUnsafe(chunkBytes);
     used = 0;
   }
@@ -134,7 +159,7 @@ export function createLog(options: LogOptions = {}): Log {
   log.error = (line) => push('error', line);
   log.flush = () => {
     write();
-    return new Promise<void>((resolve) => (unwritten > 0 ? waiting.push(resolve) : resolve()));
+    return out.drained();
   };
   return log;
 }
