@@ -136,6 +136,7 @@ describe('the logger', () => {
     expect(text).not.toContain(k);
     expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}... 200 1ms` });
   });
+
   it('writes every line once, whole and in order, across batches of any size and characters of any width', async () => {
     const chunks: Buffer[] = [];
     const sink = new Writable({

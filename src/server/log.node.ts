@@ -53,7 +53,7 @@ export function shorten(line: string): string {
   return `${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`;
 }
 
-/** Most UTF-8 bytes one written line can take: a MAX_LINE message, JSON-escaped (6 characters per unit at worst), and its fields. */
+/** Room for any one written line: a MAX_LINE message JSON-escaped (6 characters a unit at worst) with its fields, at 3 UTF-8 bytes a character (what `append` reserves). */
 const CHUNK_LINE_BYTES = MAX_LINE * 6 * 3 + 256;
 
 /** ISO time of a millisecond, computed once for all the lines of that millisecond. */
