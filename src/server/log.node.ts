@@ -70,7 +70,7 @@ function isoClock(): (ms: number) => string {
  */
 class Destination {
   /** Lines dropped and not yet reported. */
-  dropped = 0;
+  private dropped = 0;
   private readonly boom: SonicBoomClass | null;
   private unwritten = 0;
   private waiting: (() => void)[] = [];
@@ -89,13 +89,24 @@ class Destination {
     this.boom = boom;
   }
 
-  /** Hands a batch over; false when it was dropped at once (sonic-boom drops inside write). */
-  write(batch: Buffer): boolean {
+  /** The lines dropped since last asked, to be reported now. */
+  takeDropped(): number {
+    const lines = this.dropped;
+    this.dropped = 0;
+    return lines;
+  }
+
+  /**
+   * Hands a batch over. One that carries the notice of `reported` dropped
+   * lines and is itself dropped (sonic-boom drops inside write) gives those
+   * back to the next notice; the notice itself is not counted.
+   */
+  write(batch: Buffer, reported = 0): void {
     const before = this.dropped;
     if (this.boom) this.unwritten += batch.length;
     // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
     (this.boom ?? (this.target as Writable)).write(batch as unknown as string);
-    return this.dropped === before;
+    if (reported > 0 && this.dropped > before) this.dropped += reported - 1;
   }
 
   /** Resolves once every byte handed over is written or dropped. */
@@ -126,12 +137,10 @@ export function createLog(options: LogOptions = {}): Log {
     if (timer) clearTimeout(timer);
     timer = null;
     soon = false;
-    const lost = out.dropped;
-    out.dropped = 0;
+    const lost = out.takeDropped();
     if (lost > 0) append(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${lost} lines dropped: the destination was too slow"}\n`);
     if (used === 0) return;
-    // A batch dropped with its notice: those lines go to the next notice, and the notice itself is not counted.
-    if (!out.write(chunk.subarray(0, used)) && lost > 0) out.dropped += lost - 1;
+    out.write(chunk.subarray(0, used), lost);
     chunk = Buffer.allocUnsafe(chunkBytes);
     used = 0;
   }
