@@ -75,6 +75,11 @@ export class DiskData implements DataSource {
     return loading;
   }
 
+  /** The epoch an entry the disk vouched for when asked in `asked` belongs to: -1 (stale at once) when that epoch has ended meanwhile. */
+  private vouchedIn(asked: number): number {
+    return asked === this.epoch ? this.vouch() : -1;
+  }
+
   /** The current epoch, for an entry the disk has just vouched for; it ends `revalidateMs` from its first such entry. */
   private vouch(): number {
     if (!this.epochTimer) {
@@ -97,7 +102,7 @@ export class DiskData implements DataSource {
       return null;
     }
     if (hit && hit.mtimeMs === info.mtimeMs && hit.size === info.size && hit.ino === info.ino) {
-      hit.epoch = epoch === this.epoch ? this.vouch() : -1;
+      hit.epoch = this.vouchedIn(epoch);
       return hit.bytes;
     }
     const bytes = await readFile(full).catch(() => null);
@@ -106,7 +111,7 @@ export class DiskData implements DataSource {
       return null;
     }
     // Kept as a Buffer: Node writes it to the socket without conversion.
-    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, epoch: epoch === this.epoch ? this.vouch() : -1 });
+    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, epoch: this.vouchedIn(epoch) });
     return bytes;
   }
 }
