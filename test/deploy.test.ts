@@ -18,7 +18,7 @@ import { MANIFEST_PATH } from '../src/refs.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
-import { edgeRouter } from './edge/routes.ts';
+import { edgeRouter } from '../cli/edge-routes.ts';
 import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
 
 /** Netlify's limits (docs.netlify.com, see /work/shared/docs/NETLIFY.md). */
