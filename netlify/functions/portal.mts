@@ -42,5 +42,5 @@ const portal = createPortal({
 export default (request: Request, context: PortalContext): Promise<Response> => portal.handle(request, context.ip);
 
 export const config = {
-  path: ['/portal/sign-in', '/portal/session', '/portal/keys', '/portal/keys/*'],
+  path: ['/portal/sign-in', '/portal/session', '/portal/keys', '/portal/keys/*', '/portal/account', '/portal/sign-out'],
 };
