@@ -12,6 +12,7 @@ import { buildArtifacts } from './artifacts.ts';
 import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
+import { exampleAnswers } from './examples.ts';
 import { publicFiles } from './public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import { resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
@@ -177,7 +178,8 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
 
   const sha256 = createHash('sha256').update(text).digest('hex');
   const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample });
-  for (const [file, bytes] of publicFiles(artifacts.manifest)) artifacts.files.set(file, bytes);
+  const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
+  for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
   // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).
   artifacts.files.set(DIST_SUMMARY_PATH, new TextEncoder().encode(formatSummary(next)));
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { MESSAGES } from '../src/messages.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
+import { HEALTH_PATH } from '../src/api/request.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
 import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
@@ -46,6 +47,8 @@ export const COMPONENTS = {
   CategoryYearMatch: 'CategoryYearMatch',
   Error: 'ErrorBody',
   RateLimitError: 'RateLimitErrorBody',
+  Health: 'HealthBody',
+  ArchiveHealth: 'ArchiveHealth',
 } as const;
 export type ComponentName = keyof typeof COMPONENTS;
 
@@ -61,6 +64,9 @@ const REFINEMENTS: Record<string, Schema> = {
   'PersonMatch.year': { pattern: YEAR_KEY },
   'CategoryMatch.year': { pattern: YEAR_KEY },
   'RateLimitError.retryAfter': { type: 'integer', minimum: 0 },
+  'Health.status': { const: 'ok' },
+  'ArchiveHealth.revision': { pattern: '^[0-9a-f]{64}$' },
+  ...Object.fromEntries(['firstYear', 'lastYear', 'years', 'categories', 'nominations'].map((f) => [`ArchiveHealth.${f}`, { type: 'integer', minimum: 0 }])),
 };
 
 class SchemaError extends Error {}
@@ -162,6 +168,7 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method Not Allowed',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** An Error body whose message is one of `messages`. */
@@ -226,11 +233,29 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
   };
 }
 
+/** `/health`: outside the spec's lookups, without a key, for monitors. */
+function healthOperation(): Schema {
+  return {
+    operationId: 'health',
+    tags: ['service'],
+    summary: 'Whether this instance can read the archive, with its revision and counts; no key.',
+    description:
+      'For load balancers and uptime monitors: asks for no key, answers no archive data and is never cached. ' +
+      'The counts and the revision are what the build recorded. HEAD answers the same without a body.',
+    responses: {
+      200: { description: `${STATUS_TEXT[200]}: the archive can be read.`, content: { 'application/json': { schema: ref('Health') } } },
+      405: errorResponse(`${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS}.`, [MESSAGES.methodNotAllowed], MESSAGES.methodNotAllowed),
+      503: errorResponse(`${STATUS_TEXT[503]}: the archive's data cannot be read here; every lookup would answer 500.`, [MESSAGES.unavailable], MESSAGES.unavailable),
+    },
+  };
+}
+
 /** Operations grouped as the spec's section 1 lists the lookups. */
 const TAGS = [
   { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
   { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
   { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony.' },
+  { name: 'service', description: 'The service itself, without a key.' },
 ];
 const TAG_OF: Record<Route['id'], string> = {
   allCeremonies: 'ceremonies',
@@ -310,6 +335,7 @@ export function openApiDocument(options: OpenApiOptions): Schema {
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/(.)\/+$/, '$1');
   const paths: Record<string, Schema> = {};
   for (const route of ROUTES) paths[template(route)] = { get: operation(route, yearRange) };
+  paths[HEALTH_PATH] = { get: healthOperation() };
 
   return {
     openapi: OPENAPI_VERSION,

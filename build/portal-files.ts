@@ -10,6 +10,8 @@ import path from 'node:path';
 export const PORTAL_SOURCE = path.join(import.meta.dirname, 'portal');
 export const PORTAL_FILES = ['portal.html', 'portal.css', 'portal.js', 'favicon.svg'] as const;
 
+/** Also `portal/index.html`, the same page, so that `/portal/` serves it on every host (its links are absolute). */
 export function portalFiles(): Map<string, Uint8Array> {
-  return new Map(PORTAL_FILES.map((name) => [name, new Uint8Array(readFileSync(path.join(PORTAL_SOURCE, name)))]));
+  const files = new Map(PORTAL_FILES.map((name) => [name, new Uint8Array(readFileSync(path.join(PORTAL_SOURCE, name)))] as const));
+  return new Map([...files, ['portal/index.html', files.get('portal.html')!]]);
 }

@@ -1,4 +1,6 @@
 /** Files the build publishes outside the private data folder (public by design). */
+import { readFileSync } from 'node:fs';
+import type { ExampleAnswers } from './examples.ts';
 import { openApiJson } from './openapi.ts';
 import { portalFiles } from './portal-files.ts';
 import { referencePage } from './reference.ts';
@@ -6,11 +8,28 @@ import type { Manifest } from '../src/types.ts';
 
 const encoder = new TextEncoder();
 
-/** `openapi.json` (servers from PUBLIC_BASE_URL), the reference page `index.html` and the key portal, at the root of dist/. */
-export function publicFiles(manifest: Manifest, env: Record<string, string | undefined> = process.env): Map<string, Uint8Array> {
+/**
+ * Where the README's "Client" section is read: the package's repository (or
+ * homepage) from package.json, else its page on the npm registry, which shows
+ * the README too.
+ */
+export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))): string {
+  const repository = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
+  const web = repository?.replace(/^git\+/, '').replace(/\.git$/, '').replace(/^github:/, 'https://github.com/');
+  const base = (web && /^https?:\/\//.test(web) ? web : pkg.homepage?.replace(/#.*$/, '')) ?? `https://www.npmjs.com/package/${pkg.name}`;
+  return `${base}#client`;
+}
+
+/**
+ * `openapi.json` (servers from PUBLIC_BASE_URL), the reference page `index.html`
+ * (with the example answers read from the built files) and the key portal, at
+ * the root of dist/.
+ */
+export function publicFiles(manifest: Manifest, env: Record<string, string | undefined> = process.env, examples?: ExampleAnswers): Map<string, Uint8Array> {
+  const page = referencePage(manifest, { examples, baseUrl: env.PUBLIC_BASE_URL || undefined, clientUrl: clientDocsUrl() });
   return new Map([
     ['openapi.json', encoder.encode(openApiJson(manifest, env))],
-    ['index.html', encoder.encode(referencePage(manifest))],
+    ['index.html', encoder.encode(page)],
     ...portalFiles(),
   ]);
 }

@@ -1,133 +1,184 @@
 /**
  * The reference page people read at `/` (dist/index.html): built from the same
- * route table and messages as the API and its OpenAPI document. Static HTML
- * with inline CSS: no script, nothing fetched from elsewhere.
+ * route table and messages as the API and its OpenAPI document, so a route
+ * added to src/routes.ts gets its section, its curl line and its place in the
+ * "try it" form without an edit here. Each operation shows a real example
+ * answer, taken from the build's own output (build/examples.ts). The page's
+ * CSS and script (build/reference/) are inlined: one file, nothing fetched
+ * from elsewhere. The script fills in curl lines for the page's own origin,
+ * copies them, and sends the "try it" form's request from the page.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { MESSAGES } from '../src/messages.ts';
+import { HEALTH_PATH } from '../src/api/request.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
-import { MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
+import { MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
+import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
+const SOURCE = path.join(import.meta.dirname, 'reference');
+
+export interface ReferenceOptions {
+  /** Each operation's example answer, from the built files; an operation without one shows none. */
+  examples?: ExampleAnswers;
+  /** Where the API is served (PUBLIC_BASE_URL), for curl lines read without the page's script; default a placeholder. */
+  baseUrl?: string;
+  /** The README's "Client" section, where the typed client is documented. */
+  clientUrl?: string;
+}
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const code = (s: string) => `<code>${escapeHtml(s)}</code>`;
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 404: 'Not Found', 403: 'Forbidden', 400: 'Bad Request', 500: 'Internal Server Error' };
 
-const CSS = `
-:root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fdfdfb; --muted: #5b5b60; --line: #d9d6cc; --accent: #8a5a00; --code: #f1eee6; }
-@media (prefers-color-scheme: dark) { :root { --fg: #ecebe6; --bg: #17171a; --muted: #a8a7a0; --line: #3a3934; --accent: #e6b85c; --code: #26262a; } }
-* { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 68rem; margin: 0 auto; padding: 2rem 1.25rem 4rem; }
-h1 { font-size: 2rem; margin: 0 0 .25rem; letter-spacing: -.01em; }
-h2 { font-size: 1.3rem; margin: 2.5rem 0 .75rem; padding-bottom: .3rem; border-bottom: 1px solid var(--line); }
-p.lead { font-size: 1.15rem; color: var(--muted); margin-top: 0; }
-a { color: var(--accent); }
-code { font: .9em/1.4 ui-monospace, "SF Mono", Menlo, Consolas, monospace; background: var(--code); padding: .1em .3em; border-radius: 4px; overflow-wrap: anywhere; }
-table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
-th, td { text-align: left; vertical-align: top; padding: .5rem .6rem; border-bottom: 1px solid var(--line); }
-th { font-size: .85rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
-td.id { font-weight: 600; white-space: nowrap; }
-nav.links { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1rem 0; }
-nav.links a { display: inline-block; padding: .45rem .9rem; border: 1px solid var(--accent); border-radius: 6px; text-decoration: none; font-weight: 600; }
-ul { padding-left: 1.2rem; }
-li { margin: .3rem 0; }
-footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
-/* A phone has no room for five columns: each row becomes a card of labelled cells. */
-@media (max-width: 48rem) {
-  main { padding: 1.25rem 1rem 3rem; }
-  table, thead, tbody, tr, td { display: block; width: 100%; }
-  thead { display: none; } /* each cell carries its column name (data-label) instead */
-  tr { padding: .5rem 0; border-bottom: 1px solid var(--line); }
-  td { border: 0; padding: .2rem 0; }
-  td::before { content: attr(data-label); display: block; font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
-  td.id { white-space: normal; }
+/** A curl line (the script puts the page's own origin in) with its copy button. */
+function curlBlock(id: string, requestPath: string, baseUrl: string): string {
+  return `<div class="curl-block" data-copy-scope>
+<p class="label"><span>Request</span><button type="button" class="quiet" data-copy="curl-${id}" aria-label="Copy the curl line for ${escapeHtml(id)}">Copy</button></p>
+<pre id="curl-${id}" data-path="${escapeHtml(requestPath)}">${escapeHtml(`curl "${baseUrl}${requestPath}"`)}</pre>
+<p class="copied" role="status"></p>
+</div>`;
 }
-`;
 
-/** The reference page for a built archive. */
-export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
-  const [first, last] = manifest.yearRange;
-  const rows = ROUTES.map((route) => {
-    const example = examplePath(route, PLACEHOLDER_KEY);
-    const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
-    const cells = [
-      ['Operation', escapeHtml(route.id)],
-      ['Path', `${code(template(route))}${aliases}`],
-      ['Answers', `${escapeHtml(route.summary)}<br>${code(route.answer)}`],
-      ['Example', `<a href="${escapeHtml(example)}">${code(example)}</a>`],
-      ['404 message', route.notFound ? escapeHtml(route.notFound) : 'none (this lookup has no 404)'],
-    ];
-    return `<tr id="${route.id}">${cells.map(([label, html], i) => `<td${i === 0 ? ' class="id"' : ''} data-label="${label}">${html}</td>`).join('')}</tr>`;
-  }).join('\n');
+/** The example answer, status line first, abridged where long. */
+function answerBlock(id: string, answer: ExampleAnswer | undefined): string {
+  if (!answer) return '';
+  const { text, abridged } = abridgedJson(answer.body);
+  const label = `Example answer${abridged ? ' (abridged: <code>… N more</code> marks what is left out)' : ''}`;
+  return `<p class="label"><span>${label}</span></p>
+<pre class="answer" id="answer-${id}" tabindex="0">${escapeHtml(`HTTP ${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`.trim())}\n${escapeHtml(text)}</pre>`;
+}
 
+function operationSection(route: Route, options: Required<Pick<ReferenceOptions, 'baseUrl'>> & ReferenceOptions): string {
+  const shapeName = route.answer.replace(/\[\]$/, '');
+  const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
+  const facts: [string, string][] = [
+    ['Path', `${code(template(route))}${aliases}`],
+    ['Answers', `<a href="#shape-${escapeHtml(shapeName)}">${code(route.answer)}</a>`],
+    ['404 message', route.notFound ? code(JSON.stringify({ error: route.notFound })) : 'none (this lookup has no 404)'],
+  ];
+  return `<section class="operation" id="${route.id}" aria-labelledby="title-${route.id}">
+<h3 id="title-${route.id}">${escapeHtml(route.id)}</h3>
+<p class="summary">${escapeHtml(route.summary)}</p>
+<dl class="facts">${facts.map(([term, html]) => `<dt>${term}</dt><dd>${html}</dd>`).join('')}</dl>
+${curlBlock(route.id, examplePath(route, PLACEHOLDER_KEY), options.baseUrl)}
+${answerBlock(route.id, options.examples?.[route.id])}
+<p><button type="button" class="quiet" data-try="${route.id}">Try ${escapeHtml(route.id)} with your key</button></p>
+</section>`;
+}
+
+/** The "try it" form: one input per parameter any route takes, shown for the operations that take it. */
+function tryForm(): string {
+  const params = [...new Set(ROUTES.flatMap((r) => r.params))];
+  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${r.id}: ${template(r)}`)}</option>`).join('');
+  const fields = params
+    .map((p) => `<div data-param="${p}"><label for="try-${p}">${escapeHtml(p)}</label><input id="try-${p}" name="${p}" autocomplete="off" spellcheck="false"></div>`)
+    .join('\n');
+  const operations = ROUTES.map((r) => ({ id: r.id, root: r.roots[0], params: r.params, example: r.example }));
+  return `<section id="try-section" aria-labelledby="try-title">
+<h2 id="try-title">Try it</h2>
+<p>Sends the request from this page, with your key, and shows the answer as it came. The key stays in this form: it is not stored, and it is cut from the request shown below.</p>
+<form class="try" id="try">
+<div class="wide"><label for="try-key">API key</label><input id="try-key" name="key" type="password" autocomplete="off" spellcheck="false" required placeholder="faa_…"></div>
+<div class="wide"><label for="try-operation">Operation</label><select id="try-operation" name="operation">${options}</select></div>
+${fields}
+<div id="try-submit"><button type="submit" id="try-send">Send request</button></div>
+</form>
+<div id="try-result" aria-live="polite" hidden>
+<p id="try-status" tabindex="-1"></p>
+<pre id="try-request"></pre>
+<p class="label"><span>Answer body</span></p>
+<pre class="answer" id="try-body" tabindex="0"></pre>
+</div>
+<script type="application/json" id="operations">${JSON.stringify(operations).replace(/</g, '\\u003c')}</script>
+</section>`;
+}
+
+function errorTable(): string {
   const errors: [number, string, string[]][] = [
     [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear]],
     [403, 'The key is missing, unknown or revoked.', [MESSAGES.forbidden]],
-    [404, 'Nothing matches (the lookup table lists each lookup’s message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
+    [404, 'Nothing matches (each operation shows its message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
+    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive.`, [MESSAGES.unavailable]],
   ];
-  const errorRows = errors
-    .map(([status, why, messages]) => {
-      const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
-      return `<tr><td class="id" data-label="Status">${status}</td><td data-label="When">${escapeHtml(why)}</td><td data-label="Body">${bodies}</td></tr>`;
-    })
-    .join('\n');
+  const rows = errors.map(([status, why, messages]) => {
+    const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
+    return `<tr><td class="id" data-label="Status">${status}</td><td data-label="When">${escapeHtml(why)}</td><td data-label="Body">${bodies}</td></tr>`;
+  });
+  return `<table>
+<thead><tr><th>Status</th><th>When</th><th>Body</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
 
-  const shapeRows = Object.entries(SHAPES)
-    .map(([name, shape]) => `<tr id="shape-${name}"><td class="id" data-label="Shape">${escapeHtml(name)}</td><td data-label="JSON">${code(shape)}</td></tr>`)
-    .join('\n');
+function shapeTable(): string {
+  const rows = Object.entries(SHAPES).map(([name, shape]) => `<tr id="shape-${name}"><td class="id" data-label="Shape">${escapeHtml(name)}</td><td data-label="JSON">${code(shape)}</td></tr>`);
+  return `<table class="shapes">
+<thead><tr><th>Shape</th><th>JSON</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
 
+/** The reference page for a built archive. */
+export function referencePage(manifest: Pick<Manifest, 'yearRange'>, options: ReferenceOptions = {}): string {
+  const [first, last] = manifest.yearRange;
+  const all = { ...options, baseUrl: (options.baseUrl ?? 'https://your-site.example').replace(/\/+$/, '') };
+  const client = options.clientUrl ? `<a href="${escapeHtml(options.clientUrl)}">Typed client</a>` : '';
+  const css = readFileSync(path.join(SOURCE, 'reference.css'), 'utf8');
+  const script = readFileSync(path.join(SOURCE, 'reference.js'), 'utf8');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
 <title>Film Awards Archive API: reference</title>
-<link rel="icon" href="data:,">
-<style>${CSS}</style>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<style>${css}</style>
 </head>
 <body>
 <main>
 <h1>Film Awards Archive API</h1>
 <p class="lead">Every Academy Awards nomination and winner, for the ceremonies held from ${first} to ${last}, as read-only JSON. Years are the year each ceremony was held (both 1930 ceremonies are <code>1930</code>).</p>
-<nav class="links"><a href="/portal">Get an API key</a><a href="/openapi.json">OpenAPI 3.1 document</a></nav>
+<nav class="links" aria-label="Elsewhere"><a href="/portal">Get an API key</a><a href="/openapi.json">OpenAPI 3.1 document</a>${client}<a href="${HEALTH_PATH}">Health</a></nav>
 
-<h2>Lookups</h2>
-<p>Every lookup is a <code>GET</code> (or <code>HEAD</code>). Parameters are whole path segments: the literal text <code>name=</code>, <code>year=</code> or <code>apikey=</code> followed by the value, URL-encoded (<code>encodeURIComponent</code>, so a space is <code>%20</code> and a slash <code>%2F</code>). Names are exact and case-sensitive, 1 to ${MAX_NAME_LENGTH} characters; an award name matches every category containing it. Replace <code>${PLACEHOLDER_KEY}</code> in the examples with your key.</p>
-<table>
-<thead><tr><th>Operation</th><th>Path</th><th>Answers</th><th>Example</th><th>404 message</th></tr></thead>
-<tbody>
-${rows}
-</tbody>
-</table>
-<h2>Answers</h2>
-<p>JSON without whitespace, keys in the order shown. <code>secondary</code> is always sent (empty when there is nobody else to name); <code>notes</code> only when there is something to say. The <a href="/openapi.json">OpenAPI document</a> has every schema.</p>
-<table class="shapes">
-<thead><tr><th>Shape</th><th>JSON</th></tr></thead>
-<tbody>
-${shapeRows}
-</tbody>
-</table>
+${tryForm()}
 
-<h2>Errors</h2>
+<h2 id="lookups">Lookups</h2>
+<p>Every lookup is a <code>GET</code> (or <code>HEAD</code>). Parameters are whole path segments: the literal text <code>name=</code>, <code>year=</code> or <code>apikey=</code> followed by the value, URL-encoded (<code>encodeURIComponent</code>, so a space is <code>%20</code> and a slash <code>%2F</code>). Names are exact and case-sensitive, 1 to ${MAX_NAME_LENGTH} characters; an award name matches every category containing it. Replace <code>${PLACEHOLDER_KEY}</code> in the curl lines with your key. The example answers are the archive's own, from the build that made this page.</p>
+${ROUTES.map((route) => operationSection(route, all)).join('\n')}
+
+<section class="operation" id="health" aria-labelledby="title-health">
+<h3 id="title-health">health</h3>
+<p class="summary">Whether this instance can read the archive, with the source's revision (its sha256) and the archive's counts. No key, no archive data, never cached; <code>503</code> when the archive cannot be read.</p>
+${curlBlock('health', HEALTH_PATH, all.baseUrl)}
+${answerBlock('health', options.examples?.health)}
+</section>
+
+<h2 id="answers">Answers</h2>
+<p>JSON without whitespace, keys in the order shown (the examples above are indented for reading). <code>secondary</code> is always sent (empty when there is nobody else to name); <code>notes</code> only when there is something to say. The <a href="/openapi.json">OpenAPI document</a> has every schema.</p>
+${shapeTable()}
+
+<h2 id="errors">Errors</h2>
 <p>Every error is JSON with one <code>error</code> field, exactly as below.</p>
-<table>
-<thead><tr><th>Status</th><th>When</th><th>Body</th></tr></thead>
-<tbody>
-${errorRows}
-</tbody>
-</table>
+${errorTable()}
 
-<h2>Limits</h2>
+<h2 id="limits">Limits</h2>
 <ul>
 <li>Each key may make <strong>60 requests per minute</strong>. Over that the answer is <code>429</code> with a <code>Retry-After</code> header: wait that many seconds before asking again.</li>
 <li>One key per person or application; keep it out of public code and logs. Rotate or revoke it at <a href="/portal">the portal</a>.</li>
 </ul>
 
-<h2>Caching etiquette</h2>
+<h2 id="caching">Caching etiquette</h2>
 <ul>
 <li><strong>Cache answers.</strong> The archive changes once a year, after the ceremony. Answers may be kept a day (<code>Cache-Control: private, max-age=86400</code>) and much longer if you revalidate.</li>
 <li><strong>Revalidate, don’t re-download.</strong> Every answer has an <code>ETag</code>; send it back in <code>If-None-Match</code> and an unchanged answer comes back as an empty <code>304</code>.</li>
@@ -136,8 +187,14 @@ ${errorRows}
 <li><strong>Back off on 500.</strong> Wait, then double the wait on each retry, and give up after a few.</li>
 </ul>
 
+<section id="client" aria-labelledby="client-title">
+<h2 id="client-title">Client</h2>
+<p>A typed client for Node, Deno and browsers caches answers with their ETags, waits out <code>Retry-After</code> and never logs your key${options.clientUrl ? `: how to install and use it is in <a href="${escapeHtml(options.clientUrl)}">the README’s “Client” section</a>` : ''}. Or generate one from the <a href="/openapi.json">OpenAPI document</a>.</p>
+</section>
+
 <footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.</footer>
 </main>
+<script>${script}</script>
 </body>
 </html>
 `;

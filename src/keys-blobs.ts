@@ -249,6 +249,10 @@ export class BlobsKeyBackend implements KeyBackend {
     return session && session.expiresAt > now && typeof session.email === 'string' ? session.email : null;
   }
 
+  async endSession(sessionHash: string): Promise<void> {
+    await this.withStore((store) => store.delete(name('sessions', sessionHash)));
+  }
+
   async activeKey(email: string): Promise<KeyInfo | null> {
     const account = await this.read<Account>(name('accounts', hashSecret(email)));
     const active = account?.active;

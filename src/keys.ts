@@ -70,6 +70,8 @@ export interface KeyBackend {
   openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null>;
   /** The address of a live session, or null. */
   sessionEmail(sessionHash: string, now: number): Promise<string | null>;
+  /** Ends a session (sign-out): its hash is deleted, so it answers as unknown from then on. */
+  endSession(sessionHash: string): Promise<void>;
   /** The address's active key, or null. */
   activeKey(email: string): Promise<KeyInfo | null>;
   /** Stores `key` as the address's active key; false (nothing stored) when it already has one. */
@@ -195,6 +197,18 @@ export class Keys implements KeyCheck {
     const email = await this.backend.sessionEmail(hashSecret(session), this.now());
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badSession);
     return email;
+  }
+
+  /** What a live session shows after a reload: its address and that address's key state; 401 as sessionEmail. */
+  async account(session: string | null | undefined): Promise<Omit<SessionInfo, 'session'>> {
+    const email = await this.sessionEmail(session);
+    return { email, key: await this.backend.activeKey(email) };
+  }
+
+  /** Signs a live session out: deleted from the store, so it answers 401 from then on; 401 when it is not live. */
+  async signOut(session: string | null | undefined): Promise<void> {
+    await this.sessionEmail(session);
+    await this.backend.endSession(hashSecret(session!));
   }
 
   /** A key for an address that has none; 409 when it has one. */

@@ -16,6 +16,8 @@ export const MESSAGES = {
   badEncoding: 'Invalid path: malformed percent-encoding in a parameter',
   badName: `Invalid name: expected 1 to ${MAX_NAME_LENGTH} characters`,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
+  /** `/health` when the archive cannot be read. */
+  unavailable: 'Service Unavailable: the archive cannot be read',
 } as const;
 
 /** The 429 body's `limit`, as section 7 writes it. */

@@ -7,6 +7,8 @@
  *   POST /portal/keys         (Authorization: Bearer <session>) -> 201 {"apiKey"}
  *   POST /portal/keys/rotate  (Bearer) -> 200 {"apiKey"}
  *   POST /portal/keys/revoke  (Bearer) -> 200 {"revoked": true}
+ *   POST /portal/account      (Bearer) -> 200 {"email", "key"}: the page after a reload
+ *   POST /portal/sign-out     (Bearer) -> 200 {"signedOut": true}; the session answers 401 from then on
  *
  * Sign-in answers the same for every well-formed address, so it tells nobody
  * whether an address has a key. An `error` field on every failure; one log
@@ -41,6 +43,8 @@ export const PORTAL_PATHS = {
   issue: '/portal/keys',
   rotate: '/portal/keys/rotate',
   revoke: '/portal/keys/revoke',
+  account: '/portal/account',
+  signOut: '/portal/sign-out',
 } as const;
 type Action = keyof typeof PORTAL_PATHS;
 
@@ -89,9 +93,9 @@ export function issueLimitFrom(value: string | undefined): number {
   return wholeNumberSetting('PORTAL_ISSUE_LIMIT_PER_MINUTE', value, DEFAULT_ISSUE_LIMIT, 1);
 }
 
-/** Whether a path is one of the portal's endpoints (anything under /portal/; the page itself is /portal). */
+/** Whether a path is one of the portal's endpoints (anything under /portal/; the page itself is /portal, and /portal/). */
 export function isPortalPath(pathname: string): boolean {
-  return pathname.startsWith('/portal/');
+  return pathname.startsWith('/portal/') && pathname !== '/portal/';
 }
 
 /** A JSON reply without the API's CORS grant (see the top of this file). */
@@ -227,6 +231,11 @@ class PortalEndpoints {
     try {
       if (action === 'signIn') return await this.signIn(request);
       if (action === 'session') return await this.session(request);
+      if (action === 'account') return portalReply(200, await this.keys.account(bearer(request)));
+      if (action === 'signOut') {
+        await this.keys.signOut(bearer(request));
+        return portalReply(200, { signedOut: true });
+      }
       return await this.keyAction(request, action);
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });

@@ -65,6 +65,32 @@ export interface CategoryYearMatch {
   nominations: Nomination[];
 }
 
+/** What `GET /health` answers (200): the archive this instance serves, as the build recorded it; no archive data. */
+export interface HealthBody {
+  /** Always "ok" in a 200. */
+  status: string;
+  /** The archive this instance can read. */
+  archive: ArchiveHealth;
+}
+
+/** The build's record of the archive: its source's revision and its counts. */
+export interface ArchiveHealth {
+  /** sha256 of the source file the archive was built from. */
+  revision: string;
+  /** True when the build used the small built-in sample instead of the full archive. */
+  sample: boolean;
+  /** Lowest held year. */
+  firstYear: number;
+  /** Highest held year. */
+  lastYear: number;
+  /** Ceremony years held (1930, with two ceremonies, counts once). */
+  years: number;
+  /** Full category names, every renamed variant counted. */
+  categories: number;
+  /** Nominations in the archive. */
+  nominations: number;
+}
+
 /** Error body of every non-2xx answer. */
 export interface ErrorBody {
   /** What went wrong, in one sentence. */

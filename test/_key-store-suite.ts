@@ -50,6 +50,21 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       expect(await status(a.openSession('fat_' + 'A'.repeat(43)))).toBe(401);
     });
 
+    it('ends a session on sign-out, for every instance, leaving the address’s other sessions and its key alone', async () => {
+      const { a, b, settle } = open();
+      const email = address('sign-out');
+      const session = await signedIn(a, email);
+      const other = await signedIn(b, email);
+      const key = await a.issue(email);
+      expect(await b.account(session)).toEqual({ email, key: { id: key.slice(0, 12), createdAt: expect.any(String) } });
+      await b.signOut(session);
+      settle();
+      expect([await status(a.sessionEmail(session)), await status(a.account(session)), await status(a.signOut(session))]).toEqual([401, 401, 401]);
+      expect(await a.sessionEmail(other)).toBe(email);
+      expect(await works(a, key)).toBe(true);
+      expect(await status(a.signOut('fas_' + 'A'.repeat(43)))).toBe(401);
+    });
+
     it('refuses a link after 15 minutes and a session after an hour', async () => {
       const { a, clock } = open();
       const email = address('expiry');

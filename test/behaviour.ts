@@ -4,9 +4,12 @@
  * way to send a request and to issue and revoke keys; the suite checks every
  * status, body and header the contract promises, against the full archive.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/routes.ts';
-import { decodedBody, eventually, type RawReply } from './helpers.ts';
+import { validateResponse } from './contract.ts';
+import { decodedBody, eventually, type RawReply, SHARED_SOURCE } from './helpers.ts';
 import { expected, type Expected, type SpecArchive } from './oracle.ts';
 
 export interface Target {
@@ -283,6 +286,30 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(decoded(br).equals(identity.body)).toBe(true);
       expect(decoded(gzip).equals(identity.body)).toBe(true);
       expect(new Set([br.headers.etag, gzip.headers.etag, identity.headers.etag]).size).toBe(3);
+    });
+
+    it('answers GET /health without a key: the source’s revision and the archive’s counts, no archive data, never cached', async () => {
+      const reply = await target().request('GET', '/health');
+      expect(reply.status).toBe(200);
+      expect(reply.headers['content-type']).toBe(JSON_TYPE);
+      expect(reply.headers['cache-control']).toBe('no-store');
+      const body = json(reply);
+      const categories = Object.values(archive()).flat();
+      expect(body).toEqual({
+        status: 'ok',
+        archive: {
+          revision: createHash('sha256').update(readFileSync(SHARED_SOURCE)).digest('hex'),
+          sample: false,
+          firstYear: Math.min(...Object.keys(archive()).map(Number)),
+          lastYear: Math.max(...Object.keys(archive()).map(Number)),
+          years: Object.keys(archive()).length,
+          categories: new Set(categories.map((c) => c.category)).size,
+          nominations: categories.reduce((n, c) => n + c.nominations.length, 0),
+        },
+      });
+      expect(validateResponse('health', 200, body)).toEqual([]);
+      const head = await target().request('HEAD', '/health');
+      expect([head.status, head.body.length, head.headers['content-type']]).toEqual([200, 0, JSON_TYPE]);
     });
 
     it('answers GET / with a JSON description of the service', async () => {

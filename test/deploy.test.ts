@@ -15,9 +15,10 @@ import { publicFiles } from '../build/public.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { config as portalConfig } from '../netlify/functions/portal.mts';
 import { MANIFEST_PATH } from '../src/refs.ts';
+import { HEALTH_PATH } from '../src/api/request.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
-import { edgeRouter } from './edge/routes.ts';
+import { edgeRouter } from '../cli/edge-routes.ts';
 import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
 
 /** Netlify's limits (docs.netlify.com, see /work/shared/docs/NETLIFY.md). */
@@ -110,7 +111,7 @@ async function apiPaths(): Promise<string[]> {
   const routes = ROUTES.flatMap((route) => route.roots.map((root) => examplePath(route, key).replace(`/${route.roots[0]}/`, `/${root}/`)));
   const data = (await filesUnder(path.join(publish, '_data'))).slice(0, 3).map((f) => `/_data/${f}`);
   // `/` goes through the function: JSON clients get the service description, browsers the page (context.next()).
-  return [...routes, `/${MANIFEST_PATH}`, ...data, '/', '/no/such/route'];
+  return [...routes, `/${MANIFEST_PATH}`, ...data, '/', HEALTH_PATH, '/no/such/route'];
 }
 
 /** Paths the CDN must serve without the function: every public file (and `.html` pretty URLs) and the portal function's routes. */

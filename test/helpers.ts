@@ -146,7 +146,7 @@ export function rawRequest(port: number, method: string, pathname: string, heade
 
 /** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
 export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
-  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'test/edge/serve-edge.ts'), dist, '0'], {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), dist, '0'], {
     cwd: ROOT,
     env: { ...process.env, ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -203,7 +203,7 @@ const randomPort = () => 20_000 + Math.floor(Math.random() * 12_000);
  * given, so a fresh machine's default data is what it serves. Resolves once it
  * printed `ready`; rejects with its whole output if it exits first.
  */
-export async function startServer(env: Record<string, string>, options: { cwd?: string; ready?: string } = {}): Promise<Started> {
+export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<Started> {
   // A port picked here may still be taken by another process: then try another, twice.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -214,17 +214,27 @@ export async function startServer(env: Record<string, string>, options: { cwd?: 
   }
 }
 
-async function startOnce(env: Record<string, string>, options: { cwd?: string; ready?: string }): Promise<Started> {
-  const { cwd = ROOT, ready = 'key portal:' } = options;
+/** Where and what to start: `script` is `cli/start.ts` (npm start) unless given, `ready` what it prints once it answers. */
+export interface StartOptions {
+  cwd?: string;
+  ready?: string;
+  script?: string;
+}
+
+/** `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function under Deno and the portal function, in front of a local Blobs store. */
+export const startNetlifyLocal = (env: Record<string, string>) => startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
+
+async function startOnce(env: Record<string, string>, options: StartOptions): Promise<Started> {
+  const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts' } = options;
   const port = Number(env.PORT ?? randomPort());
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/start.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`${script} did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)), 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk;
       if (output.includes(ready)) {
@@ -236,7 +246,7 @@ async function startOnce(env: Record<string, string>, options: { cwd?: string; r
     child.stderr!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`npm start exited ${code}:\n${output}`));
+      reject(new Error(`${script} exited ${code}:\n${output}`));
     });
   });
   return {

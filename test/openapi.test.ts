@@ -25,7 +25,8 @@ type Doc = { openapi: string; info: { version: string; description: string }; se
 
 const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByNameAndYear', 'categoryByName', 'categoryByNameAndYear'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
-const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get);
+/** The lookups: every operation but the keyless health check, which has its own test. */
+const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document, version 1.0.0', async () => {
@@ -70,6 +71,18 @@ describe('the OpenAPI document', () => {
       expect(op.responses['429'].content['application/json'].schema.$ref).toBe('#/components/schemas/RateLimitError');
       expect(op.responses['500'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.fetchError);
     }
+  });
+
+  it('documents /health without a key: 200 with the Health shape, 503 with the Error shape, no parameters', () => {
+    const doc = document();
+    const health = doc.paths['/health'].get;
+    expect(health.operationId).toBe('health');
+    expect(health.parameters ?? []).toEqual([]);
+    expect(Object.keys(health.responses).sort()).toEqual(['200', '405', '503']);
+    expect(health.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/Health');
+    expect(health.responses['503'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.unavailable);
+    expect(doc.components.schemas.Health.required).toEqual(['status', 'archive']);
+    expect(doc.components.schemas.ArchiveHealth.required).toEqual(['revision', 'sample', 'firstYear', 'lastYear', 'years', 'categories', 'nominations']);
   });
 
   it('documents 400 exactly on the operations that take parameters', () => {
@@ -140,7 +153,9 @@ describe('the OpenAPI document', () => {
       export interface CategoryMatch { year: string; category: string; nominations: Nomination[] }
       export interface CategoryYearMatch { category: string; nominations: Nomination[] }
       export interface ErrorBody { error: string }
-      export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }`;
+      export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }
+      export interface HealthBody { status: string; archive: ArchiveHealth }
+      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }`;
     const schemas = componentSchemas(source);
     expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
     expect(schemas.Nomination.required).toEqual(['primary', 'won']);

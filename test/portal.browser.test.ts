@@ -2,21 +2,19 @@
  * The portal page in headless Chromium (Debian's package, driven by
  * playwright-core; never a downloaded browser), the whole way a person goes:
  * ask for a link, read the mail (a real SMTP server in this process), open the
- * link, get a key, call the API, rotate, revoke, sign in again. Twice: against
- * `npm start` (the real start script, its SQLite store), and against the
- * Netlify portal function (its default export, behind a small Node harness)
- * with keys in a local Blobs server and the API answered by the edge function
- * under Deno.
+ * link, get a key, call the API, reload and stay signed in, rotate and revoke
+ * through their confirmation step (cancelling once), sign out (the session
+ * then refused by the server), sign in again. Twice: against `npm start` (the
+ * real start script, its SQLite store), and against `npm run dev:netlify` (the
+ * Netlify portal function with keys in a local Blobs server, the API answered
+ * by the edge function under Deno).
  */
 import { mkdir } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBlobs, type Blobs } from './_blobs.ts';
 import { startSmtp, type Smtp } from './_mail.ts';
-import { buildInto, SAMPLE_SOURCE, startEdge, startServer, type Started, tempDir } from './helpers.ts';
+import { buildInto, SAMPLE_SOURCE, startNetlifyLocal, startServer, type Started, tempDir } from './helpers.ts';
 
 let smtp: Smtp;
 let browser: Browser;
@@ -87,8 +85,9 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   const status = async (key: string) => (await fetch(`${base}/archive/year=2026/apikey=${key}`)).status;
   const becomes = (key: string, code: number) => expect.poll(() => status(key), { timeout: 10_000, interval: 200 }).toBe(code);
 
-  expect((await page.goto(`${base}/portal`))?.status()).toBe(200);
+  expect((await page.goto(`${base}/portal/`))?.status()).toBe(200);
   expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Your API key');
+  expect((await page.goto(`${base}/portal`))?.status()).toBe(200);
   await openLink(page, await askForLink(page, base, email), email);
   expect(await page.locator('#key-state').innerText()).toBe('You have no active key.');
 
@@ -103,16 +102,46 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   await mkdir(path.dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });
 
+  // A reload keeps the session (sessionStorage, this tab only; nothing in localStorage).
+  await page.reload();
+  await page.getByRole('heading', { name: `Signed in as ${email}` }).waitFor();
+  expect(await page.locator('#key-state').innerText()).toContain(first.slice(0, 12));
+  expect(await page.evaluate(() => [sessionStorage.length, localStorage.length])).toEqual([1, 0]);
+
   await page.getByRole('button', { name: 'Rotate key' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Rotate your key?' });
+  await confirm.waitFor();
+  expect(await confirm.innerText()).toContain(`${first.slice(0, 12)}… stops working at once`);
+  await page.screenshot({ path: screenshot.replace(/\.png$/, '-confirm.png') });
+  await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
   await page.locator('.key-box .done').filter({ hasText: 'old one no longer works' }).waitFor();
   const second = await shownKey(page, base);
   expect(second).not.toBe(first);
   await becomes(first, 403);
   expect(await status(second)).toBe(200);
 
+  // Cancelling leaves the key working; confirming revokes it.
   await page.getByRole('button', { name: 'Revoke key' }).click();
+  await page.getByRole('dialog', { name: 'Revoke your key?' }).getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('dialog').waitFor({ state: 'hidden' });
+  expect(await page.evaluate(() => document.activeElement?.id)).toBe('revoke');
+  expect(await status(second)).toBe(200);
+  await page.getByRole('button', { name: 'Revoke key' }).click();
+  await page.getByRole('dialog', { name: 'Revoke your key?' }).getByRole('button', { name: 'Yes, revoke' }).click();
   await page.locator('#account-result .ok').filter({ hasText: 'Key revoked' }).waitFor();
   await becomes(second, 403);
+
+  // Sign out ends the session on the server: its token is refused from then on, and a reload shows the sign-in form.
+  const token = await page.evaluate(() => sessionStorage.getItem('portal-session'));
+  expect(token).toMatch(/^fas_/);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.locator('#sign-in-result .ok').filter({ hasText: 'Signed out.' }).waitFor();
+  const after = await fetch(`${base}/portal/account`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  expect(after.status).toBe(401);
+  await page.reload();
+  await page.getByRole('button', { name: 'Send me a sign-in link' }).waitFor();
+  expect(await page.locator('#account').isHidden()).toBe(true);
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
 
   await openLink(page, await askForLink(page, base, email), email);
   await page.getByRole('button', { name: 'Get a key' }).click();
@@ -131,7 +160,7 @@ describe('the key portal page against npm start', () => {
   });
   afterAll(() => server?.stop());
 
-  it('takes a person from an e-mail address to a working key, through rotation, revocation and a second sign-in', async () => {
+  it('takes a person from an e-mail address to a working key, through a reload, confirmed rotation and revocation, sign-out and a second sign-in', async () => {
     await flow(server.base, 'browser@example.org', path.resolve('test-results/portal.png'));
   });
 
@@ -148,49 +177,22 @@ describe('the key portal page against npm start', () => {
   });
 });
 
-describe('the key portal page against the Netlify portal function', () => {
-  let blobs: Blobs;
-  let harness: http.Server;
-  let base: string;
-  let stopEdge: () => Promise<void>;
-
+describe('the key portal page against npm run dev:netlify', () => {
+  let local: Started;
   beforeAll(async () => {
-    blobs = await startBlobs('portal-browser-blobs');
-    // What Netlify gives the function: Blobs access and the site's settings, from the environment.
-    Object.assign(process.env, { NETLIFY_BLOBS_CONTEXT: blobs.context, SMTP_URL: smtp.url, PORTAL_ISSUE_LIMIT_PER_MINUTE: '100' });
-    const fn = await import('../netlify/functions/portal.mts');
-    const edge = await startEdge(dist, { NETLIFY_BLOBS_CONTEXT: blobs.context, KEY_CACHE_TTL_MS: '1000' });
-    stopEdge = edge.stop;
-    const paths = fn.config.path.map((p) => new RegExp(`^${p.replace('*', '.*')}$`));
-    harness = http.createServer(async (req, res) => {
-      const url = new URL(req.url ?? '/', base);
-      if (paths.some((p) => p.test(url.pathname))) {
-        const chunks: Buffer[] = [];
-        for await (const c of req) chunks.push(c as Buffer);
-        const request = new Request(url, { method: req.method, headers: req.headers as Record<string, string>, body: chunks.length ? Buffer.concat(chunks) : undefined });
-        const response = await fn.default(request, { ip: req.socket.remoteAddress ?? '' });
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-        return;
-      }
-      // Everything else is the CDN and the edge function: the tests' Deno stand-in for them.
-      const upstream = http.request({ host: '127.0.0.1', port: edge.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode!, r.headers);
-        r.pipe(res);
-      });
-      req.pipe(upstream);
+    const dir = await tempDir('portal-browser-netlify');
+    local = await startNetlifyLocal({
+      DIST_DIR: dist,
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      NETLIFY_LOCAL_DIR: dir,
+      SMTP_URL: smtp.url,
+      PORTAL_ISSUE_LIMIT_PER_MINUTE: '100',
+      KEY_CACHE_TTL_MS: '1000',
     });
-    await new Promise<void>((resolve) => harness.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(harness.address() as AddressInfo).port}`;
   });
-  afterAll(async () => {
-    harness?.closeAllConnections();
-    await new Promise((resolve) => harness?.close(resolve));
-    await stopEdge?.();
-    await blobs?.stop();
-  });
+  afterAll(() => local?.stop());
 
-  it('takes a person the same way, with keys in Blobs and the API checked by the edge function', async () => {
-    await flow(base, 'netlify@example.org', path.resolve('test-results/portal-netlify.png'));
+  it('takes a person the same way on the local Netlify path, with keys in Blobs and the API checked by the edge function', async () => {
+    await flow(local.base, 'netlify@example.org', path.resolve('test-results/portal-netlify.png'));
   });
 });

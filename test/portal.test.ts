@@ -186,6 +186,22 @@ describe('keys with a session', () => {
     expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(401);
   });
 
+  it('shows a live session its address and key state (the page after a reload), and signs it out for good', async () => {
+    const { portal } = setup();
+    const email = address();
+    const { bearer } = await signIn(portal, email);
+    const { apiKey } = (await send(portal, post('/portal/keys', undefined, bearer))).json;
+    const account = await send(portal, post('/portal/account', undefined, bearer));
+    expect([account.status, account.json]).toEqual([200, { email, key: { id: apiKey.slice(0, 12), createdAt: expect.any(String) } }]);
+    const out = await send(portal, post('/portal/sign-out', undefined, bearer));
+    expect([out.status, out.json]).toEqual([200, { signedOut: true }]);
+    for (const path of ['/portal/account', '/portal/sign-out', '/portal/keys/rotate']) {
+      const after = await send(portal, post(path, undefined, bearer));
+      expect([path, after.status, after.json]).toEqual([path, 401, { error: PORTAL_MESSAGES.badSession }]);
+    }
+    expect((await send(portal, post('/portal/sign-out', undefined, {}))).status).toBe(401);
+  });
+
   it('counts new keys against the per-client limit, but not revocations', async () => {
     const { portal } = setup({ issueLimitPerMinute: 3 });
     const { bearer } = await signIn(portal, address()); // 1
@@ -299,6 +315,8 @@ describe('the portal on the Node server', () => {
 
   it('serves the page, its favicon and leaves POST to API paths to the API (405)', async () => {
     expect((await fetch(`${base}/portal`)).status).toBe(200);
+    const slash = await fetch(`${base}/portal/`);
+    expect([slash.status, await slash.text()]).toEqual([200, await (await fetch(`${base}/portal`)).text()]);
     const icon = await fetch(`${base}/favicon.svg`);
     expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
     const response = await postJson('/archive/apikey=x', {});
@@ -309,7 +327,8 @@ describe('the portal on the Node server', () => {
 describe('the portal page files', () => {
   it('are the page, its style, its script and a favicon, linked by absolute paths', () => {
     const files = portalFiles();
-    expect([...files.keys()]).toEqual(['portal.html', 'portal.css', 'portal.js', 'favicon.svg']);
+    expect([...files.keys()]).toEqual(['portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html']);
+    expect(files.get('portal/index.html')).toEqual(files.get('portal.html'));
     const html = new TextDecoder().decode(files.get('portal.html'));
     for (const link of ['href="/portal.css"', 'src="/portal.js"', 'href="/favicon.svg"', 'aria-live="polite"', '<label for="email">']) expect(html).toContain(link);
   });

@@ -1,18 +1,54 @@
+/**
+ * The reference page at `/` in headless Chromium (Debian's package, driven by
+ * playwright-core; never a downloaded browser), over a Node server on the
+ * built sample: every operation of the route table with its curl line, copy
+ * button and example answer (checked against what the server really answers),
+ * the "try it" form calling the API with a real key (200) and a bad one (403),
+ * the errors and the links; clean at 1280 px and at 390 px. Screenshots of
+ * both widths go to test-results/screenshots/ (git-ignored), named in the log.
+ */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../src/messages.ts';
-import { ROUTES, SHAPES, template } from '../src/routes.ts';
+import { examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
 import { startLocalServer, type LocalServer } from './helpers.ts';
 
-const SCREENSHOT = path.resolve('test-results/reference.png');
-const PHONE_SCREENSHOT = path.resolve('test-results/reference-phone.png');
+const SCREENSHOTS = path.resolve('test-results/screenshots');
 /** Never downloads a browser: the system Chromium, with nothing phoning home. */
 const CHROMIUM = {
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 };
+const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
+const OPERATIONS = [...ROUTES.map((r) => r.id), 'health'];
+
+/**
+ * Whether `shown` is `real` with parts left out as the page says it leaves
+ * them out: arrays keep their first items, objects some of their keys, strings
+ * a beginning followed by `…`. Written from what the page promises, not from
+ * the code that abridges.
+ */
+function isAbridgementOf(shown: unknown, real: unknown): boolean {
+  if (typeof shown === 'string' && typeof real === 'string') return shown === real || (shown.endsWith('…') && real.startsWith(shown.slice(0, -1)));
+  if (Array.isArray(shown)) return Array.isArray(real) && shown.length <= real.length && shown.every((s, i) => isAbridgementOf(s, real[i]));
+  if (shown && typeof shown === 'object') {
+    if (!real || typeof real !== 'object' || Array.isArray(real)) return false;
+    return Object.entries(shown).every(([k, v]) => Object.hasOwn(real, k) && isAbridgementOf(v, (real as Record<string, unknown>)[k]));
+  }
+  return shown === real;
+}
+
+/** The JSON an example block shows, `… N more` lines taken out (with the comma before them, where they end a list). */
+function shownJson(text: string): unknown {
+  const json = text
+    .split('\n')
+    .filter((line) => !/^\s*… \d+ more,?$/.test(line))
+    .join('\n')
+    .replace(/,(\s*[\]}])/g, '$1');
+  return JSON.parse(json);
+}
 
 describe('the reference page at /', () => {
   let local: LocalServer;
@@ -20,69 +56,97 @@ describe('the reference page at /', () => {
   beforeAll(async () => {
     local = await startLocalServer();
     browser = await chromium.launch(CHROMIUM);
+    await mkdir(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
     await browser?.close();
     await local?.close();
   });
 
-  it('shows a browser the six lookups, the errors, the limits and the links, with no console errors', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  /** A page at one width, with what a person would notice going wrong collected. */
+  async function open(width: keyof typeof WIDTHS): Promise<{ page: Page; problems: string[] }> {
+    const phone = width === 'phone' ? { deviceScaleFactor: 2, isMobile: true, hasTouch: true } : {};
+    const context = await browser.newContext({ viewport: WIDTHS[width], ...phone });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: local.baseUrl });
+    const page = await context.newPage();
     const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`));
-    const external: string[] = [];
-    page.on('request', (request) => {
-      if (!request.url().startsWith(local.baseUrl) && !request.url().startsWith('data:')) external.push(request.url());
-    });
-
+    page.on('console', (m) => m.type() === 'error' && !m.text().includes('403') && problems.push(m.text()));
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('request', (r) => !r.url().startsWith(local.baseUrl) && !r.url().startsWith('data:') && problems.push(`external: ${r.url()}`));
     const response = await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-type']).toContain('text/html');
+    return { page, problems };
+  }
+
+  async function tryIt(page: Page, operation: string, key: string, status: string): Promise<string> {
+    await page.locator(`button[data-try="${operation}"]`).click();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.locator('#try-status').filter({ hasText: status }).waitFor();
+    return page.locator('#try-body').innerText();
+  }
+
+  it('shows every operation of the route table, and health, with its path, a curl line for this site and a real example answer', async () => {
+    const { page, problems } = await open('desktop');
     await expect(page.title()).resolves.toContain('Film Awards Archive API');
-
     for (const route of ROUTES) {
-      const row = page.locator(`tr#${route.id}`);
-      await expect(row.count()).resolves.toBe(1);
-      const text = await row.innerText();
-      expect(text).toContain(template(route));
-      expect(text).toContain('apikey=YOUR_KEY');
+      const section = page.locator(`section#${route.id}`);
+      expect(await section.locator('dl').innerText()).toContain(template(route));
+      expect(await section.locator('pre[data-path]').innerText()).toBe(`curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`);
     }
-    const body = await page.locator('body').innerText();
-    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName]) {
-      expect(body).toContain(message);
+    expect(await page.locator('section#health pre[data-path]').innerText()).toBe(`curl "${local.baseUrl}/health"`);
+    for (const id of OPERATIONS) {
+      const route = ROUTES.find((r) => r.id === id);
+      const real = await fetch(`${local.baseUrl}${route ? examplePath(route, local.key) : '/health'}`);
+      const [statusLine, ...body] = (await page.locator(`#answer-${id}`).innerText()).split('\n');
+      expect([id, statusLine]).toEqual([id, expect.stringMatching(new RegExp(`^HTTP ${real.status}\\b`))]);
+      const shown = shownJson(body.join('\n'));
+      expect([id, isAbridgementOf(shown, await real.json())]).toEqual([id, true]);
     }
-    expect(body).toContain('60 requests per minute');
-    expect(body).toContain('Retry-After');
-    expect(body).toContain('If-None-Match');
-    await expect(page.locator('a[href="/portal"]').count()).resolves.toBeGreaterThan(0);
-    await expect(page.locator('a[href="/openapi.json"]').count()).resolves.toBeGreaterThan(0);
-
-    await mkdir(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    console.log(`reference page screenshot: ${SCREENSHOT}`);
-
+    // The whole archive is megabytes: its example says it is abridged, and is.
+    expect(await page.locator('section#allCeremonies').innerText()).toContain('abridged');
+    expect((await page.locator('#answer-allCeremonies').innerText()).split('\n').length).toBeLessThan(80);
     expect(problems).toEqual([]);
-    expect(external).toEqual([]);
     await page.close();
   });
 
-  it('shows every answer shape in the spec’s notation', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${local.baseUrl}/`);
-    for (const [name, shape] of Object.entries(SHAPES)) {
-      await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
-    }
-    for (const route of ROUTES) await expect(page.locator(`tr#${route.id}`).innerText()).resolves.toContain(route.answer);
+  it('copies a curl line with its button', async () => {
+    const { page } = await open('desktop');
+    const route = ROUTES.find((r) => r.id === 'personByName')!;
+    await page.locator(`section#${route.id}`).getByRole('button', { name: /Copy the curl line/ }).click();
+    await page.locator(`section#${route.id} .copied`).filter({ hasText: 'Copied.' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`);
     await page.close();
   });
 
-  it('fits a 390 px phone screen: nothing scrolls sideways, and every lookup is still there', async () => {
-    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-    await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
+  it('lets a reader try a lookup with a real key, showing the 200 and the answer the API gave', async () => {
+    const { page, problems } = await open('desktop');
+    const route = ROUTES.find((r) => r.id === 'filmByNameAndYear')!;
+    const body = await tryIt(page, route.id, local.key, 'HTTP 200');
+    expect(await page.locator('#try-status').innerText()).toBe('HTTP 200 OK');
+    const real = await (await fetch(`${local.baseUrl}${examplePath(route, local.key)}`)).json();
+    expect(JSON.parse(body)).toEqual(real);
+    expect(await page.locator('#try-request').innerText()).toBe(`GET ${examplePath(route, `${local.key.slice(0, 12)}…`)}`);
+    expect(await page.locator('#try-request').innerText()).not.toContain(local.key);
+    const shot = path.join(SCREENSHOTS, 'reference-1280.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`reference page at 1280 px, after a 200 from the try-it form: ${shot}`);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the 403 and its body for a key the API does not know', async () => {
+    const { page } = await open('desktop');
+    const body = await tryIt(page, 'ceremonyByYear', 'faa_not-a-key', 'HTTP 403');
+    expect(await page.locator('#try-status').innerText()).toBe('HTTP 403 Forbidden');
+    expect(JSON.parse(body)).toEqual({ error: MESSAGES.forbidden });
+    await page.close();
+  });
+
+  it('fits a 390 px phone screen: nothing scrolls sideways, every operation and the try-it answer are there', async () => {
+    const { page, problems } = await open('phone');
+    await tryIt(page, 'personByName', local.key, 'HTTP');
     const widths = await page.evaluate(() => ({
       viewport: window.innerWidth,
       document: document.documentElement.scrollWidth,
@@ -91,23 +155,35 @@ describe('the reference page at /', () => {
     expect(widths.viewport).toBe(390);
     expect(widths.document).toBeLessThanOrEqual(390);
     expect(widths.widest).toBeLessThanOrEqual(390);
-    for (const route of ROUTES) await expect(page.locator(`tr#${route.id}`).isVisible()).resolves.toBe(true);
-    await mkdir(path.dirname(PHONE_SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: PHONE_SCREENSHOT, fullPage: true });
-    console.log(`reference page at phone width: ${PHONE_SCREENSHOT}`);
+    for (const id of OPERATIONS) await expect(page.locator(`section#${id}`).isVisible()).resolves.toBe(true);
+    const shot = path.join(SCREENSHOTS, 'reference-390.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`reference page at 390 px, after the try-it form answered: ${shot}`);
+    expect(problems).toEqual([]);
     await page.close();
   });
 
-  it('links each example to a path that answers once a real key replaces YOUR_KEY', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${local.baseUrl}/`);
-    const hrefs = await page.locator('tbody tr[id] a').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
-    expect(hrefs).toHaveLength(ROUTES.length);
-    for (const href of hrefs) {
-      const response = await fetch(local.baseUrl + href.replace('apikey=YOUR_KEY', `apikey=${local.key}`));
-      // The sample has only a few ceremonies, so an example may be absent (404) but never malformed or refused.
-      expect([200, 404], href).toContain(response.status);
+  it('lists every answer shape, every error body and the limits', async () => {
+    const { page } = await open('desktop');
+    for (const [name, shape] of Object.entries(SHAPES)) await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
+    const text = await page.locator('body').innerText();
+    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName, MESSAGES.badYear, MESSAGES.unavailable]) {
+      expect(text).toContain(message);
     }
+    for (const route of ROUTES) if (route.notFound) expect(text).toContain(route.notFound);
+    for (const words of ['60 requests per minute', 'Retry-After', 'If-None-Match']) expect(text).toContain(words);
+    await page.close();
+  });
+
+  it('links to the OpenAPI document, the portal, the health check and the README’s Client section, each of ours answering', async () => {
+    const { page } = await open('desktop');
+    const nav = page.getByRole('navigation', { name: 'Elsewhere' });
+    for (const [name, href] of [['Get an API key', '/portal'], ['OpenAPI 3.1 document', '/openapi.json'], ['Health', '/health']]) {
+      expect(await nav.getByRole('link', { name }).getAttribute('href')).toBe(href);
+      expect((await fetch(`${local.baseUrl}${href}`)).status).toBe(200);
+    }
+    expect(await nav.getByRole('link', { name: 'Typed client' }).getAttribute('href')).toMatch(/#client$/);
+    expect(await page.locator('section#client a[href$="#client"]').count()).toBe(1);
     await page.close();
   });
 

@@ -1,8 +1,32 @@
 // The key portal page: sign in by e-mail link, then get, rotate or revoke the key with the session
-// the link opens. The session lives in this page's memory only; the link's token leaves the URL at once.
+// the link opens; the link's token leaves the URL at once. Rotate and Revoke ask first, in a dialog.
+//
+// The session token is kept in sessionStorage so that a reload keeps the person signed in (the
+// server still ends every session within the hour). Not localStorage: sessionStorage belongs to
+// this one tab and is gone when the tab closes, so the token is not left on disk for the next
+// person at a shared computer, nor handed to every other tab of the origin. Sign out ends the
+// session on the server, then forgets it here.
 const EXAMPLE_PATH = '/archive/year=2026/apikey=';
+const STORED = 'portal-session';
 const $ = (id) => document.getElementById(id);
 let session = null;
+
+function remember(token) {
+  try {
+    if (token) sessionStorage.setItem(STORED, token);
+    else sessionStorage.removeItem(STORED);
+  } catch {
+    // storage refused (private mode, policy): the session then lasts until the page is left
+  }
+}
+
+function stored() {
+  try {
+    return sessionStorage.getItem(STORED);
+  } catch {
+    return null;
+  }
+}
 
 function errorText(status, body) {
   if (body && typeof body.error === 'string') {
@@ -67,11 +91,33 @@ function showState() {
   $('revoke').hidden = !key;
 }
 
-function signedOut(message) {
+function signedOut(message, kind = 'error') {
   session = null;
+  remember(null);
   $('account').hidden = true;
   $('sign-in').hidden = false;
-  say($('sign-in-result'), message, 'error');
+  say($('sign-in-result'), message, kind);
+}
+
+function signedIn(account) {
+  session = account;
+  remember(account.session);
+  $('sign-in').hidden = true;
+  $('account').hidden = false;
+  showState();
+  $('account-title').focus();
+}
+
+/** Asks before an action that stops a key: resolves true only when the person confirms. */
+function confirmed(title, text, yes) {
+  const dialog = $('confirm');
+  $('confirm-title').textContent = title;
+  $('confirm-text').textContent = text;
+  $('confirm-yes').textContent = yes;
+  dialog.returnValue = '';
+  dialog.showModal();
+  $('confirm-cancel').focus();
+  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true }));
 }
 
 async function keyAction(path, done) {
@@ -96,18 +142,33 @@ $('issue').addEventListener('click', () =>
     showKey('Your new key:', apiKey);
   }),
 );
-$('rotate').addEventListener('click', () =>
-  keyAction('/portal/keys/rotate', ({ apiKey }) => {
+$('rotate').addEventListener('click', async () => {
+  const text = `Your key ${session.key.id}… stops working at once, everywhere it is used, and you get a new one. This cannot be undone.`;
+  if (!(await confirmed('Rotate your key?', text, 'Yes, rotate'))) return $('rotate').focus();
+  await keyAction('/portal/keys/rotate', ({ apiKey }) => {
     session.key = keyNow(apiKey);
     showKey('Your new key (the old one no longer works):', apiKey);
-  }),
-);
-$('revoke').addEventListener('click', () =>
-  keyAction('/portal/keys/revoke', () => {
+  });
+});
+$('revoke').addEventListener('click', async () => {
+  const text = `Your key ${session.key.id}… stops working at once, everywhere it is used. You can get a new key afterwards.`;
+  if (!(await confirmed('Revoke your key?', text, 'Yes, revoke'))) return $('revoke').focus();
+  await keyAction('/portal/keys/revoke', () => {
     session.key = null;
     say($('account-result'), 'Key revoked: it no longer works. You can get a new one above.', 'ok');
-  }),
-);
+  });
+});
+$('sign-out').addEventListener('click', async () => {
+  $('sign-out').disabled = true;
+  try {
+    const answer = await post('/portal/sign-out');
+    // 401: the session had already ended on the server; either way it is over here too.
+    if (answer.ok || answer.status === 401) return signedOut('Signed out. Sign in again with a new link.', 'ok');
+    say($('account-result'), answer.error, 'error');
+  } finally {
+    $('sign-out').disabled = false;
+  }
+});
 
 $('sign-in-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -139,16 +200,29 @@ function takeToken() {
 
 async function openLink() {
   const token = takeToken();
-  if (!token) return;
+  if (!token) return false;
+  session = null; // a new link replaces whatever session this tab had
   const answer = await post('/portal/session', { token });
-  if (!answer.ok) return say($('sign-in-result'), answer.error, 'error');
-  session = answer.body;
-  $('sign-in').hidden = true;
-  $('account').hidden = false;
-  showState();
-  $('account-title').focus();
+  if (!answer.ok) {
+    say($('sign-in-result'), answer.error, 'error');
+    return true;
+  }
+  signedIn(answer.body);
+  return true;
 }
 
-openLink();
+/** After a reload: the tab's session, if the server still knows it. */
+async function resume() {
+  const token = stored();
+  if (!token) return;
+  session = { session: token };
+  const answer = await post('/portal/account');
+  if (answer.ok) return signedIn({ session: token, ...answer.body });
+  if (answer.status === 401) return signedOut('Your session has ended: sign in again with a new link.');
+  session = null;
+  say($('sign-in-result'), answer.error, 'error');
+}
+
+openLink().then((opened) => opened || resume());
 // A link opened in a tab that already shows the portal changes only the fragment: no new page load.
 addEventListener('hashchange', openLink);

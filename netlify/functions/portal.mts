@@ -8,6 +8,9 @@
  * rather than print live links into the function log), MAIL_FROM,
  * PUBLIC_BASE_URL (where mailed links point; default the request's origin,
  * which Netlify routes by host), PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5).
+ * PORTAL_DEV_OUTBOX: set only by `npm run dev:netlify` on a developer's
+ * machine, where without SMTP_URL mails go to that folder and the console, as
+ * npm start's do; never set it on a deploy.
  */
 import { portalKeys } from '../../src/keys-blobs.ts';
 import { createPortal, issueLimitFrom, type SendMail } from '../../src/portal.ts';
@@ -21,8 +24,9 @@ interface PortalContext {
 
 const log = (line: string) => console.log(redactLine(line));
 const smtpUrl = process.env.SMTP_URL;
-const sendMail: SendMail = smtpUrl
-  ? createMailer({ smtpUrl, from: process.env.MAIL_FROM }).send
+const outbox = process.env.PORTAL_DEV_OUTBOX;
+const sendMail: SendMail = smtpUrl || outbox
+  ? createMailer({ smtpUrl, from: process.env.MAIL_FROM, outbox }).send
   : async () => {
       throw new Error('SMTP_URL is not set: sign-in mail cannot be sent');
     };
@@ -38,5 +42,5 @@ const portal = createPortal({
 export default (request: Request, context: PortalContext): Promise<Response> => portal.handle(request, context.ip);
 
 export const config = {
-  path: ['/portal/sign-in', '/portal/session', '/portal/keys', '/portal/keys/*'],
+  path: ['/portal/sign-in', '/portal/session', '/portal/keys', '/portal/keys/*', '/portal/account', '/portal/sign-out'],
 };

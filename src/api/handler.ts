@@ -8,6 +8,7 @@
 import { ROUTES, SHAPES, template } from '../routes.ts';
 import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
+import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
 import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
@@ -37,6 +38,7 @@ export function describeService() {
     description: 'Every Academy Awards nomination and winner, 1929 to 2026, keyed by the year each ceremony was held.',
     openapi: '/openapi.json',
     portal: '/portal',
+    health: '/health',
     endpoints: ROUTES.map((r) => ({ operationId: r.id, method: 'GET', path: template(r), summary: r.summary, answer: r.answer, ...(r.notFound ? { notFound: r.notFound } : {}) })),
     shapes: SHAPES,
     errors: { 400: 'invalid parameter', 403: MESSAGES.forbidden, 404: 'nothing found', 405: 'method not allowed', 429: 'over the rate limit', 500: MESSAGES.fetchError },
@@ -62,6 +64,8 @@ function route(s: Stages, request: ApiRequest, source: DataSource | undefined, n
       return preflight(request);
     case 'method':
       return REPLIES.methodNotAllowed;
+    case 'health':
+      return healthReply(s.archive, source);
     case 'other':
       return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
     case 'lookup': {

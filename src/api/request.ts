@@ -35,6 +35,8 @@ export interface Lookup {
 export type Parsed =
   | { kind: 'preflight' }
   | { kind: 'method' }
+  /** `/health`: whether the archive can be read, without a key. */
+  | { kind: 'health' }
   /** Not one of the lookups: `/` (root) or any other path (public files, 404). */
   | { kind: 'other'; root: boolean }
   | ({ kind: 'lookup' } & RouteMatch);
@@ -70,6 +72,9 @@ const BY_ROOT = new Map<string, Route[]>();
 for (const route of ROUTES) for (const root of route.roots) BY_ROOT.set(root, [...(BY_ROOT.get(root) ?? []), route]);
 
 type Matched = { kind: 'lookup' } & RouteMatch;
+
+/** The health check's path: no key, no archive data, for load balancers and uptime monitors. */
+export const HEALTH_PATH = '/health';
 
 const APIKEY = 'apikey=';
 
@@ -113,6 +118,7 @@ function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['r
 
 const PREFLIGHT: Parsed = { kind: 'preflight' };
 const METHOD: Parsed = { kind: 'method' };
+const HEALTH: Parsed = { kind: 'health' };
 const ROOT: Parsed = { kind: 'other', root: true };
 const OTHER: Parsed = { kind: 'other', root: false };
 
@@ -122,6 +128,7 @@ export function parseRequest(request: ApiRequest): Parsed {
   if (method === 'OPTIONS') return PREFLIGHT;
   if (method !== 'GET' && method !== 'HEAD') return METHOD;
   const pathname = pathnameOf(request.url);
+  if (pathname === HEALTH_PATH) return HEALTH;
   const m = pathname === null ? null : matchRoute(pathname);
   return m === null ? OTHER : m === 'root' ? ROOT : m;
 }

@@ -303,6 +303,12 @@ export class SqliteKeyBackend implements KeyBackend {
     });
   }
 
+  endSession(sessionHash: string): Promise<void> {
+    return this.write(() => {
+      this.db.prepare('DELETE FROM sessions WHERE hash = ?').run(sessionHash);
+    });
+  }
+
   activeKey(email: string): Promise<KeyInfo | null> {
     return this.read(() => {
       const row = this.db.prepare('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as

@@ -1,9 +1,10 @@
 /**
  * Which paths reach an edge function, as netlify.toml declares them
  * (`[[edge_functions]]` with `path`, `excludedPath`, `function`): the one
- * source of truth for routing. The CDN stand-in (serve-edge.ts, under Deno)
- * routes by it, and the deploy test (under Node) checks it against the
- * manifest Netlify's bundler writes. Plain TypeScript: loads in both runtimes.
+ * source of truth for routing. The local CDN stand-in (netlify-edge.ts, under
+ * Deno, which `npm run dev:netlify` and the tests run) routes by it, and the
+ * deploy test (under Node) checks it against the manifest Netlify's bundler
+ * writes. Plain TypeScript: loads in both runtimes.
  */
 import { parse } from 'smol-toml';
 

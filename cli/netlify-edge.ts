@@ -1,12 +1,14 @@
 /**
  * Runs the real edge function file under Deno, behind a stand-in for
- * Netlify's CDN: requests that netlify.toml routes to the function (read as
- * test/edge/routes.ts reads it) go to it with a stub Context whose `next()`
- * serves the publish folder the way the CDN would; everything else is served
- * statically. Used by the tests and the benchmark:
- *   deno run -A test/edge/serve-edge.ts <dist> <port>
+ * Netlify's CDN: requests that netlify.toml routes to the function (read by
+ * edge-routes.ts) go to it with a Context whose `next()` serves the publish
+ * folder the way the CDN would; everything else is served statically. Started
+ * by `npm run dev:netlify` (cli/netlify-local.ts, which puts the portal
+ * function in front of it), by the tests and by the benchmark:
+ *   deno run -A cli/netlify-edge.ts <dist> <port>
+ * It prints `listening on <port>` once it answers.
  */
-import { edgeRouter } from './routes.ts';
+import { edgeRouter } from './edge-routes.ts';
 
 declare const Deno: any;
 
@@ -16,11 +18,12 @@ const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
   css: 'text/css',
   js: 'text/javascript',
+  svg: 'image/svg+xml',
 };
 
 // Netlify's global, before the function's module runs: it reads its settings when it loads.
 (globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
-const { default: handler } = await import('../../netlify/edge-functions/api.ts');
+const { default: handler } = await import('../netlify/edge-functions/api.ts');
 
 /** The CDN's static answer for a path: the file, or 404. */
 async function serveStatic(request: Request): Promise<Response> {
@@ -39,7 +42,7 @@ async function serveStatic(request: Request): Promise<Response> {
   return new Response('Not Found', { status: 404 });
 }
 
-const handles = edgeRouter(await Deno.readTextFile(new URL('../../netlify.toml', import.meta.url)), 'api');
+const handles = edgeRouter(await Deno.readTextFile(new URL('../netlify.toml', import.meta.url)), 'api');
 
 Deno.serve(
   {

@@ -1,0 +1,163 @@
+/**
+ * npm run dev:netlify: the Netlify path on this machine, offline, answering
+ * as a deploy does. In front, on PORT, a small Node server plays Netlify's
+ * router: the portal function's paths (its own `config.path`) go to the real
+ * function file, netlify/functions/portal.mts; everything else goes to
+ * cli/netlify-edge.ts under Deno, which runs the real edge function on the
+ * paths netlify.toml declares and serves the rest of dist/ as the CDN would
+ * (so `_data/` answers the API's 404). Keys, sign-in tokens and sessions live
+ * in a local Netlify Blobs server (cli/local-blobs.ts) whose files are kept
+ * in NETLIFY_LOCAL_DIR, so keys survive a restart; sign-in mail goes over
+ * SMTP_URL, or to the console and NETLIFY_LOCAL_DIR/mail/.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { BuildRefused } from '../build/build.ts';
+import { recoverOutput } from '../build/output.ts';
+import { prepareDist } from '../build/prepare-dist.ts';
+import { wholeNumberSetting } from '../src/limits.ts';
+import { commandLine } from './command-line.ts';
+import { startLocalBlobs } from './local-blobs.ts';
+import { DIST, ROOT } from './paths.ts';
+
+const USAGE = `Usage: npm run dev:netlify
+
+Runs the Netlify path on this machine, offline, as a deploy answers: the edge
+function under Deno on the paths netlify.toml declares, the public files of
+dist/ (never _data/), and the portal function at /portal, with keys in a local
+Netlify Blobs server. Builds dist/ first when it is missing or stale, as
+npm start does. Stop it with Ctrl-C.
+
+Options:
+  -h, --help         this text
+
+Environment:
+  PORT, HOST         where it listens (default 127.0.0.1:8888)
+  NETLIFY_LOCAL_DIR  the Blobs store (keys) and the mail outbox (default data/netlify-local/)
+  SMTP_URL           send sign-in mail over SMTP; without it mail is printed and written to NETLIFY_LOCAL_DIR/mail/
+  MAIL_FROM, PUBLIC_BASE_URL, RATE_LIMIT_PER_MINUTE, KEY_CACHE_TTL_MS,
+  PORTAL_ISSUE_LIMIT_PER_MINUTE, DIST_DIR, ARCHIVE_SOURCE   as on Netlify and for npm start`;
+
+const DENO = path.join(ROOT, 'node_modules/.bin/deno');
+
+/** Stops with one line on stderr, no stack: for what the user can fix. */
+function refuse(line: string): never {
+  console.error(`dev:netlify: ${line}`);
+  process.exit(1);
+}
+
+/** The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens. */
+function startEdge(env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), DIST, '0'], {
+    cwd: ROOT,
+    env: { ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let pending = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const listening = /^listening on (\d+)$/.exec(line);
+        if (listening) resolve({ port: Number(listening[1]), child });
+        else console.log(line); // the edge function's access log
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the edge function under Deno exited (${code}) before it listened`)));
+  });
+}
+
+type PortalFunction = (request: Request, context: { ip: string }) => Promise<Response>;
+
+/** The portal function as Netlify calls it: a fetch Request (its URL on this server's own base, never the Host header), and the client's address. */
+async function toFunction(fn: PortalFunction, req: http.IncomingMessage, res: http.ServerResponse, base: string): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+  const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
+  const response = await fn(new Request(new URL(req.url ?? '/', base), { method: req.method, headers, body }), { ip: req.socket.remoteAddress ?? '' });
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+/** Everything else to the edge stand-in, as it came. */
+function toEdge(edgePort: number, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const upstream = http.request({ host: '127.0.0.1', port: edgePort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+    res.writeHead(answer.statusCode!, answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => {
+    if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+    res.end('the edge function is not answering\n');
+  });
+  req.pipe(upstream);
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      refuse(`${host}:${port} ${error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`}`),
+    );
+    server.listen(port, host, resolve);
+  });
+}
+
+async function main(): Promise<void> {
+  commandLine({ name: 'dev:netlify', usage: USAGE, options: {} });
+  let port: number;
+  try {
+    port = wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535);
+  } catch (error) {
+    refuse((error as Error).message);
+  }
+  const host = process.env.HOST ?? '127.0.0.1';
+  const base = `http://${host}:${port}`;
+  const localDir = path.resolve(process.env.NETLIFY_LOCAL_DIR || path.join(ROOT, 'data/netlify-local'));
+  await recoverOutput(DIST);
+  await prepareDist(DIST).catch((error: unknown) => (error instanceof BuildRefused ? refuse(error.message) : Promise.reject(error)));
+
+  const blobs = await startLocalBlobs(path.join(localDir, 'blobs'));
+  const outbox = path.join(localDir, 'mail');
+  // What Netlify gives both functions: Blobs access and the site's settings, from the environment, before they load.
+  Object.assign(process.env, { NETLIFY_BLOBS_CONTEXT: blobs.context, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || base });
+  if (!process.env.SMTP_URL) process.env.PORTAL_DEV_OUTBOX = outbox;
+  const portal = await import('../netlify/functions/portal.mts');
+  const portalPaths = [portal.config.path].flat().map((p) => new RegExp(`^${p.replaceAll('*', '.*')}$`));
+  const edge = await startEdge(process.env).catch((error: Error) => refuse(error.message));
+
+  const server = http.createServer((req, res) => {
+    const pathname = new URL(req.url ?? '/', base).pathname;
+    if (!portalPaths.some((p) => p.test(pathname))) return toEdge(edge.port, req, res);
+    toFunction(portal.default, req, res, base).catch((error: Error) => {
+      console.error(`portal function: ${error.message}`);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
+  });
+  await listen(server, port, host);
+  console.log(`Netlify path, locally, on ${base}: the edge function under Deno on netlify.toml's paths, the portal function at ${base}/portal`);
+  console.log(`keys in a local Netlify Blobs store (${path.join(localDir, 'blobs')}); mail: ${process.env.SMTP_URL ? 'over SMTP_URL' : `printed here and written to ${outbox}`}`);
+  console.log(`  curl ${base}/health`);
+  console.log('ready: sign in at /portal for a key');
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    edge.child.kill('SIGTERM');
+    server.closeAllConnections();
+    server.close(async () => {
+      await blobs.stop();
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  edge.child.once('exit', (code) => stopping || refuse(`the edge function under Deno stopped (${code})`));
+}
+
+await main();
