@@ -118,11 +118,11 @@ async function untilAnswering(port: number, child: ChildProcess, what: string): 
   throw new Error(`${what} never answered on ${port}`);
 }
 
-/** Ours exactly as `npm start` runs it (the start script under tsx), pinned, its stdout (the access log) going to `logFile`. */
+/** Ours exactly as `npm start` runs it (node cli/start.ts, Node's own type stripping), pinned, its stdout (the access log) going to `logFile`. */
 async function startOurs(env: Record<string, string>, logFile: string): Promise<Started> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', 'cli/start.ts'], {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, 'cli/start.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', log, 'inherit'],
@@ -134,7 +134,7 @@ async function startOurs(env: Record<string, string>, logFile: string): Promise<
 
 /** The ceiling or the naive server (bench/server.ts), pinned like ours. */
 function startReference(mode: 'ceiling' | 'naive', env: Record<string, string>): Promise<Started> {
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', path.join(ROOT, 'bench/server.ts'), mode], {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, path.join(ROOT, 'bench/server.ts'), mode], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -350,7 +350,7 @@ function report(ctx: Context, built: { files: number }, buildMs: number, workloa
   lines.push(
     `${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}. Each server pinned to core ${SERVER_CPU}, wrk to core ${WRK_CPU} (taskset); ` +
       `wrk 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, median of ${REPEATS} runs interleaved across the three servers, loopback. ` +
-      `ours = \`node --import tsx cli/start.ts\` (what npm start runs) over the full archive, access log on, written to a file; ceiling = ours's exact answers (status, headers, bytes) replayed from a Map; ` +
+      `ours = \`node cli/start.ts\` (what npm start runs) over the full archive, access log on, written to a file; ceiling = ours's exact answers (status, headers, bytes) replayed from a Map; ` +
       `naive = the spec's oracle (test/oracle.ts): archive in memory, scanned and serialised per request (brotli quality 4 on the fly for br).`,
   );
   if (t) {

@@ -5,8 +5,8 @@
  * latency on a running server while another process writes keys as fast as
  * it can. A script, not a test: it prints a table.
  *
- *   tsx bench/keys.ts                  (driver)
- *   tsx bench/keys.ts writer <db> <ms> (child: writes keys for <ms>)
+ *   node bench/keys.ts                 (driver)
+ *   node bench/keys.ts writer <db> <ms> (child: writes keys for <ms>)
  *
  * Environment: BENCH_KEYS (default 1000000), BENCH_OPS per operation (default 2000).
  */
@@ -72,7 +72,7 @@ async function apiLatencies(port: number, key: string, count: number): Promise<n
 }
 
 function child(args: string[], env: Record<string, string> = {}) {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 async function driver() {
@@ -126,7 +126,7 @@ async function driver() {
   // The server as npm start runs it (cli/start.ts), over the million-key database; it prints its address when listening.
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const { ARCHIVE_SOURCE: _source, ...env } = process.env;
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../cli/start.ts')], {
+  const server = spawn(process.execPath, [path.join(import.meta.dirname, '../cli/start.ts')], {
     env: { ...env, DIST_DIR: dist, KEYS_DB: db, PORT: String(port), RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -2,7 +2,7 @@
  * npm run build: source -> archive -> yearly-update guard -> every answer
  * precomputed into dist/, swapped in atomically.
  *
- *   tsx build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+ *   node build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';

@@ -220,7 +220,7 @@ async function startOnce(env: Record<string, string>, options: { cwd?: string; r
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/start.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['cli/start.ts'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {
