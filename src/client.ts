@@ -225,3 +225,6 @@ export function createClient(options: ClientOptions): Client {
     clearCache: () => api.clear(),
   };
 }
+
+/** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
+export type * from './types.ts';
