@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
+import { commandLine } from '../cli/command-line.ts';
 import { CACHE_FILE } from '../build/source.ts';
 import { Keys } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
@@ -396,7 +397,22 @@ function report(ctx: Context, built: { files: number }, buildMs: number, workloa
   return lines.join('\n');
 }
 
+const USAGE = `usage: npm run bench
+
+Builds the full archive into a temp folder, then measures our server (as npm
+start runs it) beside the ceiling and the naive server on loopback with wrk,
+each pinned to its own core; memory under hostile input; the edge function's
+CPU per request under Deno. Prints the report and writes bench/results.md.
+Needs wrk and taskset.
+
+Environment: ARCHIVE_SOURCE (default: the data:fetch cache), BENCH_SECONDS (4),
+BENCH_REPEATS (3), BENCH_CONNECTIONS (32), BENCH_ONLY (workload ids, comma-
+separated), BENCH_PHASES (throughput,memory,edge).
+
+  -h, --help   this text`;
+
 async function main() {
+  commandLine({ name: 'bench', usage: USAGE, options: {} });
   if (!existsSync(SOURCE)) throw new Error(`the benchmark needs the full archive: set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch (no ${SOURCE})`);
   const only = process.env.BENCH_ONLY?.split(',');
   const workloads = only ? WORKLOADS.filter((w) => only.includes(w.id)) : WORKLOADS;

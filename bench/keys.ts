@@ -18,6 +18,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from '../build/build.ts';
+import { commandLine } from '../cli/command-line.ts';
 import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 
@@ -167,5 +168,18 @@ async function writer(db: string, ms: number) {
   process.exit(0);
 }
 
-if (process.argv[2] === 'writer') await writer(process.argv[3], Number(process.argv[4]));
+const USAGE = `usage: npm run bench:keys
+
+The SQLite key store with a million keys: issue, rotate, revoke and verify
+times, then API latency on a running server while another process writes keys.
+Prints a table. (\`node bench/keys.ts writer <db> <ms>\` is the writer it starts.)
+
+Environment: BENCH_KEYS (1000000), BENCH_OPS per operation (2000).
+
+  -h, --help   this text`;
+
+// The driver takes no argument; the writer it starts takes three. Anything else is refused as an unexpected argument.
+const { positionals } = commandLine({ name: 'bench:keys', usage: USAGE, options: {}, positionals: 3 });
+if (positionals[0] === 'writer') await writer(positionals[1], Number(positionals[2]));
+else if (positionals.length > 0) commandLine({ name: 'bench:keys', usage: USAGE, options: {} });
 else await driver();
