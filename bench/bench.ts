@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
+import { commandLine } from '../cli/command-line.ts';
 import { CACHE_FILE } from '../build/source.ts';
 import { Keys } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
@@ -118,11 +119,11 @@ async function untilAnswering(port: number, child: ChildProcess, what: string): 
   throw new Error(`${what} never answered on ${port}`);
 }
 
-/** Ours exactly as `npm start` runs it (the start script under tsx), pinned, its stdout (the access log) going to `logFile`. */
+/** Ours exactly as `npm start` runs it (node cli/start.ts, Node's own type stripping), pinned, its stdout (the access log) going to `logFile`. */
 async function startOurs(env: Record<string, string>, logFile: string): Promise<Started> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', 'cli/start.ts'], {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, 'cli/start.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', log, 'inherit'],
@@ -134,7 +135,7 @@ async function startOurs(env: Record<string, string>, logFile: string): Promise<
 
 /** The ceiling or the naive server (bench/server.ts), pinned like ours. */
 function startReference(mode: 'ceiling' | 'naive', env: Record<string, string>): Promise<Started> {
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', path.join(ROOT, 'bench/server.ts'), mode], {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, path.join(ROOT, 'bench/server.ts'), mode], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -350,7 +351,7 @@ function report(ctx: Context, built: { files: number }, buildMs: number, workloa
   lines.push(
     `${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}. Each server pinned to core ${SERVER_CPU}, wrk to core ${WRK_CPU} (taskset); ` +
       `wrk 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, median of ${REPEATS} runs interleaved across the three servers, loopback. ` +
-      `ours = \`node --import tsx cli/start.ts\` (what npm start runs) over the full archive, access log on, written to a file; ceiling = ours's exact answers (status, headers, bytes) replayed from a Map; ` +
+      `ours = \`node cli/start.ts\` (what npm start runs) over the full archive, access log on, written to a file; ceiling = ours's exact answers (status, headers, bytes) replayed from a Map; ` +
       `naive = the spec's oracle (test/oracle.ts): archive in memory, scanned and serialised per request (brotli quality 4 on the fly for br).`,
   );
   if (t) {
@@ -396,7 +397,22 @@ function report(ctx: Context, built: { files: number }, buildMs: number, workloa
   return lines.join('\n');
 }
 
+const USAGE = `usage: npm run bench
+
+Builds the full archive into a temp folder, then measures our server (as npm
+start runs it) beside the ceiling and the naive server on loopback with wrk,
+each pinned to its own core; memory under hostile input; the edge function's
+CPU per request under Deno. Prints the report and writes bench/results.md.
+Needs wrk and taskset.
+
+Environment: ARCHIVE_SOURCE (default: the data:fetch cache), BENCH_SECONDS (4),
+BENCH_REPEATS (3), BENCH_CONNECTIONS (32), BENCH_ONLY (workload ids, comma-
+separated), BENCH_PHASES (throughput,memory,edge).
+
+  -h, --help   this text`;
+
 async function main() {
+  commandLine({ name: 'bench', usage: USAGE, options: {} });
   if (!existsSync(SOURCE)) throw new Error(`the benchmark needs the full archive: set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch (no ${SOURCE})`);
   const only = process.env.BENCH_ONLY?.split(',');
   const workloads = only ? WORKLOADS.filter((w) => only.includes(w.id)) : WORKLOADS;

@@ -5,8 +5,8 @@
  * latency on a running server while another process writes keys as fast as
  * it can. A script, not a test: it prints a table.
  *
- *   tsx bench/keys.ts                  (driver)
- *   tsx bench/keys.ts writer <db> <ms> (child: writes keys for <ms>)
+ *   node bench/keys.ts                 (driver)
+ *   node bench/keys.ts writer <db> <ms> (child: writes keys for <ms>)
  *
  * Environment: BENCH_KEYS (default 1000000), BENCH_OPS per operation (default 2000).
  */
@@ -18,6 +18,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from '../build/build.ts';
+import { commandLine } from '../cli/command-line.ts';
 import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 
@@ -72,7 +73,7 @@ async function apiLatencies(port: number, key: string, count: number): Promise<n
 }
 
 function child(args: string[], env: Record<string, string> = {}) {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 async function driver() {
@@ -126,7 +127,7 @@ async function driver() {
   // The server as npm start runs it (cli/start.ts), over the million-key database; it prints its address when listening.
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const { ARCHIVE_SOURCE: _source, ...env } = process.env;
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../cli/start.ts')], {
+  const server = spawn(process.execPath, [path.join(import.meta.dirname, '../cli/start.ts')], {
     env: { ...env, DIST_DIR: dist, KEYS_DB: db, PORT: String(port), RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -167,5 +168,18 @@ async function writer(db: string, ms: number) {
   process.exit(0);
 }
 
-if (process.argv[2] === 'writer') await writer(process.argv[3], Number(process.argv[4]));
+const USAGE = `usage: npm run bench:keys
+
+The SQLite key store with a million keys: issue, rotate, revoke and verify
+times, then API latency on a running server while another process writes keys.
+Prints a table. (\`node bench/keys.ts writer <db> <ms>\` is the writer it starts.)
+
+Environment: BENCH_KEYS (1000000), BENCH_OPS per operation (2000).
+
+  -h, --help   this text`;
+
+// The driver takes no argument; the writer it starts takes three. Anything else is refused as an unexpected argument.
+const { positionals } = commandLine({ name: 'bench:keys', usage: USAGE, options: {}, positionals: 3 });
+if (positionals[0] === 'writer') await writer(positionals[1], Number(positionals[2]));
+else if (positionals.length > 0) commandLine({ name: 'bench:keys', usage: USAGE, options: {} });
 else await driver();

@@ -1,6 +1,6 @@
 /**
  * The benchmark's two reference servers, one per process so each can be
- * pinned, measured (RSS) and killed on its own: `tsx bench/server.ts
+ * pinned, measured (RSS) and killed on its own: `node bench/server.ts
  * <ceiling|naive>`. Prints `listening <port>` once it accepts connections on
  * 127.0.0.1. (Ours is not here: bench.ts runs it exactly as `npm start` does.)
  *
@@ -119,7 +119,7 @@ function naive(): http.Server {
 if (process.argv[1] && import.meta.filename === (await import('node:fs')).realpathSync(process.argv[1])) {
   const mode = process.argv[2];
   const make = { ceiling, naive }[mode as 'ceiling' | 'naive'];
-  if (!make) throw new Error(`usage: tsx bench/server.ts <ceiling|naive>, got ${mode}`);
+  if (!make) throw new Error(`usage: node bench/server.ts <ceiling|naive>, got ${mode}`);
   const server = make();
   server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     const address = server.address();

@@ -34,7 +34,11 @@ class Store {
   /** Bytes a client downloads for every distinct answer, by encoding (identity where no variant is kept). */
   readonly sizes = { raw: 0, gzip: 0, br: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
-  constructor(private readonly limit: ReturnType<typeof pLimit>) {}
+  private readonly limit: ReturnType<typeof pLimit>;
+
+  constructor(limit: ReturnType<typeof pLimit>) {
+    this.limit = limit;
+  }
 
   /** Stores a response body once (by content), with its compressed variants unless it is never sent as it is; resolves to its ref. */
   put(body: string, { variants = true } = {}): Promise<FileRef> {

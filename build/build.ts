@@ -2,12 +2,12 @@
  * npm run build: source -> archive -> yearly-update guard -> every answer
  * precomputed into dist/, swapped in atomically.
  *
- *   tsx build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+ *   node build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import fs from 'fs-extra';
+import { commandLine } from '../cli/command-line.ts';
 import { buildArtifacts } from './artifacts.ts';
 import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
@@ -39,17 +39,38 @@ export interface BuildResult {
 /** A build that stopped on purpose (bad source, guard refusal): the message says why. */
 export class BuildRefused extends Error {}
 
-/** Command line: prints the summary, or one clear line and exit code 1. */
+const USAGE = `usage: npm run build -- [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+
+Builds the archive from its source into every precomputed answer, the OpenAPI
+document and the public pages, written beside DIR and swapped in whole. The
+source is --source, else ARCHIVE_SOURCE, else the data:fetch cache
+(data/cache/), else the small built-in sample, loudly. The build compares the
+new archive with the summary and with what DIR holds, prints what changed, and
+refuses (leaving DIR as it was) if a year or a nomination would disappear or a
+win become a loss.
+
+  --source PATH      the source file (tab-separated, as data/README describes)
+  --out DIR          where the build goes (default: dist/)
+  --summary FILE     the committed summary to compare with and, with
+                     --accept-changes, rewrite (default: data/archive-summary.json)
+  --accept-changes   build and record the changes the guard would refuse
+  -h, --help         this text`;
+
+/** Command line: prints the summary, or one clear line and exit code 1 (2 for a mistyped command line). */
 export async function main(argv = process.argv.slice(2)): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      source: { type: 'string' },
-      out: { type: 'string' },
-      summary: { type: 'string' },
-      'accept-changes': { type: 'boolean', default: false },
+  const { values } = commandLine(
+    {
+      name: 'build',
+      usage: USAGE,
+      options: {
+        source: { type: 'string' },
+        out: { type: 'string' },
+        summary: { type: 'string' },
+        'accept-changes': { type: 'boolean', default: false },
+      },
     },
-  });
+    argv,
+  );
   try {
     await build({ source: values.source, out: values.out, summary: values.summary, acceptChanges: values['accept-changes'] });
   } catch (error) {

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
+import { commandLine } from '../cli/command-line.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { CACHE_FILE } from './source.ts';
 
@@ -65,7 +66,16 @@ export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
   return { target, from };
 }
 
+const USAGE = `usage: npm run data:fetch
+
+Puts the source revision pinned in data/source.json into data/cache/, after
+checking its sha256: copied from ARCHIVE_SOURCE when that is set (no network),
+otherwise downloaded from the pinned URL. Nothing unverified is saved.
+
+  -h, --help   this text`;
+
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  commandLine({ name: 'data:fetch', usage: USAGE, options: {} });
   try {
     const { target, from } = await fetchData();
     console.log(`saved ${target} from ${from} (sha256 verified)`);

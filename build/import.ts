@@ -26,9 +26,14 @@ const FILM_CLASSES = new Set(['Title']);
 const SONG_CANONICAL = 'MUSIC (Original Song)';
 
 export class ImportError extends Error {
-  constructor(readonly line: number, readonly reason: string) {
+  readonly line: number;
+  readonly reason: string;
+
+  constructor(line: number, reason: string) {
     super(line > 0 ? `source line ${line}: ${reason}` : `source: ${reason}`);
     this.name = 'ImportError';
+    this.line = line;
+    this.reason = reason;
   }
 }
 

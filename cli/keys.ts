@@ -7,12 +7,24 @@
  * print the new key alone on stdout; everything else goes to stderr.
  */
 import path from 'node:path';
+import { readCommandLine } from './command-line.ts';
 import { KeyError, Keys } from '../src/keys.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
 
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
+const HELP = `${USAGE}
+
+Works on the key database npm start uses (KEYS_DB, default data/keys.db), safely
+while the server runs: each command is one transaction, seen by the server
+within a second. issue and rotate print the new key alone on stdout.
+
+  issue <email>   a key for an address that has none
+  rotate <key>    a replacement; the old key is refused at once
+  revoke <key>    the key is refused from now on
+  list            ids, e-mails, dates and state of every key
+  -h, --help      this text`;
 
 type Print = (line: string) => void;
 
@@ -35,6 +47,12 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
 
 /** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage). */
 export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
+  // --help and a mistyped option are answered before the database is opened.
+  const line = readCommandLine({ name: 'keys', usage: HELP, options: {}, positionals: 2 }, argv);
+  if ('exit' in line) {
+    (line.exit === 0 ? out : err)(line.text);
+    return line.exit;
+  }
   let backend: SqliteKeyBackend;
   try {
     // The CLI checks single keys: it asks the file and keeps no view of every key.

@@ -12,6 +12,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { commandLine } from './command-line.ts';
 import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
@@ -73,7 +74,22 @@ function numericSettings() {
   }
 }
 
+const USAGE = `usage: npm start
+
+Builds dist/ when it is missing or stale, says which archive it serves, makes
+a development key on first start (kept in data/dev-key.txt) and serves the API,
+the OpenAPI document, the reference page and the key portal on
+http://127.0.0.1:8888 until stopped (Ctrl-C).
+
+Environment: PORT, HOST, ARCHIVE_SOURCE (the source to build from), DIST_DIR,
+RATE_LIMIT_PER_MINUTE, LOG_REQUESTS=0 (no access log), KEYS_DB (default
+data/keys.db), SMTP_URL and MAIL_FROM (without SMTP_URL mails are printed and
+written to data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
+
+  -h, --help   this text`;
+
 async function main() {
+  commandLine({ name: 'start', usage: USAGE, options: {} });
   const { port, rateLimitPerMinute, issueLimitPerMinute } = numericSettings();
   await recoverOutput(DIST);
   try {

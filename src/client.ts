@@ -35,17 +35,19 @@ export interface ClientOptions {
 /** A non-2xx answer the client did not retry (or ran out of retries for), or a network failure (status 0). */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  constructor(
-    /** HTTP status; 0 when no answer arrived. */
-    readonly status: number,
-    /** The API's `error` message, or what went wrong. */
-    message: string,
-    /** The request path with the key replaced by `…`. */
-    readonly path: string,
-    /** Seconds the API asked to wait, on a 429. */
-    readonly retryAfter?: number,
-  ) {
+  /** HTTP status; 0 when no answer arrived. */
+  readonly status: number;
+  /** The request path with the key replaced by `…`. */
+  readonly path: string;
+  /** Seconds the API asked to wait, on a 429. */
+  readonly retryAfter?: number;
+
+  /** `message` is the API's `error` message, or what went wrong. */
+  constructor(status: number, message: string, path: string, retryAfter?: number) {
     super(message);
+    this.status = status;
+    this.path = path;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -101,8 +103,10 @@ class Requester {
   private readonly maxRetries: number;
   private readonly base: string;
   private readonly cache = new Map<string, Cached>();
+  private readonly options: ClientOptions;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(options: ClientOptions) {
+    this.options = options;
     this.doFetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.sleep = options.sleep ?? defaultSleep;
     this.now = options.now ?? Date.now;
@@ -221,3 +225,6 @@ export function createClient(options: ClientOptions): Client {
     clearCache: () => api.clear(),
   };
 }
+
+/** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
+export type * from './types.ts';

@@ -120,11 +120,12 @@ export class BlobsKeyBackend implements KeyBackend {
    * the environment cannot do strong reads (no `uncachedEdgeURL`): slower to see
    * changes (up to 60 s more) rather than no key check at all.
    */
-  constructor(
-    private readonly source: KeyBlobs | (() => KeyBlobs),
-    private readonly eventual?: () => KeyBlobs,
-    options: BlobsBackendOptions = {},
-  ) {
+  private readonly source: KeyBlobs | (() => KeyBlobs);
+  private readonly eventual?: () => KeyBlobs;
+
+  constructor(source: KeyBlobs | (() => KeyBlobs), eventual?: () => KeyBlobs, options: BlobsBackendOptions = {}) {
+    this.source = source;
+    this.eventual = eventual;
     this.cacheMs = options.cacheMs ?? 0;
     this.now = options.now ?? Date.now;
   }

@@ -90,13 +90,14 @@ export interface KeyBackend {
 }
 
 export class KeyError extends Error {
-  constructor(
-    readonly status: 400 | 401 | 403 | 409 | 429,
-    message: string,
-    /** Seconds to wait, for 429. */
-    readonly retryAfter?: number,
-  ) {
+  readonly status: 400 | 401 | 403 | 409 | 429;
+  /** Seconds to wait, for 429. */
+  readonly retryAfter?: number;
+
+  constructor(status: 400 | 401 | 403 | 409 | 429, message: string, retryAfter?: number) {
     super(message);
+    this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -133,7 +134,11 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 /** Remembers the hashes of keys asked about recently: hashing costs more than the rest of the check. */
 class HashMemo {
   private readonly memo = new Map<string, string>();
-  constructor(private readonly max = 20_000) {}
+  private readonly max: number;
+
+  constructor(max = 20_000) {
+    this.max = max;
+  }
   /** The hash of a key asked about recently, without hashing anything. */
   peek(key: string): string | undefined {
     return this.memo.get(key);
@@ -159,11 +164,13 @@ export interface SessionInfo {
 /** Sign-in, issue, rotate, revoke, list and verify keys over any backend. */
 export class Keys implements KeyCheck {
   private readonly hashes = new HashMemo();
+  readonly backend: KeyBackend;
+  private readonly now: () => number;
 
-  constructor(
-    readonly backend: KeyBackend,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(backend: KeyBackend, now: () => number = Date.now) {
+    this.backend = backend;
+    this.now = now;
+  }
 
   /** The request path's check: a key of the right shape whose hash is active. No clock, no trust window. */
   verify(key: string): Maybe<boolean> {

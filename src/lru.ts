@@ -6,8 +6,11 @@
 export class ByteLru<V extends { size: number }> {
   private readonly map = new Map<string, V>();
   private total = 0;
+  private readonly maxBytes: number;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
 
   /** Sum of the sizes held now. */
   get bytes(): number {

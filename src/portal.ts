@@ -170,8 +170,10 @@ class PortalEndpoints {
   private readonly keys: Keys;
   private readonly now: () => number;
   private readonly limitText: string;
+  private readonly options: PortalOptions;
 
-  constructor(private readonly options: PortalOptions) {
+  constructor(options: PortalOptions) {
+    this.options = options;
     this.keys = options.keys;
     this.now = options.now ?? Date.now;
     this.limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? DEFAULT_ISSUE_LIMIT, now: this.now });

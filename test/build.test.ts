@@ -178,8 +178,8 @@ describe('the build', () => {
 
   it('leaves the previous dist/ whole when the build process is killed midway', async () => {
     const { dir, out, summary, before } = await previousDist('killed');
-    // node itself, not the tsx wrapper, so that SIGKILL reaches the process doing the writing.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'build/build.ts', '--source', SHARED_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
+    // node itself, not npm, so that SIGKILL reaches the process doing the writing.
+    const child = spawn(process.execPath, ['build/build.ts', '--source', SHARED_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
     // Kill it once it has started writing its temporary folder, before the swap.
     const writing = await eventually(async () => {
       const tmp = (await readdir(dir)).find((n) => n.startsWith('dist.tmp-'));
@@ -208,7 +208,7 @@ describe('the build', () => {
     const live = `dist.tmp-${process.pid}-writing`; // a build of this very process, still writing
     await fill(path.join(dir, live), 3);
     const starts = Array.from({ length: 6 }, () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.on('data', (c) => (stderr += c));
       return exited(child).then((code) => ({ code, stderr }));

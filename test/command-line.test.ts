@@ -1,5 +1,15 @@
-import { describe, expect, it } from 'vitest';
+/**
+ * The one command-line reader every npm script uses, and every real script
+ * through it: --help prints the usage and exits 0, an unknown option is one
+ * line and exit 2, and neither does any of the command's work.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readCommandLine } from '../cli/command-line.ts';
+import { cleanCopy, randomPort, tempDir } from './helpers.ts';
 
 const spec = {
   name: 'demo',
@@ -28,5 +38,65 @@ describe('a command line', () => {
 
   it('gives the values and positionals of a good line, defaults filled in', () => {
     expect(readCommandLine(spec, ['--source', 'in.csv', 'extra'])).toEqual({ values: { source: 'in.csv', force: false }, positionals: ['extra'] });
+  });
+});
+
+/** Every file of a folder but node_modules, relative: what a command that did no work leaves as it found it. */
+function filesOf(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .filter((file) => !file.startsWith('node_modules'))
+    .sort();
+}
+
+/** Whether anything accepts connections on the port. */
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+describe('every npm script', () => {
+  const scripts = ['start', 'build', 'data:fetch', 'keys', 'bench', 'bench:keys', 'pack:client'];
+  let clone: string;
+  beforeAll(async () => {
+    clone = await cleanCopy('commands');
+  });
+
+  /** `npm run --silent <script> -- <args>` in the fresh clone, with its own empty temp folder and a port of its own. */
+  async function npmRun(script: string, args: string[]) {
+    const tmp = await tempDir('command-tmp');
+    const port = randomPort();
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, PORT: String(port) };
+    delete env.ARCHIVE_SOURCE;
+    const before = filesOf(clone);
+    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile('npm', ['run', '--silent', script, '--', ...args], { cwd: clone, env, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr: stderr.replace(/^npm warn .*\n/gm, '') }),
+      ),
+    );
+    // No work: no dist/, no download into data/cache/, no key database, no tarball, nothing in its temp folder, no server.
+    expect({ script, args, files: filesOf(clone) }).toEqual({ script, args, files: before });
+    // (npm itself keeps Node's compile cache there.)
+    expect(readdirSync(tmp).filter((entry) => entry !== 'node-compile-cache')).toEqual([]);
+    expect(await listening(port)).toBe(false);
+    return result;
+  }
+
+  it.each(scripts)('%s answers --help with its usage on stdout and exit 0, doing nothing else', async (script) => {
+    const { code, stdout, stderr } = await npmRun(script, ['--help']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(new RegExp(`^usage: npm (start|run (--silent )?${script})\\b`));
+    expect(stdout.split('\n').length).toBeGreaterThan(3);
+  });
+
+  it.each(scripts)('%s refuses an unknown option in one line on stderr and exit 2, doing nothing else', async (script) => {
+    const { code, stdout, stderr } = await npmRun(script, ['--frobnicate']);
+    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `${script}: Unknown option '--frobnicate'; see --help\n` });
   });
 });

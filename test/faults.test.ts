@@ -146,7 +146,7 @@ describe('a build killed midway', () => {
       const before = await snapshot();
       const tree = await readdir(box.dist, { recursive: true });
       // The full archive takes seconds to write: kill it once its temporary output folder is filling up.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'build/build.ts', '--source', FULL_SOURCE, '--out', box.dist, '--summary', path.join(box.dir, 'killed-summary.json')], {
+      const child = spawn(process.execPath, ['build/build.ts', '--source', FULL_SOURCE, '--out', box.dist, '--summary', path.join(box.dir, 'killed-summary.json')], {
         cwd: ROOT,
         stdio: 'ignore',
         detached: true,

@@ -92,7 +92,7 @@ describe('the yearly-update guard', () => {
   it('stops the command line build with one clear line and exit code 1', async () => {
     const bad = path.join(dir, 'bad.tsv');
     await writeFile(bad, MINI.replace('\nTitle', '\nTitle').replace('\t1928/29\tTitle', '\t1928/29\tNonsense'));
-    const run = promisify(execFile)(path.join(ROOT, 'node_modules/.bin/tsx'), ['build/build.ts', '--source', bad, '--out', out, '--summary', summary], { cwd: ROOT });
+    const run = promisify(execFile)(process.execPath, ['build/build.ts', '--source', bad, '--out', out, '--summary', summary], { cwd: ROOT });
     const error = (await run.then(() => null, (e: unknown) => e)) as { code: number; stderr: string };
     expect(error.code).toBe(1);
     expect(error.stderr.trim()).toMatch(/^build failed: malformed source, nothing written: source line 4: unknown Class "Nonsense"/);

@@ -69,9 +69,10 @@ async function linkTree(from: string, to: string): Promise<void> {
  * files git knows, committed or not; nothing git ignores, so no dist/, no
  * data/cache/, no keys) in a temp folder, with the installed node_modules:
  * symlinked, or hard-linked where a tool must see real files (Netlify's
- * function zipper keeps a symlink as a symlink).
+ * function zipper keeps a symlink as a symlink), or none, for a test that
+ * installs them as a user would.
  */
-export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' = 'symlink'): Promise<string> {
+export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | 'none' = 'symlink'): Promise<string> {
   const dir = await tempDir(tag);
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
@@ -80,6 +81,7 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' = '
     await copyFile(path.join(ROOT, file), path.join(dir, file));
   }
   const modulesDir = path.join(ROOT, 'node_modules');
+  if (modules === 'none') return dir;
   if (modules === 'symlink') await symlink(modulesDir, path.join(dir, 'node_modules'));
   else await linkTree(modulesDir, path.join(dir, 'node_modules'));
   return dir;
@@ -194,7 +196,7 @@ export interface Started {
  * A free-looking port below Linux's ephemeral range (32768 and up), so the
  * client sockets of other tests running at once do not take it.
  */
-const randomPort = () => 20_000 + Math.floor(Math.random() * 12_000);
+export const randomPort = () => 20_000 + Math.floor(Math.random() * 12_000);
 
 /**
  * `npm start` as a process, the way a developer or an operator runs it: the
@@ -230,7 +232,7 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {

@@ -25,7 +25,7 @@ async function edgeProcesses(dist: string): Promise<string[]> {
   return found;
 }
 
-const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/netlify-local.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+const run = (...args: string[]) => spawnSync(process.execPath, ['cli/netlify-local.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('npm run dev:netlify, its command line', () => {
   it('prints its usage for --help and exits 0 without starting anything', () => {

@@ -26,7 +26,7 @@ function buildCommand(args: string[], env: Record<string, string> = {}): Promise
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'build/build.ts', ...args], { cwd: clone, env: { ...fullEnv, ...env }, maxBuffer: 1 << 24 }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['build/build.ts', ...args], { cwd: clone, env: { ...fullEnv, ...env }, maxBuffer: 1 << 24 }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });

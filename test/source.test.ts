@@ -11,10 +11,10 @@ import source from '../data/source.json' with { type: 'json' };
 import { missingArchive } from './_global-setup.ts';
 import { fullSource, ROOT, SHARED_SOURCE, tempDir } from './helpers.ts';
 
-/** `npm run data:fetch` as a user runs it (tsx under this Node), with `env` added. */
+/** `npm run data:fetch` as a user runs it (node under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'build/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['build/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
       resolve({ stdout, stderr, code: error ? Number(error.code) : 0 }),
     );
   });

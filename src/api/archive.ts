@@ -66,8 +66,10 @@ class NameIndex {
   private readonly starts: number[] = [];
   /** False should a name ever hold a NUL: then each name is searched on its own. */
   private readonly separable: boolean;
+  private readonly categories: Manifest['categories'];
 
-  constructor(private readonly categories: Manifest['categories']) {
+  constructor(categories: Manifest['categories']) {
+    this.categories = categories;
     let text = '';
     for (const c of categories) {
       this.starts.push(text.length);
@@ -108,11 +110,10 @@ class StoredAnswer implements Answer {
   readonly ids: Answer['ids'];
   readonly etags: Answer['etags'];
   private readonly paths: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
+  private readonly reader: ArchiveReader;
 
-  constructor(
-    parsed: ParsedRef,
-    private readonly reader: ArchiveReader,
-  ) {
+  constructor(parsed: ParsedRef, reader: ArchiveReader) {
+    this.reader = reader;
     // parseRef let only ids of 20 hex digits through, so each has a path.
     this.ids = { identity: parsed.id };
     this.etags = { identity: `"${parsed.id}"` };

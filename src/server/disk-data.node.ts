@@ -45,11 +45,10 @@ export class DiskData implements DataSource {
   /** Ends `revalidateMs` after the first check of the disk in it. */
   private epoch = 0;
   private epochTimer: ReturnType<typeof setTimeout> | null = null;
+  readonly root: string;
 
-  constructor(
-    readonly root: string,
-    options: DiskDataOptions = {},
-  ) {
+  constructor(root: string, options: DiskDataOptions = {}) {
+    this.root = root;
     this.revalidateMs = options.revalidateMs ?? 1000;
     this.cache = new ByteLru(options.maxBytes ?? 256 * 1024 * 1024);
   }

@@ -11,8 +11,10 @@ import type { ApiRequest } from '../api/request.ts';
 class NodeRequest implements ApiRequest {
   readonly method: string;
   readonly url: string;
+  private readonly req: http.IncomingMessage;
 
-  constructor(private readonly req: http.IncomingMessage) {
+  constructor(req: http.IncomingMessage) {
+    this.req = req;
     this.method = req.method ?? 'GET';
     this.url = req.url ?? '/';
   }

@@ -74,11 +74,10 @@ class Destination {
   private readonly boom: SonicBoomClass | null;
   private unwritten = 0;
   private waiting: (() => void)[] = [];
+  private readonly target: number | string | Writable;
 
-  constructor(
-    private readonly target: number | string | Writable,
-    maxBufferedBytes: number,
-  ) {
+  constructor(target: number | string | Writable, maxBufferedBytes: number) {
+    this.target = target;
     const boom =
       typeof target === 'object' ? null : new SonicBoom({ dest: target, sync: false, mkdir: typeof target === 'string', maxLength: maxBufferedBytes, contentMode: 'buffer' });
     boom?.on('write', (bytes: number) => this.written(bytes));

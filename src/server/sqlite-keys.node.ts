@@ -118,11 +118,10 @@ export class SqliteKeyBackend implements KeyBackend {
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly lockWaitMs: number;
   private purgedAt = 0;
+  readonly file: string;
 
-  constructor(
-    readonly file: string,
-    options: SqliteKeysOptions = {},
-  ) {
+  constructor(file: string, options: SqliteKeysOptions = {}) {
+    this.file = file;
     checkReadable(file);
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;

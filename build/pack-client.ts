@@ -1,0 +1,121 @@
+/**
+ * npm run pack:client: the typed client (src/client.ts) as a package anyone
+ * can install, `film-awards-archive-client`. It is compiled to ES2022
+ * JavaScript with type declarations, because Node refuses to strip types
+ * under node_modules and browsers run no TypeScript; it has no dependencies,
+ * so the same files load in Node, Deno and browsers. The package is written
+ * to OUT/package, packed there by `npm pack`, and the tarball's path is the
+ * last line printed, so a script can hand it to `npm install`.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { commandLine } from '../cli/command-line.ts';
+import { API_VERSION } from './openapi.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** The client's name on a registry: what it is (a client), for which service; the service itself is never installed. */
+export const CLIENT_PACKAGE = 'film-awards-archive-client';
+const ENTRY = path.join(ROOT, 'src/client.ts');
+
+const USAGE = `usage: npm run pack:client -- [--out DIR]
+
+Compiles src/client.ts to JavaScript with type declarations into DIR/package
+as the package ${CLIENT_PACKAGE} (ESM, no dependencies: Node 24, Deno,
+browsers), packs it with npm pack into DIR and prints the tarball's path as
+the last line. Install it anywhere with npm install <that path>.
+
+  --out DIR   where the package and tarball go (default: client-package/)
+  -h, --help  this text`;
+
+/** Compiles the client and the shapes it names; throws with TypeScript's messages if anything does not compile. */
+function compile(outDir: string): void {
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    types: [],
+    strict: true,
+    declaration: true,
+    // `./types.ts` in the source is `./types.js` in what ships.
+    rewriteRelativeImportExtensions: true,
+    allowImportingTsExtensions: false,
+    outDir,
+    rootDir: path.join(ROOT, 'src'),
+    newLine: ts.NewLineKind.LineFeed,
+  };
+  const program = ts.createProgram([ENTRY], options);
+  const emitted = program.emit();
+  const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
+  if (problems.length > 0) {
+    throw new Error(ts.formatDiagnostics(problems, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
+  }
+}
+
+/** Declarations keep the source's `.ts` specifiers; what ships has only `.js` files beside them. */
+async function pointDeclarationsAtJs(dir: string): Promise<void> {
+  for (const name of ['client.d.ts', 'types.d.ts']) {
+    const file = path.join(dir, name);
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace(/(from\s+'\.\/[\w-]+)\.ts'/g, "$1.js'"));
+  }
+}
+
+const PACKAGE_README = `# ${CLIENT_PACKAGE}
+
+A typed client for the Film Awards Archive API: every Academy Awards
+nomination and winner, 1929 to 2026. ESM, no dependencies; Node 24, Deno and
+browsers. It caches answers with their ETags, waits out Retry-After on 429,
+backs off on 500, and never puts the key in an error.
+
+    import { createClient } from '${CLIENT_PACKAGE}';
+    const api = createClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY });
+    for (const { year, category, nomination } of await api.person('Meryl Streep')) {
+      console.log(year, category, nomination.secondary.join(', '), nomination.won ? 'won' : '');
+    }
+
+Lookups: \`archive()\`, \`ceremony(year)\`, \`person(name)\`, \`film(name, year)\`,
+\`category(name)\`, \`categoryAt(name, year)\`; failures are \`ApiError\`
+(\`status\`, \`message\`, \`path\` with the key masked, \`retryAfter\`).
+`;
+
+/** The package's own package.json: no dependencies, one ESM entry with its types. */
+async function manifest(): Promise<Record<string, unknown>> {
+  const root = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { license: string };
+  return {
+    name: CLIENT_PACKAGE,
+    version: API_VERSION,
+    description: 'Typed client for the Film Awards Archive API (every Academy Awards nomination and winner): ESM, no dependencies, for Node, Deno and browsers.',
+    type: 'module',
+    license: root.license,
+    exports: { '.': { types: './client.d.ts', default: './client.js' }, './package.json': './package.json' },
+    main: './client.js',
+    types: './client.d.ts',
+    sideEffects: false,
+    files: ['client.js', 'client.d.ts', 'types.js', 'types.d.ts', 'README.md', 'LICENSE'],
+  };
+}
+
+/** Writes OUT/package and packs it; resolves to the tarball's path. */
+export async function packClient(out: string): Promise<string> {
+  const dir = path.join(out, 'package');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  compile(dir);
+  await pointDeclarationsAtJs(dir);
+  await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(await manifest(), null, 2)}\n`);
+  await writeFile(path.join(dir, 'README.md'), PACKAGE_README);
+  await copyFile(path.join(ROOT, 'LICENSE'), path.join(dir, 'LICENSE'));
+  // npm run sets npm_execpath to the npm that runs us; outside npm, the one on PATH.
+  const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] as const : ['npm', []] as const;
+  const { stdout } = await promisify(execFile)(npm[0], [...npm[1], 'pack', '--silent', '--pack-destination', path.resolve(out)], { cwd: dir });
+  return path.resolve(out, stdout.trim().split('\n').at(-1)!);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  const { values } = commandLine({ name: 'pack:client', usage: USAGE, options: { out: { type: 'string' } } });
+  console.log(await packClient(path.resolve(values.out ?? path.join(ROOT, 'client-package'))));
+}
