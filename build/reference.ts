@@ -5,13 +5,15 @@
  */
 import { MESSAGES } from '../src/messages.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
-import { MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const code = (s: string) => `<code>${escapeHtml(s)}</code>`;
+/** Text with `backquoted` parts set as code. */
+const withCode = (s: string) => escapeHtml(s).replace(/`([^`]*)`/g, '<code>$1</code>');
 
 const CSS = `
 :root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fdfdfb; --muted: #5b5b60; --line: #d9d6cc; --accent: #8a5a00; --code: #f1eee6; }
@@ -62,7 +64,7 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
   }).join('\n');
 
   const errors: [number, string, string[]][] = [
-    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear]],
+    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear, MESSAGES.badTitleId, MESSAGES.badNameId]],
     [403, 'The key is missing, unknown or revoked.', [MESSAGES.forbidden]],
     [404, 'Nothing matches (the lookup table lists each lookup’s message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
@@ -103,6 +105,7 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
 ${rows}
 </tbody>
 </table>
+<p>${escapeHtml(ROUTES.filter((r) => r.params.includes('id')).map((r) => r.id).join(' and '))} take an IMDb id in the segment <code>id=</code>: ${withCode(ID_FORMS.titleById.expected)} for a film; ${withCode(ID_FORMS.nameById.expected)} for a person or company. They answer every nomination whose source record carries that id; films and people the source has no id for are found by name only.</p>
 <h2>Answers</h2>
 <p>JSON without whitespace, keys in the order shown. <code>secondary</code> is always sent (empty when there is nobody else to name); <code>notes</code> only when there is something to say. The <a href="/openapi.json">OpenAPI document</a> has every schema.</p>
 <table class="shapes">

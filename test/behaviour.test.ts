@@ -202,7 +202,7 @@ describe('across runtimes', () => {
 
   it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
     const examples = readmeExamples();
-    expect(examples.length).toBe(6);
+    expect(examples.length).toBe(8);
     const k = await targets.core.issueKey();
     for (const { request, answer } of examples) {
       const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));

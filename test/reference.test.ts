@@ -26,7 +26,7 @@ describe('the reference page at /', () => {
     await local?.close();
   });
 
-  it('shows a browser the six lookups, the errors, the limits and the links, with no console errors', async () => {
+  it('shows a browser the eight lookups, the errors, the limits and the links, with no console errors', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const problems: string[] = [];
     page.on('console', (message) => {
@@ -52,7 +52,7 @@ describe('the reference page at /', () => {
       expect(text).toContain('apikey=YOUR_KEY');
     }
     const body = await page.locator('body').innerText();
-    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName]) {
+    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName, MESSAGES.badTitleId, MESSAGES.badNameId]) {
       expect(body).toContain(message);
     }
     expect(body).toContain('60 requests per minute');
