@@ -1,7 +1,7 @@
 /**
  * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index, or (for a category text matching several full
- * names) slices of stored answers joined in archive order. Every file is
+ * a shard of the name index or of the IMDb id index, or (for a category text
+ * matching several full names) slices of stored answers joined in archive order. Every file is
  * checked against its content hash before its bytes are used. Knows nothing
  * of headers or keys.
  *
@@ -28,7 +28,7 @@ export interface DataSource {
 export class DataError extends Error {}
 
 export interface ArchiveOptions {
-  /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
+  /** Bytes of parsed shards kept; default 16 MiB (all 64 name shards of the full archive take about 4, the 64 id shards about 1.5). */
   jsonBytes?: number;
   /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
   joinBytes?: number;
