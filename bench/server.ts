@@ -15,9 +15,9 @@ import { MESSAGES } from '../src/messages.ts';
 import { acceptedEncodings } from '../src/api/reply.ts';
 import { matchRoute } from '../src/api/request.ts';
 import { Keys } from '../src/keys.ts';
-import { MAX_NAME_LENGTH } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH } from '../src/routes.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { expected, type Expected } from '../test/oracle.ts';
+import { expected, expectedById, type Expected, idRows } from '../test/oracle.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */
 export interface Captured {
@@ -60,7 +60,9 @@ function ceiling(): http.Server {
  * `compression` middleware would (brotli quality 4, gzip level 6).
  */
 function naive(): http.Server {
-  const { archive } = importArchive(readFileSync(env('ARCHIVE_SOURCE'), 'utf8'));
+  const text = readFileSync(env('ARCHIVE_SOURCE'), 'utf8');
+  const { archive } = importArchive(text);
+  const ids = idRows(archive, text);
   const keys = new Keys(new SqliteKeyBackend(env('KEYS_DB')));
   const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, value: unknown, cache = 'no-store') => {
     let body: Buffer = Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -94,8 +96,10 @@ function naive(): http.Server {
       return send(req, res, 400, { error: MESSAGES.badEncoding });
     }
     if (!key || !(await keys.verify(key))) return send(req, res, 403, { error: MESSAGES.forbidden });
-    const { name, year } = values;
+    const { name, year, id } = values;
     if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH)) return send(req, res, 400, { error: MESSAGES.badName });
+    if (m.route.id === 'titleById' && !ID_FORMS.titleById.test(id)) return send(req, res, 400, { error: MESSAGES.badTitleId });
+    if (m.route.id === 'nameById' && !ID_FORMS.nameById.test(id)) return send(req, res, 400, { error: MESSAGES.badNameId });
     const y = Number(year);
     const answers: Record<typeof m.route.id, () => Expected> = {
       allCeremonies: () => expected.allCeremonies(archive),
@@ -104,6 +108,8 @@ function naive(): http.Server {
       filmByNameAndYear: () => expected.filmByNameAndYear(archive, name, y),
       categoryByName: () => expected.categoryByName(archive, name),
       categoryByNameAndYear: () => expected.categoryByNameAndYear(archive, name, y),
+      titleById: () => expectedById.titleById(ids, id),
+      nameById: () => expectedById.nameById(ids, id),
     };
     const answer = answers[m.route.id]();
     send(req, res, answer.status, answer.text, answer.status === 200 ? 'private, max-age=86400' : 'no-store');

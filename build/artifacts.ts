@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { dataPath, ID_LENGTH, MANIFEST_PATH, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryMatch, FileRef, FilmMatch, Manifest, PersonMatch, Shard } from '../src/types.ts';
+import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, Manifest, PersonMatch, Shard } from '../src/types.ts';
+import type { NominationIds } from './import.ts';
 
 /** Parallel compression jobs: zlib runs them on libuv's thread pool. */
 export const DEFAULT_CONCURRENCY = 4;
@@ -22,7 +23,7 @@ export interface Artifacts {
   /** Every file to write under dist/, by path relative to dist/. */
   files: Map<string, Uint8Array>;
   manifest: Manifest;
-  stats: { responses: number; names: number; nameYearPairs: number; categoryNames: number };
+  stats: { responses: number; names: number; nameYearPairs: number; categoryNames: number; ids: number };
   /** Total bytes of the distinct answers, raw and as served compressed. */
   sizes: { raw: number; gzip: number; br: number };
 }
@@ -111,12 +112,15 @@ interface Fragments {
   byName: Map<string, { year: string; pos: number; all: string; atYear: string }[]>;
   /** Person answers by exact name: the PersonMatch across years and the FilmMatch at its year. */
   byPerson: Map<string, { year: string; all: string; atYear: string }[]>;
+  /** Id answers by IMDb id: the PersonMatch of every nomination whose source row carries it. */
+  byId: Map<string, string[]>;
 }
 
 /** Every answer's elements, serialised once in the spec's key order, in archive order. */
-function fragments(archive: Archive): Fragments {
+function fragments(archive: Archive, ids: NominationIds): Fragments {
   const byName: Fragments['byName'] = new Map();
   const byPerson: Fragments['byPerson'] = new Map();
+  const byId: Fragments['byId'] = new Map();
   for (const [year, categories] of Object.entries(archive)) {
     categories.forEach((c, pos) => {
       const atYear = JSON.stringify(c);
@@ -126,10 +130,11 @@ function fragments(archive: Archive): Fragments {
         const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
         const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
         for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) push(byPerson, name, { year, all: person, atYear: film });
+        for (const id of ids.get(nomination) ?? []) push(byId, id, person);
       }
     });
   }
-  return { byName, byPerson };
+  return { byName, byPerson, byId };
 }
 
 /**
@@ -162,14 +167,28 @@ function storeGrouped(store: Store, units: { year: string; all: string; atYear: 
   };
 }
 
+/**
+ * The id index: each IMDb id's answer, stored like every other (one file per
+ * distinct answer, so a person's id answer that equals their name answer costs
+ * nothing), and the shards naming them. A shard is read, never sent: no
+ * compressed variants.
+ */
+async function idShards(store: Store, byId: Fragments['byId']): Promise<FileRef[]> {
+  const shards: IdShard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
+  const answers = [...byId].map(([id, parts]) => [id, store.put(array(parts))] as const);
+  for (const [id, ref] of answers) shards[shardOf(id)][id] = await ref;
+  return Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false })));
+}
+
 export async function buildArtifacts(
   archive: Archive,
   source: Manifest['source'],
+  ids: NominationIds = new Map(),
   concurrency = DEFAULT_CONCURRENCY,
 ): Promise<Artifacts> {
   const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
-  const { byName, byPerson } = fragments(archive);
+  const { byName, byPerson, byId } = fragments(archive, ids);
 
   const archiveRef = store.put(JSON.stringify(archive));
   const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
@@ -195,8 +214,10 @@ export async function buildArtifacts(
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
+  const idRefs = idShards(store, byId);
+
   const manifest: Manifest = {
-    format: 3,
+    format: 4,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
@@ -205,6 +226,7 @@ export async function buildArtifacts(
     categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) }))),
     joins: { all: await joinsRef, units: joins.units },
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s)))),
+    ids: await idRefs,
   };
   const responses = store.files.size; // before the manifest joins
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));
@@ -212,6 +234,6 @@ export async function buildArtifacts(
     files: store.files,
     manifest,
     sizes: store.sizes,
-    stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size },
+    stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size, ids: byId.size },
   };
 }

@@ -187,7 +187,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     if (error instanceof ImportError) throw new BuildRefused(`malformed source, nothing written: ${error.message}`);
     throw error;
   }
-  const { archive, stats } = imported;
+  const { archive, stats, ids } = imported;
   log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
   const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
@@ -198,7 +198,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const changes = guard({ summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges }, log);
 
   const sha256 = createHash('sha256').update(text).digest('hex');
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample });
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample }, ids);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
   // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).
@@ -217,7 +217,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;
   log(
     `built ${out}: ${artifacts.files.size} files; responses ${kib(bytes.raw)} raw, ${kib(bytes.gzip)} gzip, ${kib(bytes.br)} brotli; ` +
-      `${artifacts.stats.names} names, ${artifacts.stats.nameYearPairs} name-year pairs, ${artifacts.stats.categoryNames} category names; ` +
+      `${artifacts.stats.names} names, ${artifacts.stats.nameYearPairs} name-year pairs, ${artifacts.stats.categoryNames} category names, ${artifacts.stats.ids} IMDb ids; ` +
       `manifest ${kib(manifestBytes)}; ${(ms / 1000).toFixed(2)} s`,
   );
   return { files: artifacts.files.size, bytes, ms, manifestBytes, sample };

@@ -7,6 +7,7 @@ import { parse } from 'csv-parse/sync';
 import heldYears from '../data/held-years.json' with { type: 'json' };
 import { titleCaseCategory } from '../src/category-name.ts';
 import type { Archive, Category, Nomination } from '../src/types.ts';
+import { ID_FORMS } from '../src/routes.ts';
 
 export const COLUMNS = [
   'Ceremony', 'Year', 'Class', 'CanonicalCategory', 'Category', 'Film', 'FilmId',
@@ -52,9 +53,13 @@ export interface ImportStats {
   notCarried: Record<string, number>;
 }
 
+/** The IMDb ids each nomination's source row carries (FilmId, then NomineeIds), each once; absent when it carries none. */
+export type NominationIds = Map<Nomination, string[]>;
+
 export interface ImportResult {
   archive: Archive;
   stats: ImportStats;
+  ids: NominationIds;
 }
 
 /** `\"` is the source's escape for a plain double quote. */
@@ -62,6 +67,27 @@ const unescape = (value: string): string => value.replaceAll('\\"', '"');
 
 /** Splits a `|`-separated multi-value, dropping empty parts (they hold nothing). */
 const values = (value: string): string[] => (value === '' ? [] : value.split('|').filter((v) => v !== ''));
+
+/** The source's stand-in for a film or nominee it has no IMDb id for: a place kept, not an id. */
+const NO_ID = '?';
+
+/**
+ * The ids of one id column. A value is usually one id, aligned with the
+ * Film or Nominees value at its place; a pseudonym standing for several
+ * people holds several, comma-separated (`Roderick Jaynes` is
+ * `nm0001053,nm0001054`, the Coen brothers). Anything that is neither an id of
+ * the column's form nor a placeholder stops the build, naming it.
+ */
+function idsOf(column: 'FilmId' | 'NomineeIds', text: string, line: number): string[] {
+  const form = ID_FORMS[column === 'FilmId' ? 'titleById' : 'nameById'];
+  const ids: string[] = [];
+  for (const id of values(text).flatMap((v) => v.split(','))) {
+    if (id === NO_ID) continue;
+    if (!form.test(id)) throw new ImportError(line, `${column} holds ${JSON.stringify(id)}, which is neither ${form.expected} nor the placeholder "?"`);
+    ids.push(id);
+  }
+  return ids;
+}
 
 export function importArchive(text: string): ImportResult {
   if (text.length === 0) throw new ImportError(0, 'the source is empty');
@@ -93,6 +119,7 @@ export function importArchive(text: string): ImportResult {
   // Groups keyed by ceremony then category, in order of first appearance.
   const ceremonies = new Map<number, Map<string, Category>>();
   const notCarried: Record<string, number> = {};
+  const ids: NominationIds = new Map();
   let rows = 0;
 
   for (let i = 1; i < records.length; i++) {
@@ -137,12 +164,11 @@ export function importArchive(text: string): ImportResult {
     const citation = field('Citation');
     if (citation !== '') notes.push(citation);
     notes.push(...values(field('Note')));
-    for (const column of ['FilmId', 'NomineeIds'] as const) {
-      if (field(column) !== '') notCarried[column] = (notCarried[column] ?? 0) + 1;
-    }
 
     const nomination: Nomination = { primary, secondary, won: winner === 'True' };
     if (notes.length > 0) nomination.notes = notes.join('\n');
+    const carried = new Set([...idsOf('FilmId', field('FilmId'), line), ...idsOf('NomineeIds', field('NomineeIds'), line)]);
+    if (carried.size > 0) ids.set(nomination, [...carried]);
 
     let categories = ceremonies.get(ceremony);
     if (!categories) ceremonies.set(ceremony, (categories = new Map()));
@@ -159,7 +185,7 @@ export function importArchive(text: string): ImportResult {
     const year = String(heldYear(ceremony));
     (archive[year] ??= []).push(...ceremonies.get(ceremony)!.values());
   }
-  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried } };
+  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids };
 }
 
 /** Object keys that look like integers are ordered numerically by JS anyway; this makes it explicit. */

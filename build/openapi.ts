@@ -12,7 +12,7 @@ import { MESSAGES } from '../src/messages.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
-import { MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -188,8 +188,29 @@ function errorResponse(description: string, messages: string[], example: string,
 const PARAM_SHAPES: Record<Param | 'apikey', string> = {
   name: 'name=<value>',
   year: 'year=<value>',
+  id: 'id=<value>',
   apikey: 'apikey=<key>',
 };
+
+/** The id routes: what their id names, and the 400 a malformed one gets. */
+const ID_PARAMS: Partial<Record<Route['id'], { form: (typeof ID_FORMS)[keyof typeof ID_FORMS]; what: string; error: string }>> = {
+  titleById: { form: ID_FORMS.titleById, what: 'The IMDb id of a film', error: MESSAGES.badTitleId },
+  nameById: { form: ID_FORMS.nameById, what: 'The IMDb id of a person (`nm…`) or a company (`co…`)', error: MESSAGES.badNameId },
+};
+
+function idParameter(route: Route, literally: string): Schema {
+  const id = ID_PARAMS[route.id]!;
+  return {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description:
+      `${id.what}, as IMDb writes it: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that no nomination carries answers 404. ` +
+      'The archive holds the ids its source records for each nomination; a film or person the source has no id for is not found by id.',
+    schema: { type: 'string', pattern: id.form.pattern },
+    examples: { example: { value: route.example.id } },
+  };
+}
 
 function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number]): Schema {
   const literally =
@@ -205,6 +226,7 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
       examples: { placeholder: { value: 'YOUR_KEY' } },
     };
   }
+  if (p === 'id') return idParameter(route, literally);
   if (p === 'year') {
     return {
       name: 'year',
@@ -256,6 +278,7 @@ const TAGS = [
   { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
   { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony.' },
   { name: 'service', description: 'The service itself, without a key.' },
+  { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
 ];
 const TAG_OF: Record<Route['id'], string> = {
   allCeremonies: 'ceremonies',
@@ -264,6 +287,8 @@ const TAG_OF: Record<Route['id'], string> = {
   filmByNameAndYear: 'people and films',
   categoryByName: 'categories',
   categoryByNameAndYear: 'categories',
+  titleById: 'IMDb ids',
+  nameById: 'IMDb ids',
 };
 
 /** The 200 schema of an operation, from the shape its route answers (`X[]`: a non-empty array of X). */
@@ -288,8 +313,11 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [MESSAGES.badName] : [])];
     const year = route.params.includes('year');
     if (year) messages.push(MESSAGES.badYear);
+    const id = ID_PARAMS[route.id];
+    if (id) messages.push(id.error);
+    const what = id ? `an id not of the form ${id.form.expected}` : `an empty or too long name${year ? ', a year that is not a whole number' : ''}`;
     responses[400] = errorResponse(
-      `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, an empty or too long name${year ? ', a year that is not a whole number' : ''}).`,
+      `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, ${what}).`,
       messages,
       messages[messages.length - 1],
     );

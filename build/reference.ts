@@ -13,7 +13,7 @@ import path from 'node:path';
 import { MESSAGES } from '../src/messages.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
-import { MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
@@ -32,6 +32,8 @@ export interface ReferenceOptions {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const code = (s: string) => `<code>${escapeHtml(s)}</code>`;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 404: 'Not Found', 403: 'Forbidden', 400: 'Bad Request', 500: 'Internal Server Error' };
+/** Text with `backquoted` parts set as code. */
+const withCode = (s: string) => escapeHtml(s).replace(/`([^`]*)`/g, '<code>$1</code>');
 
 /** A curl line (the script puts the page's own origin in) with its copy button. */
 function curlBlock(id: string, requestPath: string, baseUrl: string): string {
@@ -98,7 +100,7 @@ ${fields}
 
 function errorTable(): string {
   const errors: [number, string, string[]][] = [
-    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear]],
+    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear, MESSAGES.badTitleId, MESSAGES.badNameId]],
     [403, 'The key is missing, unknown or revoked.', [MESSAGES.forbidden]],
     [404, 'Nothing matches (each operation shows its message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
@@ -155,6 +157,7 @@ ${tryForm()}
 
 <h2 id="lookups">Lookups</h2>
 <p>Every lookup is a <code>GET</code> (or <code>HEAD</code>). Parameters are whole path segments: the literal text <code>name=</code>, <code>year=</code> or <code>apikey=</code> followed by the value, URL-encoded (<code>encodeURIComponent</code>, so a space is <code>%20</code> and a slash <code>%2F</code>). Names are exact and case-sensitive, 1 to ${MAX_NAME_LENGTH} characters; an award name matches every category containing it. Replace <code>${PLACEHOLDER_KEY}</code> in the curl lines with your key. The example answers are the archive's own, from the build that made this page.</p>
+<p>${escapeHtml(ROUTES.filter((r) => r.params.includes('id')).map((r) => r.id).join(' and '))} take an IMDb id in the segment <code>id=</code>: ${withCode(ID_FORMS.titleById.expected)} for a film; ${withCode(ID_FORMS.nameById.expected)} for a person or company. They answer every nomination whose source record carries that id; films and people the source has no id for are found by name only.</p>
 ${ROUTES.map((route) => operationSection(route, all)).join('\n')}
 
 <section class="operation" id="health" aria-labelledby="title-health">

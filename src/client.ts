@@ -71,6 +71,10 @@ export interface Client {
   category(name: string): Promise<CategoryMatch[]>;
   /** Every category whose name contains `name` (case-sensitive), at the ceremony held in `year`. */
   categoryAt(name: string, year: number | string): Promise<CategoryYearMatch[]>;
+  /** Every nomination of the film with this IMDb title id (`tt0120338`), across all ceremonies. */
+  titleById(id: string): Promise<PersonMatch[]>;
+  /** Every nomination of the person (`nm0000658`) or company (`co0028775`) with this IMDb name id, across all ceremonies. */
+  nameById(id: string): Promise<PersonMatch[]>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -222,6 +226,8 @@ export function createClient(options: ClientOptions): Client {
     film: (name, year) => api.get<FilmMatch[]>(['movie', seg('name', name), seg('year', year)]),
     category: (name) => api.get<CategoryMatch[]>(['award', seg('name', name)]),
     categoryAt: (name, year) => api.get<CategoryYearMatch[]>(['award', seg('name', name), seg('year', year)]),
+    titleById: (id) => api.get<PersonMatch[]>(['title', seg('id', id)]),
+    nameById: (id) => api.get<PersonMatch[]>(['name', seg('id', id)]),
     clearCache: () => api.clear(),
   };
 }

@@ -5,7 +5,7 @@
  * word the spec's section 7.
  */
 import { BODY_TIMEOUT_MS, inWords, MAX_BODY_BYTES, TOKEN_TTL_MS } from './limits.ts';
-import { MAX_NAME_LENGTH } from './routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH } from './routes.ts';
 
 export const MESSAGES = {
   forbidden: 'Forbidden - Invalid API Key',
@@ -18,6 +18,8 @@ export const MESSAGES = {
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   /** `/health` when the archive cannot be read. */
   unavailable: 'Service Unavailable: the archive cannot be read',
+  badTitleId: `Invalid title id: expected ${ID_FORMS.titleById.expected}`,
+  badNameId: `Invalid name id: expected ${ID_FORMS.nameById.expected}`,
 } as const;
 
 /** The 429 body's `limit`, as section 7 writes it. */

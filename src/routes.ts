@@ -3,8 +3,8 @@
  * at `/` and the OpenAPI generator.
  */
 
-export type Param = 'name' | 'year';
-export type RouteId = 'allCeremonies' | 'ceremonyByYear' | 'personByName' | 'filmByNameAndYear' | 'categoryByName' | 'categoryByNameAndYear';
+export type Param = 'name' | 'year' | 'id';
+export type RouteId = 'allCeremonies' | 'ceremonyByYear' | 'personByName' | 'filmByNameAndYear' | 'categoryByName' | 'categoryByNameAndYear' | 'titleById' | 'nameById';
 
 export interface Route {
   /** OpenAPI operation id. */
@@ -30,7 +30,27 @@ export const ROUTES: Route[] = [
   { id: 'filmByNameAndYear', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', answer: 'FilmMatch[]', example: { name: 'Sinners', year: '2026' } },
   { id: 'categoryByName', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', answer: 'CategoryMatch[]', example: { name: 'Actor' } },
   { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
+  { id: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
+  { id: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
 ];
+
+/** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
+export interface IdForm {
+  pattern: string;
+  expected: string;
+  test(id: string): boolean;
+}
+
+function idForm(pattern: string, expected: string): IdForm {
+  const regex = new RegExp(pattern);
+  return { pattern, expected, test: (id) => regex.test(id) };
+}
+
+/** The ids the id lookups accept, as the source's FilmId and NomineeIds columns write them. */
+export const ID_FORMS = {
+  titleById: idForm('^tt[0-9]+$', '`tt` followed by digits (an IMDb title id such as tt0120338)'),
+  nameById: idForm('^(?:nm|co)[0-9]+$', '`nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)'),
+} as const;
 
 /** The path template of a route, as documented: `/person/name={name}/apikey={apikey}`. */
 export function template(route: Route, root = route.roots[0]): string {

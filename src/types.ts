@@ -144,10 +144,13 @@ export interface ManifestCategory {
 /** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
 export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
 
+/** IMDb id index shard: a title id (`tt…`) or name id (`nm…`, `co…`) to its PersonMatch[] across all years. */
+export type IdShard = Record<string, FileRef>;
+
 /** What the runtime loads first: `_data/manifest.json`. */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 3;
+  format: 4;
   /** Where the archive came from. */
   source: { sha256: string; rows: number; sample: boolean };
   /** Lowest and highest held year. */
@@ -169,4 +172,6 @@ export interface Manifest {
   joins: { all: string; units: [number, number, number, number, number][] };
   /** Person/film index shards, by shard number (see shardOf). */
   shards: FileRef[];
+  /** IMDb id index shards, by shard number of the id (see shardOf). */
+  ids: FileRef[];
 }

@@ -15,16 +15,18 @@ import { DiskData } from '../src/server/disk-data.node.ts';
 import { createNodeServer, publicFiles } from '../src/server/server.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef } from '../src/refs.ts';
-import type { Manifest, Shard } from '../src/types.ts';
+import type { IdShard, Manifest, Shard } from '../src/types.ts';
 import { startBlobs } from './_blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
 import { conformanceSuite } from './conformance.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
 import { buildInto, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, tempDir, treeDigest } from './helpers.ts';
-import type { SpecArchive } from './oracle.ts';
+import { idRows, type SpecArchive, type SpecIds } from './oracle.ts';
 
 /** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
 let archive: SpecArchive;
+/** Its nominations with the IMDb ids their source rows carry: what the oracle's id lookups read. */
+let ids: SpecIds;
 let dist: string;
 /** The person lookup whose stored answer the setup corrupts, so every runtime can show section 7's 500. */
 let unreadablePath: string;
@@ -48,6 +50,7 @@ async function corruptOneAnswer(dist: string): Promise<string> {
     }
   }
   for (const c of manifest.categories) [c.all, ...Object.values(c.years)].forEach(count);
+  for (const ref of manifest.ids) Object.values(JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as IdShard).forEach(count);
   const [name, ref] = people.sort(([a], [b]) => (a < b ? -1 : 1)).find(([n, r]) => /^[A-Z][a-z]+ [A-Z][a-z]+$/.test(n) && uses.get(parseRef(r)!.id) === 1)!;
   const file = path.join(dist, dataPath(parseRef(ref)!.id)!);
   const bytes = await readFile(file);
@@ -83,6 +86,7 @@ beforeAll(async () => {
   };
   const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
   archive = JSON.parse(served.body.toString('utf8'));
+  ids = idRows(archive, await readFile(SHARED_SOURCE, 'utf8'));
 
   const node = createNodeServer({ dist, keys: fileKeys });
   await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));
@@ -121,9 +125,9 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-behaviourSuite('core', () => targets.core, () => archive);
-behaviourSuite('node server', () => targets.node, () => archive);
-behaviourSuite('edge function under Deno', () => targets.edge, () => archive);
+behaviourSuite('core', () => targets.core, () => archive, () => ids);
+behaviourSuite('node server', () => targets.node, () => archive, () => ids);
+behaviourSuite('edge function under Deno', () => targets.edge, () => archive, () => ids);
 conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
@@ -151,6 +155,11 @@ describe('across runtimes', () => {
       '/award/name=Sound',
       '/person/name=Nobody',
       '/archive/year=abc',
+      '/title/id=tt0120338',
+      '/name/id=nm0000658',
+      '/name/id=co0007143',
+      '/title/id=tt0000000',
+      '/name/id=tt0120338',
     ];
     for (const p of paths) {
       const replies: Record<string, RawReply> = {};
@@ -193,7 +202,7 @@ describe('across runtimes', () => {
 
   it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
     const examples = readmeExamples();
-    expect(examples.length).toBe(6);
+    expect(examples.length).toBe(8);
     const k = await targets.core.issueKey();
     for (const { request, answer } of examples) {
       const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));
@@ -204,7 +213,7 @@ describe('across runtimes', () => {
 
   it('answers no data route without a valid key anywhere', async () => {
     for (const name of ['node', 'edge'] as const) {
-      for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A']) {
+      for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A', '/title/id=tt0120338', '/name/id=nm0000658/apikey=nope']) {
         const reply = await targets[name].request('GET', p);
         expect([name, p, reply.status]).toEqual([name, p, 403]);
       }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/routes.ts';
 import { validateResponse } from './contract.ts';
 import { decodedBody, eventually, type RawReply, SHARED_SOURCE } from './helpers.ts';
-import { expected, type Expected, type SpecArchive } from './oracle.ts';
+import { expected, expectedById, type Expected, type SpecArchive, type SpecIds } from './oracle.ts';
 
 export interface Target {
   /** Sends one request; the path goes out exactly as given. */
@@ -26,6 +26,8 @@ export interface Target {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const FORBIDDEN = { error: 'Forbidden - Invalid API Key' };
 const BAD_YEAR = { error: 'Invalid year: expected a whole number, the year the ceremony was held' };
+/** What a malformed id's 400 must name: the form its route expects. */
+const ID_FORM = { titleById: /^Invalid title id: expected `tt` followed by digits/, nameById: /^Invalid name id: expected `nm` or `co` followed by digits/ };
 
 export const decoded = (reply: RawReply): Buffer => decodedBody(reply.body, reply.headers['content-encoding']);
 export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf8'));
@@ -33,7 +35,7 @@ export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf
 /** The path of each route with sample parameters and a key. */
 const routePath = (id: string, key: string | null, params: Record<string, string> = {}) => {
   const route = ROUTES.find((r) => r.id === id)!;
-  const values: Record<string, string> = { name: 'Meryl Streep', year: '2026', ...params };
+  const values: Record<string, string> = { name: 'Meryl Streep', year: '2026', id: id === 'titleById' ? 'tt0120338' : 'nm0000658', ...params };
   const segments = [route.roots[0], ...route.params.map((p) => `${p}=${encodeURIComponent(values[p])}`)];
   if (key !== null) segments.push(`apikey=${key}`);
   return `/${segments.join('/')}`;
@@ -41,9 +43,10 @@ const routePath = (id: string, key: string | null, params: Record<string, string
 
 /**
  * `archive()` is the whole archive as the service serves it (endpoint 1); every
- * expected answer is the spec's oracle (test/oracle.ts) evaluated over it.
+ * expected answer is the spec's oracle (test/oracle.ts) evaluated over it, and
+ * over `ids()`, its nominations paired with the source's IMDb ids.
  */
-export function behaviourSuite(name: string, target: () => Target, archive: () => SpecArchive) {
+export function behaviourSuite(name: string, target: () => Target, archive: () => SpecArchive, ids: () => SpecIds) {
   const get = async (path: string, headers?: Record<string, string>) => {
     const t = target();
     const reply = await t.request('GET', path, headers);
@@ -110,6 +113,24 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       same(await get(`/award/name=Writing/year=1930/apikey=${k}`), expected.categoryByNameAndYear(archive(), 'Writing', 1930));
     });
 
+    it('finds every nomination of a film by its IMDb title id, and only that film’s', async () => {
+      const reply = await get(`/title/id=tt0120338/apikey=${await key()}`);
+      same(reply, expectedById.titleById(ids(), 'tt0120338'));
+      const titanic = json(reply) as { year: string; nomination: { won: boolean } }[];
+      expect([titanic.length, titanic.filter((m) => m.nomination.won).length, new Set(titanic.map((m) => m.year))]).toEqual([14, 11, new Set(['1998'])]);
+    });
+
+    it('finds a person’s and a company’s nominations by IMDb name id, a pseudonym’s included', async () => {
+      const k = await key();
+      const streep = await get(`/name/id=nm0000658/apikey=${k}`);
+      same(streep, expectedById.nameById(ids(), 'nm0000658'));
+      expect(json(streep)).toHaveLength(21);
+      same(await get(`/name/id=co0007143/apikey=${k}`), expectedById.nameById(ids(), 'co0007143'));
+      const coen = await get(`/name/id=nm0001054/apikey=${k}`);
+      same(coen, expectedById.nameById(ids(), 'nm0001054'));
+      expect(json(coen).filter((m: { nomination: { primary: string[] } }) => m.nomination.primary.includes('Roderick Jaynes'))).toHaveLength(2);
+    });
+
     it('reads a year with leading zeros as the same year', async () => {
       same(await get(`/archive/year=02026/apikey=${await key()}`), expected.ceremonyByYear(archive(), 2026));
     });
@@ -135,6 +156,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         [`/award/name=Zzz/apikey=${k}`, 'Award not found'],
         [`/award/name=actor/apikey=${k}`, 'Award not found'],
         [`/award/name=Actor/year=1933/apikey=${k}`, 'Award not found'],
+        [`/title/id=tt0000000/apikey=${k}`, 'Title not found'],
+        [`/title/id=tt120338/apikey=${k}`, 'Title not found'],
+        [`/name/id=nm0000000/apikey=${k}`, 'Name not found'],
+        [`/name/id=co0000000/apikey=${k}`, 'Name not found'],
       ];
       for (const [path, error] of cases) {
         const reply = await get(path);
@@ -167,10 +192,31 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(longest.status).toBe(404);
     });
 
+    it('answers 400 naming the form expected for a malformed IMDb id, or for one of the other route’s kind', async () => {
+      const k = await key();
+      const cases: [keyof typeof ID_FORM, string][] = [
+        ['titleById', 'nm0000658'],
+        ['titleById', 'TT0120338'],
+        ['titleById', 'tt'],
+        ['titleById', '%3F'],
+        ['titleById', 'tt0120338%20'],
+        ['nameById', 'tt0120338'],
+        ['nameById', 'nm0001053%2Cnm0001054'],
+        ['nameById', 'Meryl%20Streep'],
+        ['nameById', 'co'],
+      ];
+      for (const [id, value] of cases) {
+        const reply = await get(`${routePath(id, k).replace(/id=[^/]*/, `id=${value}`)}`);
+        expect([id, value, reply.status, json(reply).error]).toEqual([id, value, 400, expect.stringMatching(ID_FORM[id])]);
+      }
+      const bad = await get(routePath('nameById', k).replace(/id=[^/]*/, 'id=%E0%A4%A'));
+      expect([bad.status, json(bad).error]).toEqual([400, expect.stringMatching(/malformed percent-encoding/)]);
+    });
+
     it('answers 403 for a missing, empty or unknown key on every route, before checking parameters', async () => {
       for (const route of ROUTES) {
         for (const k of [null, '', 'faa_notarealkeynotarealkeynotarealk', 'x']) {
-          const reply = await get(routePath(route.id, k, { year: 'abc' }));
+          const reply = await get(routePath(route.id, k, { year: 'abc', id: 'abc' }));
           expect([route.id, k, reply.status, json(reply)]).toEqual([route.id, k, 403, FORBIDDEN]);
         }
       }
@@ -205,6 +251,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       }
       const refused = await get(`/archive/year=abc/apikey=${k}`);
       expect(refused.status).toBe(429);
+      expect((await get(`/title/id=abc/apikey=${k}`)).status).toBe(429); // the rate is checked before the id
       const retry = Number(refused.headers['retry-after']);
       expect(retry).toBeGreaterThanOrEqual(1);
       expect(retry).toBeLessThanOrEqual(60);
@@ -241,7 +288,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
     it('answers If-None-Match with 304, for stored and joined answers', async () => {
       const k = await key();
-      for (const path of [`/archive/year=1999/apikey=${k}`, `/award/name=Actor/apikey=${k}`, `/person/name=Meryl%20Streep/apikey=${k}`]) {
+      for (const path of [`/archive/year=1999/apikey=${k}`, `/award/name=Actor/apikey=${k}`, `/person/name=Meryl%20Streep/apikey=${k}`, `/title/id=tt0120338/apikey=${k}`]) {
         const first = await get(path);
         const again = await get(path, { 'if-none-match': first.headers.etag });
         expect([path, again.status, again.body.length]).toEqual([path, 304, 0]);

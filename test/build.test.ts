@@ -16,9 +16,9 @@ import { Keys } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import type { Manifest, Shard } from '../src/types.ts';
+import type { IdShard, Manifest, Shard } from '../src/types.ts';
 import { buildInto, eventually, ROOT, SAMPLE_SOURCE, SHARED_SOURCE, tempDir, treeDigest } from './helpers.ts';
-import { expected, type Expected, type SpecArchive } from './oracle.ts';
+import { expected, expectedById, type Expected, idRows, NAME_ID, type SpecArchive, TITLE_ID } from './oracle.ts';
 
 let archive: SpecArchive;
 let dist: string;
@@ -138,6 +138,33 @@ describe('every precomputed answer equals the spec evaluated naively over the se
     for (const [film, year] of chosen) {
       await same('film at a year', `/movie/name=${enc(film)}/year=${year}`, expected.filmByNameAndYear(archive, film, year));
       await same('film at another year', `/movie/name=${enc(film)}/year=${year + 3}`, expected.filmByNameAndYear(archive, film, year + 3));
+    }
+  });
+
+  it('for every IMDb id of the source, title and name, and for ids carried by nothing or malformed', async () => {
+    const ids = idRows(archive, await readFile(SHARED_SOURCE, 'utf8'));
+    const indexed: string[] = [];
+    for (const ref of manifest.ids) indexed.push(...Object.keys(JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as IdShard));
+    // The index holds every id of the source's FilmId and NomineeIds columns, each once, and nothing else.
+    expect(new Set(indexed).size).toBe(indexed.length);
+    expect(new Set(indexed)).toEqual(new Set([...ids.titles.keys(), ...ids.names.keys()]));
+    expect([...ids.titles.keys()].every((id) => TITLE_ID.test(id)) && [...ids.names.keys()].every((id) => NAME_ID.test(id))).toBe(true);
+    for (const id of ids.titles.keys()) await same('title id', `/title/id=${id}`, expectedById.titleById(ids, id));
+    for (const id of ids.names.keys()) await same('name id', `/name/id=${id}`, expectedById.nameById(ids, id));
+    for (const id of ['tt0000000', 'tt120338', 'tt01203380', 'tt99999999999999999999']) {
+      expect((await same('unknown id', `/title/id=${id}`, expectedById.titleById(ids, id))).status).toBe(404);
+    }
+    for (const id of ['nm0000000', 'co0000000', 'nm658', 'co99999999']) {
+      expect((await same('unknown id', `/name/id=${id}`, expectedById.nameById(ids, id))).status).toBe(404);
+    }
+    const malformed: [string, RegExp][] = [
+      ...['nm0000658', 'co0028775', 'TT0120338', 'tt', 'tt012a', '%20tt0120338', 'tt0120338%20', '%3F', 'tt-1', 'Titanic'].map((id) => [`/title/id=${id}`, /^Invalid title id: expected `tt` followed by digits/] as [string, RegExp]),
+      ...['tt0120338', 'NM0000658', 'nm', 'ch0000001', 'nm0000658,nm0000659', '%3F', 'Meryl%20Streep'].map((id) => [`/name/id=${id}`, /^Invalid name id: expected `nm` or `co` followed by digits/] as [string, RegExp]),
+    ];
+    for (const [pathname, message] of malformed) {
+      const reply = await served(pathname);
+      expect([pathname, reply.status, JSON.parse(reply.text).error]).toEqual([pathname, 400, expect.stringMatching(message)]);
+      covered['malformed id'] = (covered['malformed id'] ?? 0) + 1;
     }
   });
 

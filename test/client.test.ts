@@ -54,6 +54,16 @@ describe('the client', () => {
     expect(atYear).toEqual(archive['1929'].filter((c) => c.category.includes('Picture')));
   });
 
+  it('looks up a film and a person by IMDb id, and throws the API’s 400 and 404 for ids it cannot answer', async () => {
+    const { api } = client();
+    const wings = await api.titleById('tt0018578');
+    expect(wings.map((m) => [m.year, m.category, m.nomination.primary])).toContainEqual(['1929', 'Outstanding Picture', ['Wings']]);
+    expect(wings).toEqual(await api.person('Wings')); // on the sample only one film has that title
+    expect(await api.nameById('nm0417837')).toEqual(await api.person('Emil Jannings'));
+    expect(await errorOf(api.titleById('tt0000000'))).toMatchObject({ status: 404, message: 'Title not found', path: '/title/id=tt0000000/apikey=…' });
+    expect(await errorOf(api.nameById('Emil Jannings'))).toMatchObject({ status: 400, message: MESSAGES.badNameId, path: '/name/id=Emil%20Jannings/apikey=…' });
+  });
+
   it('encodes each parameter into its segment and sends the key only in apikey=', async () => {
     const recorder = recordingFetch();
     const { api } = client({ fetch: recorder.fetch });

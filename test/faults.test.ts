@@ -153,7 +153,8 @@ describe('a build killed midway', () => {
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const writing = async () => (await readdir(box.dir)).some((n) => n.startsWith('dist.tmp-'));
-      const sawWriting = await eventually(writing, 30_000, 10);
+      // On a loaded machine the full build takes a while to reach its writes: wait for them generously.
+      const sawWriting = await eventually(writing, 90_000, 10);
       await new Promise((r) => setTimeout(r, sawWriting ? 300 : 0));
       process.kill(-child.pid!, 'SIGKILL');
       expect(await exited).toBe(null);
@@ -164,7 +165,7 @@ describe('a build killed midway', () => {
       // Leftovers of the killed build sit beside dist/, never inside it; the next build clears them.
       for (const leftover of (await readdir(box.dir)).filter((n) => n.startsWith('dist.tmp-'))) await rm(path.join(box.dir, leftover), { recursive: true, force: true });
     },
-    60_000,
+    120_000,
   );
 });
 

@@ -138,10 +138,10 @@ describe('the guard against what dist/ holds', () => {
     await writeFile(path.join(out, DIST_SUMMARY_PATH), '{"1929": ');
     summary = await freshSummary();
     await buildFrom(MINI, true);
-    await writeFile(path.join(out, '_data/manifest.json'), '{"format": 3, "sou');
+    await writeFile(path.join(out, '_data/manifest.json'), '{"format": 4, "sou');
     summary = await freshSummary();
     await buildFrom(MINI);
-    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(3);
+    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(4);
   });
 
   it('compares by row count with a dist/ built before the build recorded its summary', async () => {

@@ -84,6 +84,37 @@ describe('importing a small fixture', () => {
   });
 });
 
+describe('reading the IMDb ids', () => {
+  /** The ids importing `text` pairs with the nomination of its first row. */
+  const idsOfFirstRow = (text: string) => {
+    const { archive, ids } = importArchive(text);
+    return ids.get(Object.values(archive)[0][0].nominations[0]);
+  };
+  const firstRowWith = (filmIds: string, nomineeIds: string) => {
+    const fields = MINI.split('\n')[1].split('\t');
+    fields[6] = filmIds;
+    fields[9] = nomineeIds;
+    return `${HEADER}\n${fields.join('\t')}\n`;
+  };
+
+  it('pairs a nomination with the ids of its row, film ids first', () => {
+    expect(idsOfFirstRow(MINI)).toEqual(['tt1', 'tt2', 'nm1']);
+  });
+
+  it('reads every id of a comma-separated value (a pseudonym for several people), and skips the ? placeholder', () => {
+    expect(idsOfFirstRow(firstRowWith('?|tt2', 'nm0001053,nm0001054|?|co7'))).toEqual(['tt2', 'nm0001053', 'nm0001054', 'co7']);
+  });
+
+  it('pairs nothing with a row that carries no id', () => {
+    expect(idsOfFirstRow(firstRowWith('?', ''))).toBeUndefined();
+  });
+
+  it('refuses a value that is neither an id of its column nor a placeholder, naming the line', () => {
+    expect(refusal(firstRowWith('nm1', 'nm2'))).toMatchObject({ line: 2, message: expect.stringContaining('FilmId holds "nm1"') });
+    expect(refusal(firstRowWith('tt1', 'nm 2'))).toMatchObject({ line: 2, message: expect.stringContaining('NomineeIds holds "nm 2"') });
+  });
+});
+
 describe('refusing a malformed source', () => {
   const rows = MINI.split('\n');
   it('names the line of a non-numeric ceremony', () => {
@@ -202,6 +233,22 @@ describe('importing the full archive', () => {
     expect(chaplin.notes).toContain('NOTE: "The Academy Board of Judges');
     const escaped = rows.filter((r) => r.join('\t').includes('\\"')).length;
     expect(escaped).toBe(67);
+  });
+
+  it('carries every id of the FilmId and NomineeIds columns, each with the rows that hold it', () => {
+    const { archive: again, ids } = importArchive(text);
+    const carried = new Map<string, number>();
+    for (const list of ids.values()) for (const id of list) carried.set(id, (carried.get(id) ?? 0) + 1);
+    const inSource = new Map<string, number>();
+    for (const r of rows) {
+      const tokens = new Set(`${r[6] ?? ''}|${r[9] ?? ''}`.split(/[|,]/).filter((t) => /^(tt|nm|co)[0-9]+$/.test(t)));
+      for (const t of tokens) inSource.set(t, (inSource.get(t) ?? 0) + 1);
+    }
+    expect(carried).toEqual(inSource);
+    expect([...carried.keys()].filter((id) => id.startsWith('tt'))).toHaveLength(5264);
+    const titanic = [...ids].filter(([, list]) => list.includes('tt0120338')).map(([n]) => n);
+    expect([titanic.length, titanic.filter((n) => n.won).length]).toEqual([14, 11]);
+    expect(Object.keys(again)).toEqual(Object.keys(archive));
   });
 
   it('always sends secondary, and never puts an empty string in primary or secondary', () => {

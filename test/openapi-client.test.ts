@@ -24,6 +24,8 @@ const LOOKUPS: [string, string][] = [
   ['/movie/name={name}/year={year}/apikey={apikey}', '/movie/name=Wings/year=1929'],
   ['/award/name={name}/apikey={apikey}', '/award/name=Actor'],
   ['/award/name={name}/year={year}/apikey={apikey}', '/award/name=Picture/year=1929'],
+  ['/title/id={id}/apikey={apikey}', '/title/id=tt0018578'],
+  ['/name/id={id}/apikey={apikey}', '/name/id=nm0417837'],
 ];
 
 let local: LocalServer;

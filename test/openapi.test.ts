@@ -24,6 +24,8 @@ type Operation = { operationId: string; parameters: { name: string; in: string; 
 type Doc = { openapi: string; info: { version: string; description: string }; servers: { url: string }[]; paths: Record<string, { get: Operation }>; components: { schemas: Record<string, any> } };
 
 const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByNameAndYear', 'categoryByName', 'categoryByNameAndYear'];
+/** The lookups by IMDb id, beyond the spec's six. */
+const ID_IDS = ['titleById', 'nameById'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
 /** The lookups: every operation but the keyless health check, which has its own test. */
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
@@ -37,8 +39,22 @@ describe('the OpenAPI document', () => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
-  it('has exactly the six operation ids of the spec', () => {
-    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS].sort());
+  it('has exactly the six operation ids of the spec and the two lookups by IMDb id', () => {
+    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS].sort());
+  });
+
+  it('gives each id lookup its id pattern, and a 400 naming the form it expects', () => {
+    const doc = document();
+    const cases: [string, string, string, string][] = [
+      ['titleById', 'tt0120338', 'nm0000658', MESSAGES.badTitleId],
+      ['nameById', 'nm0000658', 'tt0120338', MESSAGES.badNameId],
+    ];
+    for (const [id, good, bad, message] of cases) {
+      const op = operations(doc).find((o) => o.operationId === id)!;
+      const pattern = new RegExp((op.parameters[0] as unknown as { schema: { pattern: string } }).schema.pattern);
+      expect([id, pattern.test(good), pattern.test(bad), pattern.test('co0028775')]).toEqual([id, true, false, id === 'nameById']);
+      expect(JSON.stringify(op.responses['400'])).toContain(JSON.stringify(message));
+    }
   });
 
   it('has a path for every route, exactly its template', () => {
@@ -187,7 +203,7 @@ describe('the built OpenAPI document', () => {
   it('is written to the root of dist/ by the build', async () => {
     const doc = JSON.parse(await readFile(path.join(local.dist, 'openapi.json'), 'utf8')) as Doc;
     const manifest = JSON.parse(await readFile(path.join(local.dist, '_data/manifest.json'), 'utf8')) as Manifest;
-    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS].sort());
+    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS].sort());
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 

@@ -2,6 +2,10 @@
  * The spec's six lookups (../shared/spec/SPEC.md, sections 2, 4 and 7),
  * evaluated the obvious way over the whole archive as the service itself
  * serves it (endpoint 1), and written out as JSON in the spec's key order.
+ * The two IMDb id lookups added since (title and name ids, answering the
+ * person lookup's elements) are evaluated over the same archive, each
+ * nomination paired with the ids its row of the source carries, read here
+ * from the source's format (shared/data/README.md).
  *
  * Written from the spec alone: it imports nothing from build/ or src/ (not
  * even their types) and nothing there imports it, so it cannot share their
@@ -36,6 +40,13 @@ export const SPEC_ERRORS = {
   tooMany: 'Too Many Requests',
   fetch: 'Error fetching data',
 } as const;
+
+/** The id lookups' 404s. */
+export const ID_ERRORS = { title: 'Title not found', name: 'Name not found' } as const;
+
+/** Well-formed ids: IMDb's title ids, and its name ids of people (`nm`) and companies (`co`). */
+export const TITLE_ID = /^tt[0-9]+$/;
+export const NAME_ID = /^(nm|co)[0-9]+$/;
 
 /** Section 8: the rate limit as the 429 body states it. */
 export const SPEC_LIMIT = '60 requests per minute';
@@ -128,4 +139,88 @@ export const expected = {
   filmByNameAndYear: (a: SpecArchive, name: string, year: number): Expected => found(filmByNameAndYear(a, name, year), SPEC_ERRORS.movie),
   categoryByName: (a: SpecArchive, text: string): Expected => found(categoryByName(a, text), SPEC_ERRORS.award),
   categoryByNameAndYear: (a: SpecArchive, text: string, year: number): Expected => found(categoryByNameAndYear(a, text, year), SPEC_ERRORS.award),
+};
+
+/** One nomination of the served archive, with the ids its source row carries. */
+export interface SpecIdRow {
+  year: string;
+  category: string;
+  nomination: SpecNomination;
+  /** FilmId's ids. */
+  titles: Set<string>;
+  /** NomineeIds' ids. */
+  names: Set<string>;
+}
+
+/** Where the data's README says each ceremony was held: 1 in 1929, 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928. */
+const heldIn = (ceremony: number) => (ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
+
+/** A `|`-separated id column's ids: a value may hold several, comma-separated; `?` keeps a place without an id. */
+const idsIn = (text: string) => new Set(text.split('|').flatMap((v) => v.split(',')).filter((id) => id !== '' && id !== '?'));
+
+/**
+ * Pairs every source row with its nomination in the served archive. The
+ * archive lists, per held year, each ceremony's categories in order of first
+ * appearance with their rows in source order; the rows are grouped the same
+ * way here, and each pairing is checked (same category name but for case,
+ * every Film value of the row in the nomination), so a misalignment fails
+ * loudly instead of pairing ids with the wrong nomination.
+ */
+export function idRows(archive: SpecArchive, source: string): SpecIds {
+  const [header, ...lines] = source.replace(/^\uFEFF/, '').split('\n').filter((line) => line !== '');
+  const column = Object.fromEntries(header.split('\t').map((name, i) => [name, i]));
+  const groups = new Map<string, { ceremony: number; category: string; rows: string[][] }>();
+  for (const line of lines) {
+    const f = line.split('\t').map((v) => v.replaceAll('\\"', '"'));
+    const ceremony = Number(f[column.Ceremony]);
+    const key = `${ceremony}\t${f[column.Category]}`;
+    if (!groups.has(key)) groups.set(key, { ceremony, category: f[column.Category], rows: [] });
+    groups.get(key)!.rows.push(f);
+  }
+  const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony); // stable: first appearance within a ceremony
+  const out: SpecIdRow[] = [];
+  for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
+    const held = ordered.filter((g) => String(heldIn(g.ceremony)) === year);
+    if (held.length !== categories.length) throw new Error(`oracle: ${year} has ${categories.length} categories served, ${held.length} in the source`);
+    categories.forEach((c, i) => {
+      const g = held[i];
+      if (g.category.toUpperCase() !== c.category.toUpperCase() || g.rows.length !== c.nominations.length) {
+        throw new Error(`oracle: ${year} category ${i} is ${c.category} (${c.nominations.length}) served, ${g.category} (${g.rows.length}) in the source`);
+      }
+      g.rows.forEach((f, j) => {
+        const n = c.nominations[j];
+        const films = (f[column.Film] ?? '').split('|').filter((v) => v !== '');
+        if (!films.every((film) => names(n, film))) throw new Error(`oracle: ${year} ${c.category} row ${j} names ${films.join('|')}, not in its nomination`);
+        out.push({ year, category: c.category, nomination: n, titles: idsIn(f[column.FilmId] ?? ''), names: idsIn(f[column.NomineeIds] ?? '') });
+      });
+    });
+  }
+  const titles = new Map<string, SpecIdRow[]>();
+  const people = new Map<string, SpecIdRow[]>();
+  for (const row of out) {
+    for (const id of row.titles) titles.set(id, [...(titles.get(id) ?? []), row]);
+    for (const id of row.names) people.set(id, [...(people.get(id) ?? []), row]);
+  }
+  return { rows: out, titles, names: people };
+}
+
+/** Every nomination with its ids, in archive order, and the nominations of each id (so that asking every id stays quick). */
+export interface SpecIds {
+  rows: SpecIdRow[];
+  titles: Map<string, SpecIdRow[]>;
+  names: Map<string, SpecIdRow[]>;
+}
+
+const personMatch = (r: SpecIdRow) => ({ year: r.year, category: r.category, nomination: nomination(r.nomination) });
+
+/** Title id lookup: every nomination whose row's FilmId carries `id`, in archive order. */
+export const titleById = (ids: SpecIds, id: string) => (ids.titles.get(id) ?? []).map(personMatch);
+
+/** Name id lookup: every nomination whose row's NomineeIds carries `id`, in archive order. */
+export const nameById = (ids: SpecIds, id: string) => (ids.names.get(id) ?? []).map(personMatch);
+
+/** The expected answer of a well-formed id (malformed ones answer 400, with a message the tests check on their own). */
+export const expectedById = {
+  titleById: (ids: SpecIds, id: string): Expected => found(titleById(ids, id), ID_ERRORS.title),
+  nameById: (ids: SpecIds, id: string): Expected => found(nameById(ids, id), ID_ERRORS.name),
 };

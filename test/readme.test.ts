@@ -13,10 +13,13 @@ beforeAll(async () => {
 });
 afterAll(() => local?.close());
 
-it('has one example of each of the six lookups, and each answers 200 on the built-in sample', async () => {
+it('has one example of each of the eight lookups, and each answers 200 on the built-in sample', async () => {
   const examples = readmeExamples();
   expect(examples.map((e) => e.request.replace(/=[^/]*/g, '=')).sort()).toEqual(
-    ['/archive/apikey=', '/archive/year=/apikey=', '/person/name=/apikey=', '/movie/name=/year=/apikey=', '/award/name=/apikey=', '/award/name=/year=/apikey='].sort(),
+    [
+      ...['/archive/apikey=', '/archive/year=/apikey=', '/person/name=/apikey=', '/movie/name=/year=/apikey=', '/award/name=/apikey=', '/award/name=/year=/apikey='],
+      ...['/title/id=/apikey=', '/name/id=/apikey='],
+    ].sort(),
   );
   for (const { request } of examples) {
     const response = await fetch(local.baseUrl + request.replace('apikey=KEY', `apikey=${local.key}`));

@@ -167,7 +167,7 @@ describe('the reference page at /', () => {
     const { page } = await open('desktop');
     for (const [name, shape] of Object.entries(SHAPES)) await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
     const text = await page.locator('body').innerText();
-    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName, MESSAGES.badYear, MESSAGES.unavailable]) {
+    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName, MESSAGES.badYear, MESSAGES.unavailable, MESSAGES.badTitleId, MESSAGES.badNameId]) {
       expect(text).toContain(message);
     }
     for (const route of ROUTES) if (route.notFound) expect(text).toContain(route.notFound);

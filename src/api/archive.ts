@@ -1,7 +1,7 @@
 /**
  * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index, or (for a category text matching several full
- * names) slices of stored answers joined in archive order. Every file is
+ * a shard of the name index or of the IMDb id index, or (for a category text
+ * matching several full names) slices of stored answers joined in archive order. Every file is
  * checked against its content hash before its bytes are used. Knows nothing
  * of headers or keys.
  *
@@ -14,7 +14,7 @@
  */
 import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from '../refs.ts';
-import type { FileRef, Manifest, Shard } from '../types.ts';
+import type { FileRef, IdShard, Manifest, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes } from './reply.ts';
 import type { Lookup } from './request.ts';
@@ -28,7 +28,7 @@ export interface DataSource {
 export class DataError extends Error {}
 
 export interface ArchiveOptions {
-  /** Bytes of parsed shards kept; default 16 MiB (all 64 shards of the full archive take about 4). */
+  /** Bytes of parsed shards kept; default 16 MiB (all 64 name shards of the full archive take about 4, the 64 id shards about 1.5). */
   jsonBytes?: number;
   /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
   joinBytes?: number;
@@ -143,7 +143,8 @@ export class ArchiveReader {
   private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
   /** The full category names of the parsed manifest, for finding those containing a text. */
   private names: NameIndex | null = null;
-  private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard }>;
+  /** Parsed name and id shards, by file id. */
+  private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard | IdShard }>;
   private readonly joins: ByteLru<Joined>;
   /** Stored answers by ref: data from the manifest and shards, never a client's text. */
   private readonly answers: ByteLru<StoredAnswer>;
@@ -179,8 +180,14 @@ export class ArchiveReader {
         return Object.hasOwn(manifest.years, year!) ? this.stored(manifest.years[year!]) : null;
       case 'personByName':
       case 'filmByNameAndYear': {
-        const shard = this.shard(source, manifest, name);
+        const shard = this.shard<Shard>(source, manifest.shards, name);
         return isPromise(shard) ? shard.then((s) => this.inShard(s, name, year)) : this.inShard(shard, name, year);
+      }
+      case 'titleById':
+      case 'nameById': {
+        const id = lookup.id!;
+        const shard = this.shard<IdShard>(source, manifest.ids, id);
+        return isPromise(shard) ? shard.then((s) => this.inIdShard(s, id)) : this.inIdShard(shard, id);
       }
       case 'categoryByName':
       case 'categoryByNameAndYear':
@@ -193,6 +200,11 @@ export class ArchiveReader {
     const entry = Object.hasOwn(shard, name) ? shard[name] : undefined;
     const ref = year === undefined ? entry?.[0] : entry && Object.hasOwn(entry[1], year) ? entry[1][year] : undefined;
     return ref ? this.stored(ref) : null;
+  }
+
+  /** An id's answer from its shard. */
+  private inIdShard(shard: IdShard, id: string): Answer | null {
+    return Object.hasOwn(shard, id) ? this.stored(shard[id]) : null;
   }
 
   /** The manifest, parsed again only when the source hands back other bytes. */
@@ -215,7 +227,13 @@ export class ArchiveReader {
     } catch {
       throw new DataError('corrupt manifest');
     }
-    if (manifest?.format !== 3 || !Array.isArray(manifest.categories) || typeof manifest.yearSlices !== 'object' || !Array.isArray(manifest.joins?.units)) {
+    if (
+      manifest?.format !== 4 ||
+      !Array.isArray(manifest.categories) ||
+      typeof manifest.yearSlices !== 'object' ||
+      !Array.isArray(manifest.joins?.units) ||
+      !Array.isArray(manifest.ids)
+    ) {
       throw new DataError('unknown manifest format');
     }
     this.parsedManifest = { bytes, manifest };
@@ -259,19 +277,20 @@ export class ArchiveReader {
     return answer;
   }
 
-  private shard(source: DataSource, manifest: Manifest, name: string): Maybe<Shard> {
-    const ref = manifest.shards[shardOf(name, manifest.shards.length)];
+  /** The shard among `shards` (the name index's or the id index's) that holds `key`. */
+  private shard<T extends Shard | IdShard>(source: DataSource, shards: FileRef[], key: string): Maybe<T> {
+    const ref = shards[shardOf(key, shards.length)];
     if (!ref) throw new DataError('no shard for this name');
     const file = this.stored(ref);
     const bytes = file.bytes('identity', source);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedShard(file.ids.identity, b)) : this.parsedShard(file.ids.identity, bytes);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedShard<T>(file.ids.identity, b)) : this.parsedShard<T>(file.ids.identity, bytes);
   }
 
-  /** A shard's parsed names, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
-  private parsedShard(id: string, bytes: Uint8Array): Shard {
+  /** A shard's parsed keys, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
+  private parsedShard<T extends Shard | IdShard>(id: string, bytes: Uint8Array): T {
     const hit = this.shards.peek(id);
-    if (hit?.bytes === bytes) return hit.shard;
-    let shard: Shard;
+    if (hit?.bytes === bytes) return hit.shard as T;
+    let shard: T;
     try {
       shard = JSON.parse(new TextDecoder().decode(bytes));
     } catch {

@@ -3,7 +3,7 @@
  * (after the gate) the decoded, checked parameters. Paths are split on `/`
  * before anything is decoded, so `%2F` stays inside a name.
  */
-import { MAX_NAME_LENGTH, type Param, type Route, type RouteId, ROUTES } from '../routes.ts';
+import { ID_FORMS, type IdForm, MAX_NAME_LENGTH, type Param, type Route, type RouteId, ROUTES } from '../routes.ts';
 import { MESSAGES } from '../messages.ts';
 
 /** What the pipeline needs of a request. */
@@ -20,7 +20,7 @@ export interface RouteMatch {
   route: Route;
   /** The `apikey=` segment as sent, or null when there is none. */
   key: string | null;
-  /** The `name=` and `year=` values as sent; undefined where the route has none. */
+  /** The `name=`, `year=` and `id=` values as sent; undefined where the route has none. */
   raw: Record<Param, string | undefined>;
 }
 
@@ -30,6 +30,8 @@ export interface Lookup {
   name?: string;
   /** The held year, without leading zeros. */
   year?: string;
+  /** An IMDb id of the form its route accepts. */
+  id?: string;
 }
 
 export type Parsed =
@@ -106,7 +108,7 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
 
 /** Segments 2 .. as a route names them (`name=…`, `year=…`), or null when they differ. */
 function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['raw'] | null {
-  const raw: RouteMatch['raw'] = { name: undefined, year: undefined };
+  const raw: RouteMatch['raw'] = { name: undefined, year: undefined, id: undefined };
   for (let i = 0; i < route.params.length; i++) {
     const p = route.params[i];
     const start = cuts[2 + i] + 1;
@@ -166,13 +168,22 @@ function heldYear(text: string): string | null {
   return zeros === 0 ? text : zeros === text.length ? '0' : text.slice(zeros);
 }
 
+/** The id form each id route accepts, and the 400 that names it. */
+const ID_ROUTES: Partial<Record<RouteId, { form: IdForm; error: string }>> = {
+  titleById: { form: ID_FORMS.titleById, error: MESSAGES.badTitleId },
+  nameById: { form: ID_FORMS.nameById, error: MESSAGES.badNameId },
+};
+
 /** The decoded, checked parameters, or the 400 message saying what was wrong. */
 export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
-  if (name === null || year === null) return { error: MESSAGES.badEncoding };
+  const id = m.raw.id === undefined ? undefined : decode(m.raw.id);
+  if (name === null || year === null || id === null) return { error: MESSAGES.badEncoding };
   if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
   const held = year === undefined ? undefined : heldYear(year);
   if (held === null) return { error: MESSAGES.badYear };
-  return { route: m.route.id, name, year: held };
+  const idRoute = ID_ROUTES[m.route.id];
+  if (idRoute && !idRoute.form.test(id ?? '')) return { error: idRoute.error };
+  return { route: m.route.id, name, year: held, id };
 }
