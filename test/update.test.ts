@@ -16,6 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
+import { describeDist, readDist } from '../build/dist-state.ts';
 import { update, type UpdateOptions } from '../build/update.ts';
 import { createApi } from '../src/api/handler.ts';
 import { Keys } from '../src/keys.ts';
@@ -278,6 +279,8 @@ describe('an accepted update and the build guard', () => {
     const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
     expect(Object.keys(manifest.years)).toEqual(['2024', '2026']);
     expect(manifest.source).toMatchObject({ sha256: sha256(smaller), revision: { commit: null } });
+    // npm start names what it serves from what the build recorded, a pin without a commit included.
+    expect(describeDist((await readDist(out))!)).toMatch(/^the full archive, revision of unknown commit, pinned \d{4}-\d\d-\d\d \(/);
     // Any other source that loses what dist/ holds is still refused.
     await writeFile(small, file(rows.filter((r) => ceremony(r) === '98')));
     await expect(build({ ...quiet, source: small })).rejects.toThrow(/refusing to build/);
