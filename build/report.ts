@@ -11,8 +11,10 @@ import type { RevisionChanges, Tally, YearContent } from './changes.ts';
 export interface RevisionInfo {
   /** The upstream commit, when known. */
   commit: string | null;
-  /** The commit's date (or, when the commit is unknown, the day it was pinned). */
+  /** The commit's date, or the day it was pinned when the update did not learn the commit's date. */
   date: string | null;
+  /** Which of the two `date` is. */
+  dated: 'commit' | 'pinned';
   /** Where it was read from: a URL or a file name. */
   from: string;
   sha256: string;
@@ -21,7 +23,7 @@ export interface RevisionInfo {
 
 const number = (n: number) => n.toLocaleString('en-US');
 const short = (r: RevisionInfo) => (r.commit ? r.commit.slice(0, 12) : `sha256 ${r.sha256.slice(0, 12)}`);
-const day = (date: string | null) => (date ? ` (${date.slice(0, 10)})` : '');
+const day = (r: RevisionInfo) => (r.date ? ` (${r.dated === 'pinned' ? 'pinned ' : ''}${r.date.slice(0, 10)})` : '');
 const ordinal = (n: number) => `${n}${[11, 12, 13].includes(n % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 
 function yearLine(y: YearContent): string {
@@ -39,7 +41,7 @@ function tallyLines(what: string, t: Tally): string[] {
 /** The report for `changes` between the pinned revision and the new one. */
 export function formatReport(changes: RevisionChanges, pinned: RevisionInfo, next: RevisionInfo, repository: string): string {
   const { before, after } = changes.totals;
-  const lines = [`Source: oscars.csv of ${repository}, ${short(pinned)}${day(pinned.date)} → ${short(next)}${day(next.date)}`, ''];
+  const lines = [`Source: oscars.csv of ${repository}, ${short(pinned)}${day(pinned)} → ${short(next)}${day(next)}`, ''];
   lines.push('Ceremonies added:', ...(changes.added.length ? changes.added.map(yearLine) : ['- none']), '');
   if (changes.nominationsOnly.length) {
     lines.push(

@@ -134,13 +134,13 @@ async function newestRevision(c: Context, repository: string, pinned: string | n
   const date = typeof newest.commit?.committer?.date === 'string' ? newest.commit.committer.date : null;
   const file = `${api}/repos/${repository}/contents/${SOURCE_PATH}?ref=${newest.sha}`;
   const bytes = await download(c, file, `${SOURCE_PATH} at ${newest.sha.slice(0, 12)}`, githubHeaders(c.env, 'application/vnd.github.raw+json'));
-  return { bytes, commit: newest.sha, date, from: rawUrl(repository, newest.sha), url: rawUrl(repository, newest.sha) };
+  return { bytes, commit: newest.sha, date, dated: 'commit', from: rawUrl(repository, newest.sha), url: rawUrl(repository, newest.sha) };
 }
 
 /** --from: a URL downloaded, or a file read; its commit only when --commit says so. */
 async function given(c: Context, from: string, commit: string | undefined, repository: string, today: string): Promise<Fetched> {
   if (commit !== undefined && !/^[0-9a-f]{40}$/.test(commit)) throw new UpdateError(`--commit must be a full 40-digit commit hash, found ${JSON.stringify(commit)}`);
-  const known = { commit: commit ?? null, date: today };
+  const known = { commit: commit ?? null, date: today, dated: 'pinned' as const };
   if (/^https?:\/\//i.test(from)) return { ...known, bytes: await download(c, from, 'the new revision'), from, url: from };
   const file = path.resolve(from);
   const bytes = await fs.readFile(file).catch((error: NodeJS.ErrnoException) => {
@@ -240,7 +240,8 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   const pinned = parse(await pinnedBytes(c, root, pin), 'the pinned revision');
   const changes = compareRevisions(pinned, archive);
   const info = (f: Fetched): RevisionInfo => ({ ...f, sha256: sha256(f.bytes), bytes: f.bytes.length });
-  const was: RevisionInfo = { commit: pin.commit, date: pin.date ?? null, from: pin.url ?? pin.cacheFile, sha256: pin.sha256, bytes: pin.bytes };
+  const dated = pin.date && pin.date === pin.pinnedAt ? 'pinned' : 'commit';
+  const was: RevisionInfo = { commit: pin.commit, date: pin.date ?? null, dated, from: pin.url ?? pin.cacheFile, sha256: pin.sha256, bytes: pin.bytes };
   const report = formatReport(changes, was, info(next), pin.repository);
   log(report);
   const refused = refusal(changes, o);

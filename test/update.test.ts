@@ -132,6 +132,7 @@ describe('a revision with a new 2027 ceremony', () => {
     expect(out.report).toContain(`- nominations: ${n(rows.length)} → ${n(rows.length + last.length)}`);
     expect(out.report).toContain(`- winners: ${n(allWinners)} → ${n(allWinners + winners)}`);
     expect(out.report).toContain('- ceremony years: 97 → 98 (1929–2026 → 1929–2027)');
+    expect(out.report.split('\n')[0]).toBe(`Source: oscars.csv of DLu/oscar_data, c5e9716b7e02 (2026-04-22) → sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)} (pinned 2027-03-23)`);
     for (const kind of ['nominations added', 'nominations removed', 'nominations changed', 'winners changed', 'categories renamed']) {
       expect(out.report).toContain(`- ${kind}: none`);
     }
@@ -150,6 +151,16 @@ describe('a revision with a new 2027 ceremony', () => {
     const changelog = await readFile(path.join(root, 'CHANGELOG.md'), 'utf8');
     expect(changelog.startsWith(CHANGELOG.trimEnd())).toBe(true);
     expect(changelog).toContain(`\n## Data\n\n### 2027-03-23: oscars.csv sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)}\n\n${out.report!.trimEnd()}\n`);
+  });
+
+  it('taken from a file with --commit, is pinned with that commit and its raw URL, so a deploy can download it', async () => {
+    const root = await checkout();
+    const local = path.join(await tempDir('update-file'), 'oscars.csv');
+    await writeFile(local, REVISIONS['/with-2027.csv']);
+    expect((await updateIn(root, { from: local, commit: COMMIT })).status).toBe('pinned');
+    const pin = JSON.parse(await readFile(path.join(root, 'data/source.json'), 'utf8'));
+    expect(pin).toMatchObject({ commit: COMMIT, url: `https://raw.githubusercontent.com/DLu/oscar_data/${COMMIT}/oscars.csv` });
+    await expect(updateIn(root, { from: local, commit: 'main' })).rejects.toThrow(/--commit must be a full 40-digit commit hash/);
   });
 
   it('is found through the GitHub API stand-in, with the token sent, and pinned with its commit, date and raw URL', async () => {
