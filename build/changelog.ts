@@ -28,9 +28,9 @@ export function withDataEntry(changelog: string, title: string, body: string): s
       break;
     }
   }
+  const rest = lines.slice(end);
   while (end > at + 1 && lines[end - 1].trim() === '') end--;
   const entry = ['', `${'#'.repeat(level + 1)} ${title}`, '', ...body.trimEnd().split('\n')];
-  const rest = lines.slice(end);
   return `${[...lines.slice(0, end), ...entry, ...(rest.length ? ['', ...rest] : [])].join('\n')}\n`;
 }
 

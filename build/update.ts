@@ -169,7 +169,7 @@ function parse(bytes: Uint8Array, what: string): Archive {
 async function pinnedBytes(c: Context, root: string, pin: Pin): Promise<Buffer> {
   for (const candidate of [c.env.ARCHIVE_SOURCE, path.join(root, pin.cacheFile)]) {
     if (!candidate) continue;
-    const bytes = await fs.readFile(path.resolve(root, candidate)).catch(() => null);
+    const bytes = await fs.readFile(path.resolve(candidate)).catch(() => null);
     if (bytes && sha256(bytes) === pin.sha256) return bytes;
   }
   if (!pin.url) throw new UpdateError(`the pinned revision is not in ${pin.cacheFile} and has no URL; set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again`);

@@ -132,7 +132,7 @@ describe('a revision with a new 2027 ceremony', () => {
     expect(out.report).toContain(`- nominations: ${n(rows.length)} → ${n(rows.length + last.length)}`);
     expect(out.report).toContain(`- winners: ${n(allWinners)} → ${n(allWinners + winners)}`);
     expect(out.report).toContain('- ceremony years: 97 → 98 (1929–2026 → 1929–2027)');
-    expect(out.report.split('\n')[0]).toBe(`Source: oscars.csv of DLu/oscar_data, c5e9716b7e02 (2026-04-22) → sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)} (pinned 2027-03-23)`);
+    expect(out.report!.split('\n')[0]).toBe(`Source: oscars.csv of DLu/oscar_data, c5e9716b7e02 (2026-04-22) → sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)} (pinned 2027-03-23)`);
     for (const kind of ['nominations added', 'nominations removed', 'nominations changed', 'winners changed', 'categories renamed']) {
       expect(out.report).toContain(`- ${kind}: none`);
     }
