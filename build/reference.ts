@@ -46,7 +46,15 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
 `;
 
 /** The reference page for a built archive. */
-export function referencePage(manifest: Pick<Manifest, 'yearRange'>): string {
+/** The footer's sentence naming the source revision served, from what the build recorded. */
+function servedRevision(source: Manifest['source'] | undefined): string {
+  const revision = source?.revision;
+  if (!revision) return '';
+  const commit = revision.commit ? ` at commit ${code(revision.commit.slice(0, 12))}` : '';
+  return ` Data: ${code('oscars.csv')} of ${escapeHtml(revision.repository)}${commit}${revision.date ? `, ${escapeHtml(revision.date.slice(0, 10))}` : ''}.`;
+}
+
+export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>): string {
   const [first, last] = manifest.yearRange;
   const rows = ROUTES.map((route) => {
     const example = examplePath(route, PLACEHOLDER_KEY);
@@ -136,7 +144,7 @@ ${errorRows}
 <li><strong>Back off on 500.</strong> Wait, then double the wait on each retry, and give up after a few.</li>
 </ul>
 
-<footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.</footer>
+<footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.${servedRevision(manifest.source)}</footer>
 </main>
 </body>
 </html>

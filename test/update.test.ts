@@ -184,7 +184,7 @@ describe('a revision with a new 2027 ceremony', () => {
     expect(await snapshot(root)).toEqual(before);
   });
 
-  it('is what npm run build then serves: the year 2027, and the commit and date at / and in the OpenAPI info', async () => {
+  it('is what npm run build then serves: the year 2027, and the commit and date at / (JSON and page) and in the OpenAPI info', async () => {
     const root = await checkout();
     await updateIn(root, { env: { GITHUB_API_URL: `${base}/api` } });
     const out = path.join(await tempDir('update-dist'), 'dist');
@@ -201,6 +201,7 @@ describe('a revision with a new 2027 ceremony', () => {
     const openapi = JSON.parse(await readFile(path.join(out, 'openapi.json'), 'utf8'));
     expect(openapi.info['x-source']).toMatchObject({ commit: COMMIT, date: COMMIT_DATE });
     expect(openapi.info.description).toContain(`at commit \`${COMMIT}\` (${COMMIT_DATE})`);
+    expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain(`of DLu/oscar_data at commit <code>${COMMIT.slice(0, 12)}</code>, 2027-03-22.</footer>`);
   });
 });
 
