@@ -15,7 +15,7 @@ import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './examples.ts';
 import { publicFiles } from './public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
-import { resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
+import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
 import type { ArchiveSummary } from '../src/types.ts';
 
 export interface BuildOptions {
@@ -26,6 +26,8 @@ export interface BuildOptions {
   fs?: BuildFs;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The source pin (data/source.json) that names the revision built, when the source is that revision. */
+  pin?: string;
 }
 
 export interface BuildResult {
@@ -125,6 +127,18 @@ interface GuardInput {
   rows: number;
   out: string;
   acceptChanges?: boolean;
+  /** Building the sample, whose summary is its own and so proves nothing about dist/. */
+  sample: boolean;
+}
+
+/**
+ * Whether the committed summary records exactly the archive being built: a
+ * revision `npm run data:update` accepted (it rewrites the summary), so what
+ * an older dist/ held may go without --accept-changes. Never for the sample.
+ */
+function recordedInSummary(g: GuardInput, comparison: ReturnType<typeof compare>): boolean {
+  const same = !comparison.yearsAdded.length && !comparison.yearsRemoved.length && !comparison.changed.length;
+  return same && !g.sample && Object.keys(g.previous).length > 0;
 }
 
 function logList(log: (line: string) => void, heading: string, lines: string[]): void {
@@ -151,7 +165,9 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
         `dist/ is untouched. If the loss is intended, run again with --accept-changes.`,
     );
   }
-  if (distLoss.length) {
+  if (distLoss.length && recordedInSummary(g, comparison)) {
+    log(`the committed summary records exactly this archive (an accepted data:update), so it replaces what ${named(g.out)} holds`);
+  } else if (distLoss.length) {
     throw new BuildRefused(
       `refusing to build: this source would lose data that ${named(g.out)} holds (see the changes above); ` +
         `${named(g.out)} is untouched; if the loss is intended, run again with --accept-changes.`,
@@ -195,10 +211,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const summaryFile = path.resolve(options.summary ?? resolved.summaryFile);
   const previous: ArchiveSummary = (await fs.pathExists(summaryFile)) ? await fs.readJson(summaryFile) : {};
   const next = summarize(archive);
-  const changes = guard({ summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges }, log);
+  const changes = guard({ summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges, sample }, log);
 
   const sha256 = createHash('sha256').update(text).digest('hex');
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample }, ids);
+  const revision = sample ? null : await pinnedRevision(sha256, options.pin);
+  if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
   // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).

@@ -63,7 +63,10 @@ export async function readDist(dist: string): Promise<DistState | null> {
 /** One phrase naming the archive a dist/ holds: the full (pinned) archive, the sample, or another source. */
 export function describeDist(state: DistState): string {
   const { sha256, rows, sample } = state.source;
-  const name = sample ? 'the SMALL SAMPLE' : sha256 === pinned.sha256 ? `the full archive, revision ${pinned.commit.slice(0, 7)}` : 'an archive from a given source';
+  // The revision the build recorded; a dist/ built before it did is named from the pin, when it is the pinned file.
+  const revision = state.source.revision ?? (sha256 === pinned.sha256 ? { commit: pinned.commit as string | null, date: pinned.date as string | null } : null);
+  const which = revision?.commit ? revision.commit.slice(0, 7) : `of unknown commit, pinned ${revision?.date?.slice(0, 10) ?? 'on an unknown day'}`;
+  const name = sample ? 'the SMALL SAMPLE' : revision ? `the full archive, revision ${which}` : 'an archive from a given source';
   const years = state.years.length ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}` : '';
   return `${name} (${rows} nominations${years}; sha256 ${sha256.slice(0, 12)})`;
 }

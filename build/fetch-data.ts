@@ -30,6 +30,8 @@ export interface Fetched {
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 async function download(fetchImpl: typeof fetch): Promise<Buffer> {
+  // data:update pins a file given by path without a URL: only a local copy can be checked against it.
+  if (!source.url) throw new Error('the pinned revision has no download URL (it was pinned from a file); set ARCHIVE_SOURCE=/path/to/that oscars.csv');
   try {
     const response = await fetchImpl(source.url, { signal: AbortSignal.timeout(30_000) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);

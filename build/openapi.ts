@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { MESSAGES } from '../src/messages.ts';
+import { servedSource } from '../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
@@ -33,6 +34,18 @@ export interface OpenApiOptions {
   baseUrl?: string;
   /** Source of the shapes; default src/types.ts. */
   typesSource?: string;
+  /** The manifest's record of the archive served: `info` names its source revision. */
+  source?: Manifest['source'];
+}
+
+/** One sentence naming the source revision served, for `info.description`. */
+function revisionSentence(source: Manifest['source'] | undefined): string[] {
+  if (!source) return [];
+  const served = servedSource(source);
+  const which = served.commit
+    ? `\`oscars.csv\` of ${served.repository} at commit \`${served.commit}\`${served.date ? ` (${served.date})` : ''}`
+    : `a source of unknown revision${served.date ? ` pinned ${served.date}` : ''}`;
+  return ['', `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`];
 }
 
 /** Component name for each exported type of types.ts that answers carry. */
@@ -373,6 +386,7 @@ export function openApiDocument(options: OpenApiOptions): Schema {
       summary: `Every Academy Awards nomination and winner, ${yearRange[0]} to ${yearRange[1]}, keyed by the year each ceremony was held.`,
       description: [
         `Read-only JSON answers about the Academy Awards, ceremonies held ${yearRange[0]} to ${yearRange[1]}. A human-readable reference is at \`/\`.`,
+        ...revisionSentence(options.source),
         '',
         '## Authentication: the key is a path segment',
         'Every lookup ends with the path segment `apikey=<your key>` (get a key at `/portal`). OpenAPI security schemes can put an',
@@ -396,6 +410,7 @@ export function openApiDocument(options: OpenApiOptions): Schema {
       ].join('\n'),
       license: { name: 'BSD-2-Clause', identifier: 'BSD-2-Clause' },
       contact: { name: 'Film Awards Archive API', ...(/^https?:\/\//.test(baseUrl) ? { url: `${baseUrl}/` } : {}) },
+      ...(options.source ? { 'x-source': servedSource(options.source) } : {}),
     },
     servers: [{ url: baseUrl }],
     // The key is a path segment, which no OpenAPI security scheme can describe (see info.description): no scheme applies.
@@ -415,6 +430,7 @@ export function openApiDocument(options: OpenApiOptions): Schema {
 }
 
 /** `openapi.json` for dist/: servers from PUBLIC_BASE_URL, years from the manifest. */
-export function openApiJson(manifest: Pick<Manifest, 'yearRange'>, env: Record<string, string | undefined> = process.env): string {
-  return `${JSON.stringify(openApiDocument({ yearRange: manifest.yearRange, baseUrl: env.PUBLIC_BASE_URL || DEFAULT_BASE_URL }), null, 2)}\n`;
+export function openApiJson(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, env: Record<string, string | undefined> = process.env): string {
+  const options = { yearRange: manifest.yearRange, baseUrl: env.PUBLIC_BASE_URL || DEFAULT_BASE_URL, source: manifest.source };
+  return `${JSON.stringify(openApiDocument(options), null, 2)}\n`;
 }

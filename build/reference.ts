@@ -53,6 +53,14 @@ function answerBlock(id: string, answer: ExampleAnswer | undefined): string {
 <pre class="answer" id="answer-${id}" tabindex="0">${escapeHtml(`HTTP ${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`.trim())}\n${escapeHtml(text)}</pre>`;
 }
 
+/** The footer's sentence naming the source revision served, from what the build recorded. */
+function servedRevision(source: Manifest['source'] | undefined): string {
+  const revision = source?.revision;
+  if (!revision) return '';
+  const commit = revision.commit ? ` at commit ${code(revision.commit.slice(0, 12))}` : '';
+  return ` Data: ${code('oscars.csv')} of ${escapeHtml(revision.repository)}${commit}${revision.date ? `, ${escapeHtml(revision.date.slice(0, 10))}` : ''}.`;
+}
+
 function operationSection(route: Route, options: Required<Pick<ReferenceOptions, 'baseUrl'>> & ReferenceOptions): string {
   const shapeName = route.answer.replace(/\[\]$/, '');
   const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
@@ -131,7 +139,7 @@ ${rows.join('\n')}
 }
 
 /** The reference page for a built archive. */
-export function referencePage(manifest: Pick<Manifest, 'yearRange'>, options: ReferenceOptions = {}): string {
+export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, options: ReferenceOptions = {}): string {
   const [first, last] = manifest.yearRange;
   const all = { ...options, baseUrl: (options.baseUrl ?? 'https://your-site.example').replace(/\/+$/, '') };
   const client = options.clientUrl ? `<a href="${escapeHtml(options.clientUrl)}">Typed client</a>` : '';
@@ -195,7 +203,7 @@ ${errorTable()}
 <p>A typed client for Node, Deno and browsers caches answers with their ETags, waits out <code>Retry-After</code> and never logs your key${options.clientUrl ? `: how to install and use it is in <a href="${escapeHtml(options.clientUrl)}">the README’s “Client” section</a>` : ''}. Or generate one from the <a href="/openapi.json">OpenAPI document</a>.</p>
 </section>
 
-<footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.</footer>
+<footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.${servedRevision(manifest.source)}</footer>
 </main>
 <script>${script}</script>
 </body>

@@ -2,12 +2,26 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import source from '../data/source.json' with { type: 'json' };
+import type { SourceRevision } from '../src/types.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CACHE_FILE = path.join(ROOT, source.cacheFile);
 export const SAMPLE_FILE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
 export const SUMMARY_FILE = path.join(ROOT, 'data/archive-summary.json');
 export const SAMPLE_SUMMARY_FILE = path.join(ROOT, 'data/sample/summary.json');
+/** The pin data:update writes and data:fetch checks against. */
+export const PIN_FILE = path.join(ROOT, 'data/source.json');
+
+/**
+ * The upstream revision of the file the build read, from the pin in
+ * `pinFile` as it is now (read at build time, not when this module loaded),
+ * when the bytes read are the pinned ones; null for any other file.
+ */
+export async function pinnedRevision(sha256: string, pinFile = PIN_FILE): Promise<SourceRevision | null> {
+  const pin = await fs.readJson(pinFile).catch(() => null);
+  if (!pin || pin.sha256 !== sha256) return null;
+  return { repository: String(pin.repository), commit: pin.commit ?? null, date: pin.date ?? null };
+}
 
 export interface ResolvedSource {
   /** File the archive is read from. */

@@ -147,12 +147,22 @@ export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
 /** IMDb id index shard: a title id (`tt…`) or name id (`nm…`, `co…`) to its PersonMatch[] across all years. */
 export type IdShard = Record<string, FileRef>;
 
+/** The upstream revision of the source a build read, as data/source.json pinned it. */
+export interface SourceRevision {
+  /** The upstream repository, `owner/name`. */
+  repository: string;
+  /** The upstream commit; null when it was pinned from a file of unknown origin. */
+  commit: string | null;
+  /** The commit's date (ISO 8601), or the day it was pinned when the commit is unknown. */
+  date: string | null;
+}
+
 /** What the runtime loads first: `_data/manifest.json`. */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
   format: 4;
-  /** Where the archive came from. */
-  source: { sha256: string; rows: number; sample: boolean };
+  /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
+  source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
   yearRange: [number, number];
   /** The whole archive. */

@@ -28,13 +28,15 @@ const httpLog = keyWatchingLog();
 const forbidden: Buffer[] = [];
 /** Files dist/ publishes on purpose (the reference page, OpenAPI, the portal). */
 const publicBodies: Buffer[] = [];
-const description = Buffer.from(JSON.stringify(describeService()));
+/** The service description of the sandbox's archive (its years and source revision come from its manifest). */
+let description: Buffer;
 /** Statuses seen, so the generators are known to reach every branch. */
 const seen = { core: new Map<number, number>(), http: new Map<number, number>() };
 const count = (m: Map<number, number>, status: number) => m.set(status, (m.get(status) ?? 0) + 1);
 
 beforeAll(async () => {
   box = await sampleSandbox('fuzz');
+  description = Buffer.from(JSON.stringify(describeService(JSON.parse(await readFile(path.join(box.dist, '_data/manifest.json'), 'utf8')))));
   const made = makeKeys(2, 'fuzz');
   [validKey, revokedKey] = made.keys;
   const records: KeyRecord[] = [made.records[0], { ...made.records[1], revokedAt: 1 }];

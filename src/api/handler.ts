@@ -12,6 +12,7 @@ import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
 import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
+import type { Manifest } from '../types.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, parseRequest, type RouteMatch } from './request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
@@ -31,11 +32,13 @@ export interface ApiOptions extends ArchiveOptions {
   publicFile?: (request: ApiRequest) => Maybe<ApiReply | null>;
 }
 
-/** The service description at `/` for JSON clients. */
-export function describeService() {
+/** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
+export function describeService(manifest?: Pick<Manifest, 'source' | 'yearRange'>) {
+  const [first, last] = manifest?.yearRange ?? [1929, 2026];
   return {
     name: 'Film Awards Archive API',
-    description: 'Every Academy Awards nomination and winner, 1929 to 2026, keyed by the year each ceremony was held.',
+    description: `Every Academy Awards nomination and winner, ${first} to ${last}, keyed by the year each ceremony was held.`,
+    ...(manifest ? { source: servedSource(manifest.source) } : {}),
     openapi: '/openapi.json',
     portal: '/portal',
     health: '/health',
@@ -45,7 +48,33 @@ export function describeService() {
   };
 }
 
-const DESCRIPTION = jsonReply(200, describeService(), { 'cache-control': 'public, max-age=3600' });
+/** Which source revision an archive was built from, as the build recorded it (commit and date null when it did not know them). */
+export function servedSource(source: Manifest['source']) {
+  const revision = source.revision ?? null;
+  return { repository: revision?.repository ?? null, commit: revision?.commit ?? null, date: revision?.date ?? null, sha256: source.sha256, nominations: source.rows, sample: source.sample };
+}
+
+const DESCRIPTION_HEADERS = { 'cache-control': 'public, max-age=3600' };
+/** Without a readable manifest: the routes and shapes, without the archive's years and revision. */
+const DESCRIPTION = jsonReply(200, describeService(), DESCRIPTION_HEADERS);
+const DESCRIPTIONS = new WeakMap<Manifest, ApiReply>();
+
+/** The description of what `source` serves, made once per manifest. */
+function description(s: Stages, source: DataSource | undefined): Maybe<ApiReply> {
+  const of = (manifest: Manifest) => {
+    let reply = DESCRIPTIONS.get(manifest);
+    if (!reply) DESCRIPTIONS.set(manifest, (reply = jsonReply(200, describeService(manifest), DESCRIPTION_HEADERS)));
+    return reply;
+  };
+  if (!source) return DESCRIPTION;
+  try {
+    const manifest = s.archive.manifest(source);
+    return isPromise(manifest) ? manifest.then(of, () => DESCRIPTION) : of(manifest);
+  } catch {
+    return DESCRIPTION;
+  }
+}
+
 const NOT_FOUND_OF = new Map(ROUTES.map((r) => [r.id, r.notFound ? errorReply(404, r.notFound) : REPLIES.notFound]));
 
 /** The stages of one API instance, shared by the functions below. */
@@ -67,7 +96,7 @@ function route(s: Stages, request: ApiRequest, source: DataSource | undefined, n
     case 'health':
       return healthReply(s.archive, source);
     case 'other':
-      return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? DESCRIPTION : REPLIES.notFound));
+      return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? description(s, source) : REPLIES.notFound));
     case 'lookup': {
       const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
       if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
