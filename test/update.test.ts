@@ -300,9 +300,8 @@ describe('an accepted update and the build guard', () => {
 });
 
 describe('the command line', () => {
-  const tsx = path.join(ROOT, 'node_modules/.bin/tsx');
   const command = (args: string[], env: Record<string, string> = {}) =>
-    run(tsx, [path.join(ROOT, 'build/update.ts'), ...args], { cwd: ROOT, env: { ...process.env, ARCHIVE_SOURCE: '', ...env } }).then(
+    run(process.execPath, [path.join(ROOT, 'build/update.ts'), ...args], { cwd: ROOT, env: { ...process.env, ARCHIVE_SOURCE: '', ...env } }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );
