@@ -21,7 +21,7 @@ import { commandLine } from './command-line.ts';
 import { startLocalBlobs } from './local-blobs.ts';
 import { DIST, ROOT } from './paths.ts';
 
-const USAGE = `Usage: npm run dev:netlify
+const USAGE = `usage: npm run dev:netlify
 
 Runs the Netlify path on this machine, offline, as a deploy answers: the edge
 function under Deno on the paths netlify.toml declares, the public files of

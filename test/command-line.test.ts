@@ -4,12 +4,14 @@
  * line and exit 2, and neither does any of the command's work.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readCommandLine } from '../cli/command-line.ts';
-import { cleanCopy, randomPort, tempDir } from './helpers.ts';
+import { cleanCopy, randomPort, ROOT, tempDir } from './helpers.ts';
+
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
 const spec = {
   name: 'demo',
@@ -62,7 +64,8 @@ const listening = (port: number) =>
   });
 
 describe('every npm script', () => {
-  const scripts = ['start', 'build', 'data:fetch', 'keys', 'bench', 'bench:keys', 'pack:client'];
+  // Every script of ours (the ones that run a file of this repository on node), so a command added later is held to this too.
+  const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(([, line]) => line.startsWith('node ')).map(([name]) => name);
   let clone: string;
   beforeAll(async () => {
     clone = await cleanCopy('commands');
@@ -87,6 +90,10 @@ describe('every npm script', () => {
     expect(await listening(port)).toBe(false);
     return result;
   }
+
+  it('holds every script of ours to this, those named in the README among them', () => {
+    expect(scripts).toEqual(expect.arrayContaining(['start', 'build', 'data:fetch', 'data:update', 'keys', 'bench', 'bench:keys', 'pack:client', 'dev:netlify']));
+  });
 
   it.each(scripts)('%s answers --help with its usage on stdout and exit 0, doing nothing else', async (script) => {
     const { code, stdout, stderr } = await npmRun(script, ['--help']);

@@ -31,7 +31,7 @@ describe('npm run dev:netlify, its command line', () => {
   it('prints its usage for --help and exits 0 without starting anything', () => {
     const help = run('--help');
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/^Usage: npm run dev:netlify\n/);
+    expect(help.stdout).toMatch(/^usage: npm run dev:netlify\n/);
     expect(help.stdout).toContain('NETLIFY_LOCAL_DIR');
     expect(help.stdout).not.toContain('ready');
   });
