@@ -30,6 +30,8 @@ import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
 const DEV_ADDRESS = 'dev@localhost.localdomain';
+/** Longest a stop (SIGTERM, SIGINT) takes, whatever requests in flight or the log's destination do. */
+const STOP_MS = 4500;
 
 /** Stops npm start with one line on stderr, no stack: for what the user can fix (a setting, a file, a port). */
 function refuse(line: string): never {
@@ -89,6 +91,9 @@ async function main() {
   if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
   const keys = new Keys(backend);
   const log = createLog();
+  // stdout or stderr closed under the server (`npm start | head`): a later console line must not stop it (the log says what it dropped).
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
   const mailer = createMailer({ smtpUrl: process.env.SMTP_URL, from: process.env.MAIL_FROM, outbox: path.join(KEYS_DIR, 'mail') });
   const { server } = createNodeServer({
     dist: DIST,
@@ -129,19 +134,23 @@ async function main() {
   } else {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }
-  // Stop: no new connections, idle ones closed now, requests in flight given 5 s; a second signal stops at once.
+  // Stop within STOP_MS whatever the log's destination does: no new connections, idle ones closed now,
+  // requests in flight given most of the time, the log what is left (a stalled stdout never holds the exit); a second signal stops at once.
   let stopping = false;
   const stop = () => {
     if (stopping) process.exit(1);
     stopping = true;
+    setTimeout(() => process.exit(0), STOP_MS);
     server.close(async () => {
       backend.close();
       mailer.close();
-      await log.flush();
+      const flushed = await log.flush(STOP_MS / 5);
+      if (!flushed) console.error('log: stopped with lines the destination (stdout) had not taken; they are lost');
+      if (log.dropped > 0) console.error(`log: ${log.dropped} lines dropped in all`);
       process.exit(0);
     });
     server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 5000).unref();
+    setTimeout(() => server.closeAllConnections(), (STOP_MS * 3) / 5).unref();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
