@@ -7,7 +7,7 @@
  * print the new key alone on stdout; everything else goes to stderr.
  */
 import path from 'node:path';
-import { KeyError, Keys } from '../src/keys.ts';
+import { KeyError, Keys, printable } from '../src/keys.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
@@ -25,7 +25,8 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
     await keys.revokeKey(arg.trim());
     err('revoked');
   } else if (command === 'list' && arg === undefined) {
-    for await (const r of keys.list()) out(`${r.id}…\t${r.email}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+    // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
+    for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
   } else {
     err(USAGE);
     return 2;

@@ -15,7 +15,7 @@
  * - `tokens/<sha256>`: a sign-in token, used up by a conditional write
  *   (single use), valid `TOKEN_TTL_MS`; `sessions/<sha256>`: a portal session,
  *   valid `SESSION_TTL_MS`; `sign-ins/<sha256 of address>`: the times of the
- *   address's last sign-in links, for its hourly limit (conditional writes too).
+ *   address's last sign-in links, for its per-address limit (conditional writes too).
  *
  * Every write carries a fresh `rev`, so two writes never leave equal content.
  */
@@ -31,7 +31,7 @@ import {
   type SignInOutcome,
 } from './keys.ts';
 import type { Maybe } from './api/maybe.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function trusts what it read about a key; a revoked key stops working within this. */
@@ -219,7 +219,7 @@ export class BlobsKeyBackend implements KeyBackend {
     let retryAfter = 0;
     const { written } = await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
       const times = (current?.times ?? []).filter((t) => typeof t === 'number' && t > now - SIGN_IN_WINDOW_MS);
-      if (times.length >= SIGN_INS_PER_HOUR) {
+      if (times.length >= SIGN_INS_PER_WINDOW) {
         retryAfter = Math.max(1, Math.ceil((Math.min(...times) + SIGN_IN_WINDOW_MS - now) / 1000));
         return undefined;
       }
@@ -229,6 +229,15 @@ export class BlobsKeyBackend implements KeyBackend {
     const token: TokenBlob = { email, createdAt: now, expiresAt: now + TOKEN_TTL_MS, usedAt: null };
     await this.write(name('tokens', tokenHash), token, { onlyIfNew: true });
     return { ok: true };
+  }
+
+  async dropToken(email: string, tokenHash: string, createdAt: number): Promise<void> {
+    await this.withStore((store) => store.delete(name('tokens', tokenHash)));
+    await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
+      const times = current?.times ?? [];
+      const at = times.indexOf(createdAt);
+      return at === -1 ? undefined : { times: times.filter((_, i) => i !== at) };
+    });
   }
 
   async openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {

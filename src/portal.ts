@@ -28,7 +28,7 @@ import {
   MAX_BODY_BYTES,
   SESSION_TTL_MS,
   SIGN_IN_WINDOW_MS,
-  SIGN_INS_PER_HOUR,
+  SIGN_INS_PER_WINDOW,
   TOKEN_TTL_MS,
   wholeNumberSetting,
 } from './limits.ts';
@@ -191,11 +191,13 @@ class PortalEndpoints {
     if (typeof body.email !== 'string') return fail(400, PORTAL_MESSAGES.badEmail);
     const refused = this.overLimit(request);
     if (refused) return refused;
-    const { email, token } = await this.keys.signIn(body.email);
-    const link = `${this.linkBase(request)}/portal#token=${token}`;
+    const base = this.linkBase(request);
+    const send = (to: string, token: string) => this.options.sendMail({ to, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(`${base}/portal#token=${token}`) });
     try {
-      await this.options.sendMail({ to: email, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(link) });
+      // A link whose mail was not handed to the transport is taken back: it neither works nor counts against the address.
+      await this.keys.signIn(body.email, send);
     } catch (error) {
+      if (error instanceof KeyError) throw error;
       this.options.log?.(`portal mail failed: ${(error as Error).message}`);
       return fail(503, PORTAL_MESSAGES.mailFailed);
     }
@@ -231,7 +233,7 @@ class PortalEndpoints {
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
       if (!(error instanceof KeyError)) throw error;
-      if (error.status === 429) return tooMany(`${SIGN_INS_PER_HOUR} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
+      if (error.status === 429) return tooMany(`${SIGN_INS_PER_WINDOW} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
       return fail(error.status, error.message);
     }
   }

@@ -25,7 +25,7 @@ import {
   type NewKey,
   type SignInOutcome,
 } from '../keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -265,8 +265,8 @@ export class SqliteKeyBackend implements KeyBackend {
     const outcome = await this.write((): SignInOutcome => {
       const recent = this.db
         .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
-        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_HOUR) as { created_at: number }[];
-      if (recent.length >= SIGN_INS_PER_HOUR) {
+        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_WINDOW) as { created_at: number }[];
+      if (recent.length >= SIGN_INS_PER_WINDOW) {
         return { ok: false, retryAfter: Math.max(1, Math.ceil((Number(recent[0].created_at) + SIGN_IN_WINDOW_MS - now) / 1000)) };
       }
       this.db.prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, email, now, now + TOKEN_TTL_MS);
@@ -274,6 +274,10 @@ export class SqliteKeyBackend implements KeyBackend {
     });
     if (now - this.purgedAt > 60_000) await this.purge(now);
     return outcome;
+  }
+
+  async dropToken(_email: string, tokenHash: string): Promise<void> {
+    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(tokenHash));
   }
 
   /** Drops tokens older than the sign-in window (they count no more) and expired sessions. */
