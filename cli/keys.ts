@@ -4,12 +4,14 @@
  * Works on the SQLite key database `npm start` uses (KEYS_DB, default
  * data/keys.db), safely while the server runs: each command is one
  * transaction, and the server sees it within a second. `issue` and `rotate`
- * print the new key alone on stdout; everything else goes to stderr.
+ * print the new key alone on stdout; everything else goes to stderr. Exit
+ * codes: 0 done, 1 refused (the line says why), 2 usage, 75 when another
+ * process held the database longer than it waits (run it again).
  */
 import path from 'node:path';
 import { KeyError, Keys, printable } from '../src/keys.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
-import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
 
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
@@ -34,23 +36,29 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
   return 0;
 }
 
-/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage). */
+/** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */
+export const EXIT_BUSY = 75;
+
+/** The exit code and line for a refusal the user can act on; anything else is a fault and thrown. */
+function refusal(error: unknown, err: Print): number {
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError)) throw error;
+  err(`keys: ${error.message}`);
+  return error instanceof KeyDatabaseBusy ? EXIT_BUSY : 1;
+}
+
+/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
 export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
   let backend: SqliteKeyBackend;
   try {
     // The CLI checks single keys: it asks the file and keeps no view of every key.
     backend = new SqliteKeyBackend(file, { view: false, legacyJson: path.join(path.dirname(file), 'keys.json') });
   } catch (error) {
-    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-    err(`keys: ${error.message}`);
-    return 1;
+    return refusal(error, err);
   }
   try {
     return await run(new Keys(backend), argv, out, err);
   } catch (error) {
-    if (!(error instanceof KeyError)) throw error;
-    err(`keys: ${error.message}`);
-    return 1;
+    return refusal(error, err);
   } finally {
     backend.close();
   }

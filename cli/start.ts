@@ -20,11 +20,11 @@ import { DIST, KEYS_DB, ROOT } from './paths.ts';
 import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
-import { createLog } from '../src/server/log.node.ts';
+import { createLog, type Log } from '../src/server/log.node.ts';
 import { createMailer } from '../src/server/mail.node.ts';
 import { nodePortal } from '../src/server/portal.node.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
-import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 
 const KEYS_DIR = path.dirname(KEYS_DB);
@@ -34,18 +34,24 @@ const DEV_ADDRESS = 'dev@localhost.localdomain';
 const STOP_MS = 4500;
 
 /** Stops npm start with one line on stderr, no stack: for what the user can fix (a setting, a file, a port). */
-function refuse(line: string): never {
+function refuse(line: string, code = 1): never {
   console.error(line);
-  process.exit(1);
+  process.exit(code);
+}
+
+/** Refuses with the key database's own words: busy exits 75 (try again), anything else 1; other errors are faults. */
+function refuseKeys(error: unknown): never {
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
+  refuse(`npm start: ${error.message}`, error instanceof KeyDatabaseBusy ? 75 : 1);
 }
 
 /** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
-function openKeys(): SqliteKeyBackend {
+function openKeys(log: Log): SqliteKeyBackend {
   try {
-    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json') });
+    // Damage found once serving is logged as an error; the server goes on (key checks and the portal then refuse).
+    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json'), onDamage: (line) => log.error(line) });
   } catch (error) {
-    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-    refuse(error.message);
+    refuseKeys(error);
   }
 }
 
@@ -87,13 +93,13 @@ async function main() {
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
   const base = `http://${host}:${port}`;
-  const backend = openKeys();
-  if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
-  const keys = new Keys(backend);
   const log = createLog();
   // stdout or stderr closed under the server (`npm start | head`): a later console line must not stop it (the log says what it dropped).
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
+  const backend = openKeys(log);
+  if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
+  const keys = new Keys(backend);
   const mailer = createMailer({ smtpUrl: process.env.SMTP_URL, from: process.env.MAIL_FROM, outbox: path.join(KEYS_DIR, 'mail') });
   const { server } = createNodeServer({
     dist: DIST,
@@ -109,7 +115,7 @@ async function main() {
         log: quiet ? undefined : log,
       }),
   });
-  const dev = await devKey(keys, backend);
+  const dev = await devKey(keys, backend).catch(refuseKeys);
 
   await new Promise<void>((resolve) => {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.

@@ -83,6 +83,8 @@ export interface PortalRequest extends ApiRequest {
 
 /** The body did not arrive within `BODY_TIMEOUT_MS`. */
 export class BodyTimeoutError extends Error {}
+/** The sign-in mail could not be handed to the transport (the key store's own failures are not this). */
+class MailFailed extends Error {}
 
 /** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
 export function issueLimitFrom(value: string | undefined): number {
@@ -192,14 +194,17 @@ class PortalEndpoints {
     const refused = this.overLimit(request);
     if (refused) return refused;
     const base = this.linkBase(request);
-    const send = (to: string, token: string) => this.options.sendMail({ to, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(`${base}/portal#token=${token}`) });
+    const send = (to: string, token: string) =>
+      this.options.sendMail({ to, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(`${base}/portal#token=${token}`) }).catch((error: Error) => {
+        throw new MailFailed(error.message);
+      });
     try {
       // A link whose mail was not handed to the transport is taken back: it neither works nor counts against the address.
       await this.keys.signIn(body.email, send);
     } catch (error) {
-      if (error instanceof KeyError) throw error;
-      this.options.log?.(`portal mail failed: ${(error as Error).message}`);
-      return fail(503, PORTAL_MESSAGES.mailFailed);
+      if (!(error instanceof MailFailed)) throw error;
+      this.options.log?.(`portal mail failed: ${error.message}`);
+      return fail(503, PORTAL_MESSAGES.mailFailed, { 'retry-after': '60' });
     }
     return portalReply(202, { message: PORTAL_MESSAGES.sent });
   }
