@@ -18,6 +18,9 @@
  *   address's last sign-in links, for its per-address limit (conditional writes too).
  *
  * Every write carries a fresh `rev`, so two writes never leave equal content.
+ * A record that exists but cannot be read (not JSON, not an object) is an
+ * error (`BlobsRecordError`: the portal answers 503), never taken for a
+ * missing one, and never written over.
  */
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
@@ -97,6 +100,22 @@ const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, 
 
 /** Past `MAX_ATTEMPTS` conditional writes lost to other writers. */
 export class BlobsContentionError extends Error {}
+/** A record that exists but is not one of ours: left as it is, and nothing is decided from it. */
+export class BlobsRecordError extends Error {}
+
+/** A record's value; a BlobsRecordError for one that is not a JSON object. */
+function parseRecord<T>(blob: string, text: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not one of its JSON records); it was left as it is`);
+  }
+  return value as T;
+}
 
 export interface BlobsBackendOptions {
   /** How long an answer about a key is reused (the edge); 0 reads every time (default). */
@@ -144,25 +163,16 @@ export class BlobsKeyBackend implements KeyBackend {
     }
   }
 
+  /** A record, or null when there is none; one that cannot be read throws (it is never taken for none). */
   private async read<T>(blob: string): Promise<T | null> {
     const text = await this.withStore((store) => store.get(blob, { type: 'text' }));
-    if (text === null) return null;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return null; // not one of our records: treated as absent, never as a crash
-    }
+    return text === null ? null : parseRecord<T>(blob, text);
   }
 
-  /** A record with its ETag; a blob that is not JSON reads as no value (and is overwritten by the next write). */
-  private async readTagged<T>(blob: string): Promise<{ value: T | null; etag: string | undefined } | null> {
+  /** A record with its ETag, or null when there is none; one that cannot be read throws, so no write goes over it. */
+  private async readTagged<T>(blob: string): Promise<{ value: T; etag: string | undefined } | null> {
     const got = await this.withStore((store) => store.getWithMetadata(blob, { type: 'text' }));
-    if (!got) return null;
-    try {
-      return { value: JSON.parse(got.data) as T, etag: got.etag };
-    } catch {
-      return { value: null, etag: got.etag };
-    }
+    return got ? { value: parseRecord<T>(blob, got.data), etag: got.etag } : null;
   }
 
   private write(blob: string, value: object, options?: { onlyIfNew: true } | { onlyIfMatch: string }) {
