@@ -4,13 +4,15 @@
  * Works on the SQLite key database `npm start` uses (KEYS_DB, default
  * data/keys.db), safely while the server runs: each command is one
  * transaction, and the server sees it within a second. `issue` and `rotate`
- * print the new key alone on stdout; everything else goes to stderr.
+ * print the new key alone on stdout; everything else goes to stderr. Exit
+ * codes: 0 done, 1 refused (the line says why), 2 usage, 75 when another
+ * process held the database longer than it waits (run it again).
  */
 import path from 'node:path';
 import { readCommandLine } from './command-line.ts';
-import { KeyError, Keys } from '../src/keys.ts';
+import { KeyError, Keys, printable } from '../src/keys.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
-import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
 
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
@@ -37,7 +39,8 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
     await keys.revokeKey(arg.trim());
     err('revoked');
   } else if (command === 'list' && arg === undefined) {
-    for await (const r of keys.list()) out(`${r.id}…\t${r.email}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+    // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
+    for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
   } else {
     err(USAGE);
     return 2;
@@ -45,7 +48,17 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
   return 0;
 }
 
-/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage). */
+/** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */
+export const EXIT_BUSY = 75;
+
+/** The exit code and line for a refusal the user can act on; anything else is a fault and thrown. */
+function refusal(error: unknown, err: Print): number {
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError)) throw error;
+  err(`keys: ${error.message}`);
+  return error instanceof KeyDatabaseBusy ? EXIT_BUSY : 1;
+}
+
+/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
 export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
   const line = readCommandLine({ name: 'keys', usage: HELP, options: {}, positionals: 2 }, argv);
@@ -58,16 +71,12 @@ export async function keysCli(argv: string[], file: string, out: Print = console
     // The CLI checks single keys: it asks the file and keeps no view of every key.
     backend = new SqliteKeyBackend(file, { view: false, legacyJson: path.join(path.dirname(file), 'keys.json') });
   } catch (error) {
-    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-    err(`keys: ${error.message}`);
-    return 1;
+    return refusal(error, err);
   }
   try {
     return await run(new Keys(backend), argv, out, err);
   } catch (error) {
-    if (!(error instanceof KeyError)) throw error;
-    err(`keys: ${error.message}`);
-    return 1;
+    return refusal(error, err);
   } finally {
     backend.close();
   }

@@ -21,30 +21,38 @@ import { DIST, KEYS_DB, ROOT } from './paths.ts';
 import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
-import { createLog } from '../src/server/log.node.ts';
+import { createLog, type Log } from '../src/server/log.node.ts';
 import { createMailer } from '../src/server/mail.node.ts';
 import { nodePortal } from '../src/server/portal.node.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
-import { KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
 const DEV_ADDRESS = 'dev@localhost.localdomain';
+/** Longest a stop (SIGTERM, SIGINT) takes, whatever requests in flight or the log's destination do. */
+const STOP_MS = 4500;
 
 /** Stops npm start with one line on stderr, no stack: for what the user can fix (a setting, a file, a port). */
-function refuse(line: string): never {
+function refuse(line: string, code = 1): never {
   console.error(line);
-  process.exit(1);
+  process.exit(code);
+}
+
+/** Refuses with the key database's own words: busy exits 75 (try again), anything else 1; other errors are faults. */
+function refuseKeys(error: unknown): never {
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
+  refuse(`npm start: ${error.message}`, error instanceof KeyDatabaseBusy ? 75 : 1);
 }
 
 /** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
-function openKeys(): SqliteKeyBackend {
+function openKeys(log: Log): SqliteKeyBackend {
   try {
-    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json') });
+    // Damage found once serving is logged as an error; the server goes on (key checks and the portal then refuse).
+    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json'), onDamage: (line) => log.error(line) });
   } catch (error) {
-    if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-    refuse(error.message);
+    refuseKeys(error);
   }
 }
 
@@ -101,10 +109,13 @@ async function main() {
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
   const base = `http://${host}:${port}`;
-  const backend = openKeys();
+  const log = createLog();
+  // stdout or stderr closed under the server (`npm start | head`): a later console line must not stop it (the log says what it dropped).
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
+  const backend = openKeys(log);
   if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
   const keys = new Keys(backend);
-  const log = createLog();
   const mailer = createMailer({ smtpUrl: process.env.SMTP_URL, from: process.env.MAIL_FROM, outbox: path.join(KEYS_DIR, 'mail') });
   const { server } = createNodeServer({
     dist: DIST,
@@ -120,7 +131,7 @@ async function main() {
         log: quiet ? undefined : log,
       }),
   });
-  const dev = await devKey(keys, backend);
+  const dev = await devKey(keys, backend).catch(refuseKeys);
 
   await new Promise<void>((resolve) => {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
@@ -145,19 +156,23 @@ async function main() {
   } else {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }
-  // Stop: no new connections, idle ones closed now, requests in flight given 5 s; a second signal stops at once.
+  // Stop within STOP_MS whatever the log's destination does: no new connections, idle ones closed now,
+  // requests in flight given most of the time, the log what is left (a stalled stdout never holds the exit); a second signal stops at once.
   let stopping = false;
   const stop = () => {
     if (stopping) process.exit(1);
     stopping = true;
+    setTimeout(() => process.exit(0), STOP_MS);
     server.close(async () => {
       backend.close();
       mailer.close();
-      await log.flush();
+      const flushed = await log.flush(STOP_MS / 5);
+      if (!flushed) console.error('log: stopped with lines the destination (stdout) had not taken; they are lost');
+      if (log.dropped > 0) console.error(`log: ${log.dropped} lines dropped in all`);
       process.exit(0);
     });
     server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 5000).unref();
+    setTimeout(() => server.closeAllConnections(), (STOP_MS * 3) / 5).unref();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -15,9 +15,12 @@
  * - `tokens/<sha256>`: a sign-in token, used up by a conditional write
  *   (single use), valid `TOKEN_TTL_MS`; `sessions/<sha256>`: a portal session,
  *   valid `SESSION_TTL_MS`; `sign-ins/<sha256 of address>`: the times of the
- *   address's last sign-in links, for its hourly limit (conditional writes too).
+ *   address's last sign-in links, for its per-address limit (conditional writes too).
  *
  * Every write carries a fresh `rev`, so two writes never leave equal content.
+ * A record that exists but cannot be read (not JSON, not an object) is an
+ * error (`BlobsRecordError`: the portal answers 503), never taken for a
+ * missing one, and never written over.
  */
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
@@ -31,7 +34,7 @@ import {
   type SignInOutcome,
 } from './keys.ts';
 import type { Maybe } from './api/maybe.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function trusts what it read about a key; a revoked key stops working within this. */
@@ -97,6 +100,22 @@ const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, 
 
 /** Past `MAX_ATTEMPTS` conditional writes lost to other writers. */
 export class BlobsContentionError extends Error {}
+/** A record that exists but is not one of ours: left as it is, and nothing is decided from it. */
+export class BlobsRecordError extends Error {}
+
+/** A record's value; a BlobsRecordError for one that is not a JSON object. */
+function parseRecord<T>(blob: string, text: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not one of its JSON records); it was left as it is`);
+  }
+  return value as T;
+}
 
 export interface BlobsBackendOptions {
   /** How long an answer about a key is reused (the edge); 0 reads every time (default). */
@@ -145,25 +164,16 @@ export class BlobsKeyBackend implements KeyBackend {
     }
   }
 
+  /** A record, or null when there is none; one that cannot be read throws (it is never taken for none). */
   private async read<T>(blob: string): Promise<T | null> {
     const text = await this.withStore((store) => store.get(blob, { type: 'text' }));
-    if (text === null) return null;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return null; // not one of our records: treated as absent, never as a crash
-    }
+    return text === null ? null : parseRecord<T>(blob, text);
   }
 
-  /** A record with its ETag; a blob that is not JSON reads as no value (and is overwritten by the next write). */
-  private async readTagged<T>(blob: string): Promise<{ value: T | null; etag: string | undefined } | null> {
+  /** A record with its ETag, or null when there is none; one that cannot be read throws, so no write goes over it. */
+  private async readTagged<T>(blob: string): Promise<{ value: T; etag: string | undefined } | null> {
     const got = await this.withStore((store) => store.getWithMetadata(blob, { type: 'text' }));
-    if (!got) return null;
-    try {
-      return { value: JSON.parse(got.data) as T, etag: got.etag };
-    } catch {
-      return { value: null, etag: got.etag };
-    }
+    return got ? { value: parseRecord<T>(blob, got.data), etag: got.etag } : null;
   }
 
   private write(blob: string, value: object, options?: { onlyIfNew: true } | { onlyIfMatch: string }) {
@@ -220,7 +230,7 @@ export class BlobsKeyBackend implements KeyBackend {
     let retryAfter = 0;
     const { written } = await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
       const times = (current?.times ?? []).filter((t) => typeof t === 'number' && t > now - SIGN_IN_WINDOW_MS);
-      if (times.length >= SIGN_INS_PER_HOUR) {
+      if (times.length >= SIGN_INS_PER_WINDOW) {
         retryAfter = Math.max(1, Math.ceil((Math.min(...times) + SIGN_IN_WINDOW_MS - now) / 1000));
         return undefined;
       }
@@ -230,6 +240,15 @@ export class BlobsKeyBackend implements KeyBackend {
     const token: TokenBlob = { email, createdAt: now, expiresAt: now + TOKEN_TTL_MS, usedAt: null };
     await this.write(name('tokens', tokenHash), token, { onlyIfNew: true });
     return { ok: true };
+  }
+
+  async dropToken(email: string, tokenHash: string, createdAt: number): Promise<void> {
+    await this.withStore((store) => store.delete(name('tokens', tokenHash)));
+    await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
+      const times = current?.times ?? [];
+      const at = times.indexOf(createdAt);
+      return at === -1 ? undefined : { times: times.filter((_, i) => i !== at) };
+    });
   }
 
   async openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {

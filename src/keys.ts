@@ -64,8 +64,10 @@ export type SignInOutcome = { ok: true } | { ok: false; retryAfter: number };
 export interface KeyBackend {
   /** Whether a key hash belongs to an active key; synchronous when known at once. */
   isActive(hash: string): Maybe<boolean>;
-  /** Stores a sign-in token hash unless `email` already had `SIGN_INS_PER_HOUR` in the last hour. */
+  /** Stores a sign-in token hash unless `email` already had `SIGN_INS_PER_WINDOW` in the last `SIGN_IN_WINDOW_MS`. */
   addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome>;
+  /** Removes a token stored at `createdAt` whose mail was never sent: it neither works nor counts against the limit. */
+  dropToken(email: string, tokenHash: string, createdAt: number): Promise<void>;
   /** Uses up a token (once, before it expires) and opens a session for its address; the address, or null. */
   openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null>;
   /** The address of a live session, or null. */
@@ -122,6 +124,13 @@ const encoder = new TextEncoder();
 /** Lower-case hex sha256 of a secret, synchronous, the same under Node and Deno. */
 export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
 
+/** Unicode control (Cc), format (Cf), line and paragraph separators (Zl, Zp): never part of an address. */
+const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const CONTROL_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/gu;
+
+/** A text with every control or format character (and the backslash) written as `\u{…}`: safe to print to a terminal. */
+export const printable = (text: string) => text.replace(CONTROL_ALL, (c) => (c === '\\' ? '\\\\' : `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`));
+
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 export function isEmail(value: unknown): value is string {
@@ -129,7 +138,20 @@ export function isEmail(value: unknown): value is string {
 }
 
 /** Addresses are compared without case: `Ada@Example.org` and `ada@example.org` share one key. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+export const normalizeEmail = (email: string) => email.trim().normalize('NFC').toLowerCase();
+
+/**
+ * An address as it is counted, stored and mailed to: trimmed, NFC, lower-cased
+ * (domain and local part alike); a 400 for one holding a control or format
+ * character (NUL, ESC, U+202E: each would make a new address for the same
+ * mailbox, or reach a terminal) or one that is not an address.
+ */
+export function addressOf(input: string): string {
+  if (typeof input === 'string' && CONTROL.test(input)) throw new KeyError(400, KEY_MESSAGES.controlInEmail);
+  const address = typeof input === 'string' ? normalizeEmail(input) : input;
+  if (!isEmail(address)) throw new KeyError(400, KEY_MESSAGES.badEmail);
+  return address;
+}
 
 /** Remembers the hashes of keys asked about recently: hashing costs more than the rest of the check. */
 class HashMemo {
@@ -179,13 +201,23 @@ export class Keys implements KeyCheck {
     return hash !== undefined && this.backend.isActive(hash);
   }
 
-  /** A new single-use sign-in token for `email`, to be mailed; 429 past the per-address limit. */
-  async signIn(email: string): Promise<{ email: string; token: string }> {
-    if (!isEmail(email)) throw new KeyError(400, KEY_MESSAGES.badEmail);
-    const address = normalizeEmail(email);
+  /**
+   * A new single-use sign-in token for `email`; 429 past the per-address
+   * limit. With `deliver` (the mailer), a token it fails to hand over is
+   * removed again and the error thrown: only links actually sent count.
+   */
+  async signIn(email: string, deliver?: (address: string, token: string) => Promise<void>): Promise<{ email: string; token: string }> {
+    const address = addressOf(email);
     const token = generateToken();
-    const outcome = await this.backend.addToken(address, hashSecret(token), this.now());
+    const now = this.now();
+    const outcome = await this.backend.addToken(address, hashSecret(token), now);
     if (!outcome.ok) throw new KeyError(429, KEY_MESSAGES.tooManyLinks, outcome.retryAfter);
+    try {
+      await deliver?.(address, token);
+    } catch (error) {
+      await this.backend.dropToken(address, hashSecret(token), now);
+      throw error;
+    }
     return { email: address, token };
   }
 
@@ -220,8 +252,7 @@ export class Keys implements KeyCheck {
 
   /** A key for an address that has none; 409 when it has one. */
   async issue(email: string): Promise<string> {
-    if (!isEmail(email)) throw new KeyError(400, KEY_MESSAGES.badEmail);
-    const { key, record } = this.newKey(normalizeEmail(email));
+    const { key, record } = this.newKey(addressOf(email));
     if (!(await this.backend.issue(record))) throw new KeyError(409, KEY_MESSAGES.hasKey);
     return key;
   }

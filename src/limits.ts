@@ -14,9 +14,14 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60;
 export const TOKEN_TTL_MS = 15 * 60_000;
 /** How long a portal session lasts. */
 export const SESSION_TTL_MS = 60 * 60_000;
-/** Sign-in links per address per window. */
-export const SIGN_INS_PER_HOUR = 5;
-export const SIGN_IN_WINDOW_MS = 60 * 60_000;
+/**
+ * Sign-in links mailed to one address per window. The window is short on
+ * purpose: whoever asks for links to someone else's address holds its owner
+ * off for at most this long, and the per-client limit (DEFAULT_ISSUE_LIMIT)
+ * keeps one client from doing it to many addresses.
+ */
+export const SIGN_INS_PER_WINDOW = 5;
+export const SIGN_IN_WINDOW_MS = 10 * 60_000;
 /** Largest portal request body accepted, bytes. */
 export const MAX_BODY_BYTES = 4096;
 /** A portal request's body must have arrived this long after the request began. */

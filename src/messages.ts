@@ -28,6 +28,7 @@ export const limitText = (perMinute: number) => `${perMinute} requests per minut
 /** What the key rules refuse with (src/keys.ts), as the portal and the CLI say it. */
 export const KEY_MESSAGES = {
   badEmail: 'Invalid email: expected an address like name@example.org',
+  controlInEmail: 'Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address',
   forbidden: MESSAGES.forbidden,
   badToken: 'This sign-in link is used, expired or unknown: ask for a new one',
   badSession: 'Not signed in, or the session expired: open a new sign-in link',

@@ -30,7 +30,7 @@ import {
   MAX_BODY_BYTES,
   SESSION_TTL_MS,
   SIGN_IN_WINDOW_MS,
-  SIGN_INS_PER_HOUR,
+  SIGN_INS_PER_WINDOW,
   TOKEN_TTL_MS,
   wholeNumberSetting,
 } from './limits.ts';
@@ -87,6 +87,8 @@ export interface PortalRequest extends ApiRequest {
 
 /** The body did not arrive within `BODY_TIMEOUT_MS`. */
 export class BodyTimeoutError extends Error {}
+/** The sign-in mail could not be handed to the transport (the key store's own failures are not this). */
+class MailFailed extends Error {}
 
 /** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
 export function issueLimitFrom(value: string | undefined): number {
@@ -197,13 +199,18 @@ class PortalEndpoints {
     if (typeof body.email !== 'string') return fail(400, PORTAL_MESSAGES.badEmail);
     const refused = this.overLimit(request);
     if (refused) return refused;
-    const { email, token } = await this.keys.signIn(body.email);
-    const link = `${this.linkBase(request)}/portal#token=${token}`;
+    const base = this.linkBase(request);
+    const send = (to: string, token: string) =>
+      this.options.sendMail({ to, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(`${base}/portal#token=${token}`) }).catch((error: Error) => {
+        throw new MailFailed(error.message);
+      });
     try {
-      await this.options.sendMail({ to: email, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(link) });
+      // A link whose mail was not handed to the transport is taken back: it neither works nor counts against the address.
+      await this.keys.signIn(body.email, send);
     } catch (error) {
-      this.options.log?.(`portal mail failed: ${(error as Error).message}`);
-      return fail(503, PORTAL_MESSAGES.mailFailed);
+      if (!(error instanceof MailFailed)) throw error;
+      this.options.log?.(`portal mail failed: ${error.message}`);
+      return fail(503, PORTAL_MESSAGES.mailFailed, { 'retry-after': '60' });
     }
     return portalReply(202, { message: PORTAL_MESSAGES.sent });
   }
@@ -242,7 +249,7 @@ class PortalEndpoints {
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
       if (!(error instanceof KeyError)) throw error;
-      if (error.status === 429) return tooMany(`${SIGN_INS_PER_HOUR} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
+      if (error.status === 429) return tooMany(`${SIGN_INS_PER_WINDOW} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
       return fail(error.status, error.message);
     }
   }

@@ -1,13 +1,13 @@
 /**
  * One behaviour and race suite for every key backend (SQLite, Netlify Blobs):
- * sign-in tokens, sessions, the hourly sign-in limit, one active key per
+ * sign-in tokens, sessions, the per-address sign-in limit (only links sent count), one active key per
  * address, rotation and revocation, each also with many calls at once through
  * two separate store instances (two processes, or two function instances,
  * sharing one store).
  */
 import { describe, expect, it } from 'vitest';
 import { KeyError, Keys } from '../src/keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, TOKEN_TTL_MS } from '../src/limits.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../src/limits.ts';
 
 /** Two `Keys` over one store, with a clock the test moves. */
 export interface StorePair {
@@ -78,18 +78,55 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       expect(await status(a.sessionEmail(session))).toBe(401);
     });
 
-    it(`sends at most ${SIGN_INS_PER_HOUR} links an hour to one address, and says when to ask again`, async () => {
+    it(`sends at most ${SIGN_INS_PER_WINDOW} links in ${SIGN_IN_WINDOW_MS / 60_000} minutes to one address, and says when to ask again`, async () => {
       const { a, b, clock } = open();
       const email = address('limit');
-      for (let i = 0; i < SIGN_INS_PER_HOUR; i++) {
+      for (let i = 0; i < SIGN_INS_PER_WINDOW; i++) {
         await (i % 2 ? a : b).signIn(email);
         clock.t += 60_000;
       }
       const refused = await a.signIn(email).catch((e: KeyError) => e);
-      expect(refused).toMatchObject({ status: 429, retryAfter: 3600 - 5 * 60 });
+      expect(refused).toMatchObject({ status: 429, retryAfter: SIGN_IN_WINDOW_MS / 1000 - SIGN_INS_PER_WINDOW * 60 });
       expect(await status(a.signIn(address('other')))).toBe('ok');
-      clock.t += 3600_000 - 5 * 60_000 + 1;
+      clock.t += SIGN_IN_WINDOW_MS - SIGN_INS_PER_WINDOW * 60_000 + 1;
       expect(await status(a.signIn(email))).toBe('ok');
+    });
+
+    it('counts only the links whose mail was handed over: a failed send neither works nor uses up the limit', async () => {
+      const { a, b } = open();
+      const email = address('unsent');
+      const tokens: string[] = [];
+      const failing = async (_to: string, token: string) => {
+        tokens.push(token);
+        throw new Error('SMTP down');
+      };
+      for (let i = 0; i < 2 * SIGN_INS_PER_WINDOW; i++) expect(await status(a.signIn(email, failing))).toBe('Error: SMTP down');
+      for (const token of tokens) expect(await status(b.openSession(token))).toBe(401);
+      for (let i = 0; i < SIGN_INS_PER_WINDOW; i++) expect(await status((i % 2 ? a : b).signIn(email, async () => {}))).toBe('ok');
+      expect(await status(a.signIn(email))).toBe(429);
+    });
+
+    it('counts an address however it is written: case, spaces and Unicode composition make no new address', async () => {
+      const { a, b } = open();
+      const tag = address('same');
+      const [local, domain] = tag.split('@');
+      const forms = [tag, ` ${tag} `, `${local}@${domain.toUpperCase()}`, `${local.toUpperCase()}@${domain}`, `${local}\u00e9@${domain}`, `${local}e\u0301@${domain}`];
+      for (const email of forms.slice(0, 4)) await a.signIn(email);
+      await b.signIn(forms[4]); // é, composed: another address, counted on its own
+      expect((await a.signIn(forms[5])).email).toBe(forms[4]); // e + combining acute: the same as é
+      expect(await status(b.signIn(forms[1]))).toBe('ok'); // the fifth for the first address
+      expect(await status(b.signIn(forms[2]))).toBe(429);
+    });
+
+    it('refuses an address holding a control or format character, with 400, and stores nothing for it', async () => {
+      const { a } = open();
+      const [local, domain] = address('ctl').split('@');
+      for (const c of ['\u0000', '\u001b', '\u007f', '\u0085', '\u200b', '\u202e', '\u2028', '\u2029', '\ufeff', '\u00ad']) {
+        const refused = await a.signIn(`${local.slice(0, 2)}${c}${local.slice(2)}@${domain}`).catch((e: KeyError) => e);
+        expect(refused).toMatchObject({ status: 400, message: expect.stringMatching(/control and format characters/) });
+        expect(await status(a.issue(`${local}@${domain}${c}`))).toBe(400);
+      }
+      for await (const r of a.list()) expect(r.email).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
     });
 
     it('keeps one active key per address: issue once, rotate, revoke, issue again', async () => {
@@ -181,12 +218,12 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
         expect(outcomes.filter((o) => o === 401)).toHaveLength(9);
       });
 
-      it(`sends ${SIGN_INS_PER_HOUR} links, no more, when twelve ask for one address at once`, async () => {
+      it(`sends ${SIGN_INS_PER_WINDOW} links, no more, when twelve ask for one address at once`, async () => {
         const { a, b } = open();
         const email = address('sign-in-race');
         const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => status((i % 2 ? a : b).signIn(email))));
-        expect(outcomes.filter((o) => o === 'ok')).toHaveLength(SIGN_INS_PER_HOUR);
-        expect(outcomes.filter((o) => o === 429)).toHaveLength(12 - SIGN_INS_PER_HOUR);
+        expect(outcomes.filter((o) => o === 'ok')).toHaveLength(SIGN_INS_PER_WINDOW);
+        expect(outcomes.filter((o) => o === 429)).toHaveLength(12 - SIGN_INS_PER_WINDOW);
       });
 
       it('refuses every key whose revocation was acknowledged, and keeps at most one active key, under a mix of writes', async () => {

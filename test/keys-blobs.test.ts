@@ -8,7 +8,8 @@
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret, Keys } from '../src/keys.ts';
-import { blobsKeyStore, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys-blobs.ts';
+import { createPortal } from '../src/portal.ts';
+import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys-blobs.ts';
 import { startBlobs, type Blobs } from './_blobs.ts';
 
 let blobs: Blobs;
@@ -48,13 +49,40 @@ describe('the Blobs key backend', () => {
     expect(JSON.parse((await raw.get(`keys/${hashSecret(key)}`, { type: 'text' }))!)).toMatchObject({ id: key.slice(0, 12), revokedAt: null });
   });
 
-  it('treats a record that is not JSON as missing, and answers no for a key it never issued', async () => {
+  it('answers no for a key it never issued, and an error, never a no, for a key whose record cannot be read', async () => {
     const options = fresh();
     const keys = portalKeys(options);
     const key = await keys.issue('broken@example.org');
     await getStore(options).set(`keys/${hashSecret(key)}`, 'not json');
-    expect(await keys.verify(key)).toBe(false);
+    await expect(keys.verify(key)).rejects.toThrow(BlobsRecordError);
     expect(await keys.verify(`faa_${'A'.repeat(32)}`)).toBe(false);
+  });
+
+  it('treats an unreadable account record as an error: no second key is issued, nothing is written over it, and the portal answers 503', async () => {
+    const options = fresh();
+    const keys = portalKeys(options);
+    const email = 'damaged@example.org';
+    const old = await keys.issue(email);
+    const { session } = await keys.openSession((await keys.signIn(email)).token);
+    const raw = getStore(options);
+    const account = `accounts/${hashSecret(email)}`;
+    for (const broken of ['{"email": "damaged@exa', '[]', 'null']) {
+      await raw.set(account, broken);
+      await expect(keys.issue(email)).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
+      await expect(keys.rotate(email)).rejects.toThrow(BlobsRecordError);
+      await expect(keys.revoke(email)).rejects.toThrow(BlobsRecordError);
+      await expect(keys.activeKey(email)).rejects.toThrow(BlobsRecordError);
+      expect(await raw.get(account, { type: 'text' })).toBe(broken);
+    }
+    expect(await keys.verify(old)).toBe(true); // its own record is whole: the key it had still works, and no other was made
+    const { blobs: listed } = await raw.list({ prefix: 'keys/' });
+    expect(listed).toHaveLength(1);
+
+    const portal = createPortal({ keys, sendMail: async () => {}, publicBaseUrl: 'https://api.example.org' });
+    const issued = await portal.handle(new Request('https://api.example.org/portal/keys', { method: 'POST', headers: { authorization: `Bearer ${session}` } }), '203.0.113.5');
+    expect(issued.status).toBe(503);
+    expect(issued.headers.get('retry-after')).toBe('60');
+    expect(await raw.get(account, { type: 'text' })).toBe('null');
   });
 
   it('falls back to eventual reads where the environment offers no strong ones', async () => {

@@ -238,4 +238,17 @@ describe('the keys command and a running server', () => {
     expect(unreadable?.stderr).toMatch(/^keys: Cannot use the key database .*junk\.db: file is not a database/);
     expect(await readFile(junk, 'utf8')).toBe('x'.repeat(5000));
   });
+
+  it('prints stored addresses escaped, so one holding ESC c cannot reset the terminal, and refuses such an address', async () => {
+    // Written around the rules, as a database from before they refused control characters may hold them.
+    const stored = new SqliteKeyBackend(db, { view: false });
+    stored.insertMany([{ hash: hashSecret(generateKey()), id: 'faa_Esc12345', email: 'reset\u001bc\u202eevil\\@example.org', createdAt: 0 }]);
+    stored.close();
+    const list = (await keysCommand(db, 'list')).stdout;
+    expect(list).toContain('faa_Esc12345…\treset\\u{001B}c\\u{202E}evil\\\\@example.org\t');
+    expect(list).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    const refused = await failure(keysCommand(db, 'issue', 'bell\u0007@example.org'));
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr.trim()).toBe('keys: Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address');
+  });
 });

@@ -107,6 +107,26 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     expect(status).toBe(200);
   });
 
+  it('refuses to build the sample over it when its manifest is cut in half, and npm start refuses too, dist/ left whole', async () => {
+    const manifestFile = path.join(dist, MANIFEST_PATH);
+    const manifest = await readFile(manifestFile);
+    await writeFile(manifestFile, manifest.subarray(0, manifest.length >> 1));
+    try {
+      const before = await treeDigest(dist);
+      const { code, stderr } = await buildCommand([]);
+      expect(code).toBe(1);
+      expect(stderr.trimEnd().split('\n')).toEqual([
+        'build failed: refusing to build: dist/ holds an archive of 12137 nominations by its summary (its manifest is missing or damaged; 97 ceremony years, 1929-2026) ' +
+          'and no source was given, so this build would replace it with the small sample; ' +
+          'set ARCHIVE_SOURCE=/path/to/oscars.csv (or run npm run data:fetch) to rebuild it, or run again with --accept-changes to replace it.',
+      ]);
+      await expect(startServer({}, { cwd: clone })).rejects.toThrow(/exited 1:[\s\S]*building: dist\/'s manifest is missing or damaged[\s\S]*npm start: refusing to build: dist\/ holds an archive of 12137 nominations/);
+      expect(await treeDigest(dist)).toEqual(before);
+    } finally {
+      await writeFile(manifestFile, manifest);
+    }
+  });
+
   it('replaces it with the sample when the build is run with --accept-changes', async () => {
     const { code, stdout } = await buildCommand(['--accept-changes']);
     expect(code).toBe(0);

@@ -9,7 +9,13 @@
  * access log never makes a request wait on stdout or a file, costs one write
  * per batch, not per line, and keeps no line (nor the URL in it) alive as a
  * string until then.
+ *
+ * A destination that fails (stdout closed under the server: EPIPE) never stops
+ * the server: from then on lines are dropped and counted, and stderr is told
+ * once. Bytes waiting for a slow destination are bounded (`maxBufferedBytes`),
+ * and `flush` can be given a deadline, so a stalled stdout never holds up a stop.
  */
+import { writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import sonicBoom, { type SonicBoom as SonicBoomClass } from 'sonic-boom';
 import { isAtomChar, redactLine } from '../redact.ts';
@@ -20,8 +26,14 @@ export interface Log {
   /** One line at info level (the access log, the portal's log), at `time` (ms since the epoch; default now). */
   (line: string, time?: number): void;
   error(line: string): void;
-  /** Writes out what is batched; resolves once the destination has written it all (or dropped it). */
-  flush(): Promise<void>;
+  /**
+   * Writes out what is batched; resolves once the destination has written it
+   * all (or dropped it), or after `withinMs` at the latest: true when
+   * nothing is left waiting for the destination.
+   */
+  flush(withinMs?: number): Promise<boolean>;
+  /** Lines dropped so far (a destination too slow or failed). */
+  readonly dropped: number;
 }
 
 export interface LogOptions {
@@ -33,6 +45,24 @@ export interface LogOptions {
   flushMs?: number;
   /** Characters of waiting lines that trigger a write at once; default 64 Ki. */
   flushBytes?: number;
+  /** Where a failed destination is reported, once; default stderr. */
+  warn?: (line: string) => void;
+}
+
+/** One line on stderr, written at once; a stderr that fails too is left alone. */
+function toStderr(line: string): void {
+  try {
+    writeSync(2, `${line}\n`);
+  } catch {
+    // Nowhere left to say it.
+  }
+}
+
+/** Newlines in a batch: its lines. */
+function linesIn(bytes: Buffer): number {
+  let lines = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) lines++;
+  return lines;
 }
 
 /** Longest line kept whole; a longer one (a URL with a 15 KB "key", say) keeps its start and end. */
@@ -66,26 +96,51 @@ function isoClock(): (ms: number) => string {
 /**
  * Where batches go: sonic-boom over a file or descriptor, which says which
  * bytes it dropped and which it wrote (its own flush() does not wait for the
- * disk), or a stream (tests).
+ * disk), or a stream (tests). Once it fails, every later batch is dropped and
+ * counted.
  */
 class Destination {
   /** Lines dropped and not yet reported. */
   private dropped = 0;
+  /** Lines dropped in all. */
+  droppedInAll = 0;
+  /** Why the destination can no longer be written to, once it failed. */
+  failed: string | null = null;
   private readonly boom: SonicBoomClass | null;
   private unwritten = 0;
   private waiting: (() => void)[] = [];
   private readonly target: number | string | Writable;
 
-  constructor(target: number | string | Writable, maxBufferedBytes: number) {
+  private readonly warn: (line: string) => void;
+
+  constructor(target: number | string | Writable, maxBufferedBytes: number, warn: (line: string) => void) {
     this.target = target;
+    this.warn = warn;
     const boom =
       typeof target === 'object' ? null : new SonicBoom({ dest: target, sync: false, mkdir: typeof target === 'string', maxLength: maxBufferedBytes, contentMode: 'buffer' });
     boom?.on('write', (bytes: number) => this.written(bytes));
-    boom?.on('drop', (bytes: Buffer) => {
-      for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.dropped++;
-      this.written(bytes.length);
-    });
+    boom?.on('drop', (bytes: Buffer) => this.drop(bytes));
+    boom?.on('error', (error: NodeJS.ErrnoException) => this.fail(error));
+    if (typeof target === 'object') target.on('error', (error: NodeJS.ErrnoException) => this.fail(error));
     this.boom = boom;
+  }
+
+  private drop(bytes: Buffer): void {
+    const lines = linesIn(bytes);
+    this.dropped += lines;
+    this.droppedInAll += lines;
+    this.written(bytes.length);
+  }
+
+  /** The destination failed (EPIPE, EBADF, a full disk...): said once, and nothing is handed to it again. */
+  private fail(error: NodeJS.ErrnoException): void {
+    if (this.failed) return;
+    this.failed = error.code ?? error.message;
+    const where = typeof this.target === 'number' ? (this.target === 1 ? 'stdout' : `file descriptor ${this.target}`) : typeof this.target === 'string' ? this.target : 'its stream';
+    this.warn(`log: cannot write to ${where} (${this.failed}); the server goes on, and log lines are dropped and counted from now on`);
+    // What sonic-boom still held is lost with it.
+    this.unwritten = 0;
+    this.written(0);
   }
 
   /** The lines dropped since last asked, to be reported now. */
@@ -101,11 +156,18 @@ class Destination {
    * back to the next notice; the notice itself is not counted.
    */
   write(batch: Buffer, reported = 0): void {
+    if (this.failed) {
+      this.droppedInAll += linesIn(batch) - (reported > 0 ? 1 : 0);
+      return;
+    }
     const before = this.dropped;
     if (this.boom) this.unwritten += batch.length;
     // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
     (this.boom ?? (this.target as Writable)).write(batch as unknown as string);
-    if (reported > 0 && this.dropped > before) this.dropped += reported - 1;
+    if (reported > 0 && this.dropped > before) {
+      this.dropped += reported - 1;
+      this.droppedInAll -= 1;
+    }
   }
 
   /** Resolves once every byte handed over is written or dropped. */
@@ -114,7 +176,7 @@ class Destination {
   }
 
   private written(bytes: number): void {
-    this.unwritten -= bytes;
+    this.unwritten = Math.max(0, this.unwritten - bytes);
     if (this.unwritten > 0) return;
     for (const resolve of this.waiting) resolve();
     this.waiting = [];
@@ -122,8 +184,8 @@ class Destination {
 }
 
 export function createLog(options: LogOptions = {}): Log {
-  const { destination = 1, maxBufferedBytes = 16 * 1024 * 1024, flushMs = 50, flushBytes = 64 * 1024 } = options;
-  const out = new Destination(destination, maxBufferedBytes);
+  const { destination = 1, maxBufferedBytes = 16 * 1024 * 1024, flushMs = 50, flushBytes = 64 * 1024, warn = toStderr } = options;
+  const out = new Destination(destination, maxBufferedBytes, warn);
   const iso = isoClock();
   // The batch: lines already redacted and encoded. A chunk is handed over whole and never written to again.
   const chunkBytes = flushBytes + CHUNK_LINE_BYTES;
@@ -136,7 +198,7 @@ export function createLog(options: LogOptions = {}): Log {
     if (timer) clearTimeout(timer);
     timer = null;
     soon = false;
-    const lost = out.takeDropped();
+    const lost = out.failed ? 0 : out.takeDropped();
     if (lost > 0) append(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${lost} lines dropped: the destination was too slow"}\n`);
     if (used === 0) return;
     out.write(chunk.subarray(0, used), lost);
@@ -165,9 +227,14 @@ export function createLog(options: LogOptions = {}): Log {
 
   const log = ((line: string, time?: number) => push('info', line, time)) as Log;
   log.error = (line) => push('error', line);
-  log.flush = () => {
+  log.flush = (withinMs?: number) => {
     write();
-    return out.drained();
+    const drained = out.drained().then(() => true);
+    if (withinMs === undefined) return drained;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+    return Promise.race([drained, late]).finally(() => clearTimeout(timer));
   };
+  Object.defineProperty(log, 'dropped', { get: () => out.droppedInAll });
   return log;
 }

@@ -28,6 +28,13 @@ const TYPES: Record<string, string> = {
 
 /** Longest time to receive a whole request, headers and body. */
 export const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * Longest path a public file can have: dist/'s own are far shorter. A longer
+ * one is a 404 at once, never a question to the disk, where its asynchronous
+ * stat() would keep each hostile 15 KB path alive long enough to reach the old
+ * generation: a flood of them grew the heap by hundreds of MiB.
+ */
+const MAX_PUBLIC_PATH = 1024;
 
 export interface ServerOptions {
   /** The built output folder. */
@@ -53,6 +60,7 @@ export interface ServerOptions {
  */
 export function publicFiles(data: DiskData) {
   return async (request: ApiRequest): Promise<ApiReply | null> => {
+    if (request.url.length > MAX_PUBLIC_PATH) return null;
     let pathname: string;
     try {
       // The core asks only for paths that are not API routes, so no lookup pays for a stat() here.

@@ -11,11 +11,18 @@
  * checking `PRAGMA data_version` every `pollMs` (250 ms), reading only rows
  * whose change number (`seq`) is newer than the last one seen.
  *
- * A file it cannot read (not a database, corrupt, a newer schema, someone
- * else's tables) stops it with one `KeyDatabaseError` that says what is wrong;
- * it never writes to such a file.
+ * A file it cannot read (not a database, a newer schema, someone else's
+ * tables, or one that fails `PRAGMA quick_check`: damaged) stops it with one
+ * `KeyDatabaseError` that says what is wrong; it never writes to such a file.
+ * Busy is not damage: a lock another process holds is waited for (up to
+ * `LOCK_WAIT_MS`), then reported as `KeyDatabaseBusy`; a file it may not write
+ * as `KeyDatabaseReadOnly`. Damage found once running (SQLITE_CORRUPT, in a
+ * request or in the polling timer) never stops the process: the store is
+ * marked damaged, says so once (`onDamage`), and every later use of it throws,
+ * so key-dependent requests fail rather than answer from a store that can no
+ * longer follow revocations.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import {
@@ -25,7 +32,7 @@ import {
   type NewKey,
   type SignInOutcome,
 } from '../keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_HOUR, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -63,6 +70,10 @@ const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
 
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
+/** Another process held the key database's lock for longer than this one waits: nothing is wrong with it, try again. */
+export class KeyDatabaseBusy extends KeyDatabaseError {}
+/** The key database (or its folder) may not be written: a read-only file system or permissions. */
+export class KeyDatabaseReadOnly extends KeyDatabaseError {}
 
 export interface SqliteKeysOptions {
   /**
@@ -76,9 +87,16 @@ export interface SqliteKeysOptions {
   legacyJson?: string;
   /** Longest wait for the write lock, ms; default 10 s. */
   lockWaitMs?: number;
+  /** Told once, when damage is found after the store opened (the server logs it as an error). */
+  onDamage?: (message: string) => void;
 }
 
-const isBusy = (error: unknown) => ((error as { errcode?: number }).errcode ?? 0) % 256 === 5 || ((error as { errcode?: number }).errcode ?? 0) % 256 === 6;
+/** SQLite's primary result code of an error (SQLITE_BUSY 5, SQLITE_READONLY 8, SQLITE_CORRUPT 11, ...). */
+const resultCode = (error: unknown) => ((error as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
+const isBusy = (error: unknown) => resultCode(error) === 5 || resultCode(error) === 6;
+/** SQLITE_CORRUPT or SQLITE_NOTADB: the file's content is damaged. */
+const isDamage = (error: unknown) => resultCode(error) === 11 || resultCode(error) === 26;
+const isReadOnly = (error: unknown) => resultCode(error) === 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -89,20 +107,65 @@ function unreadable(file: string, reason: string): KeyDatabaseError {
   );
 }
 
-/** Refuses, without writing, a file that is not a key database this code can read. */
+const busy = (file: string, waitedMs: number) =>
+  new KeyDatabaseBusy(`another process holds the key database; try again (${file} was waited for ${waitedMs / 1000} s; nothing is wrong with it)`);
+
+/** Why `file` (or its folder, where SQLite keeps its -wal and -shm files) may not be written, or null. */
+function notWritable(file: string): string | null {
+  for (const target of [file, path.dirname(path.resolve(file))]) {
+    try {
+      if (existsSync(target)) accessSync(target, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return `${code === 'EROFS' ? 'a read-only file system' : `no permission to write ${target === file ? 'it' : 'its folder'}`} (${code})`;
+    }
+  }
+  return null;
+}
+
+function readOnly(file: string, why: string): KeyDatabaseReadOnly {
+  return new KeyDatabaseReadOnly(
+    `the key database ${file} is read-only: ${why}. Nothing was written; the server and the keys command need to write it: make it and its folder writable, or set KEYS_DB to a writable place.`,
+  );
+}
+
+/** A failure of the file as the user should hear it: busy, read-only, or (anything else) unreadable. */
+function classified(file: string, error: unknown, waitedMs = LOCK_WAIT_MS): KeyDatabaseError {
+  if (error instanceof KeyDatabaseError) return error;
+  if (isBusy(error)) return busy(file, waitedMs);
+  if (isReadOnly(error) || resultCode(error) === 14) {
+    const why = notWritable(file);
+    if (why || isReadOnly(error)) return readOnly(file, why ?? (error as Error).message);
+  }
+  return unreadable(file, (error as Error).message);
+}
+
+/** The first problems `PRAGMA quick_check` finds (every table and index page), and whether the one-active-key index holds every active key. */
+function damageIn(db: DatabaseSync): string | null {
+  const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
+  // One line: its first findings (a row may hold several lines).
+  if (problems.join() !== 'ok') return problems.join('\n').split('\n').filter((p) => p && !p.startsWith('***')).slice(0, 3).join('; ');
+  const count = (sql: string) => Number((db.prepare(sql).get() as { n: number }).n);
+  const active = count('SELECT count(*) AS n FROM keys NOT INDEXED WHERE revoked_at IS NULL');
+  const indexed = count('SELECT count(*) AS n FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL');
+  return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
+}
+
+/** Refuses, without writing, a file that is not a key database this code can read, or one that is damaged. */
 function checkReadable(file: string): void {
   if (file === ':memory:' || !existsSync(file) || statSync(file).size === 0) return;
   let db: DatabaseSync | undefined;
   try {
-    db = new DatabaseSync(file, { readOnly: true });
+    db = new DatabaseSync(file, { readOnly: true, timeout: LOCK_WAIT_MS });
     const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
     if (version > SCHEMA_VERSION) throw unreadable(file, `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`);
     if (version === 0 && tables.length > 0) throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
     if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t))) throw unreadable(file, 'tables of the key schema are missing');
+    const damage = version === SCHEMA_VERSION ? damageIn(db) : null;
+    if (damage) throw unreadable(file, `it is damaged (PRAGMA quick_check: ${damage})`);
   } catch (error) {
-    if (error instanceof KeyDatabaseError) throw error;
-    throw unreadable(file, (error as Error).message);
+    throw classified(file, error);
   } finally {
     db?.close();
   }
@@ -119,36 +182,64 @@ export class SqliteKeyBackend implements KeyBackend {
   private readonly lockWaitMs: number;
   private purgedAt = 0;
   readonly file: string;
+  /** What damage was found once running; from then on every use throws. */
+  private damaged: KeyDatabaseError | null = null;
+  private readonly onDamage: ((message: string) => void) | undefined;
 
   constructor(file: string, options: SqliteKeysOptions = {}) {
     this.file = file;
-    checkReadable(file);
-    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    this.onDamage = options.onDamage;
+    checkReadable(file);
+    if (file !== ':memory:') {
+      const why = notWritable(file);
+      if (why) throw readOnly(file, why);
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    }
+    let db: DatabaseSync | undefined;
     try {
-      this.db = new DatabaseSync(file, { timeout: 5_000 });
+      this.db = db = new DatabaseSync(file, { timeout: this.lockWaitMs });
       // A 64 MiB page cache keeps the hot index pages of a million keys in memory, so a write seldom reads.
-      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
-      this.blockingWrite(() => {
-        if (Number((this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version) === 0) this.db.exec(SCHEMA);
-      });
+      this.db.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
+      // Only a new file needs the write lock here: an existing key database opens while another process writes.
+      if ((this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode !== 'wal') this.db.exec('PRAGMA journal_mode = WAL');
+      if (this.schemaVersion() === 0) this.blockingWrite(() => this.schemaVersion() === 0 && this.db.exec(SCHEMA));
       // The server never blocks its event loop on another process's lock: writes wait asynchronously (see `write`).
       this.db.exec('PRAGMA busy_timeout = 0');
     } catch (error) {
-      throw error instanceof KeyDatabaseError ? error : unreadable(file, (error as Error).message);
+      if (db?.isOpen) db.close();
+      throw classified(file, error, this.lockWaitMs);
     }
     try {
       if (options.legacyJson) this.imported = this.importLegacy(options.legacyJson);
       this.active = options.view === false ? null : this.loadActive();
     } catch (error) {
       this.db.close();
-      throw error instanceof LegacyKeysError ? error : unreadable(file, (error as Error).message);
+      throw error instanceof LegacyKeysError ? error : classified(file, error, this.lockWaitMs);
     }
     const pollMs = options.pollMs ?? POLL_MS;
     if (this.active && pollMs > 0 && file !== ':memory:') {
       this.timer = setInterval(() => this.follow(), pollMs);
       this.timer.unref();
     }
+  }
+
+  private schemaVersion(): number {
+    return Number((this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  }
+
+  /**
+   * What a failed operation means for the file, thrown as such: busy,
+   * read-only, or damage (then the store is marked damaged, said once, and
+   * refuses every later use until a restart checks the file again).
+   */
+  private failure(error: unknown): KeyDatabaseError {
+    if (this.damaged) return this.damaged;
+    if (!isDamage(error)) return error instanceof KeyDatabaseError || isBusy(error) || isReadOnly(error) ? classified(this.file, error, this.lockWaitMs) : (error as KeyDatabaseError);
+    this.damaged = unreadable(this.file, `it was found damaged while running (${(error as Error).message})`);
+    clearInterval(this.timer);
+    this.onDamage?.(`key database damaged: ${this.damaged.message} Key checks and the portal answer errors until it is restored and the server restarted.`);
+    return this.damaged;
   }
 
   /** Active key hashes, read once at start (about a second per million keys). */
@@ -189,8 +280,8 @@ export class SqliteKeyBackend implements KeyBackend {
       }
       this.dataVersion = version;
     } catch (error) {
-      if (!isBusy(error)) throw error;
-      // Busy: the next tick tries again.
+      // Busy: the next tick tries again. Anything else is never thrown from the timer, where it would end the process.
+      if (!isBusy(error)) this.failure(error);
     }
   }
 
@@ -214,12 +305,13 @@ export class SqliteKeyBackend implements KeyBackend {
    * synchronously, so nothing in this process interleaves with it.
    */
   private async write<T>(work: (seq: () => number) => T): Promise<T> {
+    if (this.damaged) throw this.damaged;
     const deadline = Date.now() + this.lockWaitMs;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
       try {
         this.db.exec('BEGIN IMMEDIATE');
       } catch (error) {
-        if (!isBusy(error) || Date.now() > deadline) throw error;
+        if (!isBusy(error) || Date.now() > deadline) throw this.failure(error);
         await sleep(delay * (0.5 + Math.random()));
         continue;
       }
@@ -231,25 +323,28 @@ export class SqliteKeyBackend implements KeyBackend {
         return out;
       } catch (error) {
         if (this.db.isTransaction) this.db.exec('ROLLBACK');
-        throw error;
+        throw this.failure(error);
       }
     }
   }
 
   /** Reads, retried asynchronously on the rare busy answer WAL readers can get. */
   private async read<T>(work: () => T): Promise<T> {
+    if (this.damaged) throw this.damaged;
     const deadline = Date.now() + this.lockWaitMs;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
       try {
         return work();
       } catch (error) {
-        if (!isBusy(error) || Date.now() > deadline) throw error;
+        if (!isBusy(error) || Date.now() > deadline) throw this.failure(error);
         await sleep(delay);
       }
     }
   }
 
   isActive(hash: string): boolean {
+    // A damaged store can no longer follow revocations: no key is vouched for from it.
+    if (this.damaged) throw this.damaged;
     if (this.active) return this.active.has(hash);
     return this.db.prepare('SELECT 1 AS x FROM keys WHERE hash = ? AND revoked_at IS NULL').get(hash) !== undefined;
   }
@@ -264,8 +359,8 @@ export class SqliteKeyBackend implements KeyBackend {
     const outcome = await this.write((): SignInOutcome => {
       const recent = this.db
         .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
-        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_HOUR) as { created_at: number }[];
-      if (recent.length >= SIGN_INS_PER_HOUR) {
+        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_WINDOW) as { created_at: number }[];
+      if (recent.length >= SIGN_INS_PER_WINDOW) {
         return { ok: false, retryAfter: Math.max(1, Math.ceil((Number(recent[0].created_at) + SIGN_IN_WINDOW_MS - now) / 1000)) };
       }
       this.db.prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, email, now, now + TOKEN_TTL_MS);
@@ -273,6 +368,10 @@ export class SqliteKeyBackend implements KeyBackend {
     });
     if (now - this.purgedAt > 60_000) await this.purge(now);
     return outcome;
+  }
+
+  async dropToken(_email: string, tokenHash: string): Promise<void> {
+    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(tokenHash));
   }
 
   /** Drops tokens older than the sign-in window (they count no more) and expired sessions. */
@@ -374,6 +473,7 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   async *list(): AsyncIterable<KeyListing> {
+    if (this.damaged) throw this.damaged;
     const rows = this.db.prepare('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid').iterate() as Iterable<{
       id: string;
       email: string;
