@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
@@ -147,6 +148,8 @@ describe('a key database the server may not write', () => {
     if (process.getuid?.() === 0) {
       as = { uid: 65534, tmp: await tempDir('nobody') };
       chmodSync(as.tmp, 0o777);
+      // The test run's own temp folder is private (mkdtemp): that user may pass through it, not list it.
+      chmodSync(os.tmpdir(), 0o711);
       chmodSync(path.dirname(dist), 0o755); // the sample it serves, readable by that user
     }
     for (const entry of readdirSync(dir)) chmodSync(path.join(dir, entry), 0o444);
