@@ -9,15 +9,15 @@ import type { Manifest } from '../src/types.ts';
 const encoder = new TextEncoder();
 
 /**
- * Where the README's "Client" section is read: the package's repository (or
- * homepage) from package.json, else its page on the npm registry, which shows
- * the README too.
+ * Where the README's section on the client package is read: the repository
+ * (or homepage) package.json names; none while it names neither, since the
+ * service's own package is never published.
  */
-export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))): string {
+export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))): string | undefined {
   const repository = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
   const web = repository?.replace(/^git\+/, '').replace(/\.git$/, '').replace(/^github:/, 'https://github.com/');
-  const base = (web && /^https?:\/\//.test(web) ? web : pkg.homepage?.replace(/#.*$/, '')) ?? `https://www.npmjs.com/package/${pkg.name}`;
-  return `${base}#client`;
+  const base = web && /^https?:\/\//.test(web) ? web : pkg.homepage?.replace(/#.*$/, '');
+  return base ? `${base}#the-client-package` : undefined;
 }
 
 /**

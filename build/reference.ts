@@ -25,7 +25,7 @@ export interface ReferenceOptions {
   examples?: ExampleAnswers;
   /** Where the API is served (PUBLIC_BASE_URL), for curl lines read without the page's script; default a placeholder. */
   baseUrl?: string;
-  /** The README's "Client" section, where the typed client is documented. */
+  /** The README's section on the client package, where the repository's address is known. */
   clientUrl?: string;
 }
 
@@ -43,6 +43,15 @@ function curlBlock(id: string, requestPath: string, baseUrl: string): string {
 <p class="copied" role="status"></p>
 </div>`;
 }
+
+/** Installing the client package and a first lookup with it, against `baseUrl`. */
+const CLIENT_EXAMPLE = (baseUrl: string) => `npm install ./film-awards-archive-client-*.tgz
+
+import { createClient } from 'film-awards-archive-client';
+const api = createClient({ baseUrl: '${baseUrl}', apiKey: 'YOUR_KEY' });
+for (const { year, category, nomination } of await api.person('Meryl Streep')) {
+  console.log(year, category, nomination.won ? 'won' : '');
+}`;
 
 /** The example answer, status line first, abridged where long. */
 function answerBlock(id: string, answer: ExampleAnswer | undefined): string {
@@ -142,7 +151,7 @@ ${rows.join('\n')}
 export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, options: ReferenceOptions = {}): string {
   const [first, last] = manifest.yearRange;
   const all = { ...options, baseUrl: (options.baseUrl ?? 'https://your-site.example').replace(/\/+$/, '') };
-  const client = options.clientUrl ? `<a href="${escapeHtml(options.clientUrl)}">Typed client</a>` : '';
+  const client = '<a href="#client">Typed client</a>';
   const css = readFileSync(path.join(SOURCE, 'reference.css'), 'utf8');
   const script = readFileSync(path.join(SOURCE, 'reference.js'), 'utf8');
   return `<!doctype html>
@@ -200,7 +209,9 @@ ${errorTable()}
 
 <section id="client" aria-labelledby="client-title">
 <h2 id="client-title">Client</h2>
-<p>A typed client for Node, Deno and browsers caches answers with their ETags, waits out <code>Retry-After</code> and never logs your key${options.clientUrl ? `: how to install and use it is in <a href="${escapeHtml(options.clientUrl)}">the README’s “Client” section</a>` : ''}. Or generate one from the <a href="/openapi.json">OpenAPI document</a>.</p>
+<p>A typed client for Node 24, Deno and browsers (<code>film-awards-archive-client</code>: JavaScript with type declarations, no dependencies) caches answers with their ETags, waits out <code>Retry-After</code> and never logs your key. In a checkout of the service, <code>npm run pack:client</code> builds it and prints its tarball; install that file in your project:</p>
+<pre>${escapeHtml(CLIENT_EXAMPLE(all.baseUrl))}</pre>
+<p>${options.clientUrl ? `More in <a href="${escapeHtml(options.clientUrl)}">the README’s section on the client</a>. ` : ''}Or generate a client of your own from the <a href="/openapi.json">OpenAPI document</a>.</p>
 </section>
 
 <footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.${servedRevision(manifest.source)}</footer>
