@@ -21,7 +21,7 @@ import type { Manifest } from '../src/types.ts';
 import { edgeRouter } from '../cli/edge-routes.ts';
 import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
 
-/** Netlify's limits (docs.netlify.com, see /work/shared/docs/NETLIFY.md). */
+/** Netlify's limits (docs.netlify.com; summarised in shared/docs/NETLIFY.md, beside this repository). */
 const EDGE_BUNDLE_LIMIT = 20 * 1024 * 1024;
 const FILES_PER_DIRECTORY_LIMIT = 54_000;
 
