@@ -20,7 +20,8 @@
  * required where there is one (415 otherwise). So only the portal page on the
  * same origin can use these endpoints from a browser.
  */
-import { type ApiReply, concatBytes, jsonReply, toResponse } from './api/reply.ts';
+import { concatBytes } from './api/answer.ts';
+import { type ApiReply, jsonReply, toResponse } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
 import {

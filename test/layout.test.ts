@@ -2,8 +2,8 @@
  * The code's layout rules, checked on the source itself: what the edge
  * function loads is runtime-agnostic (no `node:` module, nothing Node-only),
  * src/ never reaches into build/ or the tests, the spec's oracle is imported
- * only by the tests and the benchmark, and no function of the request path
- * (src/, netlify/) runs over 60 lines.
+ * only by the tests and the benchmark, no file imports itself through others,
+ * and no function of the request path (src/, netlify/) runs over 60 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -62,6 +62,23 @@ function longFunctions(file: string): string[] {
   return found;
 }
 
+/** Import cycles among `files` (relative imports, type-only ones included), each as `a -> b -> a`. */
+function importCycles(files: string[]): string[] {
+  const known = new Set(files);
+  const edges = new Map(files.map((f) => [f, importsOf(f).filter((spec) => spec.startsWith('.')).map((spec) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, f)), spec))).filter((to) => known.has(to))]));
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, trail: string[]) => {
+    if (state.get(file) === 'open') cycles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '));
+    if (state.has(file)) return;
+    state.set(file, 'open');
+    for (const to of edges.get(file) ?? []) visit(to, [...trail, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
+
 describe('the layout', () => {
   it('loads nothing Node-only into the edge function: no node: module, no *.node.ts, no build/ or test/ file', () => {
     const graph = [...runtimeGraph('netlify/edge-functions/api.ts')];
@@ -80,6 +97,12 @@ describe('the layout', () => {
     const importers = files.filter((f) => importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'));
     expect(importers.length).toBeGreaterThan(2);
     expect(importers.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+  });
+
+  it('has no import cycle among the project\'s own files', () => {
+    const files = ['src', 'build', 'cli', 'netlify'].flatMap(sourceFiles);
+    expect(files.length).toBeGreaterThan(40);
+    expect(importCycles(files)).toEqual([]);
   });
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, netlify/)`, () => {

@@ -8,7 +8,7 @@
  * that an offline build routes it too.
  */
 import type { Context } from '@netlify/edge-functions';
-import type { DataSource } from '../../src/api/archive.ts';
+import type { DataSource } from '../../src/api/answer.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../../src/keys-blobs.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../../src/limits.ts';

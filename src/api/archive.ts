@@ -16,13 +16,8 @@ import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, IdShard, Manifest, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
-import { type Answer, concatBytes } from './reply.ts';
+import { type Answer, concatBytes, type DataSource } from './answer.ts';
 import type { Lookup } from './request.ts';
-
-/** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
-export interface DataSource {
-  read(path: string): Maybe<Uint8Array | null>;
-}
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}

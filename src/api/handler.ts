@@ -6,12 +6,13 @@
  * returns an ApiReply; a cache miss returns a Promise of one.
  */
 import { ROUTES, SHAPES, template } from '../routes.ts';
-import { ArchiveReader, type ArchiveOptions, DataError, type DataSource } from './archive.ts';
+import type { Answer, DataSource } from './answer.ts';
+import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
-import { type Answer, type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
+import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, parseRequest, type RouteMatch } from './request.ts';
 

@@ -5,7 +5,8 @@
  * counts). A manifest that is missing, corrupt or of another layout is a 503,
  * so a monitor sees the failure the lookups would answer 500 to.
  */
-import type { ArchiveReader, DataSource } from './archive.ts';
+import type { DataSource } from './answer.ts';
+import type { ArchiveReader } from './archive.ts';
 import { type ApiReply, errorReply, jsonReply } from './reply.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';

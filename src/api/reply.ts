@@ -4,7 +4,7 @@
  * them. Shared by the API pipeline and the key portal. Nothing here reads
  * files or knows a runtime.
  */
-import type { DataSource } from './archive.ts';
+import type { Answer, DataSource } from './answer.ts';
 import type { Encoding } from '../refs.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { limitText, MESSAGES } from '../messages.ts';
@@ -20,19 +20,6 @@ export interface ApiReply {
 /** An ApiReply as a fetch Response (the edge function, the Netlify portal function). */
 export const toResponse = (reply: ApiReply): Response =>
   new Response(reply.body as Uint8Array<ArrayBuffer> | null, { status: reply.status, headers: reply.headers });
-
-/** Chunks copied into one buffer (a joined answer, once; a request body). */
-export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const chunk of chunks) length += chunk.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
-}
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
@@ -99,17 +86,6 @@ export function etagMatches(header: string | null | undefined, ids: (string | un
   if (!header) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => ids.includes(tag.trim().replace(/^W\//, '').replaceAll('"', '')));
-}
-
-/**
- * An answer the archive found: an id and its ETag per stored encoding
- * (identity always), and the bytes of each, read from `source` when they are
- * not in memory.
- */
-export interface Answer {
-  ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  etags: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array>;
 }
 
 /** The variant to send: the best one both we hold and the client accepts, when we compress at all. */

@@ -8,7 +8,7 @@
  */
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { DataSource } from '../api/archive.ts';
+import type { DataSource } from '../api/answer.ts';
 import type { Maybe } from '../api/maybe.ts';
 import { ByteLru } from '../lru.ts';
 

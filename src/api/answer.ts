@@ -1,0 +1,37 @@
+/**
+ * What the archive hands the reply stage: where a stored file's bytes come
+ * from (a DataSource, one per runtime) and an Answer that reads its bytes from
+ * one. Both stages depend on these shapes and on nothing of each other, so
+ * finding an answer and replying with it stay separate modules.
+ */
+import type { Encoding } from '../refs.ts';
+import type { Maybe } from './maybe.ts';
+
+/** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
+export interface DataSource {
+  read(path: string): Maybe<Uint8Array | null>;
+}
+
+/**
+ * An answer the archive found: an id and its ETag per stored encoding
+ * (identity always), and the bytes of each, read from `source` when they are
+ * not in memory.
+ */
+export interface Answer {
+  ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
+  etags: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
+  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array>;
+}
+
+/** Chunks copied into one buffer (a joined answer, once; a request body). */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
