@@ -145,12 +145,12 @@ describe('a revision with a new 2027 ceremony', () => {
     expect(summary['2027'].nominations).toBe(last.length);
   });
 
-  it('is appended to CHANGELOG.md under a Data heading, leaving the rest of the file as it was', async () => {
+  it('is appended to CHANGELOG.md under Data in the Unreleased release, leaving the rest of the file as it was', async () => {
     const root = await checkout();
     const out = await updateIn(root, { from: `${base}/with-2027.csv`, now: () => new Date('2027-03-23T09:00:00Z') });
     const changelog = await readFile(path.join(root, 'CHANGELOG.md'), 'utf8');
-    expect(changelog.startsWith(CHANGELOG.trimEnd())).toBe(true);
-    expect(changelog).toContain(`\n## Data\n\n### 2027-03-23: oscars.csv sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)}\n\n${out.report!.trimEnd()}\n`);
+    const entry = `### Data\n\n#### 2027-03-23: oscars.csv sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)}\n\n${out.report!.trimEnd()}`;
+    expect(changelog).toBe(CHANGELOG.replace('\n\n## [1.0.0]', `\n\n${entry}\n\n## [1.0.0]`));
   });
 
   it('taken from a file with --commit, is pinned with that commit and its raw URL, so a deploy can download it', async () => {
