@@ -129,16 +129,16 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? '127.0.0.1';
   const base = `http://${host}:${port}`;
   const localDir = path.resolve(process.env.NETLIFY_LOCAL_DIR || path.join(ROOT, 'data/netlify-local'));
+  const outbox = path.join(localDir, 'mail');
+  // The portal function picks its mailer the same way; a mail setting that cannot work stops here, before any build, with one line.
+  const mail = mailSetting(outbox);
   await recoverOutput(DIST);
   await prepareDist(DIST).catch((error: unknown) => (error instanceof BuildRefused ? refuse(error.message) : Promise.reject(error)));
 
   const blobs = await startLocalBlobs(path.join(localDir, 'blobs'));
-  const outbox = path.join(localDir, 'mail');
   // What Netlify gives both functions: Blobs access and the site's settings, from the environment, before they load.
   Object.assign(process.env, { NETLIFY_BLOBS_CONTEXT: blobs.context, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || base });
   process.env.PORTAL_DEV_OUTBOX = outbox;
-  // The portal function picks its mailer the same way; a mail setting that cannot work stops here with one line, as npm start does.
-  const mail = mailSetting(outbox);
   const portal = await import('../netlify/functions/portal.mts');
   const portalPaths = [portal.config.path].flat().map((p) => new RegExp(`^${p.replaceAll('*', '.*')}$`));
   const edge = await startEdge(process.env).catch((error: Error) => refuse(error.message));
