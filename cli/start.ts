@@ -8,8 +8,7 @@
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
  * data/keys.db), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
  * (without either, mails go to the console and data/mail/), PUBLIC_BASE_URL
- * (where mailed links point),
- * PORTAL_ISSUE_LIMIT_PER_MINUTE.
+ * (where mailed links point), PORTAL_ISSUE_LIMIT_PER_MINUTE.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -57,6 +57,8 @@ function apiUrl(value: string): URL {
 /** Sends over an HTTP e-mail API in the shape of Resend's `POST /emails`. */
 export function httpMailer(options: HttpMailerOptions): Mailer {
   const url = apiUrl(options.url);
+  // A token pasted with its line break would fail every send with a reason that names no setting.
+  if (/[\s\p{Cc}]/u.test(options.token)) throw new RangeError('Expected MAIL_API_TOKEN to be one word, without spaces, line breaks or control characters');
   const timeoutMs = options.timeoutMs ?? MAIL_API_TIMEOUT_MS;
   // Named without the query string, which some relays use for their own secrets.
   const where = `${url.origin}${url.pathname}`;

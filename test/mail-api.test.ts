@@ -134,7 +134,7 @@ describe('the transport the environment picks', () => {
     expect(kind(chooseMailer({ MAIL_API_URL: api.url, MAIL_API_TOKEN: TOKEN }))).toBe('HTTP');
   });
 
-  it('refuses MAIL_API_URL without MAIL_API_TOKEN, a URL that cannot work, and SMTP where there is none, each in one line', () => {
+  it('refuses MAIL_API_URL without MAIL_API_TOKEN, a URL or token that cannot work, and SMTP where there is none, each in one line', () => {
     const refusal = (env: Record<string, string>, local = true) => {
       try {
         return String(local ? nodeMailer(env, '/nowhere') : chooseMailer(env));
@@ -148,6 +148,9 @@ describe('the transport the environment picks', () => {
     expect(refusal({ MAIL_API_URL: 'api.resend.com/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL to be the e-mail API endpoint/);
     expect(refusal({ MAIL_API_URL: 'ftp://mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL to start with https:\/\//);
     expect(refusal({ MAIL_API_URL: 'https://user:pw@mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL without a user or password/);
+    expect(refusal({ MAIL_API_URL: api.url, MAIL_API_TOKEN: `${TOKEN}\n` })).toBe(
+      'RangeError: Expected MAIL_API_TOKEN to be one word, without spaces, line breaks or control characters',
+    );
     expect(refusal({ SMTP_URL: 'smtp://127.0.0.1:2525' }, false)).toMatch(/^RangeError: SMTP_URL is set, but this runtime cannot speak SMTP/);
     for (const env of [{ MAIL_API_URL: api.url }, { MAIL_API_URL: 'nope', MAIL_API_TOKEN: TOKEN }] as Record<string, string>[]) expect(refusal(env)).not.toContain(TOKEN);
   });

@@ -8,7 +8,7 @@
  * Environment: MAIL_API_URL with MAIL_API_TOKEN, or SMTP_URL (one is required
  * for sign-in: without both sign-in answers 503 rather than print live links
  * into the function log; MAIL_API_URL without its token stops the function
- * from loading, with one line in its log saying so), MAIL_FROM,
+ * from loading, with the reason in its log), MAIL_FROM,
  * PUBLIC_BASE_URL (where mailed links point; default the request's origin,
  * which Netlify routes by host), PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5).
  * PORTAL_DEV_OUTBOX: set only by `npm run dev:netlify` on a developer's
