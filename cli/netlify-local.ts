@@ -7,8 +7,8 @@
  * paths netlify.toml declares and serves the rest of dist/ as the CDN would
  * (so `_data/` answers the API's 404). Keys, sign-in tokens and sessions live
  * in a local Netlify Blobs server (cli/local-blobs.ts) whose files are kept
- * in NETLIFY_LOCAL_DIR, so keys survive a restart; sign-in mail goes over
- * SMTP_URL, or to the console and NETLIFY_LOCAL_DIR/mail/.
+ * in NETLIFY_LOCAL_DIR, so keys survive a restart; sign-in mail goes to
+ * MAIL_API_URL or over SMTP_URL, or to the console and NETLIFY_LOCAL_DIR/mail/.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -17,6 +17,7 @@ import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
 import { wholeNumberSetting } from '../src/limits.ts';
+import { nodeMailer } from '../src/server/mail.node.ts';
 import { commandLine } from './command-line.ts';
 import { startLocalBlobs } from './local-blobs.ts';
 import { DIST, ROOT } from './paths.ts';
@@ -35,7 +36,8 @@ Options:
 Environment:
   PORT, HOST         where it listens (default 127.0.0.1:8888)
   NETLIFY_LOCAL_DIR  the Blobs store (keys) and the mail outbox (default data/netlify-local/)
-  SMTP_URL           send sign-in mail over SMTP; without it mail is printed and written to NETLIFY_LOCAL_DIR/mail/
+  MAIL_API_URL       send sign-in mail through an HTTP e-mail API (with MAIL_API_TOKEN), or
+  SMTP_URL           over SMTP; without either, mail is printed and written to NETLIFY_LOCAL_DIR/mail/
   MAIL_FROM, PUBLIC_BASE_URL, RATE_LIMIT_PER_MINUTE, KEY_CACHE_TTL_MS,
   PORTAL_ISSUE_LIMIT_PER_MINUTE, DIST_DIR, ARCHIVE_SOURCE   as on Netlify and for npm start`;
 
@@ -45,6 +47,16 @@ const DENO = path.join(ROOT, 'node_modules/.bin/deno');
 function refuse(line: string): never {
   console.error(`dev:netlify: ${line}`);
   process.exit(1);
+}
+
+/** Where the portal function's mail goes, or a one-line refusal for a mail setting that cannot work. */
+function mailSetting(outbox: string): string {
+  try {
+    return nodeMailer(process.env, outbox)!.describe;
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    refuse(error.message);
+  }
 }
 
 /** The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens. */
@@ -117,14 +129,16 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? '127.0.0.1';
   const base = `http://${host}:${port}`;
   const localDir = path.resolve(process.env.NETLIFY_LOCAL_DIR || path.join(ROOT, 'data/netlify-local'));
+  const outbox = path.join(localDir, 'mail');
+  // The portal function picks its mailer the same way; a mail setting that cannot work stops here, before any build, with one line.
+  const mail = mailSetting(outbox);
   await recoverOutput(DIST);
   await prepareDist(DIST).catch((error: unknown) => (error instanceof BuildRefused ? refuse(error.message) : Promise.reject(error)));
 
   const blobs = await startLocalBlobs(path.join(localDir, 'blobs'));
-  const outbox = path.join(localDir, 'mail');
   // What Netlify gives both functions: Blobs access and the site's settings, from the environment, before they load.
   Object.assign(process.env, { NETLIFY_BLOBS_CONTEXT: blobs.context, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || base });
-  if (!process.env.SMTP_URL) process.env.PORTAL_DEV_OUTBOX = outbox;
+  process.env.PORTAL_DEV_OUTBOX = outbox;
   const portal = await import('../netlify/functions/portal.mts');
   const portalPaths = [portal.config.path].flat().map((p) => new RegExp(`^${p.replaceAll('*', '.*')}$`));
   const edge = await startEdge(process.env).catch((error: Error) => refuse(error.message));
@@ -140,7 +154,7 @@ async function main(): Promise<void> {
   });
   await listen(server, port, host);
   console.log(`Netlify path, locally, on ${base}: the edge function under Deno on netlify.toml's paths, the portal function at ${base}/portal`);
-  console.log(`keys in a local Netlify Blobs store (${path.join(localDir, 'blobs')}); mail: ${process.env.SMTP_URL ? 'over SMTP_URL' : `printed here and written to ${outbox}`}`);
+  console.log(`keys in a local Netlify Blobs store (${path.join(localDir, 'blobs')}); mail: ${mail}`);
   console.log(`  curl ${base}/health`);
   console.log('ready: sign in at /portal for a key');
 

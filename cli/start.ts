@@ -6,9 +6,9 @@
  *
  * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
- * data/keys.db), SMTP_URL and MAIL_FROM (without SMTP_URL mails go to the
- * console and data/mail/), PUBLIC_BASE_URL (where mailed links point),
- * PORTAL_ISSUE_LIMIT_PER_MINUTE.
+ * data/keys.db), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
+ * (without either, mails go to the console and data/mail/), PUBLIC_BASE_URL
+ * (where mailed links point), PORTAL_ISSUE_LIMIT_PER_MINUTE.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
 import { createLog, type Log } from '../src/server/log.node.ts';
-import { createMailer } from '../src/server/mail.node.ts';
+import { nodeMailer } from '../src/server/mail.node.ts';
 import { nodePortal } from '../src/server/portal.node.ts';
 import { createNodeServer } from '../src/server/server.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
@@ -68,10 +68,12 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   return key;
 }
 
-/** The numeric settings, checked before anything is built or opened: a bad one stops npm start with one line. */
-function numericSettings() {
+/** The settings, checked before anything is built or opened: a bad one stops npm start with one line. */
+function settings() {
   try {
     return {
+      // With an outbox to fall back on there is always a mailer.
+      mailer: nodeMailer(process.env, path.join(KEYS_DIR, 'mail'))!,
       port: wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535),
       rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
@@ -91,14 +93,15 @@ http://127.0.0.1:8888 until stopped (Ctrl-C).
 
 Environment: PORT, HOST, ARCHIVE_SOURCE (the source to build from), DIST_DIR,
 RATE_LIMIT_PER_MINUTE, LOG_REQUESTS=0 (no access log), KEYS_DB (default
-data/keys.db), SMTP_URL and MAIL_FROM (without SMTP_URL mails are printed and
-written to data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
+data/keys.db), MAIL_API_URL and MAIL_API_TOKEN (an HTTP e-mail API) or
+SMTP_URL, MAIL_FROM (without a mail transport mails are printed and written to
+data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
 
   -h, --help   this text`;
 
 async function main() {
   commandLine({ name: 'start', usage: USAGE, options: {} });
-  const { port, rateLimitPerMinute, issueLimitPerMinute } = numericSettings();
+  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer } = settings();
   await recoverOutput(DIST);
   try {
     await prepareDist(DIST);
@@ -116,7 +119,6 @@ async function main() {
   const backend = openKeys(log);
   if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
   const keys = new Keys(backend);
-  const mailer = createMailer({ smtpUrl: process.env.SMTP_URL, from: process.env.MAIL_FROM, outbox: path.join(KEYS_DIR, 'mail') });
   const { server } = createNodeServer({
     dist: DIST,
     keys,

@@ -24,6 +24,7 @@ import { concatBytes } from './api/answer.ts';
 import { type ApiReply, jsonReply, toResponse } from './api/reply.ts';
 import { type ApiRequest, pathnameOf } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
+import type { Mail, SendMail } from './mail.ts';
 import {
   BODY_TIMEOUT_MS,
   DEFAULT_ISSUE_LIMIT,
@@ -51,18 +52,10 @@ type Action = keyof typeof PORTAL_PATHS;
 
 export const PORTAL_METHODS = 'POST, OPTIONS';
 
-/** One mail: what the portal hands to the mailer (src/server/mail.node.ts). */
-export interface Mail {
-  to: string;
-  subject: string;
-  text: string;
-}
-export type SendMail = (mail: Mail) => Promise<void>;
-
 export interface PortalOptions {
   /** Where keys, tokens and sessions live (the same module the CLI uses). */
   keys: Keys;
-  /** Sends the sign-in mail. */
+  /** Sends the sign-in mail (a `Mailer`'s send, src/mail.ts). */
   sendMail: SendMail;
   /**
    * Origin the mailed link points to (PUBLIC_BASE_URL). Without it, the
@@ -202,7 +195,7 @@ class PortalEndpoints {
     if (refused) return refused;
     const base = this.linkBase(request);
     const send = (to: string, token: string) =>
-      this.options.sendMail({ to, subject: 'Your sign-in link: Film Awards Archive API', text: mailText(`${base}/portal#token=${token}`) }).catch((error: Error) => {
+      this.options.sendMail(signInMail(to, `${base}/portal#token=${token}`)).catch((error: Error) => {
         throw new MailFailed(error.message);
       });
     try {
@@ -291,17 +284,21 @@ export function createPortal(options: PortalOptions) {
   return { reply: (request: PortalRequest) => portal.reply(request), handle: (request: Request, clientIp: string) => portal.handle(request, clientIp), limiter: portal.limiter };
 }
 
-/** The sign-in mail's text. */
-function mailText(link: string): string {
-  return [
-    'Open this link to get, rotate or revoke your Film Awards Archive API key:',
-    '',
-    link,
-    '',
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The sign-in mail, as text and as the same words in HTML. */
+function signInMail(to: string, link: string): Mail {
+  const before = 'Open this link to get, rotate or revoke your Film Awards Archive API key:';
+  const after = [
     `It works once, within ${inWords(TOKEN_TTL_MS)}, and signs you in for ${inWords(SESSION_TTL_MS)}.`,
     'If you did not ask for it, ignore this mail: nothing happens without the link.',
-    '',
-  ].join('\n');
+  ];
+  return {
+    to,
+    subject: 'Your sign-in link: Film Awards Archive API',
+    text: [before, '', link, '', ...after, ''].join('\n'),
+    html: [`<p>${escapeHtml(before)}</p>`, `<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`, ...after.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n'),
+  };
 }
 
 export type Portal = ReturnType<typeof createPortal>;

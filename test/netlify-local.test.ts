@@ -5,7 +5,8 @@
  * without a key, `_data/` never, a key got through the real portal function
  * (sign-in mail in the local outbox, session, new key, all in the local Blobs
  * store) answering a lookup with the bytes the core answers, and the key
- * refused once revoked. It stops cleanly, the Deno child with it.
+ * refused once revoked. It stops cleanly, the Deno child with it. With
+ * MAIL_API_URL the portal function's mail goes through the HTTP e-mail API.
  */
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
+import { startMailApi } from './_mail.ts';
 import { buildInto, eventually, ROOT, SAMPLE_SOURCE, type Started, startNetlifyLocal, tempDir } from './helpers.ts';
 
 /** Processes running the edge stand-in over `dist` (a temp folder of this test alone), by their command lines. */
@@ -40,6 +42,36 @@ describe('npm run dev:netlify, its command line', () => {
     const wrong = run('--port=1');
     expect(wrong.status).toBe(2);
     expect(wrong.stderr.trim().split('\n')).toEqual(["dev:netlify: Unknown option '--port'; see --help"]);
+  });
+
+  it('stops with one line and exit 1, before building, for MAIL_API_URL without MAIL_API_TOKEN', () => {
+    const env = { ...process.env, MAIL_API_URL: 'https://mail.example.org/emails', MAIL_API_TOKEN: '', DIST_DIR: '/nonexistent/dist' };
+    const refused = spawnSync(process.execPath, ['cli/netlify-local.ts'], { cwd: ROOT, encoding: 'utf8', env });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toEqual(['dev:netlify: MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token']);
+  });
+});
+
+describe('npm run dev:netlify with MAIL_API_URL', () => {
+  it('sends the portal function\'s sign-in mail through the HTTP e-mail API, and the link in it signs in', async () => {
+    const api = await startMailApi();
+    const dist = await buildInto(SAMPLE_SOURCE, 'netlify-local-mail');
+    const token = 're_netlify_local_SECRET';
+    const env = { DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: await tempDir('netlify-local-mail'), MAIL_API_URL: api.url, MAIL_API_TOKEN: token };
+    const server = await startNetlifyLocal(env);
+    try {
+      expect(server.output()).toContain(`mail: HTTP mail API ${api.url}`);
+      const post = (p: string, body: unknown) => fetch(`${server.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post('/portal/sign-in', { email: 'api@example.org' })).status).toBe(202);
+      const [call] = api.to('api@example.org');
+      expect(call).toMatchObject({ method: 'POST', path: '/emails', authorization: `Bearer ${token}` });
+      const link = new RegExp(`href="${server.base}/portal#token=(fat_[A-Za-z0-9_-]{43})"`).exec(call.body.html!)!;
+      expect((await post('/portal/session', { token: link[1] })).status).toBe(200);
+    } finally {
+      await server.stop();
+      await api.stop();
+    }
+    expect(server.output()).not.toContain(token);
   });
 });
 

@@ -13,7 +13,7 @@ import { Keys } from '../src/keys.ts';
 import { MAX_BODY_BYTES, SESSION_TTL_MS } from '../src/limits.ts';
 import { PORTAL_MESSAGES } from '../src/messages.ts';
 import { createPortal, issueLimitFrom, type PortalOptions } from '../src/portal.ts';
-import { createMailer } from '../src/server/mail.node.ts';
+import { nodeMailer } from '../src/server/mail.node.ts';
 import { nodePortal } from '../src/server/portal.node.ts';
 import { createNodeServer, REQUEST_TIMEOUT_MS } from '../src/server/server.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
@@ -28,7 +28,7 @@ const address = () => `user${++addresses}-${Math.random().toString(36).slice(2, 
 
 beforeAll(async () => {
   smtp = await startSmtp();
-  sendMail = createMailer({ smtpUrl: smtp.url, from: 'Portal <portal@example.org>' }).send;
+  sendMail = nodeMailer({ SMTP_URL: smtp.url, MAIL_FROM: 'Portal <portal@example.org>' })!.send;
 });
 afterAll(() => smtp?.stop());
 
@@ -67,7 +67,7 @@ async function signIn(portal: Portal, email: string) {
 }
 
 describe('signing in', () => {
-  it('answers 202 with the same body for every well-formed address, whatever its state, and mails a link', async () => {
+  it('answers 202 with the same body for every well-formed address, whatever its state, and mails a link, in text and HTML', async () => {
     const { portal } = setup();
     const withKey = address();
     await send(portal, post('/portal/keys', undefined, (await signIn(portal, withKey)).bearer));
@@ -78,6 +78,8 @@ describe('signing in', () => {
     expect(mail.from).toContain('portal@example.org');
     expect(mail.subject).toMatch(/sign-in link/);
     expect(mail.text).toContain(`${ORIGIN}/portal#token=${tokenIn(mail)}`);
+    // The HTML part carries the same link, as a link.
+    expect(mail.html).toContain(`<a href="${ORIGIN}/portal#token=${tokenIn(mail)}">`);
   });
 
   it('links to the request origin when no public base URL is set', async () => {

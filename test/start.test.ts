@@ -28,7 +28,7 @@ it('builds when dist is missing, makes a development key and prints three exampl
     const out = first.output();
     expect(out).toContain('building: dist/ is missing');
     expect(out).toContain('SMALL SAMPLE');
-    expect(out).toContain('no SMTP_URL: mails are printed here');
+    expect(out).toContain('no MAIL_API_URL or SMTP_URL: mails are printed here');
     const key = readFileSync(path.join(dir, 'dev-key.txt'), 'utf8').trim();
     expect(key).toMatch(/^faa_[A-Za-z0-9_-]{32}$/);
     expect(out).not.toContain(key);
@@ -62,7 +62,7 @@ it('builds when dist is missing, makes a development key and prints three exampl
     const response = await fetch(`${second.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"dev@example.org"}' });
     expect(response.status).toBe(202);
     await new Promise((r) => setTimeout(r, 200));
-    expect(second.output()).toMatch(/--- mail \(no SMTP_URL set; also in .*mail.*\) ---\nFrom: .*\nTo: dev@example\.org\n[\s\S]*\/portal#token=fat_/);
+    expect(second.output()).toMatch(/--- mail \(no MAIL_API_URL or SMTP_URL set; also in .*mail.*\) ---\nFrom: .*\nTo: dev@example\.org\n[\s\S]*\/portal#token=fat_/);
     expect(existsSync(path.join(dir, 'mail'))).toBe(true);
     expect(readdirSync(path.join(dir, 'mail'))).toHaveLength(1);
   } finally {

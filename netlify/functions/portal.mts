@@ -2,20 +2,23 @@
  * The key portal's endpoints on Netlify: a Functions v2 handler (Node) around
  * the same portal core the local server mounts, with keys, sign-in tokens and
  * sessions in the site's Netlify Blobs store and the sign-in mail sent over
- * SMTP (SMTP_URL, MAIL_FROM). The page itself (/portal) is a static file.
+ * an HTTP e-mail API or SMTP (src/mail.ts). The page itself (/portal) is a
+ * static file.
  *
- * Environment: SMTP_URL (required for sign-in: without it sign-in answers 503
- * rather than print live links into the function log), MAIL_FROM,
+ * Environment: MAIL_API_URL with MAIL_API_TOKEN, or SMTP_URL (one is required
+ * for sign-in: without both sign-in answers 503 rather than print live links
+ * into the function log; MAIL_API_URL without its token stops the function
+ * from loading, with the reason in its log), MAIL_FROM,
  * PUBLIC_BASE_URL (where mailed links point; default the request's origin,
  * which Netlify routes by host), PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5).
  * PORTAL_DEV_OUTBOX: set only by `npm run dev:netlify` on a developer's
- * machine, where without SMTP_URL mails go to that folder and the console, as
+ * machine, where without a transport mails go to that folder and the console, as
  * npm start's do; never set it on a deploy.
  */
 import { portalKeys } from '../../src/keys-blobs.ts';
-import { createPortal, issueLimitFrom, type SendMail } from '../../src/portal.ts';
+import { createPortal, issueLimitFrom } from '../../src/portal.ts';
 import { redactLine } from '../../src/redact.ts';
-import { createMailer } from '../../src/server/mail.node.ts';
+import { nodeMailer } from '../../src/server/mail.node.ts';
 
 /** What this function reads of Netlify's context (the full type is `Context` from `@netlify/functions`). */
 interface PortalContext {
@@ -23,12 +26,11 @@ interface PortalContext {
 }
 
 const log = (line: string) => console.log(redactLine(line));
-const smtpUrl = process.env.SMTP_URL;
-const outbox = process.env.PORTAL_DEV_OUTBOX;
-const sendMail: SendMail = smtpUrl || outbox
-  ? createMailer({ smtpUrl, from: process.env.MAIL_FROM, outbox }).send
+const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefined);
+const sendMail = mailer
+  ? mailer.send
   : async () => {
-      throw new Error('SMTP_URL is not set: sign-in mail cannot be sent');
+      throw new Error('neither MAIL_API_URL nor SMTP_URL is set: sign-in mail cannot be sent');
     };
 
 const portal = createPortal({

@@ -1,38 +1,19 @@
 /**
- * Sending the portal's sign-in mail on Node (the server and the Netlify
- * portal function): over SMTP with nodemailer when SMTP_URL is set
+ * The Node-only mail transports, and the mailer npm start, the Netlify portal
+ * function and dev:netlify use. SMTP with nodemailer when SMTP_URL is set
  * (`smtp://user:pass@host:587`, `smtps://…:465`, or `smtp://127.0.0.1:2525`
- * for a local relay without TLS), from MAIL_FROM. Without SMTP_URL, a local
- * outbox for development: each mail is printed to the console and written to
- * a git-ignored folder (data/mail/), so the developer can open the link.
+ * for a local relay without TLS). Without a transport, a local outbox for
+ * development: each mail is printed to the console and written to a
+ * git-ignored folder (data/mail/), so the developer can open the link.
  * Those mails hold a live sign-in link, which is the point: never use the
- * outbox where others read the console.
+ * outbox where others read the console. The HTTP e-mail API (MAIL_API_URL),
+ * which every runtime can use, and the choice between them are src/mail.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { Mail, SendMail } from '../portal.ts';
-
-export const DEFAULT_FROM = 'Film Awards Archive API <no-reply@localhost>';
-
-export interface Mailer {
-  send: SendMail;
-  /** Where mail goes, for the start-up message (never the SMTP password). */
-  describe: string;
-  close(): void;
-}
-
-export interface MailerOptions {
-  /** SMTP_URL; without it, the local outbox. */
-  smtpUrl?: string;
-  /** MAIL_FROM. */
-  from?: string;
-  /** The outbox folder when there is no SMTP_URL. */
-  outbox?: string;
-  /** Where the outbox prints each mail; default stdout. */
-  print?: (text: string) => void;
-}
+import { chooseMailer, type Mail, type Mailer } from '../mail.ts';
 
 function smtpMailer(smtpUrl: string, from: string): Mailer {
   let url: URL;
@@ -45,7 +26,7 @@ function smtpMailer(smtpUrl: string, from: string): Mailer {
   const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
   return {
     send: async (mail) => {
-      await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
+      await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     },
     describe: `SMTP ${url.protocol}//${url.host}`,
     close: () => transport.close(),
@@ -59,16 +40,18 @@ function outboxMailer(outbox: string, from: string, print: (text: string) => voi
       await mkdir(outbox, { recursive: true, mode: 0o700 });
       const file = path.join(outbox, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.txt`);
       await writeFile(file, text, { mode: 0o600 });
-      print(`\n--- mail (no SMTP_URL set; also in ${file}) ---\n${text}--- end of mail ---\n`);
+      print(`\n--- mail (no MAIL_API_URL or SMTP_URL set; also in ${file}) ---\n${text}--- end of mail ---\n`);
     },
-    describe: `no SMTP_URL: mails are printed here and written to ${outbox}`,
+    describe: `no MAIL_API_URL or SMTP_URL: mails are printed here and written to ${outbox}`,
     close: () => {},
   };
 }
 
-export function createMailer(options: MailerOptions): Mailer {
-  const from = options.from || DEFAULT_FROM;
-  if (options.smtpUrl) return smtpMailer(options.smtpUrl, from);
-  if (!options.outbox) throw new Error('Expected SMTP_URL, or an outbox folder for development');
-  return outboxMailer(options.outbox, from, options.print ?? ((text) => process.stdout.write(text)));
+/**
+ * The mailer the environment asks for (src/mail.ts: MAIL_API_URL, else
+ * SMTP_URL), else the outbox in `outbox` when given; null without either.
+ * A setting that cannot work is a RangeError with one line saying why.
+ */
+export function nodeMailer(env: Record<string, string | undefined>, outbox?: string, print = (text: string) => void process.stdout.write(text)): Mailer | null {
+  return chooseMailer(env, { smtp: smtpMailer, outbox: outbox ? (from) => outboxMailer(outbox, from, print) : undefined });
 }
