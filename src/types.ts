@@ -77,6 +77,10 @@ export interface HealthBody {
 export interface ArchiveHealth {
   /** sha256 of the source file the archive was built from. */
   revision: string;
+  /** The upstream commit of that file, when the build knew it (the revision data/source.json pins). */
+  commit?: string;
+  /** That revision's date (ISO 8601), when the build knew it. */
+  date?: string;
   /** True when the build used the small built-in sample instead of the full archive. */
   sample: boolean;
   /** Lowest held year. */

@@ -6,11 +6,15 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/routes.ts';
 import { validateResponse } from './contract.ts';
-import { decodedBody, eventually, type RawReply, SHARED_SOURCE } from './helpers.ts';
+import { decodedBody, eventually, type RawReply, ROOT, SHARED_SOURCE } from './helpers.ts';
 import { expected, expectedById, type Expected, type SpecArchive, type SpecIds } from './oracle.ts';
+
+/** The revision data/source.json pins, as the repository has it. */
+const PIN = JSON.parse(readFileSync(path.join(ROOT, 'data/source.json'), 'utf8')) as { commit: string; date: string };
 
 export interface Target {
   /** Sends one request; the path goes out exactly as given. */
@@ -346,6 +350,9 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         status: 'ok',
         archive: {
           revision: createHash('sha256').update(readFileSync(SHARED_SOURCE)).digest('hex'),
+          // The suite builds from the pinned file, so the build knows its upstream commit and date.
+          commit: PIN.commit,
+          date: PIN.date,
           sample: false,
           firstYear: Math.min(...Object.keys(archive()).map(Number)),
           lastYear: Math.max(...Object.keys(archive()).map(Number)),

@@ -1,9 +1,10 @@
 /**
  * `GET /health`: whether this instance can read the archive, for load
  * balancers and uptime monitors. Asks for no key and answers no archive data:
- * only what the build recorded in the manifest (the source's revision, its
- * counts). A manifest that is missing, corrupt or of another layout is a 503,
- * so a monitor sees the failure the lookups would answer 500 to.
+ * only what the build recorded in the manifest (the source's revision: its
+ * sha256, and its upstream commit and date when known; the archive's
+ * counts). A manifest that is missing, corrupt or of another layout is a
+ * 503, so a monitor sees the failure the lookups would answer 500 to.
  */
 import type { DataSource } from './answer.ts';
 import type { ArchiveReader } from './archive.ts';
@@ -17,10 +18,13 @@ const HEADERS = { 'cache-control': 'no-store' };
 
 export function healthBody(manifest: Manifest): HealthBody {
   const { source, yearRange } = manifest;
+  const pinned = source.revision;
   return {
     status: 'ok',
     archive: {
       revision: source.sha256,
+      ...(pinned?.commit ? { commit: pinned.commit } : {}),
+      ...(pinned?.date ? { date: pinned.date } : {}),
       sample: source.sample,
       firstYear: yearRange[0],
       lastYear: yearRange[1],
