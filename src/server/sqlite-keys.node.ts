@@ -30,9 +30,10 @@ import {
   type KeyInfo,
   type KeyListing,
   type NewKey,
-  type SignInOutcome,
+  type NewToken,
+  type TokenOutcome,
+  type TokenQuota,
 } from '../keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -180,7 +181,6 @@ export class SqliteKeyBackend implements KeyBackend {
   private dataVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly lockWaitMs: number;
-  private purgedAt = 0;
   readonly file: string;
   /** What damage was found once running; from then on every use throws. */
   private damaged: KeyDatabaseError | null = null;
@@ -355,41 +355,37 @@ export class SqliteKeyBackend implements KeyBackend {
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
-  async addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome> {
-    const outcome = await this.write((): SignInOutcome => {
-      const recent = this.db
+  addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
+    return this.write((): TokenOutcome => {
+      const counted = this.db
         .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
-        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_WINDOW) as { created_at: number }[];
-      if (recent.length >= SIGN_INS_PER_WINDOW) {
-        return { ok: false, retryAfter: Math.max(1, Math.ceil((Number(recent[0].created_at) + SIGN_IN_WINDOW_MS - now) / 1000)) };
-      }
-      this.db.prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, email, now, now + TOKEN_TTL_MS);
-      return { ok: true };
+        .all(token.email, quota.since, quota.max) as { created_at: number }[];
+      if (counted.length >= quota.max) return { stored: false, oldest: Number(counted[0].created_at) };
+      this.db
+        .prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)')
+        .run(token.hash, token.email, token.createdAt, token.expiresAt);
+      return { stored: true };
     });
-    if (now - this.purgedAt > 60_000) await this.purge(now);
-    return outcome;
   }
 
-  async dropToken(_email: string, tokenHash: string): Promise<void> {
-    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(tokenHash));
+  async dropToken(token: NewToken): Promise<void> {
+    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(token.hash));
   }
 
-  /** Drops tokens older than the sign-in window (they count no more) and expired sessions. */
-  async purge(now: number): Promise<void> {
-    this.purgedAt = now;
+  async purge(tokensBy: number, now: number): Promise<void> {
     await this.write(() => {
-      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(now - Math.max(SIGN_IN_WINDOW_MS, TOKEN_TTL_MS));
+      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(tokensBy);
       this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now);
     });
   }
 
-  openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {
+  openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
     return this.write(() => {
       const used = this.db
         .prepare('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email')
         .get(now, tokenHash, now) as { email: string } | undefined;
       if (!used) return null;
-      this.db.prepare('INSERT INTO sessions (hash, email, expires_at) VALUES (?, ?, ?)').run(sessionHash, used.email, now + SESSION_TTL_MS);
+      this.db.prepare('INSERT INTO sessions (hash, email, expires_at) VALUES (?, ?, ?)').run(sessionHash, used.email, sessionExpiresAt);
       return used.email;
     });
   }
