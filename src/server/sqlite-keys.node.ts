@@ -355,16 +355,19 @@ export class SqliteKeyBackend implements KeyBackend {
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
+  /**
+   * One conditional INSERT decides (no branch between statements: D1, which
+   * has no interactive transactions, can run the same SQL); only a refusal
+   * reads the oldest counted link, for Retry-After.
+   */
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     return this.write((): TokenOutcome => {
-      const counted = this.db
-        .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
-        .all(token.email, quota.since, quota.max) as { created_at: number }[];
-      if (counted.length >= quota.max) return { stored: false, oldest: Number(counted[0].created_at) };
-      this.db
-        .prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)')
-        .run(token.hash, token.email, token.createdAt, token.expiresAt);
-      return { stored: true };
+      const { changes } = this.db
+        .prepare('INSERT INTO tokens (hash, email, created_at, expires_at) SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM tokens WHERE email = ? AND created_at > ?) < ?')
+        .run(token.hash, token.email, token.createdAt, token.expiresAt, token.email, quota.since, quota.max);
+      if (Number(changes) === 1) return { stored: true };
+      const { oldest } = this.db.prepare('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?').get(token.email, quota.since) as { oldest: number };
+      return { stored: false, oldest: Number(oldest) };
     });
   }
 
@@ -379,14 +382,16 @@ export class SqliteKeyBackend implements KeyBackend {
     });
   }
 
+  /** The session is stored from the token's row on the same condition the UPDATE then uses it up on: two statements, no branch between them. */
   openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
     return this.write(() => {
+      this.db
+        .prepare('INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?')
+        .run(sessionHash, sessionExpiresAt, tokenHash, now);
       const used = this.db
         .prepare('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email')
         .get(now, tokenHash, now) as { email: string } | undefined;
-      if (!used) return null;
-      this.db.prepare('INSERT INTO sessions (hash, email, expires_at) VALUES (?, ?, ?)').run(sessionHash, used.email, sessionExpiresAt);
-      return used.email;
+      return used?.email ?? null;
     });
   }
 
