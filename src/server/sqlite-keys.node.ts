@@ -68,6 +68,8 @@ CREATE INDEX sessions_expiry ON sessions (expires_at);
 PRAGMA user_version = ${SCHEMA_VERSION};
 `;
 const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
+/** The next change number of `keys`, in SQL, so that a statement takes it without a read before it. */
+const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
 
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
@@ -304,7 +306,7 @@ export class SqliteKeyBackend implements KeyBackend {
    * to `lockWaitMs`), so the event loop keeps answering; `work` itself runs
    * synchronously, so nothing in this process interleaves with it.
    */
-  private async write<T>(work: (seq: () => number) => T): Promise<T> {
+  private async write<T>(work: () => T): Promise<T> {
     if (this.damaged) throw this.damaged;
     const deadline = Date.now() + this.lockWaitMs;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -315,10 +317,8 @@ export class SqliteKeyBackend implements KeyBackend {
         await sleep(delay * (0.5 + Math.random()));
         continue;
       }
-      let seq = -1;
-      const next = () => (seq = seq < 0 ? this.maxSeq() + 1 : seq + 1);
       try {
-        const out = work(next);
+        const out = work();
         this.db.exec('COMMIT');
         return out;
       } catch (error) {
@@ -417,10 +417,11 @@ export class SqliteKeyBackend implements KeyBackend {
     });
   }
 
-  private insertKey(key: NewKey, seq: number): boolean {
+  /** Stores `key` active unless its address has an active key (the partial unique index says so), taking the next change number. */
+  private insertKey(key: NewKey): boolean {
     const { changes } = this.db
-      .prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
-      .run(key.hash, key.id, key.email, key.createdAt, seq);
+      .prepare(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`)
+      .run(key.hash, key.id, key.email, key.createdAt);
     return Number(changes) === 1;
   }
 
@@ -429,22 +430,30 @@ export class SqliteKeyBackend implements KeyBackend {
     return row?.hash ?? null;
   }
 
-  private markRevoked(hash: string, now: number, seq: number): void {
-    this.db.prepare('UPDATE keys SET revoked_at = ?, seq = ? WHERE hash = ?').run(now, seq, hash);
+  /** Revokes the address's active key, if it is `expected` when given, in one statement; the hash it revoked, or null. */
+  private revokeActive(email: string, now: number, expected: string | undefined): string | null {
+    const row = this.db
+      .prepare(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at IS NULL AND (? IS NULL OR hash = ?) RETURNING hash`)
+      .get(now, email, expected ?? null, expected ?? null) as { hash: string } | undefined;
+    return row?.hash ?? null;
   }
 
   async issue(key: NewKey): Promise<boolean> {
-    const issued = await this.write((seq) => this.insertKey(key, seq()));
+    const issued = await this.write(() => this.insertKey(key));
     if (issued) this.active?.add(key.hash);
     return issued;
   }
 
+  /**
+   * The one write that still decides in code between its statements (store
+   * the new key only if the old one was revoked): a store without interactive
+   * transactions (D1) must make the INSERT itself conditional on the UPDATE
+   * and send both as one batch.
+   */
   async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write((seq) => {
-      const current = this.currentHash(key.email);
-      if (current === null || (expected !== undefined && current !== expected)) return null;
-      this.markRevoked(current, now, seq());
-      if (!this.insertKey(key, seq())) throw new Error('a rotated key could not be stored');
+    const old = await this.write(() => {
+      const current = this.revokeActive(key.email, now, expected);
+      if (current !== null && !this.insertKey(key)) throw new Error('a rotated key could not be stored');
       return current;
     });
     if (old === null) return false;
@@ -455,12 +464,7 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   async revoke(email: string, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write((seq) => {
-      const current = this.currentHash(email);
-      if (current === null || (expected !== undefined && current !== expected)) return null;
-      this.markRevoked(current, now, seq());
-      return current;
-    });
+    const old = await this.write(() => this.revokeActive(email, now, expected));
     if (old === null) return false;
     this.active?.delete(old);
     return true;
