@@ -13,9 +13,13 @@
  *   changes the account, and a new key's record is created with `onlyIfNew`,
  *   so a record revoked by a concurrent writer is never brought back.
  * - `tokens/<sha256>`: a sign-in token, used up by a conditional write
- *   (single use), valid `TOKEN_TTL_MS`; `sessions/<sha256>`: a portal session,
- *   valid `SESSION_TTL_MS`; `sign-ins/<sha256 of address>`: the times of the
- *   address's last sign-in links, for its per-address limit (conditional writes too).
+ *   (single use) before the expiry `Keys` gave it; `sessions/<sha256>`: a
+ *   portal session, until its expiry; `sign-ins/<sha256 of address>`: the
+ *   times of the address's sign-in links still inside the quota's window,
+ *   which `addToken` checks and extends in one conditional write.
+ *
+ * The rules (lifetimes, the per-address limit) are `Keys`'s: this store only
+ * keeps what it is given and checks the conditions it is handed.
  *
  * Every write carries a fresh `rev`, so two writes never leave equal content.
  * A record that exists but cannot be read (not JSON, not an object) is an
@@ -31,10 +35,11 @@ import {
   type KeyListing,
   Keys,
   type NewKey,
-  type SignInOutcome,
+  type NewToken,
+  type TokenOutcome,
+  type TokenQuota,
 } from './keys.ts';
 import type { Maybe } from './api/maybe.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function trusts what it read about a key; a revoked key stops working within this. */
@@ -226,32 +231,32 @@ export class BlobsKeyBackend implements KeyBackend {
     this.cache.set(hash, { active, until: this.now() + this.cacheMs });
   }
 
-  async addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome> {
-    let retryAfter = 0;
-    const { written } = await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
-      const times = (current?.times ?? []).filter((t) => typeof t === 'number' && t > now - SIGN_IN_WINDOW_MS);
-      if (times.length >= SIGN_INS_PER_WINDOW) {
-        retryAfter = Math.max(1, Math.ceil((Math.min(...times) + SIGN_IN_WINDOW_MS - now) / 1000));
+  async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
+    let oldest = 0;
+    const { written } = await this.update<SignIns>(name('sign-ins', hashSecret(token.email)), (current) => {
+      const times = (current?.times ?? []).filter((t) => typeof t === 'number' && t > quota.since);
+      if (times.length >= quota.max) {
+        oldest = Math.min(...times);
         return undefined;
       }
-      return { times: [...times, now] };
+      return { times: [...times, token.createdAt] };
     });
-    if (!written) return { ok: false, retryAfter };
-    const token: TokenBlob = { email, createdAt: now, expiresAt: now + TOKEN_TTL_MS, usedAt: null };
-    await this.write(name('tokens', tokenHash), token, { onlyIfNew: true });
-    return { ok: true };
+    if (!written) return { stored: false, oldest };
+    const record: TokenBlob = { email: token.email, createdAt: token.createdAt, expiresAt: token.expiresAt, usedAt: null };
+    await this.write(name('tokens', token.hash), record, { onlyIfNew: true });
+    return { stored: true };
   }
 
-  async dropToken(email: string, tokenHash: string, createdAt: number): Promise<void> {
-    await this.withStore((store) => store.delete(name('tokens', tokenHash)));
-    await this.update<SignIns>(name('sign-ins', hashSecret(email)), (current) => {
+  async dropToken(token: NewToken): Promise<void> {
+    await this.withStore((store) => store.delete(name('tokens', token.hash)));
+    await this.update<SignIns>(name('sign-ins', hashSecret(token.email)), (current) => {
       const times = current?.times ?? [];
-      const at = times.indexOf(createdAt);
+      const at = times.indexOf(token.createdAt);
       return at === -1 ? undefined : { times: times.filter((_, i) => i !== at) };
     });
   }
 
-  async openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {
+  async openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
     const blob = name('tokens', tokenHash);
     const got = await this.readTagged<TokenBlob>(blob);
     const token = got?.value;
@@ -259,7 +264,7 @@ export class BlobsKeyBackend implements KeyBackend {
     // Single use: of two uses at once, only one conditional write succeeds.
     const { modified } = await this.write(blob, { ...token, usedAt: now }, { onlyIfMatch: got.etag });
     if (!modified) return null;
-    const session: SessionBlob = { email: token.email, expiresAt: now + SESSION_TTL_MS };
+    const session: SessionBlob = { email: token.email, expiresAt: sessionExpiresAt };
     await this.write(name('sessions', sessionHash), session, { onlyIfNew: true });
     return token.email;
   }

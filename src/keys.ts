@@ -4,7 +4,8 @@
  * session), so a log line can be searched for them by shape; only a sha256 of
  * each is ever stored. `Keys` holds the rules (who may sign in how often, how
  * long a token and a session live, one active key per address) and leaves
- * the storing to a `KeyBackend` whose every operation is atomic: SQLite
+ * the storing to a `KeyBackend` that decides nothing and whose every
+ * operation is atomic: SQLite
  * locally and when self-hosted (src/server/sqlite-keys.node.ts), Netlify
  * Blobs on Netlify (src/keys-blobs.ts).
  *
@@ -16,6 +17,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { KeyCheck } from './api/gate.ts';
 import type { Maybe } from './api/maybe.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
 
@@ -28,6 +30,8 @@ export const KEY_LENGTH = KEY_PREFIX.length + 32;
 const KEY_SHAPE = /^faa_[A-Za-z0-9_-]{32}$/;
 const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;
 const SESSION_SHAPE = /^fas_[A-Za-z0-9_-]{43}$/;
+/** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
+const PURGE_EVERY_MS = 60_000;
 
 
 /** A key as its owner and the CLI see it: never the key. */
@@ -54,22 +58,46 @@ export interface NewKey {
   createdAt: number;
 }
 
-/** The outcome of asking for a sign-in link: stored, or over the per-address limit. */
-export type SignInOutcome = { ok: true } | { ok: false; retryAfter: number };
+/** A sign-in token about to be stored: its hash, never the token; times in milliseconds since the epoch. */
+export interface NewToken {
+  hash: string;
+  email: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** How many tokens an address may already hold: fewer than `max` created after `since`. */
+export interface TokenQuota {
+  since: number;
+  max: number;
+}
+
+/** A token stored, or refused because its address had `max` since `since`, the first of them at `oldest`. */
+export type TokenOutcome = { stored: true } | { stored: false; oldest: number };
 
 /**
- * Where keys, tokens and sessions live. Every method is one atomic step: two
- * calls at once, from this process or another, never see each other half done.
+ * Where keys, tokens and sessions live. A store only stores: every rule (how
+ * long a token or session lives, how many links an address may ask for, when
+ * old records go) is decided by `Keys` and handed down as plain numbers. Every
+ * method is one atomic step: two calls at once, from this process or another,
+ * never see each other half done, so the conditions below hold under any
+ * concurrency.
  */
 export interface KeyBackend {
   /** Whether a key hash belongs to an active key; synchronous when known at once. */
   isActive(hash: string): Maybe<boolean>;
-  /** Stores a sign-in token hash unless `email` already had `SIGN_INS_PER_WINDOW` in the last `SIGN_IN_WINDOW_MS`. */
-  addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome>;
-  /** Removes a token stored at `createdAt` whose mail was never sent: it neither works nor counts against the limit. */
-  dropToken(email: string, tokenHash: string, createdAt: number): Promise<void>;
-  /** Uses up a token (once, before it expires) and opens a session for its address; the address, or null. */
-  openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null>;
+  /** Stores `token` unless its address already has `quota.max` tokens created after `quota.since`. */
+  addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome>;
+  /** Removes a token whose mail was never sent: it neither works nor counts against the quota. */
+  dropToken(token: NewToken): Promise<void>;
+  /**
+   * Uses up a token if it is unused and expires after `now` (of two uses at
+   * once, one wins) and stores a session for its address, until `sessionExpiresAt`;
+   * the address, or null.
+   */
+  openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null>;
+  /** Optional housekeeping: forgets tokens created at or before `tokensBy` and sessions expired by `now`. */
+  purge?(tokensBy: number, now: number): Promise<void>;
   /** The address of a live session, or null. */
   sessionEmail(sessionHash: string, now: number): Promise<string | null>;
   /** Ends a session (sign-out): its hash is deleted, so it answers as unknown from then on. */
@@ -188,6 +216,7 @@ export class Keys implements KeyCheck {
   private readonly hashes = new HashMemo();
   readonly backend: KeyBackend;
   private readonly now: () => number;
+  private purgedAt = 0;
 
   constructor(backend: KeyBackend, now: () => number = Date.now) {
     this.backend = backend;
@@ -210,22 +239,33 @@ export class Keys implements KeyCheck {
     const address = addressOf(email);
     const token = generateToken();
     const now = this.now();
-    const outcome = await this.backend.addToken(address, hashSecret(token), now);
-    if (!outcome.ok) throw new KeyError(429, KEY_MESSAGES.tooManyLinks, outcome.retryAfter);
+    const record: NewToken = { hash: hashSecret(token), email: address, createdAt: now, expiresAt: now + TOKEN_TTL_MS };
+    const outcome = await this.backend.addToken(record, { since: now - SIGN_IN_WINDOW_MS, max: SIGN_INS_PER_WINDOW });
+    await this.purge(now);
+    // The address may ask again once the oldest link it holds leaves the window.
+    if (!outcome.stored) throw new KeyError(429, KEY_MESSAGES.tooManyLinks, Math.max(1, Math.ceil((outcome.oldest + SIGN_IN_WINDOW_MS - now) / 1000)));
     try {
       await deliver?.(address, token);
     } catch (error) {
-      await this.backend.dropToken(address, hashSecret(token), now);
+      await this.backend.dropToken(record);
       throw error;
     }
     return { email: address, token };
+  }
+
+  /** At most once a minute: tokens past both the sign-in window and their lifetime, and ended sessions, are forgotten. */
+  private async purge(now: number): Promise<void> {
+    if (!this.backend.purge || now - this.purgedAt <= PURGE_EVERY_MS) return;
+    this.purgedAt = now;
+    await this.backend.purge(now - Math.max(SIGN_IN_WINDOW_MS, TOKEN_TTL_MS), now);
   }
 
   /** Uses up a sign-in token: a session for its address, with the address's key state. */
   async openSession(token: string): Promise<SessionInfo> {
     if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) throw new KeyError(401, KEY_MESSAGES.badToken);
     const session = generateSession();
-    const email = await this.backend.openSession(hashSecret(token), hashSecret(session), this.now());
+    const now = this.now();
+    const email = await this.backend.openSession(hashSecret(token), hashSecret(session), now, now + SESSION_TTL_MS);
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badToken);
     return { session, email, key: await this.backend.activeKey(email) };
   }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret, Keys } from '../src/keys.ts';
+import { Keys } from '../src/keys.ts';
 import { createPortal } from '../src/portal.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { buildInto, makeKeys, rawRequest, ROOT, SAMPLE_SOURCE, startServer, storeKeys, tempDir } from './helpers.ts';
@@ -66,7 +66,8 @@ async function filledDb(tag: string, count = 3000): Promise<{ file: string; keys
   const { keys, records } = makeKeys(count, tag);
   storeKeys(file, records);
   const backend = new SqliteKeyBackend(file, { view: false });
-  for (let i = 0; i < 200; i++) await backend.addToken(`t${i}@example.org`, hashSecret(`token${i}`), Date.now());
+  const store = new Keys(backend);
+  for (let i = 0; i < 200; i++) await store.signIn(`t${i}@example.org`);
   backend.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   backend.close();
   return { file, keys };

@@ -1,8 +1,8 @@
 /**
  * Keys themselves, the SQLite store's own guarantees (hashes only on disk,
  * WAL, a database it cannot read left untouched, the old JSON file imported
- * once, a synchronous key check), and the keys command on the same database
- * as a running server.
+ * once, a synchronous key check, old links and ended sessions forgotten as
+ * Keys tells it), and the keys command on the same database as a running server.
  */
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -71,6 +71,28 @@ describe('the SQLite key store', () => {
     const backend = new SqliteKeyBackend(file);
     await new Keys(backend).issue('one@example.org');
     expect(() => backend.db.prepare("INSERT INTO keys (hash, id, email, created_at, seq) VALUES ('x', 'faa_x', 'one@example.org', 0, 99)").run()).toThrow(/UNIQUE/);
+    backend.close();
+  });
+
+  it('forgets, at a later sign-in, the links past both the sign-in window and their lifetime and the sessions that ended, and nothing younger', async () => {
+    const backend = new SqliteKeyBackend(':memory:');
+    let clock = Date.UTC(2026, 0, 1);
+    const keys = new Keys(backend, () => clock);
+    const minute = 60_000;
+    const start = clock;
+    await keys.openSession((await keys.signIn('a@example.org')).token);
+    const stored = () => ({
+      tokens: (backend.db.prepare('SELECT email FROM tokens ORDER BY created_at').all() as { email: string }[]).map((r) => r.email),
+      sessions: Number((backend.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n),
+    });
+    clock = start + 50 * minute;
+    await keys.signIn('b@example.org');
+    // a's link is 50 minutes old, past the 10-minute window and its 15-minute life; a's hour-long session still runs.
+    expect(stored()).toEqual({ tokens: ['b@example.org'], sessions: 1 });
+    clock = start + 61 * minute;
+    await keys.signIn('c@example.org');
+    // b's link is 11 minutes old: past the window but not yet its life, so it stays; a's session has ended.
+    expect(stored()).toEqual({ tokens: ['b@example.org', 'c@example.org'], sessions: 0 });
     backend.close();
   });
 

@@ -30,9 +30,10 @@ import {
   type KeyInfo,
   type KeyListing,
   type NewKey,
-  type SignInOutcome,
+  type NewToken,
+  type TokenOutcome,
+  type TokenQuota,
 } from '../keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../limits.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -67,6 +68,8 @@ CREATE INDEX sessions_expiry ON sessions (expires_at);
 PRAGMA user_version = ${SCHEMA_VERSION};
 `;
 const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
+/** The next change number of `keys`, in SQL, so that a statement takes it without a read before it. */
+const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
 
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
@@ -180,7 +183,6 @@ export class SqliteKeyBackend implements KeyBackend {
   private dataVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly lockWaitMs: number;
-  private purgedAt = 0;
   readonly file: string;
   /** What damage was found once running; from then on every use throws. */
   private damaged: KeyDatabaseError | null = null;
@@ -304,7 +306,7 @@ export class SqliteKeyBackend implements KeyBackend {
    * to `lockWaitMs`), so the event loop keeps answering; `work` itself runs
    * synchronously, so nothing in this process interleaves with it.
    */
-  private async write<T>(work: (seq: () => number) => T): Promise<T> {
+  private async write<T>(work: () => T): Promise<T> {
     if (this.damaged) throw this.damaged;
     const deadline = Date.now() + this.lockWaitMs;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -315,10 +317,8 @@ export class SqliteKeyBackend implements KeyBackend {
         await sleep(delay * (0.5 + Math.random()));
         continue;
       }
-      let seq = -1;
-      const next = () => (seq = seq < 0 ? this.maxSeq() + 1 : seq + 1);
       try {
-        const out = work(next);
+        const out = work();
         this.db.exec('COMMIT');
         return out;
       } catch (error) {
@@ -355,42 +355,43 @@ export class SqliteKeyBackend implements KeyBackend {
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
-  async addToken(email: string, tokenHash: string, now: number): Promise<SignInOutcome> {
-    const outcome = await this.write((): SignInOutcome => {
-      const recent = this.db
-        .prepare('SELECT created_at FROM tokens WHERE email = ? AND created_at > ? ORDER BY created_at LIMIT ?')
-        .all(email, now - SIGN_IN_WINDOW_MS, SIGN_INS_PER_WINDOW) as { created_at: number }[];
-      if (recent.length >= SIGN_INS_PER_WINDOW) {
-        return { ok: false, retryAfter: Math.max(1, Math.ceil((Number(recent[0].created_at) + SIGN_IN_WINDOW_MS - now) / 1000)) };
-      }
-      this.db.prepare('INSERT INTO tokens (hash, email, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, email, now, now + TOKEN_TTL_MS);
-      return { ok: true };
+  /**
+   * One conditional INSERT decides (no branch between statements: D1, which
+   * has no interactive transactions, can run the same SQL); only a refusal
+   * reads the oldest counted link, for Retry-After.
+   */
+  addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
+    return this.write((): TokenOutcome => {
+      const { changes } = this.db
+        .prepare('INSERT INTO tokens (hash, email, created_at, expires_at) SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM tokens WHERE email = ? AND created_at > ?) < ?')
+        .run(token.hash, token.email, token.createdAt, token.expiresAt, token.email, quota.since, quota.max);
+      if (Number(changes) === 1) return { stored: true };
+      const { oldest } = this.db.prepare('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?').get(token.email, quota.since) as { oldest: number };
+      return { stored: false, oldest: Number(oldest) };
     });
-    if (now - this.purgedAt > 60_000) await this.purge(now);
-    return outcome;
   }
 
-  async dropToken(_email: string, tokenHash: string): Promise<void> {
-    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(tokenHash));
+  async dropToken(token: NewToken): Promise<void> {
+    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(token.hash));
   }
 
-  /** Drops tokens older than the sign-in window (they count no more) and expired sessions. */
-  async purge(now: number): Promise<void> {
-    this.purgedAt = now;
+  async purge(tokensBy: number, now: number): Promise<void> {
     await this.write(() => {
-      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(now - Math.max(SIGN_IN_WINDOW_MS, TOKEN_TTL_MS));
+      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(tokensBy);
       this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now);
     });
   }
 
-  openSession(tokenHash: string, sessionHash: string, now: number): Promise<string | null> {
+  /** The session is stored from the token's row on the same condition the UPDATE then uses it up on: two statements, no branch between them. */
+  openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
     return this.write(() => {
+      this.db
+        .prepare('INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?')
+        .run(sessionHash, sessionExpiresAt, tokenHash, now);
       const used = this.db
         .prepare('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email')
         .get(now, tokenHash, now) as { email: string } | undefined;
-      if (!used) return null;
-      this.db.prepare('INSERT INTO sessions (hash, email, expires_at) VALUES (?, ?, ?)').run(sessionHash, used.email, now + SESSION_TTL_MS);
-      return used.email;
+      return used?.email ?? null;
     });
   }
 
@@ -416,10 +417,11 @@ export class SqliteKeyBackend implements KeyBackend {
     });
   }
 
-  private insertKey(key: NewKey, seq: number): boolean {
+  /** Stores `key` active unless its address has an active key (the partial unique index says so), taking the next change number. */
+  private insertKey(key: NewKey): boolean {
     const { changes } = this.db
-      .prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
-      .run(key.hash, key.id, key.email, key.createdAt, seq);
+      .prepare(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`)
+      .run(key.hash, key.id, key.email, key.createdAt);
     return Number(changes) === 1;
   }
 
@@ -428,22 +430,30 @@ export class SqliteKeyBackend implements KeyBackend {
     return row?.hash ?? null;
   }
 
-  private markRevoked(hash: string, now: number, seq: number): void {
-    this.db.prepare('UPDATE keys SET revoked_at = ?, seq = ? WHERE hash = ?').run(now, seq, hash);
+  /** Revokes the address's active key, if it is `expected` when given, in one statement; the hash it revoked, or null. */
+  private revokeActive(email: string, now: number, expected: string | undefined): string | null {
+    const row = this.db
+      .prepare(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at IS NULL AND (? IS NULL OR hash = ?) RETURNING hash`)
+      .get(now, email, expected ?? null, expected ?? null) as { hash: string } | undefined;
+    return row?.hash ?? null;
   }
 
   async issue(key: NewKey): Promise<boolean> {
-    const issued = await this.write((seq) => this.insertKey(key, seq()));
+    const issued = await this.write(() => this.insertKey(key));
     if (issued) this.active?.add(key.hash);
     return issued;
   }
 
+  /**
+   * The one write that still decides in code between its statements (store
+   * the new key only if the old one was revoked): a store without interactive
+   * transactions (D1) must make the INSERT itself conditional on the UPDATE
+   * and send both as one batch.
+   */
   async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write((seq) => {
-      const current = this.currentHash(key.email);
-      if (current === null || (expected !== undefined && current !== expected)) return null;
-      this.markRevoked(current, now, seq());
-      if (!this.insertKey(key, seq())) throw new Error('a rotated key could not be stored');
+    const old = await this.write(() => {
+      const current = this.revokeActive(key.email, now, expected);
+      if (current !== null && !this.insertKey(key)) throw new Error('a rotated key could not be stored');
       return current;
     });
     if (old === null) return false;
@@ -454,12 +464,7 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   async revoke(email: string, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write((seq) => {
-      const current = this.currentHash(email);
-      if (current === null || (expected !== undefined && current !== expected)) return null;
-      this.markRevoked(current, now, seq());
-      return current;
-    });
+    const old = await this.write(() => this.revokeActive(email, now, expected));
     if (old === null) return false;
     this.active?.delete(old);
     return true;
