@@ -5,9 +5,9 @@
  * each is ever stored. `Keys` holds the rules (who may sign in how often, how
  * long a token and a session live, one active key per address) and leaves
  * the storing to a `KeyBackend` that decides nothing and whose every
- * operation is atomic: SQLite
- * locally and when self-hosted (src/server/sqlite-keys.node.ts), Netlify
- * Blobs on Netlify (src/keys-blobs.ts).
+ * operation is atomic: SQLite locally and when self-hosted
+ * (src/server/sqlite-keys.node.ts), Netlify Blobs on Netlify
+ * (src/keys-blobs.ts).
  *
  * The request path asks `verify(key)`, which answers synchronously whenever
  * the backend can (the SQLite store always can), so the API pays no promise
