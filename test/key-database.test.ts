@@ -9,7 +9,6 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
@@ -25,27 +24,28 @@ beforeAll(async () => {
   dist = await buildInto(SAMPLE_SOURCE, 'keydb');
 });
 
-/** Another user to run as (uid, and a temp folder it may write: node and npm may keep caches there), or nothing. */
-interface As {
-  uid: number;
-  tmp: string;
-}
-const asUser = (as?: As) => (as ? { uid: as.uid, gid: as.uid } : {});
-const tmpEnv = (as?: As) => (as ? { TMPDIR: as.tmp } : {});
+/**
+ * How a command is run: as it is, or with `readOnly` mounted read-only for it
+ * alone (a bind mount in a mount namespace of its own). Root writes whatever
+ * the permissions say, so for root that is how a database it may not write
+ * is made, without needing another user to reach the checkout.
+ */
+const command = (file: string, args: string[], readOnly?: string): [string, string[]] =>
+  readOnly ? ['unshare', ['-m', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"', readOnly, file, ...args]] : [file, args];
 
-/** `keys` as a process (node, the same script npm runs), as another user when given; its exit code and output. */
-async function keysCommand(db: string, args: string[], as?: As): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: db, ...tmpEnv(as) }, ...asUser(as) }).then(
+/** `keys` as a process (node, the same script npm runs), with `readOnly` mounted read-only when given; its exit code and output. */
+async function keysCommand(db: string, args: string[], readOnly?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(...command(process.execPath, ['cli/keys.ts', ...args], readOnly), { cwd: ROOT, env: { ...process.env, KEYS_DB: db } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
 }
 
 /** npm start over `db` until it exits (it is expected to refuse): its exit code and stderr. */
-function startRefused(db: string, as?: As): Promise<{ code: number | null; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DIST_DIR: dist, KEYS_DB: db, PORT: String(20_000 + Math.floor(Math.random() * 12_000)), ...tmpEnv(as) };
+function startRefused(db: string, readOnly?: string): Promise<{ code: number | null; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DIST_DIR: dist, KEYS_DB: db, PORT: String(20_000 + Math.floor(Math.random() * 12_000)) };
   delete env.ARCHIVE_SOURCE;
-  const child = spawn(process.execPath, ['cli/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], ...asUser(as) });
+  const child = spawn(...command(process.execPath, ['cli/start.ts'], readOnly), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
@@ -144,20 +144,13 @@ describe('a key database the server may not write', () => {
   it('is called read-only, by npm start and by keys, and left as it was', async () => {
     const { file } = await filledDb('read-only', 10);
     const dir = path.dirname(file);
-    // Root writes whatever the permissions say: then the commands run as nobody, as a service account would.
-    let as: As | undefined;
-    if (process.getuid?.() === 0) {
-      as = { uid: 65534, tmp: await tempDir('nobody') };
-      chmodSync(as.tmp, 0o777);
-      // The test run's own temp folder is private (mkdtemp): that user may pass through it, not list it.
-      chmodSync(os.tmpdir(), 0o711);
-      chmodSync(path.dirname(dist), 0o755); // the sample it serves, readable by that user
-    }
+    // Root writes whatever the permissions say: for root the folder is mounted read-only instead (EROFS rather than EACCES).
+    const readOnly = process.getuid?.() === 0 ? dir : undefined;
     for (const entry of readdirSync(dir)) chmodSync(path.join(dir, entry), 0o444);
     chmodSync(dir, 0o555);
     const before = readFileSync(file);
     try {
-      const [issue, start] = await Promise.all([keysCommand(file, ['issue', 'ro@example.org'], as), startRefused(file, as)]);
+      const [issue, start] = await Promise.all([keysCommand(file, ['issue', 'ro@example.org'], readOnly), startRefused(file, readOnly)]);
       const said = /the key database .*keys\.db is read-only: (a read-only file system|no permission to write (it|its folder)) \(E\w+\)\. Nothing was written/;
       expect(issue.code).toBe(1);
       expect(issue.stderr).toMatch(said);
