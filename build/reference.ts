@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { escapeHtml } from '../src/html.ts';
 import { MESSAGES } from '../src/messages.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
@@ -29,7 +30,6 @@ export interface ReferenceOptions {
   clientUrl?: string;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const code = (s: string) => `<code>${escapeHtml(s)}</code>`;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 404: 'Not Found', 403: 'Forbidden', 400: 'Bad Request', 500: 'Internal Server Error' };
 /** Text with `backquoted` parts set as code. */

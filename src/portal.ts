@@ -38,6 +38,7 @@ import {
 } from './limits.ts';
 import { PORTAL_MESSAGES } from './messages.ts';
 import { RateLimiter } from './rate-limit.ts';
+import { escapeHtml } from './html.ts';
 
 export const PORTAL_PATHS = {
   signIn: '/portal/sign-in',
@@ -283,8 +284,6 @@ export function createPortal(options: PortalOptions) {
   const portal = new PortalEndpoints(options);
   return { reply: (request: PortalRequest) => portal.reply(request), handle: (request: Request, clientIp: string) => portal.handle(request, clientIp), limiter: portal.limiter };
 }
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The sign-in mail, as text and as the same words in HTML. */
 function signInMail(to: string, link: string): Mail {
