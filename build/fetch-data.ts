@@ -5,12 +5,11 @@
  * `netlify build --offline`); otherwise it downloads the pinned URL. Every
  * failure is one line saying what to do; nothing unverified is ever saved.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../cli/command-line.ts';
 import source from '../data/source.json' with { type: 'json' };
-import { CACHE_FILE } from './source.ts';
+import { CACHE_FILE, sha256 } from './source.ts';
 
 export interface FetchOptions {
   /** Downloads the pinned URL; tests pass one that fails or lies. */
@@ -26,8 +25,6 @@ export interface Fetched {
   target: string;
   from: string;
 }
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 async function download(fetchImpl: typeof fetch): Promise<Buffer> {
   // data:update pins a file given by path without a URL: only a local copy can be checked against it.

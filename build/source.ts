@@ -1,4 +1,5 @@
 /** Where the archive comes from: a path, the fetched cache, or the project's own sample. */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import source from '../data/source.json' with { type: 'json' };
@@ -9,6 +10,9 @@ export const CACHE_FILE = path.join(ROOT, source.cacheFile);
 export const SAMPLE_FILE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
 export const SUMMARY_FILE = path.join(ROOT, 'data/archive-summary.json');
 export const SAMPLE_SUMMARY_FILE = path.join(ROOT, 'data/sample/summary.json');
+/** A source file's sha256, in hex: what data/source.json pins it by. */
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
 /** The pin data:update writes and data:fetch checks against. */
 export const PIN_FILE = path.join(ROOT, 'data/source.json');
 

@@ -10,7 +10,6 @@
  * committed archive summary (so the build's guard accepts it with no flag)
  * and an entry under "Data" in CHANGELOG.md. Errors are one line, exit 2.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../cli/command-line.ts';
@@ -19,7 +18,7 @@ import { compareRevisions } from './changes.ts';
 import { formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { formatReport, lossSentence, type RevisionInfo } from './report.ts';
-import { ROOT } from './source.ts';
+import { ROOT, sha256 } from './source.ts';
 import type { Archive } from '../src/types.ts';
 
 /** The file upstream, in DLu/oscar_data. */
@@ -80,8 +79,6 @@ interface Fetched extends Omit<RevisionInfo, 'sha256' | 'bytes'> {
   bytes: Buffer;
   url: string | null;
 }
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 interface Context {
   fetch: typeof fetch;
