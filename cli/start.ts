@@ -23,8 +23,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits
 import { issueLimitFrom } from '../src/portal.ts';
 import { createLog, type Log } from '../src/server/log.node.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
-import { nodePortal } from '../src/server/portal.node.ts';
-import { createNodeServer } from '../src/server/server.node.ts';
+import { createNodeServer } from '../adapters/node.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 
@@ -124,14 +123,12 @@ async function main() {
     keys,
     rateLimitPerMinute,
     log: quiet ? undefined : log,
-    portal: (k) =>
-      nodePortal(k, {
-        sendMail: mailer.send,
-        // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.
-        publicBaseUrl: process.env.PUBLIC_BASE_URL || base,
-        issueLimitPerMinute,
-        log: quiet ? undefined : log,
-      }),
+    portal: {
+      sendMail: mailer.send,
+      // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.
+      publicBaseUrl: process.env.PUBLIC_BASE_URL || base,
+      issueLimitPerMinute,
+    },
   });
   const dev = await devKey(keys, backend).catch(refuseKeys);
 

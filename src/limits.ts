@@ -49,3 +49,16 @@ export function wholeNumberSetting(name: string, value: string | undefined, fall
   const range = max === Number.MAX_SAFE_INTEGER ? `from ${min} and up` : `from ${min} to ${max}`;
   throw new RangeError(`Expected ${name} to be a whole number ${range}, got ${JSON.stringify(value)}`);
 }
+
+/**
+ * The same setting where a runtime cannot refuse to start (an edge function,
+ * a Worker): a bad value is told to `warn` and the default used.
+ */
+export function settingOr(warn: (line: string) => void, name: string, value: string | undefined, fallback: number, min: number, max?: number): number {
+  try {
+    return wholeNumberSetting(name, value, fallback, min, max);
+  } catch (error) {
+    warn(`${(error as Error).message}; using ${fallback}`);
+    return fallback;
+  }
+}

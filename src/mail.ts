@@ -34,6 +34,11 @@ export const DEFAULT_FROM = 'Film Awards Archive API <no-reply@localhost>';
 /** How long a send over the HTTP API may take before it counts as failed. */
 export const MAIL_API_TIMEOUT_MS = 10_000;
 
+/** Where no transport is set on a deploy: sign-in answers 503 rather than print live links into a platform's log. */
+export const noTransport: SendMail = async () => {
+  throw new Error('neither MAIL_API_URL nor SMTP_URL is set: sign-in mail cannot be sent');
+};
+
 export interface HttpMailerOptions {
   url: string;
   token: string;

@@ -1,6 +1,6 @@
 /**
- * The developer portal's JSON endpoints, for every runtime (the Node server
- * mounts them, the Netlify portal function serves them):
+ * The developer portal's JSON endpoints, for every runtime (the front door
+ * routes `/portal/...` here on every runtime that has keys to give):
  *
  *   POST /portal/sign-in   {"email"}  -> 202 {"message"}, a single-use link mailed
  *   POST /portal/session   {"token"}  -> 200 {"session", "email", "key"}
@@ -11,8 +11,8 @@
  *   POST /portal/sign-out     (Bearer) -> 200 {"signedOut": true}; the session answers 401 from then on
  *
  * Sign-in answers the same for every well-formed address, so it tells nobody
- * whether an address has a key. An `error` field on every failure; one log
- * line per request (method, path, status, ms), never a secret or an address.
+ * whether an address has a key. An `error` field on every failure. The front
+ * door (src/api/handler.ts) routes here and writes the access line.
  *
  * No CORS grant on purpose: a browser sends `Content-Type: application/json`
  * or an `Authorization` header across origins only after a preflight, the
@@ -21,8 +21,8 @@
  * same origin can use these endpoints from a browser.
  */
 import { concatBytes } from './api/answer.ts';
-import { type ApiReply, jsonReply, toResponse } from './api/reply.ts';
-import { type ApiRequest, pathnameOf } from './api/request.ts';
+import { type ApiReply, jsonReply } from './api/reply.ts';
+import type { ApiRequest } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
 import type { Mail, SendMail } from './mail.ts';
 import {
@@ -66,19 +66,14 @@ export interface PortalOptions {
   publicBaseUrl?: string;
   /** Sign-in links and new keys per client address per minute (PORTAL_ISSUE_LIMIT_PER_MINUTE); default 5. */
   issueLimitPerMinute?: number;
-  /** One line per request; the logger redacts what it writes. */
+  /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
   now?: () => number;
 }
 
-/** A request as the portal needs it: the core's view, plus who sent it and its body. */
-export interface PortalRequest extends ApiRequest {
-  /** The client's address, for the per-client limit. */
-  clientIp: string;
-  /** The body's bytes; null as soon as more than `maxBytes` arrived; rejects with `BodyTimeoutError` when too slow. */
-  body(maxBytes: number): Promise<Uint8Array | null>;
-}
+/** A request as the portal needs it: the core's view, with who sent it and its body (the front door fills in what a runtime leaves out). */
+export type PortalRequest = ApiRequest & Required<Pick<ApiRequest, 'clientIp' | 'body'>>;
 
 /** The body did not arrive within `BODY_TIMEOUT_MS`. */
 export class BodyTimeoutError extends Error {}
@@ -88,11 +83,6 @@ class MailFailed extends Error {}
 /** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
 export function issueLimitFrom(value: string | undefined): number {
   return wholeNumberSetting('PORTAL_ISSUE_LIMIT_PER_MINUTE', value, DEFAULT_ISSUE_LIMIT, 1);
-}
-
-/** Whether a path is one of the portal's endpoints (anything under /portal/; the page itself is /portal, and /portal/). */
-export function isPortalPath(pathname: string): boolean {
-  return pathname.startsWith('/portal/') && pathname !== '/portal/';
 }
 
 /** A JSON reply without the API's CORS grant (see the top of this file). */
@@ -249,40 +239,21 @@ class PortalEndpoints {
     }
   }
 
-  /** The portal's reply, or null when the path is not the portal's (so the caller can try other routes). */
-  async reply(request: PortalRequest): Promise<ApiReply | null> {
-    const pathname = pathnameOf(request.url);
-    if (pathname === null || !isPortalPath(pathname)) return null;
-    const started = this.now();
+  /** The reply to a request on one of the portal's paths (the front door has parsed it); a store that fails is a 503. */
+  async reply(request: PortalRequest, pathname: string): Promise<ApiReply> {
     const action = actionOf(pathname);
-    let out: ApiReply;
     try {
-      out = action ? await this.answer(request, action) : fail(404, PORTAL_MESSAGES.notFound);
+      return action ? await this.answer(request, action) : fail(404, PORTAL_MESSAGES.notFound);
     } catch (error) {
       this.options.log?.(`portal error on ${request.method} ${pathname}: ${(error as Error).message}`);
-      out = fail(503, PORTAL_MESSAGES.unavailable, { 'retry-after': '60' });
+      return fail(503, PORTAL_MESSAGES.unavailable, { 'retry-after': '60' });
     }
-    this.options.log?.(`${request.method} ${pathname} ${out.status} ${this.now() - started}ms`);
-    return out;
-  }
-
-  /** The fetch-style entry (Netlify Functions, Deno): Request in, Response out; 404 off the portal's paths. */
-  async handle(request: Request, clientIp: string): Promise<Response> {
-    const out =
-      (await this.reply({
-        method: request.method,
-        url: request.url,
-        header: (name) => request.headers.get(name),
-        clientIp,
-        body: (maxBytes) => readLimited(request.body, maxBytes),
-      })) ?? fail(404, PORTAL_MESSAGES.notFound);
-    return toResponse(out);
   }
 }
 
 export function createPortal(options: PortalOptions) {
   const portal = new PortalEndpoints(options);
-  return { reply: (request: PortalRequest) => portal.reply(request), handle: (request: Request, clientIp: string) => portal.handle(request, clientIp), limiter: portal.limiter };
+  return { reply: (request: PortalRequest, pathname: string) => portal.reply(request, pathname), limiter: portal.limiter };
 }
 
 /** The sign-in mail, as text and as the same words in HTML. */

@@ -286,3 +286,21 @@ export function redactLine(line: string): string {
   }
   return copied === 0 ? line : out + line.slice(copied);
 }
+
+/** Longest line kept whole; a longer one (a URL with a 15 KB "key", say) keeps its start and end. */
+export const MAX_LINE = 2048;
+
+/**
+ * A line cut to about MAX_LINE characters, only between the atoms the
+ * redactor reads, so no secret is ever split into a part it
+ * would no longer recognise: the start up to the last boundary before 1.5 KiB,
+ * the end from the first boundary in its last 256 characters.
+ */
+export function shorten(line: string): string {
+  if (line.length <= MAX_LINE) return line;
+  let head = MAX_LINE - 512;
+  while (head > 0 && isAtomChar(line.charCodeAt(head - 1)) && isAtomChar(line.charCodeAt(head))) head--;
+  let tail = line.length - 256;
+  while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
+  return `${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`;
+}

@@ -12,7 +12,7 @@ import { createApi } from '../src/api/handler.ts';
 import { Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
-import { createNodeServer, publicFiles } from '../src/server/server.node.ts';
+import { createNodeServer } from '../adapters/node.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef } from '../src/refs.ts';
 import type { IdShard, Manifest, Shard } from '../src/types.ts';
@@ -72,7 +72,7 @@ beforeAll(async () => {
   stops.push(async () => backend.close());
   const fileKeys = new Keys(backend);
   const data = new DiskData(dist);
-  const api = createApi({ data, keys: fileKeys, compression: true, publicFile: publicFiles(data) });
+  const api = createApi({ data, keys: fileKeys, compression: true });
   targets.core = {
     compression: true,
     seen: [],

@@ -17,7 +17,9 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { build } from '../build/build.ts';
 import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
 import { redactLine } from '../src/redact.ts';
-import { createNodeServer, type ServerOptions } from '../src/server/server.node.ts';
+import { createNodeServer, type ServerOptions } from '../adapters/node.node.ts';
+import { createApi } from '../src/api/handler.ts';
+import type { PortalOptions } from '../src/portal.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { CACHE_FILE } from '../build/source.ts';
 
@@ -409,4 +411,10 @@ export async function startLocalServer(options: { rateLimitPerMinute?: number } 
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The key portal behind the front door, as a fetch runtime serves it: Request and client address in, Response out. */
+export function portalFront(options: PortalOptions) {
+  const api = createApi({ keys: options.keys, portal: options, log: options.log, now: options.now });
+  return { handle: (request: Request, clientIp: string) => api.handle(request, undefined, clientIp), limiter: api.portalLimiter! };
 }

@@ -14,9 +14,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../src/keys.ts';
-import { createPortal } from '../src/portal.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { buildInto, makeKeys, rawRequest, ROOT, SAMPLE_SOURCE, startServer, storeKeys, tempDir } from './helpers.ts';
+import { buildInto, makeKeys, rawRequest, ROOT, SAMPLE_SOURCE, startServer, storeKeys, tempDir, portalFront } from './helpers.ts';
 
 const run = promisify(execFile);
 let dist: string;
@@ -123,7 +122,7 @@ describe('a key database another process holds locked', () => {
   it('makes the portal answer 503 with Retry-After, and sign-in works again once the lock is let go', async () => {
     const { file } = await filledDb('busy-portal', 10);
     const backend = new SqliteKeyBackend(file, { lockWaitMs: 500 });
-    const portal = createPortal({ keys: new Keys(backend), sendMail: async () => {}, publicBaseUrl: 'https://api.example.org', issueLimitPerMinute: 100 });
+    const portal = portalFront({ keys: new Keys(backend), sendMail: async () => {}, publicBaseUrl: 'https://api.example.org', issueLimitPerMinute: 100 });
     const signIn = () =>
       portal.handle(new Request('https://api.example.org/portal/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"owner@example.org"}' }), '203.0.113.9');
     const holder = await holdLock(file);

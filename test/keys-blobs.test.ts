@@ -5,10 +5,10 @@
  * window. The behaviour and race suite it shares with SQLite is in
  * key-stores.test.ts.
  */
+import { portalFront } from './helpers.ts';
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret, Keys } from '../src/keys.ts';
-import { createPortal } from '../src/portal.ts';
 import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys-blobs.ts';
 import { startBlobs, type Blobs } from './_blobs.ts';
 
@@ -78,7 +78,7 @@ describe('the Blobs key backend', () => {
     const { blobs: listed } = await raw.list({ prefix: 'keys/' });
     expect(listed).toHaveLength(1);
 
-    const portal = createPortal({ keys, sendMail: async () => {}, publicBaseUrl: 'https://api.example.org' });
+    const portal = portalFront({ keys, sendMail: async () => {}, publicBaseUrl: 'https://api.example.org' });
     const issued = await portal.handle(new Request('https://api.example.org/portal/keys', { method: 'POST', headers: { authorization: `Bearer ${session}` } }), '203.0.113.5');
     expect(issued.status).toBe(503);
     expect(issued.headers.get('retry-after')).toBe('60');

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, generateSession, generateToken, hashSecret, Keys } from '../src/keys.ts';
 import { RateLimiter } from '../src/rate-limit.ts';
 import { redactLine } from '../src/redact.ts';
-import { createNodeServer } from '../src/server/server.node.ts';
+import { createNodeServer } from '../adapters/node.node.ts';
 import { KeyDatabaseError, SCHEMA_VERSION, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { DatabaseSync } from 'node:sqlite';
@@ -211,8 +211,8 @@ describe('the keys command and a running server', () => {
     const dist = await buildInto(SAMPLE_SOURCE, 'keys');
     db = path.join(await tempDir('keys-db'), 'keys.db');
     const backend = new SqliteKeyBackend(db);
-    // Redacted where written, as npm start's logger does.
-    const { server } = createNodeServer({ dist, keys: new Keys(backend), log: (l) => logs.push(redactLine(l)) });
+    // The lines as the front door makes them: no sink redacts anything.
+    const { server } = createNodeServer({ dist, keys: new Keys(backend), log: (l) => logs.push(l) });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     close = () => new Promise((resolve) => server.close(() => (backend.close(), resolve())));

@@ -1,9 +1,10 @@
 /**
  * The code's layout rules, checked on the source itself: what the edge
- * function loads is runtime-agnostic (no `node:` module, nothing Node-only),
+ * function and the Worker load is runtime-agnostic (no `node:` module, nothing Node-only),
  * src/ never reaches into build/ or the tests, the spec's oracle is imported
  * only by the tests and the benchmark, no file imports itself through others,
- * and no function of the request path (src/, netlify/) runs over 60 lines.
+ * each runtime's adapter is one short file, and no function of the request
+ * path (src/, adapters/, netlify/) runs over 60 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_FUNCTION_LINES = 60;
+/** An adapter wires one runtime's abilities to the front door: a few dozen lines. */
+const MAX_ADAPTER_LINES = 60;
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { recursive: true, withFileTypes: true })
@@ -35,7 +38,9 @@ function runtimeGraph(entry: string): Set<string> {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
     for (const s of source.statements) {
-      if (!ts.isImportDeclaration(s) || s.importClause?.isTypeOnly || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      // A re-export (`export { default } from`) loads its module as an import does.
+      const loads = (ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly) || (ts.isExportDeclaration(s) && !s.isTypeOnly);
+      if (!loads || !s.moduleSpecifier || !ts.isStringLiteral(s.moduleSpecifier)) continue;
       const spec = s.moduleSpecifier.text;
       if (spec.startsWith('.')) visit(path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec)));
       else seen.add(`package:${spec}`);
@@ -80,11 +85,20 @@ function importCycles(files: string[]): string[] {
 }
 
 describe('the layout', () => {
-  it('loads nothing Node-only into the edge function: no node: module, no *.node.ts, no build/ or test/ file', () => {
-    const graph = [...runtimeGraph('netlify/edge-functions/api.ts')];
-    expect(graph.length).toBeGreaterThan(5);
-    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench)\//.test(f));
+  it.each(['netlify/edge-functions/api.ts'])('loads nothing Node-only into %s: no node: module, no *.node.ts, no build/ or test/ file', (entry) => {
+    const graph = [...runtimeGraph(entry)];
+    expect(graph).toContain('src/api/handler.ts');
+    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench|cli)\//.test(f));
     expect(offending).toEqual([]);
+  });
+
+  it(`keeps every runtime's adapter short: one file each in adapters/, at most ${MAX_ADAPTER_LINES} lines`, () => {
+    const adapters = sourceFiles('adapters');
+    expect(adapters.length).toBeGreaterThanOrEqual(3);
+    const long = adapters.map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`).filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
+    expect(long).toEqual([]);
+    // Netlify finds its functions only in its own folders: what is there only re-exports an adapter (and the portal's paths).
+    for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
   });
 
   it('keeps src/ out of build/, test/ and bench/', () => {
@@ -100,12 +114,12 @@ describe('the layout', () => {
   });
 
   it('has no import cycle among the project\'s own files', () => {
-    const files = ['src', 'build', 'cli', 'netlify'].flatMap(sourceFiles);
+    const files = ['src', 'build', 'cli', 'netlify', 'adapters'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
   });
 
-  it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, netlify/)`, () => {
-    expect(['src', 'netlify'].flatMap(sourceFiles).flatMap(longFunctions)).toEqual([]);
+  it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, adapters/, netlify/)`, () => {
+    expect(['src', 'adapters', 'netlify'].flatMap(sourceFiles).flatMap(longFunctions)).toEqual([]);
   });
 });

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/keys.ts';
-import { redactLine } from '../src/redact.ts';
-import { createLog, MAX_LINE, shorten } from '../src/server/log.node.ts';
+import { MAX_LINE, redactLine, shorten } from '../src/redact.ts';
+import { createLog } from '../src/server/log.node.ts';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
 import { buildInto, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 
@@ -110,7 +110,7 @@ describe('the logs of a running server', () => {
 });
 
 describe('the logger', () => {
-  it('returns before the line is written, writes it redacted, and flushes', async () => {
+  it('returns before the line is written, writes it as given, and flushes', async () => {
     const written: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -125,7 +125,8 @@ describe('the logger', () => {
     const log = createLog({ destination: slow });
     const k = generateKey();
     const started = performance.now();
-    for (let i = 0; i < 1000; i++) log(`GET /archive/apikey=${k} 200 1ms`);
+    // Lines as the front door makes them: a key's id, never the key.
+    for (let i = 0; i < 1000; i++) log(`GET /archive/apikey=${k.slice(0, 12)}... 200 1ms`);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(written).toHaveLength(0); // nothing waited for the slow destination
     release();
@@ -148,7 +149,7 @@ describe('the logger', () => {
     const log = createLog({ destination: sink, flushBytes: 4096 });
     const k = generateKey();
     const wide = 'é"\\\u0001 \u{1F3AC} Amélie\t';
-    const lines = Array.from({ length: 400 }, (_, i) => `GET /person/name=${wide.repeat(i % 60)}/apikey=${k} 200 ${i}ms`);
+    const lines = Array.from({ length: 400 }, (_, i) => `GET /person/name=${wide.repeat(i % 60)}/apikey=${k.slice(0, 12)}... 200 ${i}ms`);
     for (const line of lines) log(line);
     await log.flush();
     expect(chunks.length).toBeGreaterThan(1); // batches handed over while the loop still ran, not only by flush()
@@ -156,7 +157,7 @@ describe('the logger', () => {
     expect(written).toHaveLength(lines.length);
     written.forEach((text, i) => {
       const { msg } = JSON.parse(text);
-      expect(msg).toBe(redactLine(lines[i]));
+      expect(msg).toBe(lines[i]);
       expect(msg.endsWith(` 200 ${i}ms`)).toBe(true);
       expect(msg).not.toContain(k);
     });

@@ -13,11 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../src/keys.ts';
 import { chooseMailer, httpMailer, type Mailer } from '../src/mail.ts';
 import { PORTAL_MESSAGES } from '../src/messages.ts';
-import { createPortal } from '../src/portal.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { startMailApi, type MailApi } from './_mail.ts';
-import { cleanCopy, startServer, tempDir } from './helpers.ts';
+import { cleanCopy, startServer, tempDir, portalFront } from './helpers.ts';
 
 const ORIGIN = 'https://api.example.org';
 const TOKEN = `re_${Math.random().toString(36).slice(2)}SECRET`;
@@ -33,7 +32,7 @@ afterAll(() => api?.stop());
 
 function setup(mailer: Mailer, keys = new Keys(new SqliteKeyBackend(':memory:'))) {
   const lines: string[] = [];
-  const portal = createPortal({ keys, sendMail: mailer.send, publicBaseUrl: ORIGIN, issueLimitPerMinute: 1000, log: (line) => lines.push(line) });
+  const portal = portalFront({ keys, sendMail: mailer.send, publicBaseUrl: ORIGIN, issueLimitPerMinute: 1000, log: (line) => lines.push(line) });
   const post = async (path: string, body: unknown) => {
     const response = await portal.handle(new Request(`${ORIGIN}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), '203.0.113.9');
     return { status: response.status, headers: response.headers, text: await response.text() };

@@ -12,13 +12,12 @@ import { portalFiles } from '../build/portal-files.ts';
 import { Keys } from '../src/keys.ts';
 import { MAX_BODY_BYTES, SESSION_TTL_MS } from '../src/limits.ts';
 import { PORTAL_MESSAGES } from '../src/messages.ts';
-import { createPortal, issueLimitFrom, type PortalOptions } from '../src/portal.ts';
+import { issueLimitFrom, type PortalOptions } from '../src/portal.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
-import { nodePortal } from '../src/server/portal.node.ts';
-import { createNodeServer, REQUEST_TIMEOUT_MS } from '../src/server/server.node.ts';
+import { createNodeServer, REQUEST_TIMEOUT_MS } from '../adapters/node.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
-import { buildInto, SAMPLE_SOURCE } from './helpers.ts';
+import { buildInto, SAMPLE_SOURCE, portalFront } from './helpers.ts';
 
 const ORIGIN = 'https://api.example.org';
 let smtp: Smtp;
@@ -36,7 +35,7 @@ function setup(options: Partial<PortalOptions> = {}) {
   const clock = { t: Date.now() };
   const keys = options.keys ?? new Keys(new SqliteKeyBackend(':memory:'), () => clock.t);
   const lines: string[] = [];
-  const portal = createPortal({ sendMail, publicBaseUrl: ORIGIN, issueLimitPerMinute: 100, log: (line) => lines.push(line), now: () => clock.t, ...options, keys });
+  const portal = portalFront({ sendMail, publicBaseUrl: ORIGIN, issueLimitPerMinute: 100, log: (line) => lines.push(line), now: () => clock.t, ...options, keys });
   return { keys, portal, lines, clock };
 }
 
@@ -271,10 +270,11 @@ describe('request rules', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('answers an unknown path under /portal/ with a JSON 404, and leaves other paths to the caller', async () => {
+  it('answers an unknown path under /portal/ with a JSON 404, and leaves the page paths to the rest of the front door', async () => {
     const { portal } = setup();
     for (const path of ['/portal/keys/list', '/portal/keys/faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) expect((await send(portal, post(path, {}))).json).toEqual({ error: PORTAL_MESSAGES.notFound });
-    expect(await portal.reply({ method: 'POST', url: '/portal', header: () => null, clientIp: 'x', body: async () => null })).toBeNull();
+    // The page (/portal, /portal/) is a public file: a POST to it is the API's 405, not the portal's.
+    for (const path of ['/portal', '/portal/']) expect((await send(portal, post(path, {}))).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
 });
 
@@ -286,7 +286,7 @@ describe('the portal on the Node server', () => {
   beforeAll(async () => {
     const dist = await buildInto(SAMPLE_SOURCE, 'portal');
     keys = new Keys(new SqliteKeyBackend(':memory:'));
-    ({ server } = createNodeServer({ dist, keys, portal: (k) => nodePortal(k, { sendMail, issueLimitPerMinute: 100, bodyTimeoutMs: 500 }) }));
+    ({ server } = createNodeServer({ dist, keys, bodyTimeoutMs: 500, portal: { sendMail, issueLimitPerMinute: 100 } }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

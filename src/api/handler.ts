@@ -1,9 +1,17 @@
 /**
- * The API at request time, for every runtime: a request is parsed once, then
- * goes through the gate (key, then rate), is found (a stored answer or a
- * join), becomes a reply (status, headers, encoding, ETag, 304) and is logged.
- * When everything it needs is warm the whole pipeline runs synchronously and
- * returns an ApiReply; a cache miss returns a Promise of one.
+ * The front door, for every runtime: a request is parsed once and everything
+ * after that is decided here: preflight, method, the key portal, `/health`,
+ * `/` (the reference page for browsers, the service description for JSON
+ * clients), public files and the lookups. A lookup goes through the gate (key,
+ * then rate), is found (a stored answer or a join) and becomes a reply
+ * (status, headers, encoding, ETag, 304). Each request ends with one access
+ * line the front door makes from what it parsed, with the key's id and never
+ * its text, so no runtime's log sink can leak a key.
+ *
+ * A runtime hands in its abilities (where the build's files come from, the
+ * key store, the portal's mailer, a clock, a log sink) and gets `reply` (its
+ * own request shape in, an ApiReply out: synchronous when everything it needs
+ * is warm) and `handle` (a fetch Request in, a Response out).
  */
 import { ROUTES, SHAPES, template } from '../routes.ts';
 import type { Answer, DataSource } from './answer.ts';
@@ -11,10 +19,14 @@ import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
+import { isKeyShaped, keyId } from '../keys.ts';
 import { MESSAGES } from '../messages.ts';
+import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
+import { fileReply, INDEX_PAGE, publicFile, wantsHtml } from '../public-files.ts';
+import { redactLine, shorten } from '../redact.ts';
 import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
-import { type ApiRequest, decode, type Lookup, lookupOf, parseRequest, type RouteMatch } from './request.ts';
+import { type ApiRequest, decode, type Lookup, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from './request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
   /** Where the built files come from (the edge function passes one per request instead). */
@@ -25,12 +37,12 @@ export interface ApiOptions extends ArchiveOptions {
   rateLimitPerMinute?: number;
   /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
   compression?: boolean;
-  /** One line per request, with the time it was answered (by `now`); the sink redacts secrets where it writes them. */
+  /** The log sink: one access line per request, with the time it was answered (by `now`), and failures. Every line is already free of secrets. */
   log?: (line: string, time?: number) => void;
   /** Clock, for tests. */
   now?: () => number;
-  /** Public files (reference page, portal assets), asked only for paths that are not lookups. */
-  publicFile?: (request: ApiRequest) => Maybe<ApiReply | null>;
+  /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
+  portal?: Omit<PortalOptions, 'log' | 'now'>;
 }
 
 /** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
@@ -83,12 +95,12 @@ interface Stages {
   options: ApiOptions;
   gate: Gate;
   archive: ArchiveReader;
+  portal: ReturnType<typeof createPortal> | null;
   now: () => number;
 }
 
-/** Everything after the method and the route are known; `now` is when the request arrived. */
-function route(s: Stages, request: ApiRequest, source: DataSource | undefined, now: number): Maybe<ApiReply> {
-  const parsed = parseRequest(request);
+/** Everything after the request was parsed; `now` is when it arrived. */
+function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSource | undefined, now: number): Maybe<ApiReply> {
   switch (parsed.kind) {
     case 'preflight':
       return preflight(request);
@@ -96,14 +108,38 @@ function route(s: Stages, request: ApiRequest, source: DataSource | undefined, n
       return REPLIES.methodNotAllowed;
     case 'health':
       return healthReply(s.archive, source);
-    case 'other':
-      return andThen(s.options.publicFile?.(request) ?? null, (file) => file ?? (parsed.root ? description(s, source) : REPLIES.notFound));
+    case 'portal':
+      return s.portal ? s.portal.reply(portalRequest(request), parsed.pathname) : REPLIES.notFound;
+    case 'root':
+      return wantsHtml(request.header('accept')) ? andThen(file(source, INDEX_PAGE, 'text/html; charset=utf-8'), (page) => page ?? description(s, source)) : description(s, source);
+    case 'other': {
+      const named = parsed.pathname === null ? null : publicFile(parsed.pathname);
+      // The page at `/` is for browsers only (a JSON client asking for it gets the same 404 as for any other path).
+      if (!named || (named.path === INDEX_PAGE && !wantsHtml(request.header('accept')))) return REPLIES.notFound;
+      return andThen(file(source, named.path, named.type), (reply) => reply ?? REPLIES.notFound);
+    }
     case 'lookup': {
       const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
       if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
       return refused ?? find(s, parsed, request, source);
     }
   }
+}
+
+/** A public file of the build, read through the runtime's data source; null when it has none by that name. */
+function file(source: DataSource | undefined, path: string, type: string): Maybe<ApiReply | null> {
+  return source ? andThen(source.read(path), (bytes) => (bytes ? fileReply(bytes, type) : null)) : null;
+}
+
+/** The portal's view of a request: the runtime's client address and body where it has them. */
+function portalRequest(request: ApiRequest) {
+  return {
+    method: request.method,
+    url: request.url,
+    header: (name: string) => request.header(name),
+    clientIp: request.clientIp ?? 'unknown',
+    body: request.body ? (max: number) => request.body!(max) : async () => new Uint8Array(0),
+  };
 }
 
 function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
@@ -122,14 +158,30 @@ function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiR
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
 function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
   const what = error instanceof DataError ? 'data error' : 'internal error';
-  s.options.log?.(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`);
+  s.options.log?.(redactLine(shorten(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`)));
   return REPLIES.fetchError;
 }
 
-function finish(s: Stages, request: ApiRequest, out: ApiReply, started: number): ApiReply {
+/** A key as the log shows it: a key's id, or `...` for any other text. */
+function maskedKey(raw: string): string {
+  if (raw === '') return '';
+  const key = decode(raw);
+  return key !== null && isKeyShaped(key) ? `${keyId(key)}...` : '...';
+}
+
+/** The path as the access line shows it: a lookup's parameters as sent and its key's id; any other path with every secret in it masked. */
+function loggedPath(parsed: Parsed, request: ApiRequest): string {
+  if (parsed.kind !== 'lookup') return redactLine(shorten(pathnameOf(request.url) ?? request.url));
+  const { pathname, keyAt, key } = parsed;
+  // A name may itself hold a key someone pasted: the parameters are masked as any text is; the key segment is never read into the line.
+  if (key === null) return redactLine(shorten(pathname));
+  return redactLine(shorten(pathname.slice(0, keyAt))) + maskedKey(key) + pathname.slice(keyAt + key.length);
+}
+
+function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, started: number): ApiReply {
   if (s.options.log) {
     const ended = s.now();
-    s.options.log(`${request.method} ${request.url} ${out.status} ${ended - started}ms`, ended);
+    s.options.log(`${request.method} ${loggedPath(parsed, request)} ${out.status} ${ended - started}ms`, ended);
   }
   const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
   return out.body && head ? { ...out, body: null } : out;
@@ -138,17 +190,23 @@ function finish(s: Stages, request: ApiRequest, out: ApiReply, started: number):
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
 function reply(s: Stages, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
   const started = s.now();
+  const parsed = parseRequest(request);
   let out: Maybe<ApiReply>;
   try {
-    out = route(s, request, source, started);
+    out = route(s, request, parsed, source, started);
   } catch (error) {
     out = failed(s, request, error);
   }
-  if (!isPromise(out)) return finish(s, request, out, started);
+  if (!isPromise(out)) return finish(s, request, parsed, out, started);
   return out.then(
-    (done) => finish(s, request, done, started),
-    (error: unknown) => finish(s, request, failed(s, request, error), started),
+    (done) => finish(s, request, parsed, done, started),
+    (error: unknown) => finish(s, request, parsed, failed(s, request, error), started),
   );
+}
+
+/** A fetch Request as the front door reads it; its body is read (bounded) only if the portal asks. */
+function fetchRequest(request: Request, clientIp: string | undefined): ApiRequest {
+  return { method: request.method, url: request.url, header: (n) => request.headers.get(n), clientIp, body: (max) => readLimited(request.body, max) };
 }
 
 export function createApi(options: ApiOptions) {
@@ -158,15 +216,17 @@ export function createApi(options: ApiOptions) {
     now,
     gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
     archive: new ArchiveReader(options),
+    portal: options.portal ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(redactLine(shorten(line)))) }) : null,
   };
   return {
     /** Runs the pipeline on a request, over `source` (default: the one given at creation). */
     reply: (request: ApiRequest, source: DataSource | undefined = options.data) => reply(stages, request, source),
-    /** The fetch-style entry (edge function, Deno): Request in, Response out. */
-    async handle(request: Request, source?: DataSource): Promise<Response> {
-      return toResponse(await reply(stages, { method: request.method, url: request.url, header: (n) => request.headers.get(n) }, source ?? options.data));
+    /** The fetch-style entry (edge functions, Workers, Deno): Request in, Response out; `clientIp` for the portal's per-client limit. */
+    async handle(request: Request, source?: DataSource, clientIp?: string): Promise<Response> {
+      return toResponse(await reply(stages, fetchRequest(request, clientIp), source ?? options.data));
     },
     limiter: stages.gate.limiter,
+    portalLimiter: stages.portal?.limiter,
     archive: stages.archive,
   };
 }

@@ -13,6 +13,10 @@ export interface ApiRequest {
   url: string;
   /** A request header by lower-case name. */
   header(name: string): string | null | undefined;
+  /** The client's address (the portal's per-client limit); 'unknown' when the runtime does not say. */
+  clientIp?: string;
+  /** The body's bytes, read only for the portal; null once more than `maxBytes` arrived. */
+  body?(maxBytes: number): Promise<Uint8Array | null>;
 }
 
 /** A request naming one of the six lookups; its parameters still as sent. */
@@ -20,6 +24,9 @@ export interface RouteMatch {
   route: Route;
   /** The `apikey=` segment as sent, or null when there is none. */
   key: string | null;
+  /** The path, and where the key's text starts in it (its length when there is no key): the access log writes the key's id there instead. */
+  pathname: string;
+  keyAt: number;
   /** The `name=`, `year=` and `id=` values as sent; undefined where the route has none. */
   raw: Record<Param, string | undefined>;
 }
@@ -39,8 +46,12 @@ export type Parsed =
   | { kind: 'method' }
   /** `/health`: whether the archive can be read, without a key. */
   | { kind: 'health' }
-  /** Not one of the lookups: `/` (root) or any other path (public files, 404). */
-  | { kind: 'other'; root: boolean }
+  /** The key portal's endpoints (anything under `/portal/`), whatever the method. */
+  | { kind: 'portal'; pathname: string }
+  /** `/`: the reference page for browsers, the service description for JSON clients. */
+  | { kind: 'root' }
+  /** Any other path: a public file of the build, or 404; null when the URL is unreadable. */
+  | { kind: 'other'; pathname: string | null }
   | ({ kind: 'lookup' } & RouteMatch);
 
 /**
@@ -94,14 +105,16 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
   let end = cuts.length - 1; // segments in use: 0 .. end - 1
   if (end > 2 && cuts[end] - cuts[end - 1] === 1) end--; // one trailing slash is fine
   let key: string | null = null;
+  let keyAt = pathname.length;
   if (end > 1 && pathname.startsWith(APIKEY, cuts[end - 1] + 1)) {
     end--;
-    key = pathname.slice(cuts[end] + 1 + APIKEY.length, cuts[end + 1]);
+    keyAt = cuts[end] + 1 + APIKEY.length;
+    key = pathname.slice(keyAt, cuts[end + 1]);
   }
   const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
   for (const route of routes ?? []) {
     const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
-    if (raw) return { kind: 'lookup', route, key, raw };
+    if (raw) return { kind: 'lookup', route, key, raw, pathname, keyAt };
   }
   return null;
 }
@@ -121,18 +134,23 @@ function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['r
 const PREFLIGHT: Parsed = { kind: 'preflight' };
 const METHOD: Parsed = { kind: 'method' };
 const HEALTH: Parsed = { kind: 'health' };
-const ROOT: Parsed = { kind: 'other', root: true };
-const OTHER: Parsed = { kind: 'other', root: false };
+const ROOT: Parsed = { kind: 'root' };
 
-/** Method and route: everything the gate needs, decoded nothing. */
+/** The portal's endpoints: anything under /portal/ (the page itself is /portal and /portal/, public files). */
+export function isPortalPath(pathname: string): boolean {
+  return pathname.charCodeAt(1) === 0x70 && pathname.startsWith('/portal/') && pathname !== '/portal/';
+}
+
+/** What a request asks for, read once: everything the front door decides on, decoded nothing. */
 export function parseRequest(request: ApiRequest): Parsed {
+  const pathname = pathnameOf(request.url);
+  if (pathname !== null && isPortalPath(pathname)) return { kind: 'portal', pathname };
   const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
   if (method === 'OPTIONS') return PREFLIGHT;
   if (method !== 'GET' && method !== 'HEAD') return METHOD;
-  const pathname = pathnameOf(request.url);
   if (pathname === HEALTH_PATH) return HEALTH;
   const m = pathname === null ? null : matchRoute(pathname);
-  return m === null ? OTHER : m === 'root' ? ROOT : m;
+  return m === null ? { kind: 'other', pathname } : m === 'root' ? ROOT : m;
 }
 
 /** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */

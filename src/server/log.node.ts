@@ -2,9 +2,9 @@
  * The Node side's one logger: JSON lines in pino's format
  * (`{"level":"info","time":"…","msg":"GET /archive/year=2026/apikey=faa_AbCdEfGh... 200 1ms"}`),
  * written through sonic-boom, pino's own buffered destination. Like pino, it
- * formats a line when it is logged: redacted (here, where lines are written,
- * so no code path can forget it: no key, sign-in token or session reaches a
- * log), JSON-encoded and added to a batch of UTF-8 bytes. Every `flushMs` (or
+ * formats a line when it is logged: JSON-encoded and added to a batch of
+ * UTF-8 bytes. It redacts nothing: the front door (src/api/handler.ts) makes
+ * every line it is given with a key's id and never its text. Every `flushMs` (or
  * sooner, once `flushBytes` wait) the batch is handed over in one write. The
  * access log never makes a request wait on stdout or a file, costs one write
  * per batch, not per line, and keeps no line (nor the URL in it) alive as a
@@ -18,7 +18,7 @@
 import { writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import sonicBoom, { type SonicBoom as SonicBoomClass } from 'sonic-boom';
-import { isAtomChar, redactLine } from '../redact.ts';
+import { MAX_LINE, shorten } from '../redact.ts';
 
 // sonic-boom is CommonJS exporting its class as the module itself; its types name it as an export.
 const SonicBoom = sonicBoom as unknown as typeof SonicBoomClass;
@@ -63,24 +63,6 @@ function linesIn(bytes: Buffer): number {
   let lines = 0;
   for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) lines++;
   return lines;
-}
-
-/** Longest line kept whole; a longer one (a URL with a 15 KB "key", say) keeps its start and end. */
-export const MAX_LINE = 2048;
-
-/**
- * A line cut to about MAX_LINE characters, only between the atoms the
- * redactor reads (src/redact.ts), so no secret is ever split into a part it
- * would no longer recognise: the start up to the last boundary before 1.5 KiB,
- * the end from the first boundary in its last 256 characters.
- */
-export function shorten(line: string): string {
-  if (line.length <= MAX_LINE) return line;
-  let head = MAX_LINE - 512;
-  while (head > 0 && isAtomChar(line.charCodeAt(head - 1)) && isAtomChar(line.charCodeAt(head))) head--;
-  let tail = line.length - 256;
-  while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
-  return `${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`;
 }
 
 /** Room for any one written line: a MAX_LINE message JSON-escaped (6 characters a unit at worst) with its fields, at 3 UTF-8 bytes a character (what `append` reserves). */
@@ -213,9 +195,9 @@ export function createLog(options: LogOptions = {}): Log {
   }
 
   function push(level: 'info' | 'error', whole: string, time = Date.now()): void {
-    // Redacted and encoded at once, here where it is written: no line (nor the request's URL in it) waits as a string.
-    // Only the message can hold a secret (level and time are ours): it is redacted before it is JSON-encoded.
-    append(`{"level":"${level}","time":"${iso(time)}","msg":${JSON.stringify(redactLine(shorten(whole)))}}\n`);
+    // Encoded at once, here where it is written: no line (nor the request's URL in it) waits as a string.
+    // Lines come free of secrets: the front door makes them with a key's id, never its text.
+    append(`{"level":"${level}","time":"${iso(time)}","msg":${JSON.stringify(shorten(whole))}}\n`);
     if (used >= flushBytes && !soon) {
       soon = true;
       setImmediate(write); // after this request's reply, not before it

@@ -1,0 +1,28 @@
+/**
+ * The API as a Netlify edge function (Deno): the build's files through the
+ * CDN (`context.next()` on a request for the file, which goes to the static
+ * file without running this function again), keys from the site's Blobs
+ * store behind a short per-isolate cache. Its paths are declared in
+ * netlify.toml; netlify/edge-functions/api.ts is the entry Netlify finds.
+ */
+import type { Context } from '@netlify/edge-functions';
+import { createApi } from '../src/api/handler.ts';
+import { FetchedFiles } from '../src/fetched-files.ts';
+import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys-blobs.ts';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/limits.ts';
+
+declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
+const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netlify.env.get(name));
+const setting = (name: string, fallback: number, min: number, max?: number) => settingOr(console.error, name, env(name), fallback, min, max);
+
+const files = new FetchedFiles();
+const api = createApi({
+  keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, 60_000) }),
+  rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
+  log: (line) => console.log(line),
+});
+
+export default function handler(request: Request, context: Context): Promise<Response> {
+  const source = files.through((path) => context.next(new Request(new URL(`/${path}`, request.url))));
+  return api.handle(request, source, context.ip);
+}

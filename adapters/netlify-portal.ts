@@ -1,0 +1,34 @@
+/**
+ * The key portal as a Netlify Function (Node): keys, sign-in tokens and
+ * sessions in the site's Blobs store, the sign-in mail over an HTTP e-mail
+ * API or SMTP. netlify/functions/portal.mts is the entry Netlify finds, with
+ * the paths it serves; the page itself (/portal) is a static file.
+ *
+ * Environment: MAIL_API_URL with MAIL_API_TOKEN, or SMTP_URL (without either,
+ * sign-in answers 503 rather than print live links into the function log;
+ * MAIL_API_URL without its token stops the function from loading, with the
+ * reason in its log), MAIL_FROM, PUBLIC_BASE_URL (where mailed links point;
+ * default the request's origin, which Netlify routes by host),
+ * PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5). PORTAL_DEV_OUTBOX: set only by
+ * `npm run dev:netlify` on a developer's machine; never on a deploy.
+ */
+import { createApi } from '../src/api/handler.ts';
+import { portalKeys } from '../src/keys-blobs.ts';
+import { noTransport } from '../src/mail.ts';
+import { issueLimitFrom } from '../src/portal.ts';
+import { nodeMailer } from '../src/server/mail.node.ts';
+
+const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefined);
+const keys = portalKeys();
+const api = createApi({
+  keys,
+  log: (line) => console.log(line),
+  portal: {
+    keys,
+    sendMail: mailer ? mailer.send : noTransport,
+    publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
+    issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+  },
+});
+
+export default (request: Request, context: { ip: string }): Promise<Response> => api.handle(request, undefined, context.ip);

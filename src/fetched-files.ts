@@ -1,0 +1,49 @@
+/**
+ * The build's files where a runtime reaches them with `fetch` (the Netlify
+ * edge function through `context.next()`, a Cloudflare Worker through its
+ * static-assets binding), kept in the isolate's memory, bounded by bytes.
+ * Within one deploy a file never changes, except that the manifest is read
+ * again after `MANIFEST_TTL_MS`, so a long-lived isolate follows a new deploy
+ * of the data. A file the CDN does not have is null and is not kept.
+ */
+import type { DataSource } from './api/answer.ts';
+import { ByteLru } from './lru.ts';
+import { MANIFEST_PATH } from './refs.ts';
+
+const MANIFEST_TTL_MS = 60_000;
+const MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
+/** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`). */
+export type FetchFile = (path: string) => Promise<Response>;
+
+export class FetchedFiles {
+  private readonly cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  /** A DataSource over this cache that fetches what it lacks with `fetchFile` (per request, where the runtime's fetch is). */
+  through(fetchFile: FetchFile): DataSource {
+    return {
+      read: (path) => {
+        const hit = this.cache.peek(path);
+        if (hit && hit.until > this.now()) return hit.bytes;
+        return this.fetch(path, fetchFile);
+      },
+    };
+  }
+
+  private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
+    const response = await fetchFile(path);
+    if (!response.ok) {
+      await response.body?.cancel();
+      this.cache.delete(path);
+      return null;
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
+    return bytes;
+  }
+}
