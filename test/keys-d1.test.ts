@@ -3,7 +3,8 @@
  * memory), its schema applied from the repository's `migrations/` folder: the
  * shared behaviour and race suite through two bindings of one database (two
  * Worker isolates), the schema the same as the one the local SQLite store
- * makes, and the Worker's key check through the key cache.
+ * makes, and the Worker's key check through the key cache: how soon a revoked
+ * key is refused, how often D1 is read under load, how much it holds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -11,9 +12,10 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keys } from '../src/keys.ts';
+import { generateKey, Keys } from '../src/keys.ts';
+import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../src/keys-cache.ts';
 import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
-import { migrationStatements } from '../src/keys-sql.ts';
+import { keySql, migrationStatements } from '../src/keys-sql.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { keyStoreSuite } from './_key-store-suite.ts';
 import { tempDir } from './helpers.ts';
@@ -63,5 +65,86 @@ describe('the D1 schema', () => {
     } finally {
       local.close();
     }
+  });
+});
+
+/** A binding that counts the key checks it is asked (`SELECT ... FROM keys WHERE hash = ?`), as D1 would bill them. */
+function counting(db: D1DatabaseLike): { db: D1DatabaseLike; reads: () => number } {
+  let reads = 0;
+  const check = keySql.isActive('0'.repeat(64)).sql;
+  return {
+    db: { prepare: (sql) => ((reads += sql === check ? 1 : 0), db.prepare(sql)), batch: (statements) => db.batch(statements) },
+    reads: () => reads,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let workers = 0;
+const owner = () => `worker-${++workers}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+
+describe("the Worker's key check, d1Keys, over a real local D1", () => {
+  it('refuses a key revoked by another isolate within 2 seconds, on the real clock', async () => {
+    const portal = new Keys(new D1KeyBackend(isolates[1]));
+    const worker = d1Keys(isolates[0]);
+    const email = owner();
+    const key = await portal.issue(email);
+    expect(await worker.verify(key)).toBe(true);
+    expect(worker.verify(key)).toBe(true); // warm: answered from memory, no promise
+    await portal.revoke(email);
+    const revokedAt = performance.now();
+    while (await worker.verify(key)) await sleep(20);
+    const refusedAfter = performance.now() - revokedAt;
+    console.log(`revoked key refused after ${Math.round(refusedAfter)} ms (TTL ${KEY_CACHE_TTL_MS} ms)`);
+    expect(refusedAfter).toBeLessThan(2_000);
+  });
+
+  it('refuses a key at once when this isolate revokes or rotates it, even with a read of it in flight', async () => {
+    const worker = d1Keys(isolates[0], { ttlMs: KEY_CACHE_MAX_TTL_MS });
+    const email = owner();
+    const key = await worker.issue(email);
+    expect(await worker.verify(key)).toBe(true);
+    const next = await worker.rotate(email);
+    expect(await worker.verify(key)).toBe(false);
+    const inFlight = worker.verify(next); // read started before the revocation: its answer is not kept
+    await worker.revoke(email);
+    expect(await inFlight).toBe(true);
+    expect(await worker.verify(next)).toBe(false);
+  });
+
+  it('reads D1 once for a hundred checks of one uncached key at once, and about once a second per key under steady load', async () => {
+    const { db, reads } = counting(isolates[0]);
+    const worker = d1Keys(db);
+    const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
+    const first = await Promise.all(Array.from({ length: 100 }, () => worker.verify(keys[0])));
+    expect(first).toEqual(new Array(100).fill(true));
+    expect(reads()).toBe(1);
+
+    const started = performance.now();
+    let checks = 0;
+    while (performance.now() - started < 2_500) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => worker.verify(keys[i % 2])));
+      expect(answers.every(Boolean)).toBe(true);
+      checks += answers.length;
+      await sleep(5);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const perKeyPerSecond = (reads() - 1) / 2 / seconds;
+    console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${reads() - 1} D1 reads, ${perKeyPerSecond.toFixed(2)} per key per second`);
+    expect(reads() - 1).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
+  });
+
+  it('holds at most `max` answers however many made-up keys arrive', async () => {
+    const worker = d1Keys(isolates[0], { max: 50 });
+    const made = Array.from({ length: 150 }, () => generateKey());
+    expect(await Promise.all(made.map((key) => worker.verify(key)))).toEqual(new Array(150).fill(false));
+    expect(worker.cache!.size).toBe(50);
+    const real = await worker.issue(owner());
+    expect(await worker.verify(real)).toBe(true); // the newest answer is kept, the oldest made-up ones dropped
+    expect(worker.cache!.size).toBe(50);
+  });
+
+  it('refuses a TTL over 2 seconds, the bound on how long a revoked key may still work', () => {
+    expect(() => d1Keys(isolates[0], { ttlMs: 2_001 })).toThrow(/ttlMs/);
+    expect(() => d1Keys(isolates[0], { max: 0 })).toThrow(/max/);
   });
 });
