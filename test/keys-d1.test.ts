@@ -1,26 +1,30 @@
 /**
- * The Cloudflare D1 key store on a real local D1 (Miniflare, offline, in
- * memory), its schema applied from the repository's `migrations/` folder: the
+ * The Cloudflare D1 key store on a real local D1 (Miniflare, offline), its
+ * schema applied from the repository's `migrations/` folder by `wrangler d1
+ * migrations apply --local`, as a user applies it: the
  * shared behaviour and race suite through two bindings of one database (two
  * Worker isolates), the schema the same as the one the local SQLite store
  * makes, and the Worker's key check through the key cache: how soon a revoked
  * key is refused, how often D1 is read under load, how much it holds.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { promisify } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, Keys } from '../src/keys.ts';
 import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../src/keys-cache.ts';
 import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
-import { keySql, migrationStatements } from '../src/keys-sql.ts';
+import { keySql } from '../src/keys-sql.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { keyStoreSuite } from './_key-store-suite.ts';
 import { tempDir } from './helpers.ts';
 
-const MIGRATIONS = path.resolve(import.meta.dirname, '../migrations');
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DATABASE_ID = '00000000-0000-4000-8000-00000000d1d1';
+const run = promisify(execFile);
 
 let mf: Miniflare;
 let dir: string;
@@ -30,17 +34,31 @@ let isolates: D1DatabaseLike[];
 /** A D1 binding of the one database (each call: another isolate's binding). */
 const binding = async () => (await mf.getD1Database('KEYS')) as unknown as D1DatabaseLike;
 
+/**
+ * `wrangler d1 migrations apply --local` of the repository's `migrations/`
+ * folder, as a user runs it, into a local D1 under `dir` (a wrangler config
+ * of its own there, naming the folder); the folder local resources are kept in.
+ */
+async function migrateWithWrangler(dir: string): Promise<string> {
+  const config = { name: 'keys-d1-test', main: 'worker.js', compatibility_date: '2025-01-01', d1_databases: [{ binding: 'KEYS', database_name: 'keys', database_id: DATABASE_ID, migrations_dir: path.join(ROOT, 'migrations') }] };
+  await writeFile(path.join(dir, 'wrangler.json'), JSON.stringify(config));
+  await writeFile(path.join(dir, 'worker.js'), 'export default { fetch: () => new Response(null) }');
+  const state = path.join(dir, 'state');
+  const env = { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(dir, 'logs') };
+  const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/wrangler'), ['d1', 'migrations', 'apply', 'keys', '--local', '--persist-to', state], { cwd: dir, env });
+  expect(stdout).toMatch(/0001_keys\.sql\s*│ ✅/);
+  return path.join(state, 'v3');
+}
+
 beforeAll(async () => {
   dir = await tempDir('keys-d1');
-  // In memory (no persist), no Request.cf download: offline, and nothing left on disk.
-  mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: 'export default { fetch: () => new Response(null) }', d1Databases: ['KEYS'], cf: false }));
-  const db = await binding();
-  // As `wrangler d1 migrations apply` does: every file of the folder, in order, each as one batch.
-  for (const file of readdirSync(MIGRATIONS).filter((f) => f.endsWith('.sql')).sort()) {
-    await db.batch(migrationStatements(readFileSync(path.join(MIGRATIONS, file), 'utf8')).map((sql) => db.prepare(sql)));
-  }
+  const resourcePersistencePath = await migrateWithWrangler(dir);
+  // No Request.cf download: offline; the database is the one wrangler migrated, under the temp folder.
+  mf = new Miniflare(
+    convertV4MiniflareOptions({ modules: true, script: 'export default { fetch: () => new Response(null) }', d1Databases: { KEYS: DATABASE_ID }, resourcePersistencePath, cf: false }),
+  );
   isolates = [await binding(), await binding()];
-});
+}, 120_000);
 
 afterAll(async () => {
   await mf?.dispose();
