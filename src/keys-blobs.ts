@@ -39,15 +39,13 @@ import {
   type TokenOutcome,
   type TokenQuota,
 } from './keys.ts';
-import type { Maybe } from './api/maybe.ts';
+import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from './keys-cache.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
-/** How long the edge function trusts what it read about a key; a revoked key stops working within this. */
-export const EDGE_CACHE_TTL_MS = 30_000;
+/** How long the edge function reuses what it read about a key (the key cache's default, 1 s); a revoked key stops working within about this. */
+export const EDGE_CACHE_TTL_MS = KEY_CACHE_TTL_MS;
 /** Parallel reads when listing every key. */
 export const LIST_CONCURRENCY = 16;
-/** Most key answers the edge remembers at once (each for EDGE_CACHE_TTL_MS); the oldest go first. */
-const CACHED_KEY_ANSWERS = 10_000;
 /** Conditional writes tried before an operation gives up (each retry means another writer won). */
 const MAX_ATTEMPTS = 25;
 
@@ -122,21 +120,10 @@ function parseRecord<T>(blob: string, text: string): T {
   return value as T;
 }
 
-export interface BlobsBackendOptions {
-  /** How long an answer about a key is reused (the edge); 0 reads every time (default). */
-  cacheMs?: number;
-  /** Clock for the cache, for tests. */
-  now?: () => number;
-}
-
 export class BlobsKeyBackend implements KeyBackend {
   private store: KeyBlobs | null = null;
   /** True once strong reads proved unavailable here and the backend fell back to eventual ones. */
   degraded = false;
-  private readonly cache = new Map<string, { active: boolean; until: number }>();
-  private readonly pending = new Map<string, Promise<boolean>>();
-  private readonly cacheMs: number;
-  private readonly now: () => number;
 
   /**
    * `source` may be a function, so that nothing asks the environment for Blobs
@@ -147,11 +134,9 @@ export class BlobsKeyBackend implements KeyBackend {
   private readonly source: KeyBlobs | (() => KeyBlobs);
   private readonly eventual?: () => KeyBlobs;
 
-  constructor(source: KeyBlobs | (() => KeyBlobs), eventual?: () => KeyBlobs, options: BlobsBackendOptions = {}) {
+  constructor(source: KeyBlobs | (() => KeyBlobs), eventual?: () => KeyBlobs) {
     this.source = source;
     this.eventual = eventual;
-    this.cacheMs = options.cacheMs ?? 0;
-    this.now = options.now ?? Date.now;
   }
 
   private blobs(): KeyBlobs {
@@ -208,27 +193,10 @@ export class BlobsKeyBackend implements KeyBackend {
     throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
   }
 
-  isActive(hash: string): Maybe<boolean> {
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > this.now()) return hit.active;
-    let pending = this.pending.get(hash);
-    if (!pending) {
-      pending = this.read<KeyBlob>(name('keys', hash))
-        .then((record) => {
-          const active = record !== null && record.revokedAt === null && typeof record.email === 'string';
-          if (this.cacheMs > 0) this.remember(hash, active);
-          return active;
-        })
-        .finally(() => this.pending.delete(hash));
-      this.pending.set(hash, pending);
-    }
-    return pending;
-  }
-
-  private remember(hash: string, active: boolean): void {
-    if (this.cache.size >= CACHED_KEY_ANSWERS) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.delete(hash);
-    this.cache.set(hash, { active, until: this.now() + this.cacheMs });
+  /** One strong read of the key's record: the cache above (`Keys`) keeps and shares answers. */
+  async isActive(hash: string): Promise<boolean> {
+    const record = await this.read<KeyBlob>(name('keys', hash));
+    return record !== null && record.revokedAt === null && typeof record.email === 'string';
   }
 
   async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
@@ -289,7 +257,6 @@ export class BlobsKeyBackend implements KeyBackend {
     if (!active) return;
     const record: KeyBlob = { email, id: active.id, createdAt: active.createdAt, revokedAt: now };
     await this.write(name('keys', active.hash), record);
-    this.cache.delete(active.hash);
   }
 
   private async publish(key: NewKey): Promise<void> {
@@ -305,8 +272,8 @@ export class BlobsKeyBackend implements KeyBackend {
     return written;
   }
 
-  async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
-    const { written } = await this.update<Account>(
+  async rotate(key: NewKey, now: number, expected?: string): Promise<string | null> {
+    const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(key.email)),
       (current) => {
         if (!current?.active || (expected !== undefined && current.active.hash !== expected)) return undefined;
@@ -314,17 +281,18 @@ export class BlobsKeyBackend implements KeyBackend {
       },
       (current) => this.retire(current!.active, key.email, now),
     );
-    if (written) await this.publish(key);
-    return written;
+    if (!written) return null;
+    await this.publish(key);
+    return current!.active!.hash;
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<boolean> {
-    const { written } = await this.update<Account>(
+  async revoke(email: string, now: number, expected?: string): Promise<string | null> {
+    const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(email)),
       (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null }),
       (current) => this.retire(current!.active, email, now),
     );
-    return written;
+    return written ? current!.active!.hash : null;
   }
 
   async owner(hash: string): Promise<{ email: string; active: boolean } | null> {
@@ -344,10 +312,10 @@ export class BlobsKeyBackend implements KeyBackend {
 }
 
 /** The site's key store as a backend; access comes from the Netlify environment unless given. */
-export function blobsKeyStore(options: BlobsKeyStoreOptions = {}, backend: BlobsBackendOptions = {}): BlobsKeyBackend {
+export function blobsKeyStore(options: BlobsKeyStoreOptions = {}): BlobsKeyBackend {
   const { name: storeName = KEY_STORE_NAME, consistency = 'strong', ...access } = options;
   const eventual = () => getStore({ name: storeName, consistency: 'eventual', ...access });
-  return new BlobsKeyBackend(() => getStore({ name: storeName, consistency, ...access }), consistency === 'strong' ? eventual : undefined, backend);
+  return new BlobsKeyBackend(() => getStore({ name: storeName, consistency, ...access }), consistency === 'strong' ? eventual : undefined);
 }
 
 /** Keys over Blobs, for the portal function: strong reads, no cache, so every decision sees the latest writes. */
@@ -356,15 +324,15 @@ export function portalKeys(options: BlobsKeyStoreOptions = {}): Keys {
 }
 
 /**
- * The edge function's key check: strong reads (no Blobs cache lag) behind an
- * in-memory cache of `ttlMs` (default 30 s, at most 60 s), answered
- * synchronously while the cache holds the key; a revoked key stops working
- * everywhere within `ttlMs`. Create it once, at module level, so the cache
- * lives as long as the isolate. (Should the environment offer no strong
- * reads, it falls back to eventual ones: then up to `ttlMs` + 60 s.)
+ * The edge function's key check: strong reads (no Blobs cache lag) behind the
+ * key cache (src/keys-cache.ts): each key read at most once per `ttlMs`
+ * (default 1 s, at most 2 s) per isolate, answered synchronously while the
+ * cache holds it, so a revoked key stops working everywhere within about
+ * `ttlMs`. Create it once, at module level, so the cache lives as long as the
+ * isolate. (Should the environment offer no strong reads, it falls back to
+ * eventual ones: then up to `ttlMs` + 60 s.)
  */
-export function edgeKeyStore(options: BlobsKeyStoreOptions & { ttlMs?: number; now?: () => number } = {}): Keys {
-  const { ttlMs = EDGE_CACHE_TTL_MS, now, ...blobs } = options;
-  if (!(ttlMs >= 0 && ttlMs <= 60_000)) throw new RangeError(`Expected \`ttlMs\` from 0 to 60000, got ${ttlMs}`);
-  return new Keys(blobsKeyStore(blobs, { cacheMs: ttlMs, now }));
+export function edgeKeyStore(options: BlobsKeyStoreOptions & Omit<KeyCacheOptions, 'now'> & { now?: () => number } = {}): Keys {
+  const { ttlMs = EDGE_CACHE_TTL_MS, max, now = Date.now, ...blobs } = options;
+  return new Keys(blobsKeyStore(blobs), now, { ttlMs, max });
 }

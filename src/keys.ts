@@ -7,16 +7,20 @@
  * the storing to a `KeyBackend` that decides nothing and whose every
  * operation is atomic: SQLite locally and when self-hosted
  * (src/server/sqlite-keys.node.ts), Netlify Blobs on Netlify
- * (src/keys-blobs.ts).
+ * (src/keys-blobs.ts), Cloudflare D1 in a Worker (src/keys-d1.ts).
  *
  * The request path asks `verify(key)`, which answers synchronously whenever
  * the backend can (the SQLite store always can), so the API pays no promise
- * for its key check.
+ * for its key check. Over a store that answers only asynchronously (Blobs,
+ * D1), `Keys` is given a cache (src/keys-cache.ts): each key is read at most
+ * once a second per isolate, and a key revoked or rotated anywhere is
+ * refused within about a second.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { KeyCheck } from './api/gate.ts';
 import type { Maybe } from './api/maybe.ts';
+import { KeyCache, type KeyCacheOptions } from './keys-cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
@@ -108,11 +112,12 @@ export interface KeyBackend {
   issue(key: NewKey): Promise<boolean>;
   /**
    * Replaces the address's active key by `key` (only if that is `expected`,
-   * when given); false (nothing changed) when there is no such active key.
+   * when given): the hash it revoked, or null (nothing changed) when there is
+   * no such active key.
    */
-  rotate(key: NewKey, now: number, expected?: string): Promise<boolean>;
-  /** Revokes the address's active key (only if it is `expected`, when given); false when there is none. */
-  revoke(email: string, now: number, expected?: string): Promise<boolean>;
+  rotate(key: NewKey, now: number, expected?: string): Promise<string | null>;
+  /** Revokes the address's active key (only if it is `expected`, when given): the hash it revoked, or null when there is none. */
+  revoke(email: string, now: number, expected?: string): Promise<string | null>;
   /** The owner of a key hash and whether it is active, or null for a hash never issued. */
   owner(hash: string): Promise<{ email: string; active: boolean } | null>;
   /** Every key ever issued, oldest first. */
@@ -216,18 +221,31 @@ export class Keys implements KeyCheck {
   private readonly hashes = new HashMemo();
   readonly backend: KeyBackend;
   private readonly now: () => number;
+  /** Answers about keys, for a backend that can only answer asynchronously; null reads the backend every time. */
+  readonly cache: KeyCache | null;
+  private readonly isActive: (hash: string) => Maybe<boolean>;
   private purgedAt = 0;
 
-  constructor(backend: KeyBackend, now: () => number = Date.now) {
+  /** `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1); without it every check asks the backend (SQLite: its memory). */
+  constructor(backend: KeyBackend, now: () => number = Date.now, cache?: KeyCacheOptions) {
     this.backend = backend;
     this.now = now;
+    this.cache = cache ? new KeyCache({ now, ...cache }) : null;
+    const read = (hash: string) => backend.isActive(hash);
+    this.isActive = this.cache ? (hash) => this.cache!.isActive(hash, read) : read;
   }
 
-  /** The request path's check: a key of the right shape whose hash is active. No clock, no trust window. */
+  /** The request path's check: a key of the right shape whose hash is active. */
   verify(key: string): Maybe<boolean> {
     // A remembered hash was a key's (an unshaped text is active under no hash); anything else is hashed only when shaped like a key.
     const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
-    return hash !== undefined && this.backend.isActive(hash);
+    return hash !== undefined && this.isActive(hash);
+  }
+
+  /** A revocation's answer: whether a key was revoked; its cached answer is dropped, so this isolate refuses it at once. */
+  private retired(hash: string | null): boolean {
+    if (hash !== null) this.cache?.drop(hash);
+    return hash !== null;
   }
 
   /**
@@ -300,13 +318,13 @@ export class Keys implements KeyCheck {
   /** A new key in place of the address's active one, which stops working; 409 when it has none. */
   async rotate(email: string): Promise<string> {
     const { key, record } = this.newKey(normalizeEmail(email));
-    if (!(await this.backend.rotate(record, this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+    if (!this.retired(await this.backend.rotate(record, this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
     return key;
   }
 
   /** Revokes the address's active key; 409 when it has none. */
   async revoke(email: string): Promise<void> {
-    if (!(await this.backend.revoke(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+    if (!this.retired(await this.backend.revoke(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
   }
 
   /** Rotates the key given (the CLI): 403 unless it is active; of two at once, one wins. */
@@ -315,7 +333,7 @@ export class Keys implements KeyCheck {
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
     if (!owner?.active) throw new KeyError(403, KEY_MESSAGES.forbidden);
     const { key, record } = this.newKey(owner.email);
-    if (!(await this.backend.rotate(record, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    if (!this.retired(await this.backend.rotate(record, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
     return key;
   }
 
@@ -323,7 +341,7 @@ export class Keys implements KeyCheck {
   async revokeKey(current: string): Promise<void> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
-    if (!owner?.active || !(await this.backend.revoke(owner.email, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    if (!owner?.active || !this.retired(await this.backend.revoke(owner.email, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
   }
 
   /** The address's active key, without the key. */

@@ -1,8 +1,8 @@
 /**
  * What only the Netlify Blobs backend does: its record layout (hashes, never
  * a key, a token or an address), records that are not ours, access from the
- * environment, the fallback to eventual reads, and the edge function's cache
- * window. The behaviour and race suite it shares with SQLite is in
+ * environment, the fallback to eventual reads, and the edge function's key
+ * check through the key cache (default 1 s). The behaviour and race suite it shares with SQLite is in
  * key-stores.test.ts.
  */
 import { portalFront } from './helpers.ts';
@@ -118,7 +118,16 @@ describe("the edge function's key check", () => {
     expect(edge.verify(key)).toBe(true); // still cached: the bound is the TTL, not zero
     t += 1;
     expect(await edge.verify(key)).toBe(false);
-    expect(EDGE_CACHE_TTL_MS).toBeLessThanOrEqual(60_000);
+    expect(EDGE_CACHE_TTL_MS).toBeLessThanOrEqual(1_000);
+  });
+
+  it('refuses at once a key revoked through itself, whatever its cache held', async () => {
+    const options = fresh();
+    const edge = edgeKeyStore({ ...options, ttlMs: 2_000 });
+    const key = await edge.issue('self@example.org');
+    expect(await edge.verify(key)).toBe(true);
+    await edge.revoke('self@example.org');
+    expect(await edge.verify(key)).toBe(false);
   });
 
   it('sees a new key at once, since a key it never saw is read from the store', async () => {
@@ -139,7 +148,7 @@ describe("the edge function's key check", () => {
     expect(await Promise.all(answers)).toEqual(new Array(50).fill(true));
   });
 
-  it('refuses a cache TTL over 60 seconds', () => {
-    expect(() => edgeKeyStore({ ...blobs.access, ttlMs: 61_000 })).toThrow(/ttlMs/);
+  it('refuses a cache TTL over 2 seconds: a revoked key must stop working within that', () => {
+    expect(() => edgeKeyStore({ ...blobs.access, ttlMs: 2_001 })).toThrow(/ttlMs/);
   });
 });

@@ -22,9 +22,10 @@
  * so key-dependent requests fail rather than answer from a store that can no
  * longer follow revocations.
  */
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
 import {
   type KeyBackend,
   type KeyInfo,
@@ -34,42 +35,22 @@ import {
   type TokenOutcome,
   type TokenQuota,
 } from '../keys.ts';
+import { keySql, type KeyRow, listing, migrationStatements, type Query } from '../keys-sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
-export const SCHEMA_VERSION = 1;
+/** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
+  .filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name))
+  .sort();
+/** The file's `PRAGMA user_version`: how many of the migrations it holds (1: `0001_keys.sql`). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 /** How often the server looks for other processes' writes. */
 export const POLL_MS = 250;
 /** Longest wait for the write lock before an operation gives up (the client then gets a 5xx). */
 export const LOCK_WAIT_MS = 10_000;
 
-const SCHEMA = `
-CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-CREATE TABLE keys (
-  hash TEXT NOT NULL UNIQUE,
-  id TEXT NOT NULL,
-  email TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  revoked_at INTEGER,
-  seq INTEGER NOT NULL
-) STRICT;
-CREATE UNIQUE INDEX keys_one_active ON keys (email) WHERE revoked_at IS NULL;
-CREATE INDEX keys_seq ON keys (seq);
-CREATE TABLE tokens (
-  hash TEXT PRIMARY KEY,
-  email TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
-  used_at INTEGER
-) STRICT, WITHOUT ROWID;
-CREATE INDEX tokens_email ON tokens (email, created_at);
-CREATE INDEX tokens_created ON tokens (created_at);
-CREATE TABLE sessions (hash TEXT PRIMARY KEY, email TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
-CREATE INDEX sessions_expiry ON sessions (expires_at);
-PRAGMA user_version = ${SCHEMA_VERSION};
-`;
 const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
-/** The next change number of `keys`, in SQL, so that a statement takes it without a read before it. */
-const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
 
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
@@ -205,7 +186,7 @@ export class SqliteKeyBackend implements KeyBackend {
       this.db.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
       // Only a new file needs the write lock here: an existing key database opens while another process writes.
       if ((this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode !== 'wal') this.db.exec('PRAGMA journal_mode = WAL');
-      if (this.schemaVersion() === 0) this.blockingWrite(() => this.schemaVersion() === 0 && this.db.exec(SCHEMA));
+      if (this.schemaVersion() < SCHEMA_VERSION) this.blockingWrite(() => this.migrate());
       // The server never blocks its event loop on another process's lock: writes wait asynchronously (see `write`).
       this.db.exec('PRAGMA busy_timeout = 0');
     } catch (error) {
@@ -224,6 +205,16 @@ export class SqliteKeyBackend implements KeyBackend {
       this.timer = setInterval(() => this.follow(), pollMs);
       this.timer.unref();
     }
+  }
+
+  /** Applies the migrations the file does not hold yet, inside the caller's write transaction, and records how many it holds. */
+  private migrate(): void {
+    const version = this.schemaVersion();
+    if (version >= SCHEMA_VERSION) return; // another process migrated it while this one waited for the lock
+    for (const name of MIGRATIONS.slice(version)) {
+      for (const statement of migrationStatements(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'))) this.db.exec(statement);
+    }
+    this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   }
 
   private schemaVersion(): number {
@@ -342,11 +333,21 @@ export class SqliteKeyBackend implements KeyBackend {
     }
   }
 
+  /** One statement's first row, or undefined. */
+  private get<T>(query: Query): T | undefined {
+    return this.db.prepare(query.sql).get(...(query.params as SQLInputValue[])) as T | undefined;
+  }
+
+  /** One statement run: how many rows it changed. */
+  private run(query: Query): number {
+    return Number(this.db.prepare(query.sql).run(...(query.params as SQLInputValue[])).changes);
+  }
+
   isActive(hash: string): boolean {
     // A damaged store can no longer follow revocations: no key is vouched for from it.
     if (this.damaged) throw this.damaged;
     if (this.active) return this.active.has(hash);
-    return this.db.prepare('SELECT 1 AS x FROM keys WHERE hash = ? AND revoked_at IS NULL').get(hash) !== undefined;
+    return this.get(keySql.isActive(hash)) !== undefined;
   }
 
   /** Number of active keys (the in-memory count when kept). */
@@ -355,74 +356,43 @@ export class SqliteKeyBackend implements KeyBackend {
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
-  /**
-   * One conditional INSERT decides (no branch between statements: D1, which
-   * has no interactive transactions, can run the same SQL); only a refusal
-   * reads the oldest counted link, for Retry-After.
-   */
+  /** One conditional INSERT decides; only a refusal reads the oldest counted link, for Retry-After. */
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     return this.write((): TokenOutcome => {
-      const { changes } = this.db
-        .prepare('INSERT INTO tokens (hash, email, created_at, expires_at) SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM tokens WHERE email = ? AND created_at > ?) < ?')
-        .run(token.hash, token.email, token.createdAt, token.expiresAt, token.email, quota.since, quota.max);
-      if (Number(changes) === 1) return { stored: true };
-      const { oldest } = this.db.prepare('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?').get(token.email, quota.since) as { oldest: number };
-      return { stored: false, oldest: Number(oldest) };
+      if (this.run(keySql.addToken(token, quota)) === 1) return { stored: true };
+      return { stored: false, oldest: Number(this.get<{ oldest: number }>(keySql.oldestToken(token.email, quota.since))!.oldest) };
     });
   }
 
   async dropToken(token: NewToken): Promise<void> {
-    await this.write(() => this.db.prepare('DELETE FROM tokens WHERE hash = ?').run(token.hash));
+    await this.write(() => this.run(keySql.dropToken(token.hash)));
   }
 
   async purge(tokensBy: number, now: number): Promise<void> {
-    await this.write(() => {
-      this.db.prepare('DELETE FROM tokens WHERE created_at <= ?').run(tokensBy);
-      this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now);
-    });
+    await this.write(() => keySql.purge(tokensBy, now).forEach((query) => this.run(query)));
   }
 
-  /** The session is stored from the token's row on the same condition the UPDATE then uses it up on: two statements, no branch between them. */
   openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
+    const [store, use] = keySql.openSession(tokenHash, sessionHash, now, sessionExpiresAt);
     return this.write(() => {
-      this.db
-        .prepare('INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?')
-        .run(sessionHash, sessionExpiresAt, tokenHash, now);
-      const used = this.db
-        .prepare('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email')
-        .get(now, tokenHash, now) as { email: string } | undefined;
-      return used?.email ?? null;
+      this.run(store);
+      return this.get<{ email: string }>(use)?.email ?? null;
     });
   }
 
   sessionEmail(sessionHash: string, now: number): Promise<string | null> {
-    return this.read(() => {
-      const row = this.db.prepare('SELECT email FROM sessions WHERE hash = ? AND expires_at > ?').get(sessionHash, now) as { email: string } | undefined;
-      return row?.email ?? null;
-    });
+    return this.read(() => this.get<{ email: string }>(keySql.sessionEmail(sessionHash, now))?.email ?? null);
   }
 
   endSession(sessionHash: string): Promise<void> {
-    return this.write(() => {
-      this.db.prepare('DELETE FROM sessions WHERE hash = ?').run(sessionHash);
-    });
+    return this.write(() => void this.run(keySql.endSession(sessionHash)));
   }
 
   activeKey(email: string): Promise<KeyInfo | null> {
     return this.read(() => {
-      const row = this.db.prepare('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as
-        | { id: string; created_at: number }
-        | undefined;
+      const row = this.get<{ id: string; created_at: number }>(keySql.activeKey(email));
       return row ? { id: row.id, createdAt: iso(Number(row.created_at)) } : null;
     });
-  }
-
-  /** Stores `key` active unless its address has an active key (the partial unique index says so), taking the next change number. */
-  private insertKey(key: NewKey): boolean {
-    const { changes } = this.db
-      .prepare(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`)
-      .run(key.hash, key.id, key.email, key.createdAt);
-    return Number(changes) === 1;
   }
 
   private currentHash(email: string): string | null {
@@ -430,64 +400,44 @@ export class SqliteKeyBackend implements KeyBackend {
     return row?.hash ?? null;
   }
 
-  /** Revokes the address's active key, if it is `expected` when given, in one statement; the hash it revoked, or null. */
-  private revokeActive(email: string, now: number, expected: string | undefined): string | null {
-    const row = this.db
-      .prepare(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at IS NULL AND (? IS NULL OR hash = ?) RETURNING hash`)
-      .get(now, email, expected ?? null, expected ?? null) as { hash: string } | undefined;
-    return row?.hash ?? null;
-  }
-
   async issue(key: NewKey): Promise<boolean> {
-    const issued = await this.write(() => this.insertKey(key));
+    const issued = (await this.write(() => this.run(keySql.issue(key)))) === 1;
     if (issued) this.active?.add(key.hash);
     return issued;
   }
 
-  /**
-   * The one write that still decides in code between its statements (store
-   * the new key only if the old one was revoked): a store without interactive
-   * transactions (D1) must make the INSERT itself conditional on the UPDATE
-   * and send both as one batch.
-   */
-  async rotate(key: NewKey, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write(() => {
-      const current = this.revokeActive(key.email, now, expected);
-      if (current !== null && !this.insertKey(key)) throw new Error('a rotated key could not be stored');
-      return current;
+  /** The same three statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
+  async rotate(key: NewKey, now: number, expected?: string): Promise<string | null> {
+    const [store, revoke, activate] = keySql.rotate(key, now, expected);
+    const { old, rotated } = await this.write(() => {
+      this.run(store);
+      const old = this.get<{ hash: string }>(revoke)?.hash ?? null;
+      return { old, rotated: this.get(activate) !== undefined };
     });
-    if (old === null) return false;
+    if (old === null || !rotated) return null;
     // Same synchronous step as the commit's answer: the next request already sees it.
     this.active?.delete(old);
     this.active?.add(key.hash);
-    return true;
+    return old;
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<boolean> {
-    const old = await this.write(() => this.revokeActive(email, now, expected));
-    if (old === null) return false;
-    this.active?.delete(old);
-    return true;
+  async revoke(email: string, now: number, expected?: string): Promise<string | null> {
+    const old = await this.write(() => this.get<{ hash: string }>(keySql.revoke(email, now, expected))?.hash ?? null);
+    if (old !== null) this.active?.delete(old);
+    return old;
   }
 
   owner(hash: string): Promise<{ email: string; active: boolean } | null> {
     return this.read(() => {
-      const row = this.db.prepare('SELECT email, revoked_at IS NULL AS live FROM keys WHERE hash = ?').get(hash) as { email: string; live: number } | undefined;
+      const row = this.get<{ email: string; live: number }>(keySql.owner(hash));
       return row ? { email: row.email, active: Boolean(row.live) } : null;
     });
   }
 
   async *list(): AsyncIterable<KeyListing> {
     if (this.damaged) throw this.damaged;
-    const rows = this.db.prepare('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid').iterate() as Iterable<{
-      id: string;
-      email: string;
-      created_at: number;
-      revoked_at: number | null;
-    }>;
-    for (const r of rows) {
-      yield { id: r.id, email: r.email, createdAt: iso(Number(r.created_at)), revokedAt: r.revoked_at === null ? null : iso(Number(r.revoked_at)) };
-    }
+    const { sql, params } = keySql.list();
+    for (const r of this.db.prepare(sql).iterate(...(params as SQLInputValue[])) as Iterable<KeyRow>) yield listing(r);
   }
 
   /**

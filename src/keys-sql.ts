@@ -1,0 +1,134 @@
+/**
+ * The key stores' SQL, written once for the two SQLite stores: the local file
+ * (src/server/sqlite-keys.node.ts, `node:sqlite`) and Cloudflare D1
+ * (src/keys-d1.ts). Both run the schema of the repository's `migrations/`
+ * folder. Every write here is one statement, or a few statements sent as one
+ * transaction in which no code decides between them: D1 has no interactive
+ * transactions, so a condition lives in the SQL (a conditional INSERT, an
+ * UPDATE ... RETURNING, a partial unique index that keeps one active key per
+ * address), never in a read followed by a write.
+ *
+ * Each query is a function of its values, so the order of the `?`
+ * placeholders is written in one place too.
+ */
+import type { NewKey, NewToken, TokenQuota } from './keys.ts';
+
+export type SqlValue = string | number | null;
+/** One statement and the values of its placeholders, in order. */
+export interface Query {
+  sql: string;
+  params: SqlValue[];
+}
+
+const q = (sql: string, ...params: SqlValue[]): Query => ({ sql, params });
+
+/** The next change number of `keys`, in SQL, so that a statement takes it without a read before it (the local store follows changes by it). */
+const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
+/** The address's active key, when it is the expected one (or any, when none is expected). */
+const ACTIVE_AS_EXPECTED = 'email = ? AND revoked_at IS NULL AND (? IS NULL OR hash = ?)';
+
+export interface KeyRow {
+  id: string;
+  email: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export const keySql = {
+  isActive: (hash: string) => q('SELECT 1 AS live FROM keys WHERE hash = ? AND revoked_at IS NULL', hash),
+
+  /** Stores a token unless its address holds `quota.max` created after `quota.since`: one conditional INSERT decides. */
+  addToken: (token: NewToken, quota: TokenQuota) =>
+    q(
+      'INSERT INTO tokens (hash, email, created_at, expires_at) SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM tokens WHERE email = ? AND created_at > ?) < ?',
+      token.hash,
+      token.email,
+      token.createdAt,
+      token.expiresAt,
+      token.email,
+      quota.since,
+      quota.max,
+    ),
+  /** The first counted link of an address (`oldest`), for Retry-After once `addToken` refused. */
+  oldestToken: (email: string, since: number) => q('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?', email, since),
+  dropToken: (hash: string) => q('DELETE FROM tokens WHERE hash = ?', hash),
+  purge: (tokensBy: number, now: number) => [q('DELETE FROM tokens WHERE created_at <= ?', tokensBy), q('DELETE FROM sessions WHERE expires_at <= ?', now)],
+
+  /**
+   * Stores the session from the token's row on the same condition the UPDATE
+   * then uses the token up on; the UPDATE returns the address (the second
+   * statement's row) only to the one use that won.
+   */
+  openSession: (tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number) => [
+    q('INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?', sessionHash, sessionExpiresAt, tokenHash, now),
+    q('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email', now, tokenHash, now),
+  ],
+  sessionEmail: (hash: string, now: number) => q('SELECT email FROM sessions WHERE hash = ? AND expires_at > ?', hash, now),
+  endSession: (hash: string) => q('DELETE FROM sessions WHERE hash = ?', hash),
+
+  activeKey: (email: string) => q('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL', email),
+  /** Stores `key` active unless its address has an active key (the partial unique index refuses it): one change, or none. */
+  issue: (key: NewKey) =>
+    q(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`, key.hash, key.id, key.email, key.createdAt),
+  /** Revokes the address's active key (if it is `expected`, when given); returns the hash it revoked, or no row. */
+  revoke: (email: string, now: number, expected?: string) =>
+    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash`, now, email, expected ?? null, expected ?? null),
+
+  /**
+   * Replaces the address's active key (if it is `expected`, when given) by
+   * `key`, in three statements run as one transaction with no code between
+   * them: the new key is stored revoked only while such an active key exists;
+   * the old one is revoked only if the new one was stored (its row is returned:
+   * the hash revoked); the new one is made active only once the address has no
+   * active key (its row is returned: the rotation happened). When there is no
+   * such key, none of the three changes anything.
+   */
+  rotate: (key: NewKey, now: number, expected?: string) => {
+    const old = expected ?? null;
+    return [
+      q(
+        `INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) SELECT ?, ?, ?, ?, ?, ${NEXT_SEQ} WHERE EXISTS (SELECT 1 FROM keys WHERE ${ACTIVE_AS_EXPECTED})`,
+        key.hash,
+        key.id,
+        key.email,
+        key.createdAt,
+        now,
+        key.email,
+        old,
+        old,
+      ),
+      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, now, key.email, old, old, key.hash),
+      q(
+        `UPDATE keys SET revoked_at = NULL, seq = ${NEXT_SEQ} WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE email = ? AND revoked_at IS NULL) RETURNING hash`,
+        key.hash,
+        key.email,
+      ),
+    ];
+  },
+  owner: (hash: string) => q('SELECT email, revoked_at IS NULL AS live FROM keys WHERE hash = ?', hash),
+  /** Every key, oldest first (rows are never deleted, so rowid is issue order). */
+  list: () => q('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid'),
+} as const;
+
+/** `KeyRow` as `keys list` shows it. */
+export const listing = (r: KeyRow) => ({
+  id: r.id,
+  email: r.email,
+  createdAt: new Date(Number(r.created_at)).toISOString(),
+  revokedAt: r.revoked_at === null ? null : new Date(Number(r.revoked_at)).toISOString(),
+});
+
+/**
+ * The statements of a migration file (`migrations/NNNN_name.sql`), comments
+ * dropped: what the local store runs to create or upgrade its file. The
+ * schema holds no `;` inside a string or an identifier.
+ */
+export function migrationStatements(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('--'))
+    .join('\n')
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
