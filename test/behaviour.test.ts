@@ -1,7 +1,8 @@
 /**
- * The behaviour suite on the full archive, in all three places the API runs,
- * plus the checks that only make sense across them: identical bodies, and no
- * data reachable without a key.
+ * The behaviour suite on the full archive, in every place the API runs (the
+ * core in-process, the Node server, the Netlify edge function under Deno, the
+ * Cloudflare Worker under wrangler dev), plus the checks that only make sense
+ * across them: byte-identical bodies, and no data reachable without a key.
  */
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -20,7 +21,8 @@ import { startBlobs } from './_blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
 import { conformanceSuite } from './conformance.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
-import { buildInto, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, tempDir, treeDigest } from './helpers.ts';
+import { startMailApi } from './_mail.ts';
+import { buildInto, keyThroughPortal, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, startWorker, tempDir, treeDigest } from './helpers.ts';
 import { idRows, type SpecArchive, type SpecIds } from './oracle.ts';
 
 /** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
@@ -58,7 +60,9 @@ async function corruptOneAnswer(dist: string): Promise<string> {
   await writeFile(file, bytes);
   return `/person/name=${encodeURIComponent(name)}`;
 }
-const targets: Record<'core' | 'node' | 'edge', Target> = {} as never;
+const targets: Record<'core' | 'node' | 'edge' | 'worker', Target> = {} as never;
+/** The runtimes other than the core, each over HTTP. */
+const SERVED = ['node', 'edge', 'worker'] as const;
 const stops: (() => Promise<void>)[] = [];
 let edgeLogs: string[] = [];
 
@@ -119,7 +123,29 @@ beforeAll(async () => {
     revokeKey: (k) => blobKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
   };
-});
+
+  // The Worker keeps keys in a local D1 and mails sign-in links through an HTTP e-mail API: keys are had through its portal, as a person has them.
+  const mailApi = await startMailApi();
+  stops.push(() => mailApi.stop());
+  const worker = await startWorker(dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000' });
+  stops.push(worker.stop);
+  const sessions = new Map<string, string>();
+  const workerBase = `http://127.0.0.1:${worker.port}`;
+  targets.worker = {
+    compression: false,
+    seen: [],
+    async issueKey() {
+      const { key, session } = await keyThroughPortal(workerBase, mailApi);
+      sessions.set(key, session);
+      return key;
+    },
+    async revokeKey(key) {
+      const response = await fetch(`${workerBase}/portal/keys/revoke`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(key)}` } });
+      if (response.status !== 200) throw new Error(`revoke answered ${response.status}`);
+    },
+    request: (method, pathname, headers) => rawRequest(worker.port, method, pathname, headers),
+  };
+}, 300_000);
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
@@ -128,9 +154,11 @@ afterAll(async () => {
 behaviourSuite('core', () => targets.core, () => archive, () => ids);
 behaviourSuite('node server', () => targets.node, () => archive, () => ids);
 behaviourSuite('edge function under Deno', () => targets.edge, () => archive, () => ids);
+behaviourSuite('Worker under wrangler dev', () => targets.worker, () => archive, () => ids);
 conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('Worker under wrangler dev', () => targets.worker, () => archive, { get unreadablePath() { return unreadablePath; } });
 
 describe('edge settings', () => {
   it('logs a setting that is not a whole number and keeps its default', () => {
@@ -139,8 +167,8 @@ describe('edge settings', () => {
 });
 
 describe('across runtimes', () => {
-  it('gives byte-identical bodies and statuses in all three places', async () => {
-    const keys = { core: await targets.core.issueKey(), node: await targets.node.issueKey(), edge: await targets.edge.issueKey() };
+  it('gives byte-identical bodies, statuses and ETags in every place', async () => {
+    const keys = { core: await targets.core.issueKey(), node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
     const paths = [
       '/archive/year=1930',
       '/oscars/year=2026',
@@ -163,36 +191,37 @@ describe('across runtimes', () => {
     ];
     for (const p of paths) {
       const replies: Record<string, RawReply> = {};
-      for (const name of ['core', 'node', 'edge'] as const) replies[name] = await targets[name].request('GET', `${p}/apikey=${keys[name]}`);
-      expect([p, replies.node.status, replies.edge.status]).toEqual([p, replies.core.status, replies.core.status]);
-      expect(decoded(replies.node).equals(decoded(replies.core))).toBe(true);
-      expect(decoded(replies.edge).equals(decoded(replies.core))).toBe(true);
+      for (const name of ['core', ...SERVED] as const) replies[name] = await targets[name].request('GET', `${p}/apikey=${keys[name]}`);
+      for (const name of SERVED) {
+        expect([p, name, replies[name].status]).toEqual([p, name, replies.core.status]);
+        expect([p, name, decoded(replies[name]).equals(decoded(replies.core))]).toEqual([p, name, true]);
+      }
       expect(replies.edge.headers.etag).toBe(replies.core.headers.etag);
+      expect(replies.worker.headers.etag).toBe(replies.core.headers.etag);
     }
   });
 
-  it('never answers a data file by its own path, on the Node server or the edge function', async () => {
+  it('never answers a data file by its own path, on the Node server, the edge function or the Worker', async () => {
     const files = [...(await treeDigest(dist)).keys()];
     const data = files.filter((f) => f.startsWith('_data/'));
     expect(data.length).toBeGreaterThan(1000);
     // Every data file is tried directly, with and without a key segment appended.
-    const key = { node: await targets.node.issueKey(), edge: await targets.edge.issueKey() };
-    const sample = data.filter((_, i) => i % 25 === 0).concat('_data/manifest.json');
-    for (const name of ['node', 'edge'] as const) {
-      for (const file of sample) {
-        for (const p of [`/${file}`, `/${file}/apikey=${key[name]}`, `/${encodeURI(file).replaceAll('/', '%2F')}`, `/x/..%2F${file}`]) {
-          const reply = await targets[name].request('GET', p);
-          expect([name, p, reply.status]).toEqual([name, p, 404]);
-          expect(reply.body.toString()).toBe('{"error":"Not Found"}');
-        }
+    const key = { node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
+    // About 250 of them, spread over the whole tree, and the manifest; each target asked 16 at a time.
+    const sample = data.filter((_, i) => i % Math.ceil(data.length / 250) === 0).concat('_data/manifest.json');
+    for (const name of SERVED) {
+      const paths = sample.flatMap((file) => [`/${file}`, `/${file}/apikey=${key[name]}`, `/${encodeURI(file).replaceAll('/', '%2F')}`, `/x/..%2F${file}`]);
+      for (let at = 0; at < paths.length; at += 16) {
+        const replies = await Promise.all(paths.slice(at, at + 16).map(async (p) => [p, await targets[name].request('GET', p)] as const));
+        for (const [p, reply] of replies) expect([name, p, reply.status, reply.body.toString()]).toEqual([name, p, 404, '{"error":"Not Found"}']);
       }
     }
   });
 
-  it('publishes the OpenAPI document and the reference page without a key, from both servers', async () => {
+  it('publishes the OpenAPI document and the reference page without a key, from every server', async () => {
     const openapi = readFileSync(path.join(dist, 'openapi.json'));
     const page = readFileSync(path.join(dist, 'index.html'));
-    for (const name of ['node', 'edge'] as const) {
+    for (const name of SERVED) {
       const doc = await targets[name].request('GET', '/openapi.json');
       expect([name, doc.status, doc.body.equals(openapi)]).toEqual([name, 200, true]);
       const html = await targets[name].request('GET', '/', { accept: 'text/html,application/xhtml+xml' });
@@ -212,7 +241,7 @@ describe('across runtimes', () => {
   });
 
   it('answers no data route without a valid key anywhere', async () => {
-    for (const name of ['node', 'edge'] as const) {
+    for (const name of SERVED) {
       for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A', '/title/id=tt0120338', '/name/id=nm0000658/apikey=nope']) {
         const reply = await targets[name].request('GET', p);
         expect([name, p, reply.status]).toEqual([name, p, 403]);
@@ -222,7 +251,7 @@ describe('across runtimes', () => {
 });
 
 describe('the contract', () => {
-  for (const name of ['core', 'node', 'edge'] as const) {
+  for (const name of ['core', ...SERVED] as const) {
     it(`holds for every reply the suite saw from the ${name}`, () => {
       const seen = targets[name].seen!;
       expect(seen.length).toBeGreaterThan(50);

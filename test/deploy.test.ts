@@ -3,13 +3,15 @@
  * repository (the files git knows, node_modules hard-linked in) goes through
  * the real `netlify build --offline` with ARCHIVE_SOURCE, and the tests read
  * what Netlify would upload: the publish folder, the edge functions' manifest
- * and bundle, the portal function's manifest and zip. Slow (the real build of
+ * and bundle, the portal function's manifest and zip; then the real
+ * `wrangler deploy --dry-run` of the Worker over the same build. Slow (the real build of
  * the full archive, about half a minute on two cores).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicFiles } from '../build/public.ts';
 import source from '../data/source.json' with { type: 'json' };
@@ -178,5 +180,47 @@ describe('netlify build --offline on a clean copy', () => {
     // A symlink in the zip would point outside the deployed function (the hard-linked node_modules is why).
     expect(entries.filter((e) => (e.mode & 0o170000) === 0o120000)).toEqual([]);
     expect(entries.some((e) => e.name.startsWith('node_modules/'))).toBe(true);
+  });
+});
+
+/** Cloudflare Workers' free plan (developers.cloudflare.com/workers/platform/limits). */
+const WORKER_LIMITS = { assetFiles: 20_000, assetBytes: 25 * 1024 * 1024, compressedWorker: 3 * 1024 * 1024 };
+
+describe('wrangler deploy --dry-run on the same clean copy, after the Netlify build', () => {
+  let dryRun: { code: number | null; output: string };
+  const outdir = () => path.join(copy, '.worker-bundle');
+
+  beforeAll(async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0', WRANGLER_SEND_METRICS: 'false' };
+    delete env.DIST_DIR;
+    env.TMPDIR = path.join(copy, '.tmp');
+    const child = spawn(process.execPath, [path.join(copy, 'cli/cloudflare-deploy.ts'), '--dry-run', '--outdir', outdir()], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    dryRun = await new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  }, 240_000);
+
+  it('bundles the Worker and checks its assets offline, uploading nothing', () => {
+    expect(dryRun.code, dryRun.output).toBe(0);
+    expect(dryRun.output).toContain('--dry-run: exiting now');
+    expect(dryRun.output).toMatch(/env\.DB \(film-awards-keys\)\s+D1 Database/);
+    expect(dryRun.output).toMatch(/env\.ASSETS\s+Assets/);
+  });
+
+  it('keeps the Worker within 3 MiB compressed', async () => {
+    const bundle = (await filesUnder(outdir())).filter((f) => f.endsWith('.js'));
+    expect(bundle.length).toBeGreaterThan(0);
+    let compressed = 0;
+    for (const file of bundle) compressed += gzipSync(await readFile(path.join(outdir(), file))).length;
+    expect(compressed).toBeGreaterThan(5_000);
+    expect(compressed).toBeLessThanOrEqual(WORKER_LIMITS.compressedWorker);
+  });
+
+  it('serves the very build Netlify publishes, within the free plan: at most 20,000 asset files, none over 25 MiB', async () => {
+    const files = await filesUnder(publish);
+    expect(dryRun.output).toContain(`Read ${files.length} files from the assets directory`);
+    expect(files.length).toBeLessThanOrEqual(WORKER_LIMITS.assetFiles);
+    for (const file of files) expect([file, (await stat(path.join(publish, file))).size <= WORKER_LIMITS.assetBytes]).toEqual([file, true]);
   });
 });

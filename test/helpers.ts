@@ -418,3 +418,67 @@ export function portalFront(options: PortalOptions) {
   const api = createApi({ keys: options.keys, portal: options, log: options.log, now: options.now });
   return { handle: (request: Request, clientIp: string) => api.handle(request, undefined, clientIp), limiter: api.portalLimiter! };
 }
+
+/** A free TCP port on 127.0.0.1 (wrangler dev takes a port, not 0). */
+export async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * `npm run dev:cloudflare` over `dist`: the Worker under wrangler dev
+ * (workerd), a local D1 in a folder of its own; resolves once `/health`
+ * answers 200. `env` is passed on (MAIL_API_URL, settings).
+ */
+export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void> }> {
+  const port = await freePort();
+  const state = await tempDir('worker-state');
+  const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, DIST_DIR: dist, PORT: String(port), CLOUDFLARE_LOCAL_DIR: state, NO_COLOR: '1', FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const logs: string[] = [];
+  const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      process.kill(-child.pid!, 'SIGTERM'); // wrangler and the workerd it started
+    });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    if (ok) return { port, logs, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`dev:cloudflare did not answer:\n${logs.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** A key had as a person has one: sign in at the portal, open the mailed link, ask for a key; the session is kept for rotate and revoke. */
+export async function keyThroughPortal(base: string, mailApi: { to(address: string): { body: { text?: string } }[] }): Promise<{ key: string; session: string }> {
+  const email = `portal-${Math.random().toString(36).slice(2)}@example.org`;
+  const post = async (p: string, body?: object, session?: string) => {
+    const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json' } : {}), ...(session ? { authorization: `Bearer ${session}` } : {}) };
+    const response = await fetch(`${base}${p}`, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
+    return { status: response.status, json: (await response.json()) as Record<string, string> };
+  };
+  const asked = await post('/portal/sign-in', { email });
+  if (asked.status !== 202) throw new Error(`sign-in answered ${asked.status} ${JSON.stringify(asked.json)}`);
+  const token = /#token=(fat_[A-Za-z0-9_-]{43})/.exec(mailApi.to(email)[0]?.body.text ?? '')?.[1];
+  if (!token) throw new Error(`no sign-in mail reached ${email}`);
+  const { session } = (await post('/portal/session', { token })).json;
+  const issued = await post('/portal/keys', undefined, session);
+  if (issued.status !== 201) throw new Error(`issue answered ${issued.status} ${JSON.stringify(issued.json)}`);
+  return { key: issued.json.apiKey, session };
+}

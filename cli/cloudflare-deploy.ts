@@ -1,0 +1,46 @@
+/**
+ * npm run deploy:cloudflare: deploys the Worker and dist/ with `wrangler
+ * deploy`. `-- --dry-run` bundles the Worker and checks its assets without
+ * uploading anything (it works offline) and prints the bundle's size.
+ */
+import { BuildRefused } from '../build/build.ts';
+import { recoverOutput } from '../build/output.ts';
+import { prepareDist } from '../build/prepare-dist.ts';
+import { commandLine } from './command-line.ts';
+import { DIST } from './paths.ts';
+import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler } from './wrangler.ts';
+
+const USAGE = `usage: npm run deploy:cloudflare [-- --dry-run] [-- --outdir DIR]
+
+Deploys the API as a Cloudflare Worker with wrangler deploy: the Worker
+(adapters/cloudflare.ts), dist/ as its static assets, the D1 binding of
+wrangler.jsonc. Builds dist/ first when it is missing or stale. Once, before
+the first deploy: npx wrangler login, npx wrangler d1 create film-awards-keys
+(put the id it prints into wrangler.jsonc), npx wrangler d1 migrations apply
+DB --remote, and for mail npx wrangler secret put MAIL_API_TOKEN.
+
+Options:
+  --dry-run      bundle and check, upload nothing (works offline)
+  --outdir DIR   where --dry-run writes the bundle
+  -h, --help     this text`;
+
+async function main() {
+  const { values } = commandLine({ name: 'deploy:cloudflare', usage: USAGE, options: { 'dry-run': { type: 'boolean' }, outdir: { type: 'string' } } });
+  const dryRun = values['dry-run'] === true;
+  if (!dryRun && configuredDatabaseId() === PLACEHOLDER_DATABASE_ID) {
+    console.error('deploy:cloudflare: wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
+    process.exit(1);
+  }
+  await recoverOutput(DIST);
+  try {
+    await prepareDist(DIST);
+  } catch (error) {
+    if (!(error instanceof BuildRefused)) throw error;
+    console.error(`deploy:cloudflare: ${error.message}`);
+    process.exit(1);
+  }
+  const args = ['deploy', ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', values.outdir] : [])];
+  process.exit(await runWrangler(args));
+}
+
+await main();

@@ -1,0 +1,56 @@
+/**
+ * Runs the project's own wrangler (from node_modules, under this Node: wrangler
+ * refuses a Node older than 22), for npm run dev:cloudflare and
+ * deploy:cloudflare, and reads what the Worker's config says.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './paths.ts';
+
+export const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+export const WRANGLER_CONFIG = path.join(ROOT, 'wrangler.jsonc');
+/** The D1 database id wrangler.jsonc holds until an operator puts theirs there. */
+export const PLACEHOLDER_DATABASE_ID = '00000000-0000-0000-0000-000000000000';
+
+/** Starts wrangler with `args`, its output passed through; `env` is added to this process's environment. */
+export function wrangler(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', ...env } });
+}
+
+/** Runs wrangler to its end: its exit code. */
+export function runWrangler(args: string[], env?: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = wrangler(args, env);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+interface WorkerConfig {
+  main: string;
+  assets: { directory: string };
+  d1_databases: { database_id: string; migrations_dir: string }[];
+}
+
+/** wrangler.jsonc as JSON (its comments are whole lines). */
+const readConfig = (): WorkerConfig => JSON.parse(readFileSync(WRANGLER_CONFIG, 'utf8').replace(/^\s*\/\/.*$/gm, ''));
+
+/** The D1 database id in wrangler.jsonc. */
+export const configuredDatabaseId = (): string | undefined => readConfig().d1_databases[0]?.database_id;
+
+/**
+ * wrangler.jsonc with its paths made absolute and its assets taken from
+ * `dist`, written into `folder`: what a local run uses, so that any build
+ * folder can be served and wrangler's own scratch files stay in `folder`.
+ */
+export function localConfig(dist: string, folder: string): string {
+  const config = readConfig();
+  config.main = path.join(ROOT, config.main);
+  config.assets.directory = dist;
+  for (const db of config.d1_databases) db.migrations_dir = path.join(ROOT, db.migrations_dir);
+  mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, 'wrangler.json');
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
+}
