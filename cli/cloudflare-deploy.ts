@@ -6,7 +6,7 @@
 import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
-import { commandLine } from './command-line.ts';
+import { commandLine, type Refuse, refuser } from './command-line.ts';
 import { DIST } from './paths.ts';
 import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler } from './wrangler.ts';
 
@@ -24,20 +24,20 @@ Options:
   --outdir DIR   where --dry-run writes the bundle
   -h, --help     this text`;
 
+const refuse: Refuse = refuser('deploy:cloudflare');
+
 async function main() {
   const { values } = commandLine({ name: 'deploy:cloudflare', usage: USAGE, options: { 'dry-run': { type: 'boolean' }, outdir: { type: 'string' } } });
   const dryRun = values['dry-run'] === true;
   if (!dryRun && configuredDatabaseId() === PLACEHOLDER_DATABASE_ID) {
-    console.error('deploy:cloudflare: wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
-    process.exit(1);
+    refuse('wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
   }
   await recoverOutput(DIST);
   try {
     await prepareDist(DIST);
   } catch (error) {
     if (!(error instanceof BuildRefused)) throw error;
-    console.error(`deploy:cloudflare: ${error.message}`);
-    process.exit(1);
+    refuse(error.message);
   }
   const args = ['deploy', ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', values.outdir] : [])];
   process.exit(await runWrangler(args));

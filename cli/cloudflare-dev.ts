@@ -9,7 +9,7 @@ import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
 import { wholeNumberSetting } from '../src/limits.ts';
-import { commandLine } from './command-line.ts';
+import { commandLine, type Refuse, refuser } from './command-line.ts';
 import { startMailOutbox } from './mail-outbox.ts';
 import { DIST, ROOT } from './paths.ts';
 import { localConfig, runWrangler, wrangler } from './wrangler.ts';
@@ -37,10 +37,7 @@ Environment:
 /** The environment the Worker is given, as wrangler's `--var NAME:value`. */
 const PASSED = ['MAIL_API_URL', 'MAIL_API_TOKEN', 'MAIL_FROM', 'PUBLIC_BASE_URL', 'RATE_LIMIT_PER_MINUTE', 'PORTAL_ISSUE_LIMIT_PER_MINUTE'];
 
-function refuse(line: string): never {
-  console.error(`dev:cloudflare: ${line}`);
-  process.exit(1);
-}
+const refuse: Refuse = refuser('dev:cloudflare');
 
 async function main() {
   commandLine({ name: 'dev:cloudflare', usage: USAGE, options: {} });

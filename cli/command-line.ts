@@ -59,3 +59,14 @@ export function commandLine<O extends ParseArgsOptionsConfig>(spec: CommandSpec<
   else console.error(line.text);
   process.exit(line.exit);
 }
+
+/** Stops a command with one line on stderr, no stack; typed where it is declared, so TypeScript knows nothing runs after it. */
+export type Refuse = (line: string, code?: number) => never;
+
+/** A command's refusal: one line on stderr naming it, then exit (1 unless told): for what the user can fix (a setting, a file, a port). */
+export function refuser(name: string): Refuse {
+  return (line, code = 1) => {
+    console.error(`${name}: ${line}`);
+    process.exit(code);
+  };
+}

@@ -18,7 +18,7 @@ import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
 import { wholeNumberSetting } from '../src/limits.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
-import { commandLine } from './command-line.ts';
+import { commandLine, type Refuse, refuser } from './command-line.ts';
 import { startLocalBlobs } from './local-blobs.ts';
 import { DIST, ROOT } from './paths.ts';
 
@@ -43,11 +43,7 @@ Environment:
 
 const DENO = path.join(ROOT, 'node_modules/.bin/deno');
 
-/** Stops with one line on stderr, no stack: for what the user can fix. */
-function refuse(line: string): never {
-  console.error(`dev:netlify: ${line}`);
-  process.exit(1);
-}
+const refuse: Refuse = refuser('dev:netlify');
 
 /** Where the portal function's mail goes, or a one-line refusal for a mail setting that cannot work. */
 function mailSetting(outbox: string): string {

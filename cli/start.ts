@@ -12,7 +12,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { commandLine } from './command-line.ts';
+import { commandLine, type Refuse, refuser } from './command-line.ts';
 import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
@@ -33,16 +33,12 @@ const DEV_ADDRESS = 'dev@localhost.localdomain';
 /** Longest a stop (SIGTERM, SIGINT) takes, whatever requests in flight or the log's destination do. */
 const STOP_MS = 4500;
 
-/** Stops npm start with one line on stderr, no stack: for what the user can fix (a setting, a file, a port). */
-function refuse(line: string, code = 1): never {
-  console.error(line);
-  process.exit(code);
-}
+const refuse: Refuse = refuser('npm start');
 
 /** Refuses with the key database's own words: busy exits 75 (try again), anything else 1; other errors are faults. */
 function refuseKeys(error: unknown): never {
   if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError)) throw error;
-  refuse(`npm start: ${error.message}`, error instanceof KeyDatabaseBusy ? 75 : 1);
+  refuse(error.message, error instanceof KeyDatabaseBusy ? 75 : 1);
 }
 
 /** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
@@ -79,7 +75,7 @@ function settings() {
     };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    refuse(`npm start: ${error.message}`);
+    refuse(error.message);
   }
 }
 
@@ -106,7 +102,7 @@ async function main() {
     await prepareDist(DIST);
   } catch (error) {
     if (!(error instanceof BuildRefused)) throw error;
-    refuse(`npm start: ${error.message}`);
+    refuse(error.message);
   }
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
@@ -136,7 +132,7 @@ async function main() {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
     const refused = (error: NodeJS.ErrnoException) => {
       const why = error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`;
-      refuse(`npm start: ${host}:${port} ${why}`);
+      refuse(`${host}:${port} ${why}`);
     };
     server.once('error', refused);
     server.listen(port, host, () => {
