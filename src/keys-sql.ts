@@ -117,18 +117,3 @@ export const listing = (r: KeyRow) => ({
   createdAt: new Date(Number(r.created_at)).toISOString(),
   revokedAt: r.revoked_at === null ? null : new Date(Number(r.revoked_at)).toISOString(),
 });
-
-/**
- * The statements of a migration file (`migrations/NNNN_name.sql`), comments
- * dropped: what the local store runs to create or upgrade its file. The
- * schema holds no `;` inside a string or an identifier.
- */
-export function migrationStatements(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('--'))
-    .join('\n')
-    .split(';')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}

@@ -1,9 +1,10 @@
 /**
- * One behaviour and race suite for every key backend (SQLite, Netlify Blobs):
- * sign-in tokens, sessions, the per-address sign-in limit (only links sent count), one active key per
- * address, rotation and revocation, each also with many calls at once through
- * two separate store instances (two processes, or two function instances,
- * sharing one store).
+ * One behaviour and race suite for every key backend (SQLite and Netlify
+ * Blobs in key-stores.test.ts, Cloudflare D1 in keys-d1.test.ts): sign-in
+ * tokens, sessions, the per-address sign-in limit (only links sent count), one
+ * active key per address, rotation and revocation, each also with many calls
+ * at once through two separate store instances (two processes, or two
+ * function or Worker instances, sharing one store).
  */
 import { describe, expect, it } from 'vitest';
 import { KeyError, Keys } from '../src/keys.ts';

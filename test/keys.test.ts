@@ -66,6 +66,33 @@ describe('the SQLite key store', () => {
     db.close();
   });
 
+  it('opens a database an earlier version wrote (schema 1, made before the schema moved to migrations/) as it is, and serves its keys', async () => {
+    const file = path.join(dir, 'schema-1.db');
+    const old = new DatabaseSync(file);
+    // What earlier versions ran on a new file, verbatim: a frozen fixture, not the migration file.
+    old.exec(`PRAGMA journal_mode = WAL;
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE keys (hash TEXT NOT NULL UNIQUE, id TEXT NOT NULL, email TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER, seq INTEGER NOT NULL) STRICT;
+CREATE UNIQUE INDEX keys_one_active ON keys (email) WHERE revoked_at IS NULL;
+CREATE INDEX keys_seq ON keys (seq);
+CREATE TABLE tokens (hash TEXT PRIMARY KEY, email TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER) STRICT, WITHOUT ROWID;
+CREATE INDEX tokens_email ON tokens (email, created_at);
+CREATE INDEX tokens_created ON tokens (created_at);
+CREATE TABLE sessions (hash TEXT PRIMARY KEY, email TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+CREATE INDEX sessions_expiry ON sessions (expires_at);
+PRAGMA user_version = 1;`);
+    const key = generateKey();
+    old.prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, 1)').run(hashSecret(key), key.slice(0, 12), 'old@example.org', Date.now());
+    old.close();
+    const backend = new SqliteKeyBackend(file);
+    const keys = new Keys(backend);
+    expect(keys.verify(key)).toBe(true);
+    const next = await keys.rotate('old@example.org');
+    expect([keys.verify(key), keys.verify(next)]).toEqual([false, true]);
+    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 1 });
+    backend.close();
+  });
+
   it('refuses two active keys for one address even when written around the store', async () => {
     const file = path.join(dir, 'unique.db');
     const backend = new SqliteKeyBackend(file);

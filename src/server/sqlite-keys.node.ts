@@ -4,6 +4,10 @@
  * file at once: WAL, every write one `BEGIN IMMEDIATE` transaction, and a
  * partial unique index that keeps one active key per address whatever runs
  * concurrently. Only sha256 hashes of keys, tokens and sessions are stored.
+ * The schema is the repository's `migrations/` (a new file is given it; its
+ * `PRAGMA user_version` counts the migrations it holds) and the queries are
+ * src/keys-sql.ts: both shared with Cloudflare D1 (src/keys-d1.ts), so no
+ * write decides in code between its statements here either.
  *
  * The server's key check never waits on the file: the store keeps the set of
  * active key hashes in memory, changes it in the same synchronous step that
@@ -35,7 +39,7 @@ import {
   type TokenOutcome,
   type TokenQuota,
 } from '../keys.ts';
-import { keySql, type KeyRow, listing, migrationStatements, type Query } from '../keys-sql.ts';
+import { keySql, type KeyRow, listing, type Query } from '../keys-sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 /** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
@@ -211,9 +215,7 @@ export class SqliteKeyBackend implements KeyBackend {
   private migrate(): void {
     const version = this.schemaVersion();
     if (version >= SCHEMA_VERSION) return; // another process migrated it while this one waited for the lock
-    for (const name of MIGRATIONS.slice(version)) {
-      for (const statement of migrationStatements(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'))) this.db.exec(statement);
-    }
+    for (const name of MIGRATIONS.slice(version)) this.db.exec(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'));
     this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   }
 
