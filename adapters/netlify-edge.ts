@@ -9,6 +9,7 @@ import type { Context } from '@netlify/edge-functions';
 import { createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from '../src/fetched-files.ts';
 import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys-blobs.ts';
+import { KEY_CACHE_MAX_TTL_MS } from '../src/keys-cache.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/limits.ts';
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
@@ -17,7 +18,7 @@ const setting = (name: string, fallback: number, min: number, max?: number) => s
 
 const files = new FetchedFiles();
 const api = createApi({
-  keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, 60_000) }),
+  keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, KEY_CACHE_MAX_TTL_MS) }),
   rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
   log: (line) => console.log(line),
 });
