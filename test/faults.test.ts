@@ -1,9 +1,10 @@
 /**
- * Faults while the Node server runs: a year file and a person-index shard
- * deleted or corrupted get 500 `{"error":"Error fetching data"}` on the routes
- * that need them, every other route keeps answering, and answers come back
- * once the file is restored; a build killed midway leaves the previous dist/
- * serving the same answers.
+ * Faults while the Node server runs: a year file, a person-index shard and
+ * the pack of its answers deleted or corrupted get 500
+ * `{"error":"Error fetching data"}` on the routes that need them, every other
+ * route keeps answering, and answers come back once the file is restored; a
+ * manifest of another layout is refused; a build killed midway leaves the
+ * previous dist/ serving the same answers.
  */
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
@@ -136,6 +137,52 @@ describe('a person-index shard', () => {
     const stored = JSON.parse(await readFile(file(), 'utf8')) as Shard;
     const forged: Shard = { ...stored, 'Emma Stone': [manifest.years['1930'], {}] };
     await damaged(file(), () => writeFile(file(), JSON.stringify(forged)), '/person/name=Emma%20Stone', affected());
+  });
+});
+
+describe('the pack of a person-index shard', () => {
+  const shard = () => shardOf('Emma Stone', manifest.shards.length);
+  const emmaStone = async () => {
+    const entries = JSON.parse(await readFile(fileOf(manifest.shards[shard()]), 'utf8')) as Shard;
+    return parseRef(entries['Emma Stone'][0])!.at.identity;
+  };
+  const file = async () => path.join(box.dist, dataPath((await emmaStone()).file)!);
+  // The pack holds the answers of every name in that shard, and only theirs.
+  const affected = () =>
+    ['/person/name=Emma%20Stone', ...(shardOf('Sinners', manifest.shards.length) === shard() ? ['/movie/name=Sinners/year=2026'] : [])];
+
+  it('holds Emma Stone\'s answer as a range of a file shared with other answers', async () => {
+    const { file: pack, range } = await emmaStone();
+    expect(range).not.toBeNull();
+    expect((await readFile(path.join(box.dist, dataPath(pack)!))).length).toBeGreaterThan(range![1] - range![0]);
+  });
+
+  it('corrupted in one byte of another answer: names in it answer 500, the rest keeps working, and it comes back when restored', async () => {
+    const pack = await file();
+    const { range } = await emmaStone();
+    const elsewhere = range![0] > 0 ? 0 : range![1]; // a byte of the pack outside Emma Stone's own answer
+    await damaged(pack, (bytes) => writeFile(pack, Buffer.from(bytes).fill(bytes[elsewhere] ^ 0x20, elsewhere, elsewhere + 1)), '/person/name=Emma%20Stone', affected());
+  });
+
+  it('deleted: the same', async () => {
+    const pack = await file();
+    await damaged(pack, () => unlink(pack), '/person/name=Emma%20Stone', affected());
+  });
+});
+
+describe('a manifest of another layout', () => {
+  it('is refused: lookups answer 500 and /health 503, until the manifest is restored', async () => {
+    const file = path.join(box.dist, MANIFEST_PATH);
+    const original = await readFile(file);
+    await writeFile(file, JSON.stringify({ ...manifest, format: 4 }));
+    try {
+      expect(await eventually(async () => (await get('/archive/year=2026')).status === 500, 5_000)).toBe(true);
+      expect((await get('/person/name=Emma%20Stone')).body.toString()).toBe(FETCH_ERROR);
+      expect((await rawRequest(server.port, 'GET', '/health')).status).toBe(503);
+    } finally {
+      await writeFile(file, original);
+    }
+    expect(await eventually(async () => (await get('/archive/year=2026')).status === 200, 5_000)).toBe(true);
   });
 });
 
