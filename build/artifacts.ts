@@ -51,6 +51,7 @@ class Store {
   /** Bytes a client downloads for every distinct answer, by encoding (identity where no variant is kept). */
   readonly sizes = { raw: 0, gzip: 0, br: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
+  /** Answers already in `sizes`: an answer stored in two packs is still one answer. */
   private readonly counted = new Set<string>();
   /** Answers waiting for their pack, by group, in the order they were put (so a build is deterministic). */
   private readonly packs = new Map<string, Slot[]>();
@@ -107,10 +108,7 @@ class Store {
   }
 
   private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {
-    let slots = this.packs.get(group);
-    if (!slots) this.packs.set(group, (slots = []));
-    const list = slots;
-    return new Promise((resolve) => list.push({ ...slot, resolve }));
+    return new Promise((resolve) => push(this.packs, group, { ...slot, resolve }));
   }
 
   private async own(id: string, bytes: Uint8Array, compressed: Slot['variants']): Promise<FileRef> {
