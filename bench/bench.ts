@@ -355,7 +355,7 @@ async function edge(ctx: Context) {
   }
 }
 
-function report(ctx: Context, built: { files: number }, buildMs: number, workloads: Workload[], t?: Awaited<ReturnType<typeof throughput>>, m?: Awaited<ReturnType<typeof memory>>, e?: Awaited<ReturnType<typeof edge>>): string {
+function report(ctx: Context, built: { files: number; largest: { bytes: number } }, buildMs: number, workloads: Workload[], t?: Awaited<ReturnType<typeof throughput>>, m?: Awaited<ReturnType<typeof memory>>, e?: Awaited<ReturnType<typeof edge>>): string {
   const cpu = os.cpus();
   const lines = [`# Benchmark results`, ''];
   lines.push(
@@ -404,7 +404,7 @@ function report(ctx: Context, built: { files: number }, buildMs: number, workloa
       lines.push(`| ${lookup} | ${fmt(median(runs.map((r) => r.moduleLoad)), 1)} | ${cold.map((c) => fmt(c, 1)).join(', ')} | ${fmt(median(runs.map((r) => r.warmMedian)), 2)} | ${fmt(median(runs.map((r) => r.warmP99)), 2)} |${target} |`);
     }
   }
-  lines.push('', `- Build of the full archive (${path.basename(SOURCE)}, ${built.files} files): ${fmt(buildMs / 1000, 2)} s.`);
+  lines.push('', `- Build of the full archive (${path.basename(SOURCE)}, ${built.files} files, the largest ${fmt(built.largest.bytes / 1024 / 1024, 2)} MiB): ${fmt(buildMs / 1000, 2)} s.`);
   return lines.join('\n');
 }
 

@@ -1,16 +1,21 @@
 /**
- * Precomputes every answer the API can give into content-addressed files.
- * Pure apart from compression: archive in, { path -> bytes } and the manifest
- * out. Writing them to disk is build.ts's job.
+ * Precomputes every answer the API can give into content-addressed files:
+ * large answers as files of their own beside their compressed copies, small
+ * ones (with theirs) packed together by the shard that names them, so that
+ * the output stays a thousand or so files (a host may cap their number) and a
+ * cold lookup reads few. Pure apart from compression: archive in,
+ * { path -> bytes } and the manifest out. Writing them to disk is build.ts's job.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { dataPath, ID_LENGTH, MANIFEST_PATH, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, Manifest, PersonMatch, Shard } from '../src/types.ts';
+import { dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
+import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
 import type { NominationIds } from './import.ts';
 
+/** Packs the small category answers are spread over (by the category's place in the manifest). */
+const CATEGORY_PACKS = 16;
 /** Parallel compression jobs: zlib runs them on libuv's thread pool. */
 export const DEFAULT_CONCURRENCY = 4;
 /** Below this many bytes a compressed variant saves too little to be worth a file. */
@@ -30,42 +35,105 @@ export interface Artifacts {
 
 const idOf = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex').slice(0, ID_LENGTH);
 
+/** Answers up to this many bytes go into their group's pack (with their compressed variants); larger ones are files of their own. */
+export const PACK_MAX_BYTES = 16 * 1024;
+
+/** An answer waiting in a pack: its bytes, and its compressed variants once made. */
+interface Slot {
+  id: string;
+  bytes: Uint8Array;
+  variants: Promise<[Uint8Array, Uint8Array] | null>;
+  resolve: (ref: FileRef) => void;
+}
+
 class Store {
   readonly files = new Map<string, Uint8Array>();
   /** Bytes a client downloads for every distinct answer, by encoding (identity where no variant is kept). */
   readonly sizes = { raw: 0, gzip: 0, br: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
+  /** Answers already in `sizes`: an answer stored in two packs is still one answer. */
+  private readonly counted = new Set<string>();
+  /** Answers waiting for their pack, by group, in the order they were put (so a build is deterministic). */
+  private readonly packs = new Map<string, Slot[]>();
   private readonly limit: ReturnType<typeof pLimit>;
 
   constructor(limit: ReturnType<typeof pLimit>) {
     this.limit = limit;
   }
 
-  /** Stores a response body once (by content), with its compressed variants unless it is never sent as it is; resolves to its ref. */
-  put(body: string, { variants = true } = {}): Promise<FileRef> {
+  /**
+   * Stores a response body once (by content), with its compressed variants
+   * unless it is never sent as it is; resolves to its ref. A small one put
+   * with a `group` goes into that group's pack, whose refs resolve once
+   * {@link seal} has written the packs.
+   */
+  put(body: string, { variants = true, group }: { variants?: boolean; group?: string } = {}): Promise<FileRef> {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
-    let ref = this.refs.get(id);
+    const packed = group !== undefined && bytes.length <= PACK_MAX_BYTES;
+    const key = packed ? `${group}\u0000${id}` : id;
+    let ref = this.refs.get(key);
     if (!ref) {
-      this.files.set(dataPath(id)!, bytes);
-      if (!variants) {
-        ref = Promise.resolve(id); // read, never sent: not an answer, so not in the answers' sizes either
-      } else if (bytes.length < COMPRESS_MIN_BYTES) {
-        this.sizes.raw += bytes.length;
-        this.sizes.gzip += bytes.length;
-        this.sizes.br += bytes.length;
-        ref = Promise.resolve(id);
-      } else {
-        this.sizes.raw += bytes.length;
-        ref = this.limit(() => this.compress(id, bytes));
-      }
-      this.refs.set(id, ref);
+      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.limit(() => this.compress(bytes)) : Promise.resolve(null);
+      this.count(id, bytes, variants, compressed);
+      ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : this.own(id, bytes, compressed);
+      this.refs.set(key, ref);
     }
     return ref;
   }
 
-  private async compress(id: string, bytes: Buffer): Promise<FileRef> {
-    const [gz, br] = await Promise.all([
+  /** Writes every pack and resolves the refs into them; call once every answer is put. */
+  async seal(): Promise<void> {
+    for (const slots of this.packs.values()) {
+      const chunks: Uint8Array[] = [];
+      const places: [string, number, number][][] = [];
+      let length = 0;
+      const add = (id: string, bytes: Uint8Array): [string, number, number] => {
+        chunks.push(bytes);
+        length += bytes.length;
+        return [id, length - bytes.length, length];
+      };
+      for (const slot of slots) {
+        const compressed = await slot.variants;
+        places.push([add(slot.id, slot.bytes), ...(compressed ? compressed.map((c) => add(idOf(c), c)) : [])]);
+      }
+      const pack = Buffer.concat(chunks);
+      const packId = idOf(pack);
+      this.files.set(dataPath(packId)!, pack);
+      slots.forEach((slot, i) => {
+        slot.resolve(places[i].map(([id, start, end]) => refPart(id, { id: packId, start, end })).join('/'));
+      });
+    }
+    this.packs.clear();
+  }
+
+  private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {
+    return new Promise((resolve) => push(this.packs, group, { ...slot, resolve }));
+  }
+
+  private async own(id: string, bytes: Uint8Array, compressed: Slot['variants']): Promise<FileRef> {
+    this.files.set(dataPath(id)!, bytes);
+    const variants = await compressed;
+    if (!variants) return id;
+    const ids = variants.map((v) => idOf(v));
+    variants.forEach((v, i) => this.files.set(dataPath(ids[i])!, v));
+    return [id, ...ids].join('/');
+  }
+
+  /** Counts a distinct answer's bytes once, whichever packs hold it. */
+  private count(id: string, bytes: Uint8Array, variants: boolean, compressed: Slot['variants']): void {
+    // read, never sent (a shard, the join table): not an answer, so not in the answers' sizes
+    if (!variants || this.counted.has(id)) return;
+    this.counted.add(id);
+    this.sizes.raw += bytes.length;
+    void compressed.then((c) => {
+      this.sizes.gzip += c ? c[0].length : bytes.length;
+      this.sizes.br += c ? c[1].length : bytes.length;
+    });
+  }
+
+  private async compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
+    return Promise.all([
       gzip(bytes, { level: 9 }),
       brotli(bytes, {
         params: {
@@ -75,13 +143,6 @@ class Store {
         },
       }),
     ]);
-    const gzId = idOf(gz);
-    const brId = idOf(br);
-    this.files.set(dataPath(gzId)!, gz);
-    this.files.set(dataPath(brId)!, br);
-    this.sizes.gzip += gz.length;
-    this.sizes.br += br.length;
-    return `${id}/${gzId}/${brId}`;
   }
 }
 
@@ -142,7 +203,7 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
  * where each element sits: what any category text matching several names is
  * cut from at run time, from one file rather than one per name.
  */
-function joinTable(archive: Archive, byName: Fragments['byName']): { parts: string[]; units: Manifest['joins']['units'] } {
+function joinTable(archive: Archive, byName: Fragments['byName']): { parts: string[]; units: JoinIndex['units'] } {
   const index = new Map([...byName.keys()].map((name, i) => [name, i]));
   const all = new Map([...byName.values()].flat().map((u) => [`${u.year}\u0000${u.pos}`, u.all]));
   const parts: string[] = [];
@@ -157,26 +218,25 @@ function joinTable(archive: Archive, byName: Fragments['byName']): { parts: stri
   return { parts, units: places.map((p, i) => [...p, ...offsets[i]]) };
 }
 
-/** Stores an answer across all years and one answer per year, from fragments carrying both. */
-function storeGrouped(store: Store, units: { year: string; all: string; atYear: string }[]) {
+/** Stores an answer across all years and one answer per year, from fragments carrying both, in the pack of `group`. */
+function storeGrouped(store: Store, units: { year: string; all: string; atYear: string }[], group: string) {
   const byYear = new Map<string, string[]>();
   for (const u of units) push(byYear, u.year, u.atYear);
   return {
-    all: store.put(array(units.map((u) => u.all))),
-    years: [...byYear].map(([y, parts]) => [y, store.put(array(parts))] as const),
+    all: store.put(array(units.map((u) => u.all)), { group }),
+    years: [...byYear].map(([y, parts]) => [y, store.put(array(parts), { group })] as const),
   };
 }
 
-/**
- * The id index: each IMDb id's answer, stored like every other (one file per
- * distinct answer, so a person's id answer that equals their name answer costs
- * nothing), and the shards naming them. A shard is read, never sent: no
- * compressed variants.
- */
-async function idShards(store: Store, byId: Fragments['byId']): Promise<FileRef[]> {
-  const shards: IdShard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
-  const answers = [...byId].map(([id, parts]) => [id, store.put(array(parts))] as const);
-  for (const [id, ref] of answers) shards[shardOf(id)][id] = await ref;
+/** The id index's answers: each IMDb id's, in the pack of its shard (so a cold id lookup reads its shard and one pack). */
+function idAnswers(store: Store, byId: Fragments['byId']) {
+  return [...byId].map(([id, parts]) => [id, store.put(array(parts), { group: `id ${shardOf(id, ID_SHARD_COUNT)}` })] as const);
+}
+
+/** The id index's shards, naming each id's answer. A shard is read, never sent: no compressed variants. */
+async function idShards(store: Store, answers: ReturnType<typeof idAnswers>): Promise<FileRef[]> {
+  const shards: IdShard[] = Array.from({ length: ID_SHARD_COUNT }, () => ({}));
+  for (const [id, ref] of answers) shards[shardOf(id, ID_SHARD_COUNT)][id] = await ref;
   return Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false })));
 }
 
@@ -190,20 +250,24 @@ export async function buildArtifacts(
   const years = Object.keys(archive);
   const { byName, byPerson, byId } = fragments(archive, ids);
 
+  // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
+  // The archive, each year and the join table are files of their own: one a year, so few, and large.
   const archiveRef = store.put(JSON.stringify(archive));
   const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
   const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
-  const categories = [...byName].map(([name, units]) => ({ name, ...storeGrouped(store, units) }));
+  const categories = [...byName].map(([name, units], i) => ({ name, ...storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`) }));
   const joins = joinTable(archive, byName);
   const joinsRef = store.put(array(joins.parts), { variants: false });
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
-    const stored = storeGrouped(store, matches);
+    const stored = storeGrouped(store, matches, `name ${shardOf(name)}`);
     nameYearPairs += stored.years.length;
     return { name, ...stored };
   });
+  const idRefs = idAnswers(store, byId);
+  await store.seal();
 
   const resolveYears = async (entries: (readonly [string, Promise<FileRef>])[]) => {
     const out: Record<string, FileRef> = {};
@@ -214,19 +278,23 @@ export async function buildArtifacts(
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
-  const idRefs = idShards(store, byId);
 
+  const categoryList: ManifestCategory[] = await Promise.all(
+    categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) })),
+  );
+  const joinIndex: JoinIndex = { all: await joinsRef, units: joins.units, yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])) };
   const manifest: Manifest = {
-    format: 4,
+    format: 5,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
-    yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])),
-    categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) }))),
-    joins: { all: await joinsRef, units: joins.units },
-    shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s)))),
-    ids: await idRefs,
+    // What only category lookups read, and only joins, in files of their own: read, never sent, so no compressed variants.
+    categories: await store.put(JSON.stringify(categoryList), { variants: false }),
+    categoryCount: categoryList.length,
+    joins: await store.put(JSON.stringify(joinIndex), { variants: false }),
+    shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
+    ids: await idShards(store, idRefs),
   };
   const responses = store.files.size; // before the manifest joins
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));

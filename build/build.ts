@@ -32,6 +32,8 @@ export interface BuildOptions {
 
 export interface BuildResult {
   files: number;
+  /** The largest file written (a host may cap the size of one: Cloudflare Workers' free plan at 25 MiB). */
+  largest: { path: string; bytes: number };
   bytes: { raw: number; gzip: number; br: number };
   ms: number;
   manifestBytes: number;
@@ -82,6 +84,13 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
 }
 
 const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
+
+/** The largest of the files about to be written, by path under the output folder. */
+function largestFile(files: ReadonlyMap<string, Uint8Array>): { path: string; bytes: number } {
+  let largest = { path: '', bytes: -1 };
+  for (const [file, bytes] of files) if (bytes.length > largest.bytes) largest = { path: file, bytes: bytes.length };
+  return largest;
+}
 
 /** How a message names the output folder: relative to where the command runs when inside it. */
 function named(out: string): string {
@@ -233,11 +242,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const bytes = artifacts.sizes;
   const ms = performance.now() - started;
   const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;
+  const largest = largestFile(artifacts.files);
   log(
-    `built ${out}: ${artifacts.files.size} files; responses ${kib(bytes.raw)} raw, ${kib(bytes.gzip)} gzip, ${kib(bytes.br)} brotli; ` +
+    `built ${out}: ${artifacts.files.size} files, the largest ${largest.path} (${kib(largest.bytes)}); responses ${kib(bytes.raw)} raw, ${kib(bytes.gzip)} gzip, ${kib(bytes.br)} brotli; ` +
       `${artifacts.stats.names} names, ${artifacts.stats.nameYearPairs} name-year pairs, ${artifacts.stats.categoryNames} category names, ${artifacts.stats.ids} IMDb ids; ` +
       `manifest ${kib(manifestBytes)}; ${(ms / 1000).toFixed(2)} s`,
   );
-  return { files: artifacts.files.size, bytes, ms, manifestBytes, sample };
+  return { files: artifacts.files.size, largest, bytes, ms, manifestBytes, sample };
 }
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) await main();

@@ -12,12 +12,6 @@ export const ID_LENGTH = 20;
 
 export type Encoding = 'identity' | 'gzip' | 'br';
 
-export interface ParsedRef {
-  id: string;
-  gzip?: string;
-  br?: string;
-}
-
 /** Whether `text` from `start` holds an id: ID_LENGTH lower-case hex digits. */
 function idAt(text: string, start: number): boolean {
   if (start + ID_LENGTH > text.length) return false;
@@ -28,22 +22,88 @@ function idAt(text: string, start: number): boolean {
   return true;
 }
 
-/** `<id>` or `<id>/<gzip id>/<br id>`, read without a pattern (it runs on every lookup); null for anything else. */
-export function parseRef(ref: FileRef): ParsedRef | null {
-  const step = ID_LENGTH + 1;
-  if (ref.length === ID_LENGTH) return idAt(ref, 0) ? { id: ref } : null;
-  if (ref.length !== 3 * ID_LENGTH + 2 || ref[ID_LENGTH] !== '/' || ref[step + ID_LENGTH] !== '/') return null;
-  if (!idAt(ref, 0) || !idAt(ref, step) || !idAt(ref, 2 * step)) return null;
-  return { id: ref.slice(0, ID_LENGTH), gzip: ref.slice(step, step + ID_LENGTH), br: ref.slice(2 * step) };
+/**
+ * Where one encoding of an answer is stored: a file of its own (`file` is then
+ * the answer's own id) or bytes `start` to `end` of a pack file. `file` is the
+ * id (content hash) of the whole file, which is checked before any slice of
+ * it is used.
+ */
+export interface Place {
+  file: string;
+  /** Null for a file of its own; [start, end) within the pack otherwise. */
+  range: [number, number] | null;
 }
+
+export interface ParsedRef {
+  /** The id of each encoding's own bytes (what its ETag is made from). */
+  id: string;
+  gzip?: string;
+  br?: string;
+  /** Where each encoding's bytes are. */
+  at: { identity: Place } & Partial<Record<'gzip' | 'br', Place>>;
+}
+
+/** Whether `text` from `start` to `end` is a whole number written in decimal digits, without leading zeros. */
+function numberAt(text: string, start: number, end: number): number {
+  if (end <= start || end - start > 10 || (text[start] === '0' && end - start > 1)) return -1;
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i) - 0x30;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/** One encoding's part of a ref: `<id>` or `<id>@<pack id>:<start>-<end>`; null for anything else. */
+function parsePart(part: string): { id: string; place: Place } | null {
+  if (!idAt(part, 0)) return null;
+  const id = part.slice(0, ID_LENGTH);
+  if (part.length === ID_LENGTH) return { id, place: { file: id, range: null } };
+  const packEnd = 2 * ID_LENGTH + 1;
+  if (part[ID_LENGTH] !== '@' || !idAt(part, ID_LENGTH + 1) || part[packEnd] !== ':') return null;
+  const dash = part.indexOf('-', packEnd);
+  const start = numberAt(part, packEnd + 1, dash);
+  const end = dash === -1 ? -1 : numberAt(part, dash + 1, part.length);
+  if (start < 0 || end < start) return null;
+  return { id, place: { file: part.slice(ID_LENGTH + 1, packEnd), range: [start, end] } };
+}
+
+/**
+ * A ref is one part (identity) or three (identity, gzip, brotli) joined by
+ * `/`, each `<id>` or `<id>@<pack id>:<start>-<end>`; read without a pattern.
+ * Null for anything else.
+ */
+export function parseRef(ref: FileRef): ParsedRef | null {
+  const parts = ref.split('/');
+  if (parts.length !== 1 && parts.length !== 3) return null;
+  const identity = parsePart(parts[0]);
+  if (!identity) return null;
+  const parsed: ParsedRef = { id: identity.id, at: { identity: identity.place } };
+  if (parts.length === 1) return parsed;
+  const gzip = parsePart(parts[1]);
+  const br = parsePart(parts[2]);
+  if (!gzip || !br) return null;
+  parsed.gzip = gzip.id;
+  parsed.br = br.id;
+  parsed.at.gzip = gzip.place;
+  parsed.at.br = br.place;
+  return parsed;
+}
+
+/** The part of a ref naming where `id` is: its own file, or a range of a pack. */
+export const refPart = (id: string, pack?: { id: string; start: number; end: number }): string =>
+  pack ? `${id}@${pack.id}:${pack.start}-${pack.end}` : id;
 
 /** `_data/r/ab/abcdef…` for a valid id; null for anything else. */
 export function dataPath(id: string): string | null {
   return id.length === ID_LENGTH && idAt(id, 0) ? `${DATA_PREFIX}/r/${id.slice(0, 2)}/${id}` : null;
 }
 
-/** Number of person/film index shards. */
-export const SHARD_COUNT = 64;
+/** Number of person/film index shards (each with the pack of its answers). */
+export const SHARD_COUNT = 256;
+/** Number of IMDb id index shards (each with the pack of its answers). */
+export const ID_SHARD_COUNT = 128;
 
 /** One FNV-1a step. */
 const fnv = (h: number, byte: number) => Math.imul(h ^ byte, 0x01000193) >>> 0;

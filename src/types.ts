@@ -128,10 +128,13 @@ export interface YearSummary {
 export type ArchiveSummary = Record<string, YearSummary>;
 
 /**
- * Reference to a stored response: `<id>` or `<id>/<gzip id>/<brotli id>`,
- * each id the first 20 hex digits of the sha256 of the file's bytes. Files
- * live at `_data/r/<first two digits>/<id>` under dist/, so no file name is
- * ever derived from user input.
+ * Reference to a stored response: its identity part, or identity, gzip and
+ * brotli parts joined by `/`. A part is `<id>` (a file of its own) or
+ * `<id>@<pack id>:<start>-<end>` (bytes start to end of a pack file), each id
+ * the first 20 hex digits of the sha256 of those bytes: an answer's id, and
+ * so its ETag, is that of its own bytes wherever they are kept. Files live at
+ * `_data/r/<first two digits>/<id>` under dist/, so no file name is ever
+ * derived from user input.
  */
 export type FileRef = string;
 
@@ -161,10 +164,30 @@ export interface SourceRevision {
   date: string | null;
 }
 
-/** What the runtime loads first: `_data/manifest.json`. */
+/**
+ * What a category text matching several names is joined from, in a stored
+ * file of its own that only such joins read.
+ */
+export interface JoinIndex {
+  /**
+   * The ref of one stored answer holding every category of every ceremony as
+   * a CategoryMatch, in archive order.
+   */
+  all: FileRef;
+  /** For each element of `all`: [index in the category list, held year, position in that year's ceremony, start byte, end byte]. */
+  units: [number, number, number, number, number][];
+  /** [start byte, end byte] of each category (by position) within the ceremony year's answer, for joins at one year. */
+  yearSlices: Record<string, [number, number][]>;
+}
+
+/**
+ * What the runtime loads first: `_data/manifest.json`. Kept small, since a
+ * fresh isolate parses it before its first lookup: what only category
+ * lookups need is in files of its own, which it names.
+ */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 4;
+  format: 5;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
@@ -173,19 +196,14 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** [start byte, end byte] of each category (by position) within the ceremony year's answer, for joins at one year. */
-  yearSlices: Record<string, [number, number][]>;
-  /** Every full category name, in order of first appearance. */
-  categories: ManifestCategory[];
-  /**
-   * What a category text matching several names is joined from: `all`, the id
-   * of one stored file holding every category of every ceremony as a
-   * CategoryMatch, in archive order, and for each of its elements
-   * [index in `categories`, held year, position in that year's ceremony, start byte, end byte].
-   */
-  joins: { all: string; units: [number, number, number, number, number][] };
-  /** Person/film index shards, by shard number (see shardOf). */
+  /** The stored ManifestCategory[]: every full category name, in order of first appearance, with its answers. */
+  categories: FileRef;
+  /** How many full category names there are (for /health, which reads no other file). */
+  categoryCount: number;
+  /** The stored JoinIndex. */
+  joins: FileRef;
+  /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
   shards: FileRef[];
-  /** IMDb id index shards, by shard number of the id (see shardOf). */
+  /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
 }

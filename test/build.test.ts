@@ -5,7 +5,7 @@
  * failed or killed build leaves the previous dist/ whole.
  */
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +173,50 @@ describe('every precomputed answer equals the spec evaluated naively over the se
     for (const f of files) expect(f).toMatch(/^_data\/r\/[0-9a-f]{2}\/[0-9a-f]{20}$/);
     expect(shardOf('Meryl Streep')).toBe(shardOf('Meryl Streep'));
     expect(new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => shardOf(n))).size).toBeGreaterThan(1);
+  });
+});
+
+/** Every file under `dir` with its size in bytes, by path relative to it. */
+async function fileSizes(dir: string): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    sizes.set(path.relative(dir, full), (await stat(full)).size);
+  }
+  return sizes;
+}
+
+/** Workers' free plan: static assets per version, and the most bytes of one. */
+const WORKERS_FREE_FILES = 20_000;
+const WORKERS_FREE_FILE_BYTES = 25 * 1024 * 1024;
+/** What a cold person or id lookup may have to hash besides its shard: one pack of tens of KiB. */
+const PACK_BOUND = 128 * 1024;
+
+describe("the full archive's dist/ fits Cloudflare Workers' free plan", () => {
+  it(`holds at most ${WORKERS_FREE_FILES} files, none over 25 MiB`, async () => {
+    const sizes = await fileSizes(dist);
+    const largest = Math.max(...sizes.values());
+    console.log(`dist/: ${sizes.size} files, the largest ${largest} bytes`);
+    expect(sizes.size).toBeLessThanOrEqual(WORKERS_FREE_FILES);
+    expect(largest).toBeLessThanOrEqual(WORKERS_FREE_FILE_BYTES);
+  });
+
+  it('keeps the answers of one name or id shard in one pack, of at most 128 KiB, beside files of their own for large ones', async () => {
+    const sizes = await fileSizes(dist);
+    const packsOf = (refs: string[]) => new Set(refs.flatMap((r) => Object.values(parseRef(r)!.at).filter((p) => p.range).map((p) => p.file)));
+    let packed = 0;
+    for (const [index, refs] of [manifest.shards, manifest.ids].entries()) {
+      for (const ref of refs) {
+        const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as Shard | IdShard;
+        const answers = index === 0 ? Object.values(shard as Shard).flatMap(([all, years]) => [all, ...Object.values(years)]) : Object.values(shard as IdShard);
+        const packs = packsOf(answers);
+        expect(packs.size).toBe(1);
+        for (const pack of packs) expect(sizes.get(dataPath(pack)!)).toBeLessThanOrEqual(PACK_BOUND);
+        packed += answers.filter((a) => parseRef(a)!.at.identity.range).length;
+      }
+    }
+    expect(packed).toBeGreaterThan(20_000);
   });
 });
 

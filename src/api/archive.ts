@@ -1,20 +1,22 @@
 /**
  * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index or of the IMDb id index, or (for a category text
- * matching several full names) slices of stored answers joined in archive order. Every file is
- * checked against its content hash before its bytes are used. Knows nothing
- * of headers or keys.
+ * a shard of the name index or of the IMDb id index, the category list, or
+ * (for a category text matching several full names) slices of stored answers
+ * joined in archive order, as the join index says. An answer is a file of its
+ * own or a range of a pack; every file, a pack as a whole, is checked against
+ * its content hash before its bytes are used. Knows nothing of headers or
+ * keys.
  *
- * Caches hold data only, each bounded by bytes: parsed shards (`jsonBytes`,
- * counted at three times their file size, about what the parsed objects take),
- * joined answers (`joinBytes`, counted at their size plus their query) and
- * stored answers by ref (`answerBytes`, 768 bytes each).
- * Raw file bytes are the DataSource's to keep; a shard is parsed again when
- * the source hands back other bytes, and joins go when the manifest changes.
+ * Caches hold data only, each bounded by bytes: parsed index files
+ * (`jsonBytes`, counted at three times their file size, about what the parsed
+ * objects take), joined answers (`joinBytes`, counted at their size plus their
+ * query) and stored answers by ref (`answerBytes`, 768 bytes each).
+ * Raw file bytes are the DataSource's to keep; an index file is parsed again
+ * when the source hands back other bytes, and joins go when the manifest changes.
  */
 import { ByteLru } from '../lru.ts';
-import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from '../refs.ts';
-import type { FileRef, IdShard, Manifest, Shard } from '../types.ts';
+import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from '../refs.ts';
+import type { FileRef, IdShard, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes, type DataSource } from './answer.ts';
 import type { Lookup } from './request.ts';
@@ -23,7 +25,7 @@ import type { Lookup } from './request.ts';
 export class DataError extends Error {}
 
 export interface ArchiveOptions {
-  /** Bytes of parsed shards kept; default 16 MiB (all 64 name shards of the full archive take about 4, the 64 id shards about 1.5). */
+  /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category list and join index 1). */
   jsonBytes?: number;
   /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
   joinBytes?: number;
@@ -61,9 +63,9 @@ class NameIndex {
   private readonly starts: number[] = [];
   /** False should a name ever hold a NUL: then each name is searched on its own. */
   private readonly separable: boolean;
-  private readonly categories: Manifest['categories'];
+  private readonly categories: ManifestCategory[];
 
-  constructor(categories: Manifest['categories']) {
+  constructor(categories: ManifestCategory[]) {
     this.categories = categories;
     let text = '';
     for (const c of categories) {
@@ -75,10 +77,10 @@ class NameIndex {
   }
 
   /** The categories whose name contains `text`, in manifest order (case-sensitive, as the spec's rule 3). */
-  containing(text: string): Manifest['categories'] {
+  containing(text: string): ManifestCategory[] {
     // No name holds a NUL, so a text with one matches none, and a match never spans two names.
     if (!this.separable || text.includes('\u0000')) return this.categories.filter((c) => c.name.includes(text));
-    const found: Manifest['categories'] = [];
+    const found: ManifestCategory[] = [];
     for (let at = this.text.indexOf(text); at !== -1; ) {
       const index = this.nameAt(at);
       found.push(this.categories[index]);
@@ -100,10 +102,11 @@ class NameIndex {
   }
 }
 
-/** A stored answer: each stored encoding's id, ETag and file, worked out once per ref, so a lookup builds no strings. */
+/** A stored answer: each stored encoding's id, ETag and place (its own file, or a range of a pack), worked out once per ref, so a lookup builds no strings. */
 class StoredAnswer implements Answer {
   readonly ids: Answer['ids'];
   readonly etags: Answer['etags'];
+  private readonly places: { identity: Place } & Partial<Record<'gzip' | 'br', Place>>;
   private readonly paths: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
   private readonly reader: ArchiveReader;
 
@@ -112,23 +115,35 @@ class StoredAnswer implements Answer {
     // parseRef let only ids of 20 hex digits through, so each has a path.
     this.ids = { identity: parsed.id };
     this.etags = { identity: `"${parsed.id}"` };
-    this.paths = { identity: dataPath(parsed.id)! };
+    this.places = { identity: parsed.at.identity };
+    this.paths = { identity: dataPath(parsed.at.identity.file)! };
     for (const encoding of COMPRESSED) {
       const id = parsed[encoding];
-      if (!id) continue;
+      const place = parsed.at[encoding];
+      if (!id || !place) continue;
       this.ids[encoding] = id;
       this.etags[encoding] = `"${id}"`;
-      this.paths[encoding] = dataPath(id)!;
+      this.places[encoding] = place;
+      this.paths[encoding] = dataPath(place.file)!;
     }
   }
 
-  /** What the answer cache counts it at: the object, its ids, ETags and paths. */
+  /** What the answer cache counts it at: the object, its ids, ETags, places and paths. */
   readonly size = 768;
 
   bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     const stored = this.paths[encoding] ? encoding : 'identity';
-    return this.reader.verifiedRead(source, this.paths[stored]!, this.ids[stored]!);
+    const { file, range } = this.places[stored]!;
+    const bytes = this.reader.verifiedRead(source, this.paths[stored]!, file);
+    if (!range) return bytes;
+    return isPromise(bytes) ? bytes.then((b) => slice(b, range, file)) : slice(bytes, range, file);
   }
+}
+
+/** Bytes `range` of a verified pack; a range past its end is a damaged build. */
+function slice(pack: Uint8Array, [start, end]: [number, number], file: string): Uint8Array {
+  if (end > pack.length) throw new DataError(`range ${start}-${end} beyond pack ${file}`);
+  return pack.subarray(start, end);
 }
 
 export class ArchiveReader {
@@ -136,16 +151,16 @@ export class ArchiveReader {
   /** Bytes being hashed now: requests arriving meanwhile wait for the same hash rather than start another. */
   private readonly verifying = new WeakMap<Uint8Array, Promise<Uint8Array>>();
   private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
-  /** The full category names of the parsed manifest, for finding those containing a text. */
-  private names: NameIndex | null = null;
-  /** Parsed name and id shards, by file id. */
-  private readonly shards: ByteLru<{ size: number; bytes: Uint8Array; shard: Shard | IdShard }>;
+  /** The full category names of the category list parsed last, for finding those containing a text. */
+  private names: { list: ManifestCategory[]; index: NameIndex } | null = null;
+  /** Parsed index files (name and id shards, the category list, the join index), by file id. */
+  private readonly indexes: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
   private readonly joins: ByteLru<Joined>;
   /** Stored answers by ref: data from the manifest and shards, never a client's text. */
   private readonly answers: ByteLru<StoredAnswer>;
 
   constructor(options: ArchiveOptions = {}) {
-    this.shards = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
+    this.indexes = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
     this.joins = new ByteLru(options.joinBytes ?? 16 * 1024 * 1024);
     this.answers = new ByteLru(options.answerBytes ?? 8 * 1024 * 1024);
   }
@@ -223,16 +238,15 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 4 ||
-      !Array.isArray(manifest.categories) ||
-      typeof manifest.yearSlices !== 'object' ||
-      !Array.isArray(manifest.joins?.units) ||
+      manifest?.format !== 5 ||
+      typeof manifest.categories !== 'string' ||
+      typeof manifest.joins !== 'string' ||
+      !Array.isArray(manifest.shards) ||
       !Array.isArray(manifest.ids)
     ) {
       throw new DataError('unknown manifest format');
     }
     this.parsedManifest = { bytes, manifest };
-    this.names = new NameIndex(manifest.categories);
     this.joins.clear(); // joins are slices of the files the previous manifest named
     return manifest;
   }
@@ -276,34 +290,50 @@ export class ArchiveReader {
   private shard<T extends Shard | IdShard>(source: DataSource, shards: FileRef[], key: string): Maybe<T> {
     const ref = shards[shardOf(key, shards.length)];
     if (!ref) throw new DataError('no shard for this name');
-    const file = this.stored(ref);
-    const bytes = file.bytes('identity', source);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedShard<T>(file.ids.identity, b)) : this.parsedShard<T>(file.ids.identity, bytes);
+    return this.indexFile<T>(source, ref);
   }
 
-  /** A shard's parsed keys, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
-  private parsedShard<T extends Shard | IdShard>(id: string, bytes: Uint8Array): T {
-    const hit = this.shards.peek(id);
-    if (hit?.bytes === bytes) return hit.shard as T;
-    let shard: T;
+  /** A stored JSON file the lookups read (a shard, the category list, the join index), parsed. */
+  private indexFile<T>(source: DataSource, ref: FileRef): Maybe<T> {
+    const file = this.stored(ref);
+    const bytes = file.bytes('identity', source);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b)) : this.parsedIndex<T>(file.ids.identity, bytes);
+  }
+
+  /** An index file's parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
+  private parsedIndex<T>(id: string, bytes: Uint8Array): T {
+    const hit = this.indexes.peek(id);
+    if (hit?.bytes === bytes) return hit.parsed as T;
+    let parsed: T;
     try {
-      shard = JSON.parse(new TextDecoder().decode(bytes));
+      parsed = JSON.parse(new TextDecoder().decode(bytes));
     } catch {
-      throw new DataError(`unparsable shard ${id}`);
+      throw new DataError(`unparsable index ${id}`);
     }
-    this.shards.set(id, { size: bytes.length * 3, bytes, shard });
-    return shard;
+    this.indexes.set(id, { size: bytes.length * 3, bytes, parsed });
+    return parsed;
+  }
+
+  /** The search over the full category names of `list`, made once per parsed list. */
+  private namesOf(list: ManifestCategory[]): NameIndex {
+    if (this.names?.list !== list) this.names = { list, index: new NameIndex(list) };
+    return this.names.index;
   }
 
   /** Categories whose full name contains `text`: one stored answer when one name matches, a join otherwise. */
   private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
-    const matches = this.names!.containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
+    const list = this.indexFile<ManifestCategory[]>(source, manifest.categories);
+    return isPromise(list) ? list.then((l) => this.inCategories(source, manifest, l, text, year)) : this.inCategories(source, manifest, list, text, year);
+  }
+
+  private inCategories(source: DataSource, manifest: Manifest, list: ManifestCategory[], text: string, year: string | undefined): Maybe<Answer | null> {
+    const matches = this.namesOf(list).containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
     if (matches.length === 0) return null;
     if (matches.length === 1) return this.stored(year === undefined ? matches[0].all : matches[0].years[year]);
     const key = `${year ?? '*'}\u0000${text}`;
     const hit = this.joins.get(key);
     if (hit) return hit.answer;
-    return this.join(source, manifest, matches, year).then((joined) => {
+    return this.join(source, manifest, list, matches, year).then((joined) => {
       this.joins.set(key, { ...joined, size: joined.size + key.length * 2 });
       return joined.answer;
     });
@@ -316,36 +346,37 @@ export class ArchiveReader {
    * server four times the CPU per request, for no saving in memory the bench
    * could see.)
    */
-  private async join(source: DataSource, manifest: Manifest, matches: Manifest['categories'], year: string | undefined): Promise<Joined> {
-    const { from, ranges } = year === undefined ? this.acrossYears(manifest, matches) : this.atYear(manifest, matches, year);
-    const bytes = await this.stored(from).bytes('identity', source);
+  private async join(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[], year: string | undefined): Promise<Joined> {
+    const joins = await this.indexFile<JoinIndex>(source, manifest.joins);
+    const wanted = new Set(matches.map((c) => list.indexOf(c)));
+    const { from, ranges } = year === undefined ? this.acrossYears(joins, wanted) : this.atYear(manifest, joins, wanted, year);
+    const stored = this.stored(from);
+    const bytes = await stored.bytes('identity', source);
     const pieces: Uint8Array[] = [OPEN];
     ranges.forEach(([start, end], i) => {
       if (i > 0) pieces.push(COMMA);
       pieces.push(bytes.subarray(start, end));
     });
     pieces.push(CLOSE);
-    // The bytes are fully determined by the file they are cut from (named by its hash) and where: so is the ETag.
-    const id = await idOf(new TextEncoder().encode(`join ${from} ${ranges.join(' ')}`));
+    // The bytes are fully determined by the answer they are cut from (named by its hash) and where: so is the ETag.
+    const id = await idOf(new TextEncoder().encode(`join ${stored.ids.identity} ${ranges.join(' ')}`));
     const body = concatBytes(pieces);
     return { size: body.length, answer: { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body } };
   }
 
-  /** Across all years: the matching names' elements of the build's join file, already in archive order. */
-  private acrossYears(manifest: Manifest, matches: Manifest['categories']): { from: string; ranges: [number, number][] } {
-    const wanted = new Set(matches.map((c) => manifest.categories.indexOf(c)));
-    return { from: manifest.joins.all, ranges: manifest.joins.units.filter((u) => wanted.has(u[0])).map((u) => [u[3], u[4]]) };
+  /** Across all years: the matching names' elements of the build's join answer, already in archive order. */
+  private acrossYears(joins: JoinIndex, wanted: Set<number>): { from: FileRef; ranges: [number, number][] } {
+    return { from: joins.all, ranges: joins.units.filter((u) => wanted.has(u[0])).map((u) => [u[3], u[4]]) };
   }
 
   /** At one year the ceremony's own answer holds every CategoryYearMatch: its elements at the matching places. */
-  private atYear(manifest: Manifest, matches: Manifest['categories'], year: string): { from: string; ranges: [number, number][] } {
-    const wanted = new Set(matches.map((c) => manifest.categories.indexOf(c)));
-    const slices = Object.hasOwn(manifest.yearSlices, year) ? manifest.yearSlices[year] : [];
-    const ref = Object.hasOwn(manifest.years, year) ? parseRef(manifest.years[year]) : null;
+  private atYear(manifest: Manifest, joins: JoinIndex, wanted: Set<number>, year: string): { from: FileRef; ranges: [number, number][] } {
+    const slices = Object.hasOwn(joins.yearSlices, year) ? joins.yearSlices[year] : [];
+    const ref = Object.hasOwn(manifest.years, year) ? manifest.years[year] : null;
     if (!ref) throw new DataError(`no answer for ${year}`);
-    const places = manifest.joins.units.filter((u) => u[1] === Number(year) && wanted.has(u[0])).map((u) => u[2]);
+    const places = joins.units.filter((u) => u[1] === Number(year) && wanted.has(u[0])).map((u) => u[2]);
     return {
-      from: ref.id,
+      from: ref,
       ranges: places.map((pos) => {
         if (!slices[pos]) throw new DataError(`no slice ${pos} for ${year}`);
         return slices[pos];
@@ -353,4 +384,3 @@ export class ArchiveReader {
     };
   }
 }
-

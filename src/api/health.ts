@@ -29,7 +29,7 @@ export function healthBody(manifest: Manifest): HealthBody {
       firstYear: yearRange[0],
       lastYear: yearRange[1],
       years: Object.keys(manifest.years).length,
-      categories: manifest.categories.length,
+      categories: manifest.categoryCount,
       nominations: source.rows,
     },
   };

@@ -1,0 +1,94 @@
+/**
+ * Compares two builds of the same source, each read by its own code, answer
+ * for answer: status, ETag, Content-Encoding and bytes, for every encoding a
+ * client may ask for (none, gzip, br) and the 304 to the ETag just sent. For
+ * a change of the stored layout, whose answers must not change at all: run the
+ * previous commit's build and code beside this one's.
+ *
+ *   node bench/compare-builds.ts OLD_CHECKOUT OLD_DIST NEW_DIST
+ *
+ * Every lookup the old build indexes is asked: the whole archive, every year,
+ * every full category name (across years and at each of its years), every
+ * name of the person index (across years and at each of its years), every
+ * IMDb id, and category texts that join several names (every letter, and
+ * every word of a category name). It reads the old build's index files itself
+ * (format 4: shards are files named by the first 20 hex digits of a ref).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createApi } from '../src/api/handler.ts';
+import { DiskData } from '../src/server/disk-data.node.ts';
+
+const [oldRoot, oldDist, newDist] = process.argv.slice(2);
+if (!oldRoot || !oldDist || !newDist) {
+  console.error('usage: node bench/compare-builds.ts OLD_CHECKOUT OLD_DIST NEW_DIST');
+  process.exit(2);
+}
+
+type Api = ReturnType<typeof createApi>;
+const options = { keys: { verify: () => true }, rateLimitPerMinute: 1e12, compression: true };
+const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as { createApi: typeof createApi };
+const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'src/server/disk-data.node.ts')).href)) as { DiskData: typeof DiskData };
+const apis: [Api, Api] = [
+  oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) }),
+  createApi({ ...options, data: new DiskData(newDist, { revalidateMs: 60_000 }) }),
+];
+
+const readOld = (id: string) => JSON.parse(readFileSync(path.join(oldDist, '_data/r', id.slice(0, 2), id.slice(0, 20)), 'utf8'));
+const manifest = JSON.parse(readFileSync(path.join(oldDist, '_data/manifest.json'), 'utf8'));
+const enc = encodeURIComponent;
+const paths: string[] = ['/archive'];
+for (const year of Object.keys(manifest.years)) paths.push(`/archive/year=${year}`);
+const words = new Set<string>('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ('.split(''));
+for (const c of manifest.categories as { name: string; years: Record<string, string> }[]) {
+  paths.push(`/award/name=${enc(c.name)}`);
+  for (const year of Object.keys(c.years)) paths.push(`/award/name=${enc(c.name)}/year=${year}`);
+  for (const word of c.name.split(/[ ()]+/)) if (word) words.add(word);
+}
+for (const word of words) paths.push(`/award/name=${enc(word)}`, `/award/name=${enc(word)}/year=2000`, `/award/name=${enc(word)}/year=1930`);
+for (const ref of manifest.shards as string[]) {
+  for (const [name, [, years]] of Object.entries(readOld(ref) as Record<string, [string, Record<string, string>]>)) {
+    paths.push(`/person/name=${enc(name)}`);
+    for (const year of Object.keys(years)) paths.push(`/movie/name=${enc(name)}/year=${year}`);
+  }
+}
+for (const ref of manifest.ids as string[]) {
+  for (const id of Object.keys(readOld(ref))) paths.push(id.startsWith('tt') ? `/title/id=${id}` : `/name/id=${id}`);
+}
+paths.push('/person/name=Nobody%20Atall', '/movie/name=Sinners/year=1999', '/title/id=tt0000000', '/name/id=nm0000000', '/award/name=Zzz');
+
+/** What a reply is, for comparing: status, the headers that matter, the body's bytes as hex-free text. */
+async function answer(api: Api, url: string, headers: Record<string, string>): Promise<string> {
+  const reply = await api.reply({ method: 'GET', url, header: (n) => headers[n.toLowerCase()] ?? null });
+  const h = reply.headers;
+  const body = reply.body ? Buffer.from(reply.body).toString('base64') : '';
+  return `${reply.status} etag=${h.etag} encoding=${h['content-encoding'] ?? '-'} vary=${h.vary ?? '-'} length=${h['content-length'] ?? '-'} ${body}`;
+}
+
+const counts = { paths: paths.length, requests: 0, differing: 0, byStatus: {} as Record<string, number> };
+for (const p of paths) {
+  const url = `${p}/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+  for (const accept of ['', 'gzip', 'br', 'gzip, br']) {
+    const headers: Record<string, string> = accept ? { 'accept-encoding': accept } : {};
+    const [a, b] = await Promise.all(apis.map((api) => answer(api, url, headers)));
+    counts.requests += 2;
+    const status = a.slice(0, 3);
+    counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1;
+    if (a !== b) {
+      counts.differing++;
+      if (counts.differing <= 10) console.log(`DIFFERENT ${p} (${accept || 'identity'}):\n  old ${a.slice(0, 200)}\n  new ${b.slice(0, 200)}`);
+    }
+    const etag = /etag=(\S+)/.exec(a)?.[1];
+    if (status === '200' && etag) {
+      const [c, d] = await Promise.all(apis.map((api) => answer(api, url, { ...headers, 'if-none-match': etag })));
+      counts.requests += 2;
+      if (c !== d || !c.startsWith('304')) {
+        counts.differing++;
+        if (counts.differing <= 10) console.log(`DIFFERENT 304 ${p} (${accept || 'identity'}): old ${c.slice(0, 120)} new ${d.slice(0, 120)}`);
+      }
+    }
+  }
+}
+console.log(JSON.stringify(counts));
+process.exitCode = counts.differing ? 1 : 0;
