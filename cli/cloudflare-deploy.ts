@@ -3,11 +3,8 @@
  * deploy`. `-- --dry-run` bundles the Worker and checks its assets without
  * uploading anything (it works offline) and prints the bundle's size.
  */
-import { BuildRefused } from '../build/build.ts';
-import { recoverOutput } from '../build/output.ts';
-import { prepareDist } from '../build/prepare-dist.ts';
 import { commandLine, type Refuse, refuser } from './command-line.ts';
-import { DIST } from './paths.ts';
+import { currentDist } from './dist.ts';
 import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler } from './wrangler.ts';
 
 const USAGE = `usage: npm run deploy:cloudflare [-- --dry-run] [-- --outdir DIR]
@@ -32,13 +29,7 @@ async function main() {
   if (!dryRun && configuredDatabaseId() === PLACEHOLDER_DATABASE_ID) {
     refuse('wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
   }
-  await recoverOutput(DIST);
-  try {
-    await prepareDist(DIST);
-  } catch (error) {
-    if (!(error instanceof BuildRefused)) throw error;
-    refuse(error.message);
-  }
+  await currentDist(refuse);
   const args = ['deploy', ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', values.outdir] : [])];
   process.exit(await runWrangler(args));
 }

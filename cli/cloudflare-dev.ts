@@ -5,12 +5,9 @@
  * applied first. Settings are passed from the environment to the Worker.
  */
 import path from 'node:path';
-import { BuildRefused } from '../build/build.ts';
-import { recoverOutput } from '../build/output.ts';
-import { prepareDist } from '../build/prepare-dist.ts';
-import { wholeNumberSetting } from '../src/limits.ts';
-import { commandLine, type Refuse, refuser } from './command-line.ts';
+import { commandLine, type Refuse, refuser, settingOrRefuse } from './command-line.ts';
 import { startMailOutbox } from './mail-outbox.ts';
+import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';
 import { localConfig, runWrangler, wrangler } from './wrangler.ts';
 
@@ -41,15 +38,9 @@ const refuse: Refuse = refuser('dev:cloudflare');
 
 async function main() {
   commandLine({ name: 'dev:cloudflare', usage: USAGE, options: {} });
-  let port: number;
-  try {
-    port = wholeNumberSetting('PORT', process.env.PORT, 8787, 1, 65_535);
-  } catch (error) {
-    refuse((error as Error).message);
-  }
+  const port = settingOrRefuse(refuse, 'PORT', 8787, 1, 65_535);
   const state = path.resolve(process.env.CLOUDFLARE_LOCAL_DIR || path.join(ROOT, 'data/cloudflare-local'));
-  await recoverOutput(DIST);
-  await prepareDist(DIST).catch((error) => (error instanceof BuildRefused ? refuse(error.message) : Promise.reject(error)));
+  await currentDist(refuse);
   const config = localConfig(DIST, state);
   // CI=1: wrangler applies the migrations without asking to confirm.
   if ((await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', state], { CI: '1' })) !== 0) {

@@ -8,6 +8,7 @@
  * a mistyped option.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { wholeNumberSetting } from '../src/limits.ts';
 
 /** One command's line. */
 export interface CommandSpec<O extends ParseArgsOptionsConfig> {
@@ -69,4 +70,13 @@ export function refuser(name: string): Refuse {
     console.error(`${name}: ${line}`);
     process.exit(code);
   };
+}
+
+/** A whole-number setting from the environment (src/limits.ts), or the command refused with the reason. */
+export function settingOrRefuse(refuse: Refuse, name: string, fallback: number, min: number, max?: number): number {
+  try {
+    return wholeNumberSetting(name, process.env[name], fallback, min, max);
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
 }

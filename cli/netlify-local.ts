@@ -13,13 +13,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { BuildRefused } from '../build/build.ts';
-import { recoverOutput } from '../build/output.ts';
-import { prepareDist } from '../build/prepare-dist.ts';
-import { wholeNumberSetting } from '../src/limits.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
-import { commandLine, type Refuse, refuser } from './command-line.ts';
+import { commandLine, type Refuse, refuser, settingOrRefuse } from './command-line.ts';
 import { startLocalBlobs } from './local-blobs.ts';
+import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';
 
 const USAGE = `usage: npm run dev:netlify
@@ -116,20 +113,14 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 
 async function main(): Promise<void> {
   commandLine({ name: 'dev:netlify', usage: USAGE, options: {} });
-  let port: number;
-  try {
-    port = wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535);
-  } catch (error) {
-    refuse((error as Error).message);
-  }
+  const port = settingOrRefuse(refuse, 'PORT', 8888, 1, 65_535);
   const host = process.env.HOST ?? '127.0.0.1';
   const base = `http://${host}:${port}`;
   const localDir = path.resolve(process.env.NETLIFY_LOCAL_DIR || path.join(ROOT, 'data/netlify-local'));
   const outbox = path.join(localDir, 'mail');
   // The portal function picks its mailer the same way; a mail setting that cannot work stops here, before any build, with one line.
   const mail = mailSetting(outbox);
-  await recoverOutput(DIST);
-  await prepareDist(DIST).catch((error: unknown) => (error instanceof BuildRefused ? refuse(error.message) : Promise.reject(error)));
+  await currentDist(refuse);
 
   const blobs = await startLocalBlobs(path.join(localDir, 'blobs'));
   // What Netlify gives both functions: Blobs access and the site's settings, from the environment, before they load.

@@ -13,10 +13,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser } from './command-line.ts';
-import { BuildRefused } from '../build/build.ts';
-import { recoverOutput } from '../build/output.ts';
-import { prepareDist } from '../build/prepare-dist.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
+import { currentDist } from './dist.ts';
 import { DIST, KEYS_DB, ROOT } from './paths.ts';
 import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
@@ -97,13 +95,7 @@ data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
 async function main() {
   commandLine({ name: 'start', usage: USAGE, options: {} });
   const { port, rateLimitPerMinute, issueLimitPerMinute, mailer } = settings();
-  await recoverOutput(DIST);
-  try {
-    await prepareDist(DIST);
-  } catch (error) {
-    if (!(error instanceof BuildRefused)) throw error;
-    refuse(error.message);
-  }
+  await currentDist(refuse);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
   const base = `http://${host}:${port}`;
