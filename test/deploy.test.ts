@@ -219,8 +219,10 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
 
   it('serves the very build Netlify publishes, within the free plan: at most 20,000 asset files, none over 25 MiB', async () => {
     const files = await filesUnder(publish);
-    expect(dryRun.output).toContain(`Read ${files.length} files from the assets directory`);
-    expect(files.length).toBeLessThanOrEqual(WORKER_LIMITS.assetFiles);
+    // What wrangler would upload, as it counts it (its count takes in the folders too).
+    const read = Number(/Read (\d+) files from the assets directory/.exec(dryRun.output)?.[1]);
+    expect(read).toBeGreaterThanOrEqual(files.length);
+    expect(read).toBeLessThanOrEqual(WORKER_LIMITS.assetFiles);
     for (const file of files) expect([file, (await stat(path.join(publish, file))).size <= WORKER_LIMITS.assetBytes]).toEqual([file, true]);
   });
 });
