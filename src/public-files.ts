@@ -25,14 +25,20 @@ const TYPES: Record<string, string> = {
  */
 export const MAX_PUBLIC_PATH = 1024;
 
-/** The page browsers get at `/`. */
-export const INDEX_PAGE = 'index.html';
+/** The page browsers get at `/` (and at any folder's path). */
+const INDEX_PAGE = 'index.html';
+
+/** A public file of the build: its path relative to the build's folder and its content type. */
+export interface PublicFile {
+  path: string;
+  type: string;
+}
 
 /** Whether a request's Accept header asks for a page. */
 export const wantsHtml = (accept: string | null | undefined) => (accept ?? '').includes('text/html');
 
 /** The build's file a path names (relative to the build's folder) and its type, or null. */
-export function publicFile(pathname: string): { path: string; type: string } | null {
+export function publicFile(pathname: string): PublicFile | null {
   if (pathname.length > MAX_PUBLIC_PATH) return null;
   let relative: string;
   try {

@@ -52,7 +52,7 @@ function parse(raw: string, to: string[]): ReceivedMail {
 }
 
 /** The sign-in token in a mail's link (`/portal#token=...`). */
-export function tokenIn(mail: ReceivedMail): string {
+export function tokenIn(mail: Pick<ReceivedMail, 'text'>): string {
   const m = /\/portal#token=(fat_[A-Za-z0-9_-]{43})/.exec(mail.text);
   if (!m) throw new Error(`no sign-in link in the mail:\n${mail.text}`);
   return m[1];

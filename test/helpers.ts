@@ -22,6 +22,7 @@ import { createApi } from '../src/api/handler.ts';
 import type { PortalOptions } from '../src/portal.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { CACHE_FILE } from '../build/source.ts';
+import { tokenIn } from './_mail.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 /**
@@ -475,8 +476,9 @@ export async function keyThroughPortal(base: string, mailApi: { to(address: stri
   };
   const asked = await post('/portal/sign-in', { email });
   if (asked.status !== 202) throw new Error(`sign-in answered ${asked.status} ${JSON.stringify(asked.json)}`);
-  const token = /#token=(fat_[A-Za-z0-9_-]{43})/.exec(mailApi.to(email)[0]?.body.text ?? '')?.[1];
-  if (!token) throw new Error(`no sign-in mail reached ${email}`);
+  const mail = mailApi.to(email)[0];
+  if (!mail) throw new Error(`no sign-in mail reached ${email}`);
+  const token = tokenIn({ text: mail.body.text ?? '' });
   const { session } = (await post('/portal/session', { token })).json;
   const issued = await post('/portal/keys', undefined, session);
   if (issued.status !== 201) throw new Error(`issue answered ${issued.status} ${JSON.stringify(issued.json)}`);

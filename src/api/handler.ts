@@ -22,7 +22,7 @@ import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { isKeyShaped, keyId } from '../keys.ts';
 import { MESSAGES } from '../messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
-import { fileReply, INDEX_PAGE, publicFile, wantsHtml } from '../public-files.ts';
+import { fileReply, publicFile, type PublicFile, wantsHtml } from '../public-files.ts';
 import { redactLine, shorten } from '../redact.ts';
 import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
@@ -111,12 +111,12 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     case 'portal':
       return s.portal ? s.portal.reply(portalRequest(request), parsed.pathname) : REPLIES.notFound;
     case 'root':
-      return wantsHtml(request.header('accept')) ? andThen(file(source, INDEX_PAGE, 'text/html; charset=utf-8'), (page) => page ?? description(s, source)) : description(s, source);
+      return wantsHtml(request.header('accept')) ? andThen(file(source, INDEX), (page) => page ?? description(s, source)) : description(s, source);
     case 'other': {
       const named = parsed.pathname === null ? null : publicFile(parsed.pathname);
       // The page at `/` is for browsers only (a JSON client asking for it gets the same 404 as for any other path).
-      if (!named || (named.path === INDEX_PAGE && !wantsHtml(request.header('accept')))) return REPLIES.notFound;
-      return andThen(file(source, named.path, named.type), (reply) => reply ?? REPLIES.notFound);
+      if (!named || (named.path === INDEX.path && !wantsHtml(request.header('accept')))) return REPLIES.notFound;
+      return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
       const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
@@ -126,9 +126,12 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
   }
 }
 
+/** The page at `/`, as any path naming it is read. */
+const INDEX = publicFile('/')!;
+
 /** A public file of the build, read through the runtime's data source; null when it has none by that name. */
-function file(source: DataSource | undefined, path: string, type: string): Maybe<ApiReply | null> {
-  return source ? andThen(source.read(path), (bytes) => (bytes ? fileReply(bytes, type) : null)) : null;
+function file(source: DataSource | undefined, named: PublicFile): Maybe<ApiReply | null> {
+  return source ? andThen(source.read(named.path), (bytes) => (bytes ? fileReply(bytes, named.type) : null)) : null;
 }
 
 /** The portal's view of a request: the runtime's client address and body where it has them. */
@@ -171,7 +174,8 @@ function maskedKey(raw: string): string {
 
 /** The path as the access line shows it: a lookup's parameters as sent and its key's id; any other path with every secret in it masked. */
 function loggedPath(parsed: Parsed, request: ApiRequest): string {
-  if (parsed.kind !== 'lookup') return redactLine(shorten(pathnameOf(request.url) ?? request.url));
+  // The path parseRequest already read where it kept it (a portal path, any other path), else read again (a preflight, a 405: rare).
+  if (parsed.kind !== 'lookup') return redactLine(shorten(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url));
   const { pathname, keyAt, key } = parsed;
   // A name may itself hold a key someone pasted: the parameters are masked as any text is; the key segment is never read into the line.
   if (key === null) return redactLine(shorten(pathname));
