@@ -13,10 +13,18 @@
  *
  * CPU is read from /proc (`schedstat` of every thread of workerd, in
  * nanoseconds) around each request, so it also counts what the platform does
- * outside the Worker: Miniflare's entry worker, and the copy of each answer
- * to this process. The assets binding is served from this process's memory,
- * as a CDN serves it, its own CPU not counted. The first row, a refused key,
- * is that floor. Answers are asked for uncompressed (`Accept-Encoding:
+ * outside the Worker: Miniflare's entry worker, the local D1 (a Durable
+ * Object and SQLite inside the same workerd; on Cloudflare a D1 query is I/O
+ * the Worker waits for), and moving each answer into and out of workerd.
+ * workerd reports no CPU per isolate (a Tail Worker's `cpuTime` is 0 there),
+ * so the bench also runs a reference Worker that does only the platform's
+ * part of the same request: one D1 read of the key as the key store reads
+ * it, and the exact bytes of the answer passed through from the assets
+ * binding (for the refused key, a fixed 403). Ours minus the reference, run
+ * for run (each in a fresh workerd), is the CPU our Worker's own code takes.
+ * The assets binding is served from this process's memory, as a CDN serves
+ * it, its own CPU not counted. The first row, a key refused by its shape,
+ * is the floor. Answers are asked for uncompressed (`Accept-Encoding:
  * identity`): Cloudflare compresses outside the Worker, Miniflare inside
  * workerd. Prints one JSON line per run, then a Markdown table.
  */
@@ -27,6 +35,8 @@ import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
+import { hashSecret } from '../src/keys.ts';
+import { keySql } from '../src/keys-sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const [distArg, runsText = '3'] = process.argv.slice(2);
@@ -80,6 +90,28 @@ function topName(archive: Record<string, { nominations: { primary: string[]; sec
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
+/**
+ * The platform's part of a request and nothing else: the key's D1 read (the
+ * statement the key store runs, its hash computed here beforehand), then the
+ * answer's bytes streamed through from the assets binding. A key refused by
+ * its shape is answered with a fixed 403, as the store is never asked.
+ */
+const REFERENCE_WORKER = `export default {
+  async fetch(request, env) {
+    if (!env.ANSWER_PATH) return new Response('{"error":"Forbidden - Invalid API Key"}', { status: 403, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const live = await env.DB.prepare(env.KEY_SQL).bind(env.KEY_HASH).first();
+    if (!live) return new Response('forbidden', { status: 403 });
+    const asset = await env.ASSETS.fetch(new Request(new URL(env.ANSWER_PATH, request.url)));
+    return new Response(asset.body, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+  },
+};`;
+
+interface Run {
+  cold: number;
+  warm: number[];
+  status: number;
+}
+
 async function main() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'faa-worker-cpu-'));
   try {
@@ -92,53 +124,71 @@ async function main() {
       const bytes = files.get(new URL(request.url).pathname);
       return bytes ? new Response(bytes as Uint8Array<ArrayBuffer>) : new Response('Not Found', { status: 404 });
     };
-    const start = () =>
-      new Miniflare(
-        convertV4MiniflareOptions({
-          name: 'api',
-          modules: true,
-          modulesRoot: path.join(tmp, 'bundle'),
-          scriptPath: path.join(tmp, 'bundle', 'cloudflare.js'),
-          compatibilityDate,
-          cf: false,
-          d1Databases: { DB: d1.database_id },
-          resourcePersistencePath: path.join(tmp, 'state', 'v3'),
-          bindings: { RATE_LIMIT_PER_MINUTE: '1000000000' },
-          serviceBindings: { ASSETS: assets },
-        }),
-      );
-    const first = start();
+    const common = { name: 'api', modules: true, compatibilityDate, cf: false, d1Databases: { DB: d1.database_id }, resourcePersistencePath: path.join(tmp, 'state', 'v3'), serviceBindings: { ASSETS: assets } };
+    const ours = () => new Miniflare(convertV4MiniflareOptions({ ...common, modulesRoot: path.join(tmp, 'bundle'), scriptPath: path.join(tmp, 'bundle', 'cloudflare.js'), bindings: { RATE_LIMIT_PER_MINUTE: '1000000000' } }));
+    const first = ours();
     const key = await d1Keys((await first.getD1Database('DB')) as unknown as D1DatabaseLike).issue('bench-worker@example.org');
     const archive = await (await first.dispatchFetch(`http://localhost/archive/apikey=${key}`)).json();
-    await first.dispose();
     const lookups = ['/archive/year=2000/apikey=faa_nope', '/archive', '/award/name=e', `/person/name=${encodeURIComponent(topName(archive as never))}`];
+    const urlOf = (lookup: string) => `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
+    const references = new Map<string, () => Miniflare>();
+    for (const [i, lookup] of lookups.entries()) {
+      const answer = await first.dispatchFetch(urlOf(lookup), { headers: { 'accept-encoding': 'identity' } });
+      const answerPath = answer.ok ? `/__reference/${i}` : '';
+      if (answer.ok) files.set(answerPath, new Uint8Array(await answer.arrayBuffer()));
+      else await answer.arrayBuffer();
+      const bindings = { ANSWER_PATH: answerPath, KEY_SQL: keySql.isActive('').sql, KEY_HASH: hashSecret(key) };
+      references.set(lookup, () => new Miniflare(convertV4MiniflareOptions({ ...common, script: REFERENCE_WORKER, bindings })));
+    }
+    await first.dispose();
+
+    /** A fresh workerd: its first request (cold), then WARM_RUNS more. */
+    const measure = async (start: () => Miniflare, url: string): Promise<Run> => {
+      const mf = start();
+      await mf.ready;
+      const pids = await workerdPids();
+      const once = async () => {
+        const before = await cpuNs(pids);
+        const response = await mf.dispatchFetch(url, { headers: { 'accept-encoding': 'identity' } });
+        await response.arrayBuffer();
+        return { ms: ((await cpuNs(pids)) - before) / 1e6, status: response.status };
+      };
+      const cold = await once();
+      const warm: number[] = [];
+      for (let i = 0; i < WARM_RUNS; i++) warm.push((await once()).ms);
+      await mf.dispose();
+      return { cold: cold.ms, warm, status: cold.status };
+    };
+
+    const fmt = (x: number) => x.toFixed(1);
+    const median = (xs: number[]) => quantile(xs, 0.5);
     const rows: string[] = [];
     for (const lookup of lookups) {
-      const url = `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
-      const colds: number[] = [];
-      const warms: number[] = [];
+      const own: number[] = [];
+      const platform: number[] = [];
+      const net: number[] = [];
+      const warm = { ours: [] as number[], reference: [] as number[] };
       for (let run = 0; run < Number(runsText); run++) {
-        const mf = start();
-        await mf.ready;
-        const pids = await workerdPids();
-        const once = async () => {
-          const before = await cpuNs(pids);
-          const response = await mf.dispatchFetch(url, { headers: { 'accept-encoding': 'identity' } });
-          await response.arrayBuffer();
-          return { ms: ((await cpuNs(pids)) - before) / 1e6, status: response.status };
-        };
-        const cold = await once();
-        const warm: number[] = [];
-        for (let i = 0; i < WARM_RUNS; i++) warm.push((await once()).ms);
-        await mf.dispose();
-        colds.push(cold.ms);
-        warms.push(...warm);
-        console.log(JSON.stringify({ lookup, status: cold.status, cold: cold.ms, warmMedian: quantile(warm, 0.5), warmP99: quantile(warm, 0.99) }));
+        const a = await measure(ours, urlOf(lookup));
+        const b = await measure(references.get(lookup)!, urlOf(lookup));
+        own.push(a.cold);
+        platform.push(b.cold);
+        net.push(a.cold - b.cold);
+        warm.ours.push(...a.warm);
+        warm.reference.push(...b.warm);
+        console.log(JSON.stringify({ lookup, status: a.status, cold: a.cold, referenceCold: b.cold, warmMedian: median(a.warm), referenceWarmMedian: median(b.warm), warmP99: quantile(a.warm, 0.99) }));
       }
-      const fmt = (x: number) => x.toFixed(1);
-      rows.push(`| ${decodeURIComponent(lookup)} | ${colds.map(fmt).join(', ')} | ${fmt(quantile(warms, 0.5))} | ${fmt(quantile(warms, 0.99))} |`);
+      const cells = [own.map(fmt).join(', '), platform.map(fmt).join(', '), net.map(fmt).join(', '), fmt(median(warm.ours)), fmt(median(warm.reference)), fmt(median(warm.ours) - median(warm.reference)), fmt(quantile(warm.ours, 0.99))];
+      rows.push(`| ${decodeURIComponent(lookup)} | ${cells.join(' | ')} |`);
     }
-    console.log(['', '| lookup | cold (fresh workerd each), ms | warm median | warm p99 |', '|---|---:|---:|---:|', ...rows].join('\n'));
+    console.log(
+      [
+        '',
+        '| lookup | cold, ours (ms, fresh workerd each run) | cold, reference | cold, ours minus reference | warm median, ours | warm median, reference | warm, ours minus reference | warm p99, ours |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|',
+        ...rows,
+      ].join('\n'),
+    );
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
