@@ -9,14 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicFiles } from '../build/public.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { config as portalConfig } from '../netlify/functions/portal.mts';
-import { MANIFEST_PATH } from '../src/refs.ts';
+import { dataPath, MANIFEST_PATH, parseRef } from '../src/refs.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { examplePath, ROUTES } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
@@ -186,19 +186,24 @@ describe('netlify build --offline on a clean copy', () => {
 /** Cloudflare Workers' free plan (developers.cloudflare.com/workers/platform/limits). */
 const WORKER_LIMITS = { assetFiles: 20_000, assetBytes: 25 * 1024 * 1024, compressedWorker: 3 * 1024 * 1024 };
 
+/** `npm run deploy:cloudflare -- --dry-run` in the clean copy. */
+async function deployDryRun(outdir: string): Promise<{ code: number | null; output: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0', WRANGLER_SEND_METRICS: 'false' };
+  delete env.DIST_DIR;
+  env.TMPDIR = path.join(copy, '.tmp');
+  const child = spawn(process.execPath, [path.join(copy, 'cli/cloudflare-deploy.ts'), '--dry-run', '--outdir', outdir], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
 describe('wrangler deploy --dry-run on the same clean copy, after the Netlify build', () => {
   let dryRun: { code: number | null; output: string };
   const outdir = () => path.join(copy, '.worker-bundle');
 
   beforeAll(async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0', WRANGLER_SEND_METRICS: 'false' };
-    delete env.DIST_DIR;
-    env.TMPDIR = path.join(copy, '.tmp');
-    const child = spawn(process.execPath, [path.join(copy, 'cli/cloudflare-deploy.ts'), '--dry-run', '--outdir', outdir()], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c) => (output += c));
-    child.stderr.on('data', (c) => (output += c));
-    dryRun = await new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+    dryRun = await deployDryRun(outdir());
   }, 240_000);
 
   it('bundles the Worker and checks its assets offline, uploading nothing', () => {
@@ -225,4 +230,23 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
     expect(read).toBeLessThanOrEqual(WORKER_LIMITS.assetFiles);
     for (const file of files) expect([file, (await stat(path.join(publish, file))).size <= WORKER_LIMITS.assetBytes]).toEqual([file, true]);
   });
+
+  it('refuses to deploy a build whose stored file no longer hashes to its name (the Worker streams answers unchecked)', async () => {
+    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
+    const file = dataPath(parseRef(manifest.archive)!.at.identity.file)!;
+    const original = await readFile(path.join(publish, file));
+    const damaged = Buffer.from(original);
+    damaged[damaged.length - 2] ^= 0x20;
+    await unlink(path.join(publish, file)); // a new file, never a write through a hard link
+    await writeFile(path.join(publish, file), damaged);
+    try {
+      const refused = await deployDryRun(path.join(copy, '.worker-bundle-refused'));
+      expect(refused.code, refused.output).toBe(1);
+      expect(refused.output).toContain(`deploy:cloudflare: 1 file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${file}: rebuild with npm run build`);
+      expect(refused.output).not.toContain('--dry-run: exiting now');
+    } finally {
+      await unlink(path.join(publish, file));
+      await writeFile(path.join(publish, file), original);
+    }
+  }, 120_000);
 });
