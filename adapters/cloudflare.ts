@@ -42,7 +42,8 @@ function apiFor(env: Env): Api {
 export default {
   fetch(request: Request, env: Env): Promise<Response> {
     api ??= apiFor(env);
-    const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))));
+    // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
+    const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
     return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
   },
 };

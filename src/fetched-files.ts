@@ -6,7 +6,7 @@
  * again after `MANIFEST_TTL_MS`, so a long-lived isolate follows a new deploy
  * of the data. A file the CDN does not have is null and is not kept.
  */
-import type { DataSource } from './api/answer.ts';
+import type { DataSource, StoredStream } from './api/answer.ts';
 import { ByteLru } from './lru.ts';
 import { MANIFEST_PATH } from './refs.ts';
 
@@ -24,15 +24,19 @@ export class FetchedFiles {
     this.now = now;
   }
 
-  /** A DataSource over this cache that fetches what it lacks with `fetchFile` (per request, where the runtime's fetch is). */
-  through(fetchFile: FetchFile): DataSource {
-    return {
-      read: (path) => {
-        const hit = this.cache.peek(path);
-        if (hit && hit.until > this.now()) return hit.bytes;
-        return this.fetch(path, fetchFile);
-      },
+  /**
+   * A DataSource over this cache that fetches what it lacks with `fetchFile`
+   * (per request, where the runtime's fetch is). With `streams`, only for a
+   * platform that keeps each file as the deploy uploaded it, an answer's own
+   * file is passed on as it arrives (`DataSource.stream`), never kept here.
+   */
+  through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
+    const read: DataSource['read'] = (path) => {
+      const hit = this.cache.peek(path);
+      if (hit && hit.until > this.now()) return hit.bytes;
+      return this.fetch(path, fetchFile);
     };
+    return streams ? { read, stream: (path) => streamOf(path, fetchFile) } : { read };
   }
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
@@ -46,4 +50,14 @@ export class FetchedFiles {
     this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
     return bytes;
   }
+}
+
+async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStream | null> {
+  const response = await fetchFile(path);
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    return null;
+  }
+  const length = response.headers.get('content-length');
+  return { body: response.body, length: length === null ? null : Number(length) };
 }

@@ -7,9 +7,24 @@
 import type { Encoding } from '../refs.ts';
 import type { Maybe } from './maybe.ts';
 
+/** A stored file as a stream, and its length when the platform says it. */
+export interface StoredStream {
+  body: ReadableStream<Uint8Array>;
+  length: number | null;
+}
+
 /** Reads a file of the built output (path relative to dist/); null when it is not there. Synchronous when it can be. */
 export interface DataSource {
   read(path: string): Maybe<Uint8Array | null>;
+  /**
+   * Only where the platform itself keeps every file as the deploy uploaded
+   * it, addressed by its content (Cloudflare's static assets, checked against
+   * their names before upload): a whole file as a stream the runtime passes
+   * on, its bytes neither read into memory nor hashed again. An answer in a
+   * file of its own is sent this way; packs and index files are always read
+   * and checked.
+   */
+  stream?(path: string): Promise<StoredStream | null>;
 }
 
 /**
@@ -21,6 +36,8 @@ export interface Answer {
   ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
   etags: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
   bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array>;
+  /** The stored bytes as a stream, when `source` streams and they are a file of their own; else null (use `bytes`). */
+  stream?(encoding: Encoding, source: DataSource): Promise<StoredStream> | null;
 }
 
 /** Chunks copied into one buffer (a joined answer, once; a request body). */

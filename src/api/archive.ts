@@ -4,8 +4,9 @@
  * (for a category text matching several full names) slices of stored answers
  * joined in archive order, as the join index says. An answer is a file of its
  * own or a range of a pack; every file, a pack as a whole, is checked against
- * its content hash before its bytes are used. Knows nothing of headers or
- * keys.
+ * its content hash before its bytes are used, except an answer's own file
+ * where the platform keeps files by their content and the source streams it
+ * (`DataSource.stream`). Knows nothing of headers or keys.
  *
  * Caches hold data only, each bounded by bytes: parsed index files
  * (`jsonBytes`, counted at three times their file size, about what the parsed
@@ -18,7 +19,7 @@ import { ByteLru } from '../lru.ts';
 import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from '../refs.ts';
 import type { FileRef, IdShard, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
-import { type Answer, concatBytes, type DataSource } from './answer.ts';
+import { type Answer, concatBytes, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from './request.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
@@ -137,6 +138,16 @@ class StoredAnswer implements Answer {
     const bytes = this.reader.verifiedRead(source, this.paths[stored]!, file);
     if (!range) return bytes;
     return isPromise(bytes) ? bytes.then((b) => slice(b, range, file)) : slice(bytes, range, file);
+  }
+
+  stream(encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
+    const stored = this.paths[encoding] ? encoding : 'identity';
+    if (!source.stream || this.places[stored]!.range) return null;
+    const path = this.paths[stored]!;
+    return source.stream(path).then((s) => {
+      if (!s) throw new DataError(`missing ${path}`);
+      return s;
+    });
   }
 }
 

@@ -188,7 +188,9 @@ function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, s
     s.options.log(`${request.method} ${loggedPath(parsed, request)} ${out.status} ${ended - started}ms`, ended);
   }
   const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
-  return out.body && head ? { ...out, body: null } : out;
+  if (!head || (!out.body && !out.stream)) return out;
+  void out.stream?.cancel().catch(() => {}); // HEAD of a streamed answer: the stored file is not wanted
+  return { status: out.status, headers: out.headers, body: null };
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */

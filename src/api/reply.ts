@@ -4,7 +4,7 @@
  * them. Shared by the API pipeline and the key portal. Nothing here reads
  * files or knows a runtime.
  */
-import type { Answer, DataSource } from './answer.ts';
+import type { Answer, DataSource, StoredStream } from './answer.ts';
 import type { Encoding } from '../refs.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { limitText, MESSAGES } from '../messages.ts';
@@ -13,13 +13,15 @@ import type { ApiRequest } from './request.ts';
 export interface ApiReply {
   status: number;
   headers: Record<string, string>;
-  /** Null for HEAD, 204 and 304. */
+  /** Null for HEAD, 204 and 304, and when `stream` holds the body. */
   body: Uint8Array | null;
+  /** The body as a stream instead, only where the DataSource streams (see `DataSource.stream`). */
+  stream?: ReadableStream<Uint8Array>;
 }
 
-/** An ApiReply as a fetch Response (the edge function, the Netlify portal function). */
+/** An ApiReply as a fetch Response (the edge function, the Netlify portal function, the Worker). */
 export const toResponse = (reply: ApiReply): Response =>
-  new Response(reply.body as Uint8Array<ArrayBuffer> | null, { status: reply.status, headers: reply.headers });
+  new Response(reply.stream ?? (reply.body as Uint8Array<ArrayBuffer> | null), { status: reply.status, headers: reply.headers });
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
@@ -110,6 +112,8 @@ export function answerReply(answer: Answer, request: ApiRequest, compression: bo
   if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
   const ifNoneMatch = request.header('if-none-match');
   if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
+  const streamed = answer.stream?.(encoding, source);
+  if (streamed) return streamed.then((s) => withStream(headers, s));
   const body = answer.bytes(encoding, source);
   return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
 }
@@ -117,4 +121,9 @@ export function answerReply(answer: Answer, request: ApiRequest, compression: bo
 function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
   headers['content-length'] = String(body.length);
   return { status: 200, headers, body };
+}
+
+function withStream(headers: Record<string, string>, { body, length }: StoredStream): ApiReply {
+  if (length !== null) headers['content-length'] = String(length);
+  return { status: 200, headers, body: null, stream: body };
 }

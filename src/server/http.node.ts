@@ -5,6 +5,7 @@
  * `BODY_TIMEOUT_MS`), and the one place an ApiReply is written to Node's response.
  */
 import type http from 'node:http';
+import { Readable } from 'node:stream';
 import type { ApiReply } from '../api/reply.ts';
 import type { ApiRequest } from '../api/request.ts';
 import { BODY_TIMEOUT_MS } from '../limits.ts';
@@ -90,5 +91,6 @@ function bodyLeft(req: http.IncomingMessage): boolean {
 /** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. A body left unread closes the connection rather than be read on. */
 export function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: ApiReply): void {
   res.writeHead(reply.status, bodyLeft(req) ? { ...reply.headers, connection: 'close' } : reply.headers);
-  res.end(reply.body ?? undefined);
+  if (reply.stream) Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)
+  else res.end(reply.body ?? undefined);
 }
