@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
+import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
+import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, JoinedAnswers, JoinIndex, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
 import type { NominationIds } from './import.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -63,11 +63,12 @@ class Store {
 
   /**
    * Stores a response body once (by content), with its compressed variants
-   * unless it is never sent as it is; resolves to its ref. A small one put
-   * with a `group` goes into that group's pack, whose refs resolve once
-   * {@link seal} has written the packs.
+   * unless it is never sent as it is (`sent: false`, an index file) or is
+   * sent only as it is (`variants: false`, an answer joined across years);
+   * resolves to its ref. A small one put with a `group` goes into that
+   * group's pack, whose refs resolve once {@link seal} has written the packs.
    */
-  put(body: string, { variants = true, group }: { variants?: boolean; group?: string } = {}): Promise<FileRef> {
+  put(body: string, { variants = true, sent = variants, group }: { variants?: boolean; sent?: boolean; group?: string } = {}): Promise<FileRef> {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
     const packed = group !== undefined && bytes.length <= PACK_MAX_BYTES;
@@ -75,7 +76,7 @@ class Store {
     let ref = this.refs.get(key);
     if (!ref) {
       const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.limit(() => this.compress(bytes)) : Promise.resolve(null);
-      this.count(id, bytes, variants, compressed);
+      if (sent) this.count(id, bytes, compressed);
       ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : this.own(id, bytes, compressed);
       this.refs.set(key, ref);
     }
@@ -121,9 +122,9 @@ class Store {
   }
 
   /** Counts a distinct answer's bytes once, whichever packs hold it. */
-  private count(id: string, bytes: Uint8Array, variants: boolean, compressed: Slot['variants']): void {
-    // read, never sent (a shard, the join table): not an answer, so not in the answers' sizes
-    if (!variants || this.counted.has(id)) return;
+  /** An answer's bytes as sent, in the answers' sizes (an index file, read and never sent, is not one). */
+  private count(id: string, bytes: Uint8Array, compressed: Slot['variants']): void {
+    if (this.counted.has(id)) return;
     this.counted.add(id);
     this.sizes.raw += bytes.length;
     void compressed.then((c) => {
@@ -199,23 +200,51 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
 }
 
 /**
- * Every category of every ceremony as a CategoryMatch, in archive order, with
- * where each element sits: what any category text matching several names is
- * cut from at run time, from one file rather than one per name.
+ * Every category of every ceremony, in archive order: its place in the
+ * category list, its year and position there, and its CategoryMatch.
  */
-function joinTable(archive: Archive, byName: Fragments['byName']): { parts: string[]; units: JoinIndex['units'] } {
+function joinUnits(archive: Archive, byName: Fragments['byName']): { units: JoinIndex['units']; parts: string[] } {
   const index = new Map([...byName.keys()].map((name, i) => [name, i]));
   const all = new Map([...byName.values()].flat().map((u) => [`${u.year}\u0000${u.pos}`, u.all]));
+  const units: JoinIndex['units'] = [];
   const parts: string[] = [];
-  const places: [number, number, number][] = [];
   for (const [year, categories] of Object.entries(archive)) {
     categories.forEach((c, pos) => {
+      units.push([index.get(c.category)!, Number(year), pos]);
       parts.push(all.get(`${year}\u0000${pos}`)!);
-      places.push([index.get(c.category)!, Number(year), pos]);
     });
   }
-  const offsets = slices(parts);
-  return { parts, units: places.map((p, i) => [...p, ...offsets[i]]) };
+  return { units, parts };
+}
+
+/**
+ * Every set of two or more full category names that one text is part of
+ * (the only texts matching several names are parts of a name), as places in
+ * the category list. A text part of fewer than two names stays so however it
+ * is extended, so each name's parts are extended only while two names hold them.
+ */
+function sharedNameSets(names: string[]): number[][] {
+  const sets = new Map<string, number[]>();
+  for (const name of names) {
+    for (let start = 0; start < name.length; start++) {
+      for (let end = start + 1; end <= name.length; end++) {
+        const text = name.slice(start, end);
+        const places = names.flatMap((n, i) => (n.includes(text) ? [i] : []));
+        if (places.length < 2) break;
+        sets.set(categorySetKey(places), places);
+      }
+    }
+  }
+  return [...sets.values()];
+}
+
+/** The answer across all years of each set of names a text can match, whole, in a file of its own: sent as stored, so no compressed variants. */
+function joinedAnswers(store: Store, names: string[], joins: ReturnType<typeof joinUnits>) {
+  return sharedNameSets(names).map((places) => {
+    const wanted = new Set(places);
+    const body = array(joins.parts.filter((_, i) => wanted.has(joins.units[i][0])));
+    return [categorySetKey(places), store.put(body, { variants: false, sent: true })] as const;
+  });
 }
 
 /** Stores an answer across all years and one answer per year, from fragments carrying both, in the pack of `group`. */
@@ -251,14 +280,14 @@ export async function buildArtifacts(
   const { byName, byPerson, byId } = fragments(archive, ids);
 
   // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
-  // The archive, each year and the join table are files of their own: one a year, so few, and large.
+  // The archive and each year are files of their own: one a year, so few, and large.
   const archiveRef = store.put(JSON.stringify(archive));
   const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
   const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
   const categories = [...byName].map(([name, units], i) => ({ name, ...storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`) }));
-  const joins = joinTable(archive, byName);
-  const joinsRef = store.put(array(joins.parts), { variants: false });
+  const joins = joinUnits(archive, byName);
+  const joined = joinedAnswers(store, [...byName.keys()], joins);
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -282,9 +311,11 @@ export async function buildArtifacts(
   const categoryList: ManifestCategory[] = await Promise.all(
     categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) })),
   );
-  const joinIndex: JoinIndex = { all: await joinsRef, units: joins.units, yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])) };
+  const joinIndex: JoinIndex = { units: joins.units, yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])) };
+  const joinedRefs: JoinedAnswers = {};
+  for (const [key, ref] of joined) joinedRefs[key] = await ref;
   const manifest: Manifest = {
-    format: 5,
+    format: 6,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
@@ -292,6 +323,7 @@ export async function buildArtifacts(
     // What only category lookups read, and only joins, in files of their own: read, never sent, so no compressed variants.
     categories: await store.put(JSON.stringify(categoryList), { variants: false }),
     categoryCount: categoryList.length,
+    joined: await store.put(JSON.stringify(joinedRefs), { variants: false }),
     joins: await store.put(JSON.stringify(joinIndex), { variants: false }),
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),

@@ -95,6 +95,19 @@ export function parseRef(ref: FileRef): ParsedRef | null {
 export const refPart = (id: string, pack?: { id: string; start: number; end: number }): string =>
   pack ? `${id}@${pack.id}:${pack.start}-${pack.end}` : id;
 
+/**
+ * The key of a set of places in the category list (JoinedAnswers): a bitmask
+ * in hex digits, place 0 in the lowest bit of the first digit.
+ */
+export function categorySetKey(places: Iterable<number>): string {
+  const digits: number[] = [];
+  for (const place of places) {
+    while (digits.length <= place >> 2) digits.push(0);
+    digits[place >> 2] |= 1 << (place & 3);
+  }
+  return digits.map((d) => d.toString(16)).join('');
+}
+
 /** `_data/r/ab/abcdef…` for a valid id; null for anything else. */
 export function dataPath(id: string): string | null {
   return id.length === ID_LENGTH && idAt(id, 0) ? `${DATA_PREFIX}/r/${id.slice(0, 2)}/${id}` : null;

@@ -165,20 +165,23 @@ export interface SourceRevision {
 }
 
 /**
- * What a category text matching several names is joined from, in a stored
- * file of its own that only such joins read.
+ * What a category text matching several names at one year is joined from, in
+ * a stored file of its own that only such joins read.
  */
 export interface JoinIndex {
-  /**
-   * The ref of one stored answer holding every category of every ceremony as
-   * a CategoryMatch, in archive order.
-   */
-  all: FileRef;
-  /** For each element of `all`: [index in the category list, held year, position in that year's ceremony, start byte, end byte]. */
-  units: [number, number, number, number, number][];
-  /** [start byte, end byte] of each category (by position) within the ceremony year's answer, for joins at one year. */
+  /** Every category of every ceremony, in archive order: [index in the category list, held year, position in that year's ceremony]. */
+  units: [number, number, number][];
+  /** [start byte, end byte] of each category (by position) within the ceremony year's answer. */
   yearSlices: Record<string, [number, number][]>;
 }
+
+/**
+ * The answer across all years of every text matching several full category
+ * names, stored whole, by the set of names it matches (`categorySetKey` of
+ * their places in the category list). Any such text is part of one of the
+ * names, so the build finds every set there is.
+ */
+export type JoinedAnswers = Record<string, FileRef>;
 
 /**
  * What the runtime loads first: `_data/manifest.json`. Kept small, since a
@@ -187,7 +190,7 @@ export interface JoinIndex {
  */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 5;
+  format: 6;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
@@ -200,7 +203,9 @@ export interface Manifest {
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;
-  /** The stored JoinIndex. */
+  /** The stored JoinedAnswers: what a text matching several names answers across all years. */
+  joined: FileRef;
+  /** The stored JoinIndex: what such a text is cut from at one year. */
   joins: FileRef;
   /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
   shards: FileRef[];

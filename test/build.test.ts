@@ -108,6 +108,23 @@ describe('every precomputed answer equals the spec evaluated naively over the se
     expect(missing).toBeGreaterThan(20);
   });
 
+  it('for a text of every set of two or more names that one text is part of (every join across years there is)', async () => {
+    const names = distinct(Object.values(archive).flatMap((cats) => cats.map((c) => c.category)));
+    const textOfSet = new Map<string, string>();
+    for (const name of names) {
+      for (let start = 0; start < name.length; start++) {
+        for (let end = start + 1; end <= name.length; end++) {
+          const text = name.slice(start, end);
+          const set = names.filter((n) => n.includes(text)).join('\u0000');
+          if (!set.includes('\u0000')) break; // part of one name only, however it is extended
+          if (!textOfSet.has(set)) textOfSet.set(set, text);
+        }
+      }
+    }
+    expect(textOfSet.size).toBeGreaterThan(100);
+    for (const text of textOfSet.values()) await same('joined across years', `/award/name=${enc(text)}`, expected.categoryByName(archive, text));
+  }, 120_000);
+
   it('for a few thousand names of the person index, and names that are not there', async () => {
     const indexed: string[] = [];
     for (const ref of manifest.shards) {

@@ -1,8 +1,9 @@
 /**
  * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index or of the IMDb id index, the category list, or
- * (for a category text matching several full names) slices of stored answers
- * joined in archive order, as the join index says. An answer is a file of its
+ * a shard of the name index or of the IMDb id index, the category list, the
+ * answers the build joined for a category text matching several full names
+ * across all years, or (for such a text at one year) slices of the year's
+ * answer joined in order, as the join index says. An answer is a file of its
  * own or a range of a pack; every file, a pack as a whole, is checked against
  * its content hash before its bytes are used, except an answer's own file
  * where the platform keeps files by their content and the source streams it
@@ -10,14 +11,14 @@
  *
  * Caches hold data only, each bounded by bytes: parsed index files
  * (`jsonBytes`, counted at three times their file size, about what the parsed
- * objects take), joined answers (`joinBytes`, counted at their size plus their
- * query) and stored answers by ref (`answerBytes`, 768 bytes each).
+ * objects take), answers joined at one year (`joinBytes`, counted at their
+ * size plus their query) and stored answers by ref (`answerBytes`, 768 bytes each).
  * Raw file bytes are the DataSource's to keep; an index file is parsed again
  * when the source hands back other bytes, and joins go when the manifest changes.
  */
 import { ByteLru } from '../lru.ts';
-import { dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from '../refs.ts';
-import type { FileRef, IdShard, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
+import { categorySetKey, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from '../refs.ts';
+import type { FileRef, IdShard, JoinedAnswers, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from './request.ts';
@@ -28,7 +29,7 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category list and join index 1). */
   jsonBytes?: number;
-  /** Bytes of joined answers kept; default 16 MiB (the widest join, `/award/name=e`, is 1.3 MB). */
+  /** Bytes of answers joined at one year kept; default 16 MiB (the widest, a whole ceremony, is at most about 30 KB). */
   joinBytes?: number;
   /** Bytes of stored answers kept (ids, ETags and paths, counted at 768 bytes each); default 8 MiB. */
   answerBytes?: number;
@@ -249,9 +250,10 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 5 ||
+      manifest?.format !== 6 ||
       typeof manifest.categories !== 'string' ||
       typeof manifest.joins !== 'string' ||
+      typeof manifest.joined !== 'string' ||
       !Array.isArray(manifest.shards) ||
       !Array.isArray(manifest.ids)
     ) {
@@ -341,7 +343,8 @@ export class ArchiveReader {
     const matches = this.namesOf(list).containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
     if (matches.length === 0) return null;
     if (matches.length === 1) return this.stored(year === undefined ? matches[0].all : matches[0].years[year]);
-    const key = `${year ?? '*'}\u0000${text}`;
+    if (year === undefined) return this.joinedAcrossYears(source, manifest, list, matches);
+    const key = `${year}\u0000${text}`;
     const hit = this.joins.get(key);
     if (hit) return hit.answer;
     return this.join(source, manifest, list, matches, year).then((joined) => {
@@ -350,17 +353,29 @@ export class ArchiveReader {
     });
   }
 
+  /** The stored answer across all years of several names, as the build joined it for their set. */
+  private joinedAcrossYears(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[]): Maybe<Answer> {
+    const key = categorySetKey(matches.map((c) => list.indexOf(c)));
+    const answerOf = (joined: JoinedAnswers) => {
+      const ref = Object.hasOwn(joined, key) ? joined[key] : null;
+      if (!ref) throw new DataError(`no joined answer for ${key}`);
+      return this.stored(ref);
+    };
+    const joined = this.indexFile<JoinedAnswers>(source, manifest.joined);
+    return isPromise(joined) ? joined.then(answerOf) : answerOf(joined);
+  }
+
   /**
-   * A joined answer: `[`, each matching element of the file it is cut from,
+   * A joined answer at one year: `[`, each matching element of the year's answer,
    * the commas, `]`, copied into one buffer once, when the join is made. (Kept
    * as pieces written one by one instead, the widest joins cost the Node
    * server four times the CPU per request, for no saving in memory the bench
    * could see.)
    */
-  private async join(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[], year: string | undefined): Promise<Joined> {
+  private async join(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[], year: string): Promise<Joined> {
     const joins = await this.indexFile<JoinIndex>(source, manifest.joins);
     const wanted = new Set(matches.map((c) => list.indexOf(c)));
-    const { from, ranges } = year === undefined ? this.acrossYears(joins, wanted) : this.atYear(manifest, joins, wanted, year);
+    const { from, ranges } = this.atYear(manifest, joins, wanted, year);
     const stored = this.stored(from);
     const bytes = await stored.bytes('identity', source);
     const pieces: Uint8Array[] = [OPEN];
@@ -373,11 +388,6 @@ export class ArchiveReader {
     const id = await idOf(new TextEncoder().encode(`join ${stored.ids.identity} ${ranges.join(' ')}`));
     const body = concatBytes(pieces);
     return { size: body.length, answer: { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body } };
-  }
-
-  /** Across all years: the matching names' elements of the build's join answer, already in archive order. */
-  private acrossYears(joins: JoinIndex, wanted: Set<number>): { from: FileRef; ranges: [number, number][] } {
-    return { from: joins.all, ranges: joins.units.filter((u) => wanted.has(u[0])).map((u) => [u[3], u[4]]) };
   }
 
   /** At one year the ceremony's own answer holds every CategoryYearMatch: its elements at the matching places. */
