@@ -9,7 +9,7 @@
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
  *
- *   node bench/worker-cpu.ts <dist> [runs per lookup, default 3]
+ *   node bench/worker-cpu.ts <dist> [runs per lookup, default 3] [only lookups containing this text]
  *
  * CPU is read from /proc (`schedstat` of every thread of workerd, in
  * nanoseconds) around each request, so it also counts what the platform does
@@ -39,9 +39,9 @@ import { hashSecret } from '../src/keys.ts';
 import { keySql } from '../src/keys-sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const [distArg, runsText = '3'] = process.argv.slice(2);
+const [distArg, runsText = '3', only = ''] = process.argv.slice(2);
 if (!distArg) {
-  console.error('usage: node bench/worker-cpu.ts <dist> [runs per lookup]');
+  console.error('usage: node bench/worker-cpu.ts <dist> [runs per lookup] [only lookups containing this text]');
   process.exit(2);
 }
 const dist = path.resolve(distArg);
@@ -163,7 +163,7 @@ async function main() {
     const fmt = (x: number) => x.toFixed(1);
     const median = (xs: number[]) => quantile(xs, 0.5);
     const rows: string[] = [];
-    for (const lookup of lookups) {
+    for (const lookup of lookups.filter((l) => l.includes(only))) {
       const own: number[] = [];
       const platform: number[] = [];
       const net: number[] = [];
