@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryMatch, FileRef, FilmMatch, IdShard, JoinedAnswers, JoinIndex, Manifest, ManifestCategory, PersonMatch, Shard } from '../src/types.ts';
+import type { Archive, CategoryIndex, CategoryMatch, CategoryYears, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, PersonMatch, Shard } from '../src/types.ts';
 import type { NominationIds } from './import.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -308,22 +308,20 @@ export async function buildArtifacts(
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
 
-  const categoryList: ManifestCategory[] = await Promise.all(
-    categories.map(async (c) => ({ name: c.name, all: await c.all, years: await resolveYears(c.years) })),
-  );
+  const categoryIndex: CategoryIndex = { categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all }))), joined: {} };
+  for (const [key, ref] of joined) categoryIndex.joined[key] = await ref;
+  const categoryYears: CategoryYears = await Promise.all(categories.map((c) => resolveYears(c.years)));
   const joinIndex: JoinIndex = { units: joins.units, yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])) };
-  const joinedRefs: JoinedAnswers = {};
-  for (const [key, ref] of joined) joinedRefs[key] = await ref;
   const manifest: Manifest = {
-    format: 6,
+    format: 7,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
     // What only category lookups read, and only joins, in files of their own: read, never sent, so no compressed variants.
-    categories: await store.put(JSON.stringify(categoryList), { variants: false }),
-    categoryCount: categoryList.length,
-    joined: await store.put(JSON.stringify(joinedRefs), { variants: false }),
+    categories: await store.put(JSON.stringify(categoryIndex), { variants: false }),
+    categoryCount: categories.length,
+    categoryYears: await store.put(JSON.stringify(categoryYears), { variants: false }),
     joins: await store.put(JSON.stringify(joinIndex), { variants: false }),
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),

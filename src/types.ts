@@ -138,15 +138,27 @@ export type ArchiveSummary = Record<string, YearSummary>;
  */
 export type FileRef = string;
 
-/** One full category name with where its answers are stored. */
+/** One full category name with where its answer across all years is stored. */
 export interface ManifestCategory {
   /** Full category name (title-cased). */
   name: string;
   /** CategoryMatch[] of every ceremony that used this name. */
   all: FileRef;
-  /** CategoryYearMatch[] at one held year. */
-  years: Record<string, FileRef>;
 }
+
+/**
+ * What every category lookup reads first, small since the widest lookups
+ * are across all years: every full category name, in order of first
+ * appearance, with its answer across all years, and the answers across all
+ * years of texts matching several names.
+ */
+export interface CategoryIndex {
+  categories: ManifestCategory[];
+  joined: JoinedAnswers;
+}
+
+/** For each full category name (in the CategoryIndex's order), its CategoryYearMatch[] at each held year it was used. */
+export type CategoryYears = Record<string, FileRef>[];
 
 /** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
 export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
@@ -190,7 +202,7 @@ export type JoinedAnswers = Record<string, FileRef>;
  */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 6;
+  format: 7;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
@@ -199,13 +211,13 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** The stored ManifestCategory[]: every full category name, in order of first appearance, with its answers. */
+  /** The stored CategoryIndex: the full category names and the answers across all years. */
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;
-  /** The stored JoinedAnswers: what a text matching several names answers across all years. */
-  joined: FileRef;
-  /** The stored JoinIndex: what such a text is cut from at one year. */
+  /** The stored CategoryYears: each name's answers at one year (category lookups at a year read it). */
+  categoryYears: FileRef;
+  /** The stored JoinIndex: what a text matching several names at one year is cut from. */
   joins: FileRef;
   /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
   shards: FileRef[];

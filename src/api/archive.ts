@@ -1,9 +1,10 @@
 /**
  * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index or of the IMDb id index, the category list, the
- * answers the build joined for a category text matching several full names
- * across all years, or (for such a text at one year) slices of the year's
- * answer joined in order, as the join index says. An answer is a file of its
+ * a shard of the name index or of the IMDb id index, the category index (the
+ * full category names, and the answers across all years the build joined for
+ * texts matching several), each name's answers at one year, or (for a text
+ * matching several names at one year) slices of the year's answer joined in
+ * order, as the join index says. An answer is a file of its
  * own or a range of a pack; every file, a pack as a whole, is checked against
  * its content hash before its bytes are used, except an answer's own file
  * where the platform keeps files by their content and the source streams it
@@ -18,8 +19,8 @@
  */
 import { ByteLru } from '../lru.ts';
 import { categorySetKey, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from '../refs.ts';
-import type { FileRef, IdShard, JoinedAnswers, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
-import { isPromise, type Maybe } from './maybe.ts';
+import type { CategoryIndex, CategoryYears, FileRef, IdShard, JoinIndex, Manifest, ManifestCategory, Shard } from '../types.ts';
+import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from './request.ts';
 
@@ -27,7 +28,7 @@ import type { Lookup } from './request.ts';
 export class DataError extends Error {}
 
 export interface ArchiveOptions {
-  /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category list and join index 1). */
+  /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category index, the category years and the join index 1). */
   jsonBytes?: number;
   /** Bytes of answers joined at one year kept; default 16 MiB (the widest, a whole ceremony, is at most about 30 KB). */
   joinBytes?: number;
@@ -78,14 +79,14 @@ class NameIndex {
     this.separable = !categories.some((c) => c.name.includes('\u0000'));
   }
 
-  /** The categories whose name contains `text`, in manifest order (case-sensitive, as the spec's rule 3). */
-  containing(text: string): ManifestCategory[] {
+  /** The places in the category index of the names containing `text`, in order (case-sensitive, as the spec's rule 3). */
+  containing(text: string): number[] {
     // No name holds a NUL, so a text with one matches none, and a match never spans two names.
-    if (!this.separable || text.includes('\u0000')) return this.categories.filter((c) => c.name.includes(text));
-    const found: ManifestCategory[] = [];
+    if (!this.separable || text.includes('\u0000')) return this.categories.flatMap((c, i) => (c.name.includes(text) ? [i] : []));
+    const found: number[] = [];
     for (let at = this.text.indexOf(text); at !== -1; ) {
       const index = this.nameAt(at);
-      found.push(this.categories[index]);
+      found.push(index);
       at = index + 1 < this.starts.length ? this.text.indexOf(text, this.starts[index + 1]) : -1;
     }
     return found;
@@ -163,9 +164,9 @@ export class ArchiveReader {
   /** Bytes being hashed now: requests arriving meanwhile wait for the same hash rather than start another. */
   private readonly verifying = new WeakMap<Uint8Array, Promise<Uint8Array>>();
   private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
-  /** The full category names of the category list parsed last, for finding those containing a text. */
+  /** The full category names of the category index parsed last, for finding those containing a text. */
   private names: { list: ManifestCategory[]; index: NameIndex } | null = null;
-  /** Parsed index files (name and id shards, the category list, the join index), by file id. */
+  /** Parsed index files (name and id shards, the category index and years, the join index), by file id. */
   private readonly indexes: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
   private readonly joins: ByteLru<Joined>;
   /** Stored answers by ref: data from the manifest and shards, never a client's text. */
@@ -250,10 +251,10 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 6 ||
+      manifest?.format !== 7 ||
       typeof manifest.categories !== 'string' ||
       typeof manifest.joins !== 'string' ||
-      typeof manifest.joined !== 'string' ||
+      typeof manifest.categoryYears !== 'string' ||
       !Array.isArray(manifest.shards) ||
       !Array.isArray(manifest.ids)
     ) {
@@ -306,7 +307,7 @@ export class ArchiveReader {
     return this.indexFile<T>(source, ref);
   }
 
-  /** A stored JSON file the lookups read (a shard, the category list, the join index), parsed. */
+  /** A stored JSON file the lookups read (a shard, the category index or years, the join index), parsed. */
   private indexFile<T>(source: DataSource, ref: FileRef): Maybe<T> {
     const file = this.stored(ref);
     const bytes = file.bytes('identity', source);
@@ -333,36 +334,32 @@ export class ArchiveReader {
     return this.names.index;
   }
 
-  /** Categories whose full name contains `text`: one stored answer when one name matches, a join otherwise. */
+  /** Categories whose full name contains `text`: across all years a stored answer (one name's, or the build's join of several); at one year, one name's, or a join. */
   private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
-    const list = this.indexFile<ManifestCategory[]>(source, manifest.categories);
-    return isPromise(list) ? list.then((l) => this.inCategories(source, manifest, l, text, year)) : this.inCategories(source, manifest, list, text, year);
-  }
-
-  private inCategories(source: DataSource, manifest: Manifest, list: ManifestCategory[], text: string, year: string | undefined): Maybe<Answer | null> {
-    const matches = this.namesOf(list).containing(text).filter((c) => year === undefined || Object.hasOwn(c.years, year));
-    if (matches.length === 0) return null;
-    if (matches.length === 1) return this.stored(year === undefined ? matches[0].all : matches[0].years[year]);
-    if (year === undefined) return this.joinedAcrossYears(source, manifest, list, matches);
-    const key = `${year}\u0000${text}`;
-    const hit = this.joins.get(key);
-    if (hit) return hit.answer;
-    return this.join(source, manifest, list, matches, year).then((joined) => {
-      this.joins.set(key, { ...joined, size: joined.size + key.length * 2 });
-      return joined.answer;
+    return andThen(this.indexFile<CategoryIndex>(source, manifest.categories), (index) => {
+      const matches = this.namesOf(index.categories).containing(text);
+      if (matches.length === 0) return null;
+      if (year !== undefined) return andThen(this.indexFile<CategoryYears>(source, manifest.categoryYears), (years) => this.atOneYear(source, manifest, years, matches, text, year));
+      if (matches.length === 1) return this.stored(index.categories[matches[0]].all);
+      const key = categorySetKey(matches);
+      const ref = Object.hasOwn(index.joined, key) ? index.joined[key] : null;
+      if (!ref) throw new DataError(`no joined answer for ${key}`);
+      return this.stored(ref);
     });
   }
 
-  /** The stored answer across all years of several names, as the build joined it for their set. */
-  private joinedAcrossYears(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[]): Maybe<Answer> {
-    const key = categorySetKey(matches.map((c) => list.indexOf(c)));
-    const answerOf = (joined: JoinedAnswers) => {
-      const ref = Object.hasOwn(joined, key) ? joined[key] : null;
-      if (!ref) throw new DataError(`no joined answer for ${key}`);
-      return this.stored(ref);
-    };
-    const joined = this.indexFile<JoinedAnswers>(source, manifest.joined);
-    return isPromise(joined) ? joined.then(answerOf) : answerOf(joined);
+  /** The names among `matches` used at `year`: one name's stored answer there, or their join (made once, then kept). */
+  private atOneYear(source: DataSource, manifest: Manifest, years: CategoryYears, matches: number[], text: string, year: string): Maybe<Answer | null> {
+    const used = matches.filter((place) => years[place] && Object.hasOwn(years[place], year));
+    if (used.length === 0) return null;
+    if (used.length === 1) return this.stored(years[used[0]][year]);
+    const key = `${year}\u0000${text}`;
+    const hit = this.joins.get(key);
+    if (hit) return hit.answer;
+    return this.join(source, manifest, used, year).then((joined) => {
+      this.joins.set(key, { ...joined, size: joined.size + key.length * 2 });
+      return joined.answer;
+    });
   }
 
   /**
@@ -372,10 +369,9 @@ export class ArchiveReader {
    * server four times the CPU per request, for no saving in memory the bench
    * could see.)
    */
-  private async join(source: DataSource, manifest: Manifest, list: ManifestCategory[], matches: ManifestCategory[], year: string): Promise<Joined> {
+  private async join(source: DataSource, manifest: Manifest, places: number[], year: string): Promise<Joined> {
     const joins = await this.indexFile<JoinIndex>(source, manifest.joins);
-    const wanted = new Set(matches.map((c) => list.indexOf(c)));
-    const { from, ranges } = this.atYear(manifest, joins, wanted, year);
+    const { from, ranges } = this.atYear(manifest, joins, new Set(places), year);
     const stored = this.stored(from);
     const bytes = await stored.bytes('identity', source);
     const pieces: Uint8Array[] = [OPEN];
