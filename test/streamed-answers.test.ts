@@ -4,9 +4,11 @@
  * the Node server's source reads from disk and with the same headers; an
  * answer in a pack is still read and checked against the pack's hash, so a
  * damaged pack still answers 500; a missing file answers 500; HEAD cancels
- * the stream it does not send.
+ * the stream it does not send; the Node server writes a streamed reply whole.
  */
 import { readFile, unlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiReply } from '../src/api/reply.ts';
@@ -15,6 +17,7 @@ import { FetchedFiles } from '../src/fetched-files.ts';
 import { Keys } from '../src/keys.ts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../src/refs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
+import { writeReply } from '../src/server/http.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import type { Manifest, Shard } from '../src/types.ts';
 import { buildInto, SAMPLE_SOURCE, tempDir } from './helpers.ts';
@@ -126,5 +129,19 @@ describe('answers from a source that streams', () => {
     expect([head.status, head.body, head.stream]).toEqual([200, null, undefined]);
     expect(head.headers['content-length']).toBe(String((await bodyOf(full)).length));
     expect(cancelled).toEqual([dataPath(parseRef(manifest.archive)!.at.identity.file)!]);
+  });
+
+  it('is written whole by the Node server, should a Node source ever stream', async () => {
+    const reply = await get(streaming(), '/archive');
+    const server = http.createServer((req, res) => writeReply(req, res, reply));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      const expected = await bodyOf(await get(onDisk(), '/archive'));
+      expect([response.status, response.headers.get('content-length')]).toEqual([200, String(expected.length)]);
+      expect(Buffer.from(await response.arrayBuffer()).equals(expected)).toBe(true);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
