@@ -304,3 +304,6 @@ export function shorten(line: string): string {
   while (tail < line.length && isAtomChar(line.charCodeAt(tail - 1)) && isAtomChar(line.charCodeAt(tail))) tail++;
   return `${line.slice(0, head)} ...[${tail - head} characters left out]... ${line.slice(tail)}`;
 }
+
+/** A line as a log may hold it: cut to about MAX_LINE characters, then every secret in it masked. */
+export const loggable = (line: string): string => redactLine(shorten(line));

@@ -23,7 +23,7 @@ import { isKeyShaped, keyId } from '../keys.ts';
 import { MESSAGES } from '../messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from '../public-files.ts';
-import { redactLine, shorten } from '../redact.ts';
+import { loggable } from '../redact.ts';
 import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from './request.ts';
@@ -161,7 +161,7 @@ function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiR
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
 function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
   const what = error instanceof DataError ? 'data error' : 'internal error';
-  s.options.log?.(redactLine(shorten(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`)));
+  s.options.log?.(loggable(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`));
   return REPLIES.fetchError;
 }
 
@@ -175,11 +175,11 @@ function maskedKey(raw: string): string {
 /** The path as the access line shows it: a lookup's parameters as sent and its key's id; any other path with every secret in it masked. */
 function loggedPath(parsed: Parsed, request: ApiRequest): string {
   // The path parseRequest already read where it kept it (a portal path, any other path), else read again (a preflight, a 405: rare).
-  if (parsed.kind !== 'lookup') return redactLine(shorten(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url));
+  if (parsed.kind !== 'lookup') return loggable(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url);
   const { pathname, keyAt, key } = parsed;
   // A name may itself hold a key someone pasted: the parameters are masked as any text is; the key segment is never read into the line.
-  if (key === null) return redactLine(shorten(pathname));
-  return redactLine(shorten(pathname.slice(0, keyAt))) + maskedKey(key) + pathname.slice(keyAt + key.length);
+  if (key === null) return loggable(pathname);
+  return loggable(pathname.slice(0, keyAt)) + maskedKey(key) + pathname.slice(keyAt + key.length);
 }
 
 function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, started: number): ApiReply {
@@ -222,7 +222,7 @@ export function createApi(options: ApiOptions) {
     now,
     gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
     archive: new ArchiveReader(options),
-    portal: options.portal ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(redactLine(shorten(line)))) }) : null,
+    portal: options.portal ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(loggable(line))) }) : null,
   };
   return {
     /** Runs the pipeline on a request, over `source` (default: the one given at creation). */
