@@ -13,7 +13,7 @@
  */
 import { type KeyBackend, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type TokenOutcome, type TokenQuota } from './keys.ts';
 import type { KeyCacheOptions } from './keys-cache.ts';
-import { keySql, type KeyRow, listing, type Query, type SqlValue } from './keys-sql.ts';
+import { keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue } from './keys-sql.ts';
 
 /** What this store uses of a D1 result. */
 export interface D1ResultLike<T = Record<string, unknown>> {
@@ -88,8 +88,8 @@ export class D1KeyBackend implements KeyBackend {
   }
 
   async activeKey(email: string): Promise<KeyInfo | null> {
-    const row = await this.first<{ id: string; created_at: number }>(keySql.activeKey(email));
-    return row ? { id: row.id, createdAt: new Date(Number(row.created_at)).toISOString() } : null;
+    const row = await this.first<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
+    return row ? keyInfo(row) : null;
   }
 
   async issue(key: NewKey): Promise<boolean> {

@@ -110,10 +110,15 @@ export const keySql = {
   list: () => q('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid'),
 } as const;
 
+const iso = (ms: number | bigint) => new Date(Number(ms)).toISOString();
+
 /** `KeyRow` as `keys list` shows it. */
 export const listing = (r: KeyRow) => ({
   id: r.id,
   email: r.email,
-  createdAt: new Date(Number(r.created_at)).toISOString(),
-  revokedAt: r.revoked_at === null ? null : new Date(Number(r.revoked_at)).toISOString(),
+  createdAt: iso(r.created_at),
+  revokedAt: r.revoked_at === null ? null : iso(r.revoked_at),
 });
+
+/** The row of `keySql.activeKey` as the portal shows it. */
+export const keyInfo = (r: Pick<KeyRow, 'id' | 'created_at'>) => ({ id: r.id, createdAt: iso(r.created_at) });

@@ -39,7 +39,7 @@ import {
   type TokenOutcome,
   type TokenQuota,
 } from '../keys.ts';
-import { keySql, type KeyRow, listing, type Query } from '../keys-sql.ts';
+import { keyInfo, keySql, type KeyRow, listing, type Query } from '../keys-sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 /** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
@@ -392,8 +392,8 @@ export class SqliteKeyBackend implements KeyBackend {
 
   activeKey(email: string): Promise<KeyInfo | null> {
     return this.read(() => {
-      const row = this.get<{ id: string; created_at: number }>(keySql.activeKey(email));
-      return row ? { id: row.id, createdAt: iso(Number(row.created_at)) } : null;
+      const row = this.get<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
+      return row ? keyInfo(row) : null;
     });
   }
 
