@@ -7,7 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../build/source.ts';
-import { DATA_PREFIX } from '../src/refs.ts';
+import { DATA_PREFIX, ID_LENGTH } from '../src/refs.ts';
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
   const stored = path.join(dist, DATA_PREFIX, 'r');
@@ -15,7 +15,7 @@ export async function storedFilesNotMatchingTheirNames(dist: string): Promise<st
   for (const entry of await readdir(stored, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const file = path.join(entry.parentPath, entry.name);
-    if (sha256(await readFile(file)).slice(0, 20) !== entry.name) wrong.push(path.relative(dist, file));
+    if (sha256(await readFile(file)).slice(0, ID_LENGTH) !== entry.name) wrong.push(path.relative(dist, file));
   }
   return wrong.sort();
 }

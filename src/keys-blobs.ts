@@ -332,7 +332,7 @@ export function portalKeys(options: BlobsKeyStoreOptions = {}): Keys {
  * isolate. (Should the environment offer no strong reads, it falls back to
  * eventual ones: then up to `ttlMs` + 60 s.)
  */
-export function edgeKeyStore(options: BlobsKeyStoreOptions & Omit<KeyCacheOptions, 'now'> & { now?: () => number } = {}): Keys {
+export function edgeKeyStore(options: BlobsKeyStoreOptions & KeyCacheOptions = {}): Keys {
   const { ttlMs = EDGE_CACHE_TTL_MS, max, now = Date.now, ...blobs } = options;
   return new Keys(blobsKeyStore(blobs), now, { ttlMs, max });
 }
