@@ -121,8 +121,7 @@ class Store {
     return [id, ...ids].join('/');
   }
 
-  /** Counts a distinct answer's bytes once, whichever packs hold it. */
-  /** An answer's bytes as sent, in the answers' sizes (an index file, read and never sent, is not one). */
+  /** Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one). */
   private count(id: string, bytes: Uint8Array, compressed: Slot['variants']): void {
     if (this.counted.has(id)) return;
     this.counted.add(id);
@@ -199,22 +198,10 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
   return { byName, byPerson, byId };
 }
 
-/**
- * Every category of every ceremony, in archive order: its place in the
- * category list, its year and position there, and its CategoryMatch.
- */
-function joinUnits(archive: Archive, byName: Fragments['byName']): { units: JoinIndex['units']; parts: string[] } {
-  const index = new Map([...byName.keys()].map((name, i) => [name, i]));
+/** Every category of every ceremony, in archive order: its place in the category list and its CategoryMatch. */
+function inArchiveOrder(archive: Archive, byName: Fragments['byName'], placeOf: Map<string, number>): { place: number; match: string }[] {
   const all = new Map([...byName.values()].flat().map((u) => [`${u.year}\u0000${u.pos}`, u.all]));
-  const units: JoinIndex['units'] = [];
-  const parts: string[] = [];
-  for (const [year, categories] of Object.entries(archive)) {
-    categories.forEach((c, pos) => {
-      units.push([index.get(c.category)!, Number(year), pos]);
-      parts.push(all.get(`${year}\u0000${pos}`)!);
-    });
-  }
-  return { units, parts };
+  return Object.entries(archive).flatMap(([year, categories]) => categories.map((c, pos) => ({ place: placeOf.get(c.category)!, match: all.get(`${year}\u0000${pos}`)! })));
 }
 
 /**
@@ -223,7 +210,7 @@ function joinUnits(archive: Archive, byName: Fragments['byName']): { units: Join
  * the category list. A text part of fewer than two names stays so however it
  * is extended, so each name's parts are extended only while two names hold them.
  */
-function sharedNameSets(names: string[]): number[][] {
+function sharedNameSets(names: string[]): Map<string, number[]> {
   const sets = new Map<string, number[]>();
   for (const name of names) {
     for (let start = 0; start < name.length; start++) {
@@ -235,15 +222,15 @@ function sharedNameSets(names: string[]): number[][] {
       }
     }
   }
-  return [...sets.values()];
+  return sets;
 }
 
-/** The answer across all years of each set of names a text can match, whole, in a file of its own: sent as stored, so no compressed variants. */
-function joinedAnswers(store: Store, names: string[], joins: ReturnType<typeof joinUnits>) {
-  return sharedNameSets(names).map((places) => {
+/** The answer across all years of each set of names a text can match (by its key), whole, in a file of its own: sent as stored, so no compressed variants. */
+function joinedAnswers(store: Store, names: string[], matches: ReturnType<typeof inArchiveOrder>) {
+  return [...sharedNameSets(names)].map(([key, places]) => {
     const wanted = new Set(places);
-    const body = array(joins.parts.filter((_, i) => wanted.has(joins.units[i][0])));
-    return [categorySetKey(places), store.put(body, { variants: false, sent: true })] as const;
+    const body = array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match));
+    return [key, store.put(body, { variants: false, sent: true })] as const;
   });
 }
 
@@ -286,8 +273,8 @@ export async function buildArtifacts(
   const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
   const categories = [...byName].map(([name, units], i) => ({ name, ...storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`) }));
-  const joins = joinUnits(archive, byName);
-  const joined = joinedAnswers(store, [...byName.keys()], joins);
+  const placeOf = new Map([...byName.keys()].map((name, i) => [name, i]));
+  const joined = joinedAnswers(store, [...byName.keys()], inArchiveOrder(archive, byName, placeOf));
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -307,13 +294,14 @@ export async function buildArtifacts(
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
 
-
   const categoryIndex: CategoryIndex = { categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all }))), joined: {} };
   for (const [key, ref] of joined) categoryIndex.joined[key] = await ref;
   const categoryYears: CategoryYears = await Promise.all(categories.map((c) => resolveYears(c.years)));
-  const joinIndex: JoinIndex = { units: joins.units, yearSlices: Object.fromEntries(years.map((y, i) => [y, slices(yearParts[i])])) };
+  const joinIndex: JoinIndex = Object.fromEntries(
+    years.map((y, i) => [y, slices(yearParts[i]).map(([start, end], pos): [number, number, number] => [placeOf.get(archive[y][pos].category)!, start, end])]),
+  );
   const manifest: Manifest = {
-    format: 7,
+    format: 8,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,

@@ -177,15 +177,12 @@ export interface SourceRevision {
 }
 
 /**
- * What a category text matching several names at one year is joined from, in
- * a stored file of its own that only such joins read.
+ * What a category text matching several names at one year is cut from, in a
+ * stored file of its own that only such joins read: for each held year, every
+ * category of its ceremony in order, as [place in the category list, start
+ * byte, end byte] of its element within the year's answer.
  */
-export interface JoinIndex {
-  /** Every category of every ceremony, in archive order: [index in the category list, held year, position in that year's ceremony]. */
-  units: [number, number, number][];
-  /** [start byte, end byte] of each category (by position) within the ceremony year's answer. */
-  yearSlices: Record<string, [number, number][]>;
-}
+export type JoinIndex = Record<string, [number, number, number][]>;
 
 /**
  * The answer across all years of every text matching several full category
@@ -202,7 +199,7 @@ export type JoinedAnswers = Record<string, FileRef>;
  */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 7;
+  format: 8;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */

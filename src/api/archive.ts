@@ -251,7 +251,7 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 7 ||
+      manifest?.format !== 8 ||
       typeof manifest.categories !== 'string' ||
       typeof manifest.joins !== 'string' ||
       typeof manifest.categoryYears !== 'string' ||
@@ -371,7 +371,12 @@ export class ArchiveReader {
    */
   private async join(source: DataSource, manifest: Manifest, places: number[], year: string): Promise<Joined> {
     const joins = await this.indexFile<JoinIndex>(source, manifest.joins);
-    const { from, ranges } = this.atYear(manifest, joins, new Set(places), year);
+    const from = Object.hasOwn(manifest.years, year) ? manifest.years[year] : null;
+    if (!from) throw new DataError(`no answer for ${year}`);
+    // The year's own answer holds every CategoryYearMatch: the elements of the matching names, in the ceremony's order.
+    const wanted = new Set(places);
+    const ranges = (Object.hasOwn(joins, year) ? joins[year] : []).filter(([place]) => wanted.has(place)).map(([, start, end]) => [start, end]);
+    if (ranges.length < places.length) throw new DataError(`the join index lacks a name used at ${year}`); // each name used there has an element there
     const stored = this.stored(from);
     const bytes = await stored.bytes('identity', source);
     const pieces: Uint8Array[] = [OPEN];
@@ -384,20 +389,5 @@ export class ArchiveReader {
     const id = await idOf(new TextEncoder().encode(`join ${stored.ids.identity} ${ranges.join(' ')}`));
     const body = concatBytes(pieces);
     return { size: body.length, answer: { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body } };
-  }
-
-  /** At one year the ceremony's own answer holds every CategoryYearMatch: its elements at the matching places. */
-  private atYear(manifest: Manifest, joins: JoinIndex, wanted: Set<number>, year: string): { from: FileRef; ranges: [number, number][] } {
-    const slices = Object.hasOwn(joins.yearSlices, year) ? joins.yearSlices[year] : [];
-    const ref = Object.hasOwn(manifest.years, year) ? manifest.years[year] : null;
-    if (!ref) throw new DataError(`no answer for ${year}`);
-    const places = joins.units.filter((u) => u[1] === Number(year) && wanted.has(u[0])).map((u) => u[2]);
-    return {
-      from: ref,
-      ranges: places.map((pos) => {
-        if (!slices[pos]) throw new DataError(`no slice ${pos} for ${year}`);
-        return slices[pos];
-      }),
-    };
   }
 }
