@@ -4,6 +4,7 @@ import type { ExampleAnswers } from './examples.ts';
 import { openApiJson } from './openapi.ts';
 import { portalFiles } from './portal-files.ts';
 import { referencePage } from './reference.ts';
+import { PUBLIC_FILES } from '../src/public-files.ts';
 import type { Manifest } from '../src/types.ts';
 
 const encoder = new TextEncoder();
@@ -27,9 +28,13 @@ export function clientDocsUrl(pkg: { name: string; homepage?: string; repository
  */
 export function publicFiles(manifest: Manifest, env: Record<string, string | undefined> = process.env, examples?: ExampleAnswers): Map<string, Uint8Array> {
   const page = referencePage(manifest, { examples, baseUrl: env.PUBLIC_BASE_URL || undefined, clientUrl: clientDocsUrl() });
-  return new Map([
+  const files = new Map([
     ['openapi.json', encoder.encode(openApiJson(manifest, env))],
     ['index.html', encoder.encode(page)],
     ...portalFiles(),
   ]);
+  // The runtimes serve only the names in PUBLIC_FILES: a file written here but not listed there would never be reachable.
+  const unlisted = [...files.keys()].filter((name) => !(PUBLIC_FILES as readonly string[]).includes(name));
+  if (unlisted.length || files.size !== PUBLIC_FILES.length) throw new Error(`build/public.ts and PUBLIC_FILES in src/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`);
+  return files;
 }

@@ -4,16 +4,18 @@
  * static-assets binding), kept in the isolate's memory, bounded by bytes.
  * Within one deploy a file never changes, except that the manifest is read
  * again after `MANIFEST_TTL_MS`, so a long-lived isolate follows a new deploy
- * of the data. A file the CDN does not have is null and is not kept.
+ * of the data. A file the CDN does not have is null and is not kept. A path
+ * that is not a build path (isBuildPath) is null at once and never fetched,
+ * so the URL a runtime makes of it names exactly the file that was checked.
  */
 import type { DataSource, StoredStream } from './api/answer.ts';
 import { ByteLru } from './lru.ts';
-import { MANIFEST_PATH } from './refs.ts';
+import { isBuildPath, MANIFEST_PATH } from './refs.ts';
 
 const MANIFEST_TTL_MS = 60_000;
 const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
-/** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`). */
+/** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`), always a build path. */
 export type FetchFile = (path: string) => Promise<Response>;
 
 export class FetchedFiles {
@@ -32,6 +34,7 @@ export class FetchedFiles {
    */
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
+      if (!isBuildPath(path)) return null;
       const hit = this.cache.peek(path);
       if (hit && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);
@@ -53,6 +56,7 @@ export class FetchedFiles {
 }
 
 async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStream | null> {
+  if (!isBuildPath(path)) return null;
   const response = await fetchFile(path);
   if (!response.ok || !response.body) {
     await response.body?.cancel();

@@ -1,12 +1,17 @@
 /**
  * Which public file of the build a path names, for every runtime: the
- * reference page, the portal page and its assets, openapi.json. Never a file
- * under `_data/` (the archive, read only through lookups), never a dotfile,
- * never outside the build; `/portal` is `portal.html`, as Netlify's pretty
- * URLs have it. The runtime's DataSource reads the bytes.
+ * reference page, the portal page and its assets, openapi.json. The answer is
+ * always one of the names in PUBLIC_FILES, never text the request built, so
+ * no data source can read a file under `_data/` (the archive, read only
+ * through lookups), a dotfile or anything outside the build, however the path
+ * was encoded. `/portal` is `portal.html`, as Netlify's pretty URLs have it.
+ * The runtime's DataSource reads the bytes.
  */
 import { CORS, type ApiReply } from './api/reply.ts';
-import { DATA_PREFIX } from './refs.ts';
+
+/** Every file the build publishes outside its data folder; build/public.ts writes exactly these. */
+export const PUBLIC_FILES = ['index.html', 'openapi.json', 'portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html'] as const;
+const PUBLIC = new Set<string>(PUBLIC_FILES);
 
 const TYPES: Record<string, string> = {
   json: 'application/json; charset=utf-8',
@@ -14,8 +19,6 @@ const TYPES: Record<string, string> = {
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
   svg: 'image/svg+xml',
-  png: 'image/png',
-  txt: 'text/plain; charset=utf-8',
 };
 
 /**
@@ -37,7 +40,7 @@ export interface PublicFile {
 /** Whether a request's Accept header asks for a page. */
 export const wantsHtml = (accept: string | null | undefined) => (accept ?? '').includes('text/html');
 
-/** The build's file a path names (relative to the build's folder) and its type, or null. */
+/** The build's file a path names (one of PUBLIC_FILES) and its type, or null. */
 export function publicFile(pathname: string): PublicFile | null {
   if (pathname.length > MAX_PUBLIC_PATH) return null;
   let relative: string;
@@ -47,12 +50,9 @@ export function publicFile(pathname: string): PublicFile | null {
     return null;
   }
   if (relative === '' || relative.endsWith('/')) relative += INDEX_PAGE;
-  const segments = relative.split('/');
-  if (segments[0] === DATA_PREFIX || segments.some((s) => s.startsWith('.') || s === '') || relative.includes('\\') || relative.includes('\0')) return null;
-  const last = segments[segments.length - 1];
-  if (!last.includes('.')) relative += '.html';
-  const type = TYPES[relative.slice(relative.lastIndexOf('.') + 1)];
-  return type ? { path: relative, type } : null;
+  else if (!relative.slice(relative.lastIndexOf('/') + 1).includes('.')) relative += '.html';
+  if (!PUBLIC.has(relative)) return null;
+  return { path: relative, type: TYPES[relative.slice(relative.lastIndexOf('.') + 1)] };
 }
 
 /** A public file's reply: shared caches may keep it a few minutes; other origins may read it. */

@@ -108,6 +108,17 @@ export function categorySetKey(places: Iterable<number>): string {
   return digits.map((d) => d.toString(16)).join('');
 }
 
+/**
+ * Whether `path` can name a file of the build: segments of letters, digits,
+ * `_`, `-` and `.`, none empty or starting with a dot. Every data source
+ * refuses any other path before it touches a disk or a URL, so no path can be
+ * read differently by the runtime (a `%`, `?`, `#`, `\` or dot segment that
+ * a URL parser would decode or cut) than it was checked.
+ */
+export function isBuildPath(path: string): boolean {
+  return path.length <= 256 && /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*\/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(path);
+}
+
 /** `_data/r/ab/abcdef…` for a valid id; null for anything else. */
 export function dataPath(id: string): string | null {
   return id.length === ID_LENGTH && idAt(id, 0) ? `${DATA_PREFIX}/r/${id.slice(0, 2)}/${id}` : null;

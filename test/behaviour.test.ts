@@ -20,6 +20,7 @@ import type { Manifest, Shard } from '../src/types.ts';
 import { startBlobs } from './_blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
 import { conformanceSuite } from './conformance.ts';
+import { hostileSuite } from './hostile.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
 import { startMailApi } from './_mail.ts';
 import { buildInto, keyThroughPortal, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, startWorker, tempDir, treeDigest } from './helpers.ts';
@@ -168,6 +169,10 @@ conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath
 conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
 conformanceSuite('Worker under wrangler dev', () => targets.worker, () => archive, { get unreadablePath() { return unreadablePath; } });
+hostileSuite('core', () => targets.core, { dist: () => dist });
+hostileSuite('node server', () => targets.node, { dist: () => dist });
+hostileSuite('edge function under Deno', () => targets.edge, { dist: () => dist });
+hostileSuite('Worker under wrangler dev', () => targets.worker, { dist: () => dist });
 
 describe('edge settings', () => {
   it('logs a setting that is not a whole number and keeps its default', () => {

@@ -11,10 +11,11 @@ import path from 'node:path';
 import type { DataSource } from '../api/answer.ts';
 import type { Maybe } from '../api/maybe.ts';
 import { ByteLru } from '../lru.ts';
+import { isBuildPath } from '../refs.ts';
 
-/** Resolves `relative` under `root`, or null when it would leave it (`..`, absolute, NUL). */
+/** Resolves `relative` under `root`, or null when it is not a build path (isBuildPath) or would leave `root`. */
 export function resolveWithin(root: string, relative: string): string | null {
-  if (relative.includes('\0') || relative.includes('\\') || path.isAbsolute(relative)) return null;
+  if (!isBuildPath(relative)) return null;
   const full = path.resolve(root, relative);
   const rel = path.relative(root, full);
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
