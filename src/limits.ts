@@ -28,6 +28,8 @@ export const MAX_BODY_BYTES = 4096;
 export const BODY_TIMEOUT_MS = 10_000;
 /** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
 export const DEFAULT_ISSUE_LIMIT = 5;
+/** A signed-in owner's own key actions (rotate, revoke, account, sign-out) per client address per minute: generous, since none sends mail or adds a key holder. */
+export const DEFAULT_OWNER_LIMIT = 60;
 
 /** A duration as the portal's mail and messages say it: `15 minutes`, `an hour`, `2 hours`. */
 export function inWords(ms: number): string {

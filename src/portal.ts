@@ -28,6 +28,7 @@ import type { Mail, SendMail } from './mail.ts';
 import {
   BODY_TIMEOUT_MS,
   DEFAULT_ISSUE_LIMIT,
+  DEFAULT_OWNER_LIMIT,
   inWords,
   MAX_BODY_BYTES,
   SESSION_TTL_MS,
@@ -66,6 +67,8 @@ export interface PortalOptions {
   publicBaseUrl?: string;
   /** Sign-in links and new keys per client address per minute (PORTAL_ISSUE_LIMIT_PER_MINUTE); default 5. */
   issueLimitPerMinute?: number;
+  /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
+  ownerLimitPerMinute?: number;
   /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
@@ -154,9 +157,12 @@ function bearer(request: ApiRequest): string | null {
 /** The portal's endpoints over one key store, mailer and per-client limiter. */
 class PortalEndpoints {
   readonly limiter: RateLimiter;
+  /** A signed-in owner's own key actions, counted apart from sign-ins and new keys so managing a key never waits on them. */
+  readonly ownerLimiter: RateLimiter;
   private readonly keys: Keys;
   private readonly now: () => number;
   private readonly limitText: string;
+  private readonly ownerLimitText: string;
   private readonly options: PortalOptions;
 
   constructor(options: PortalOptions) {
@@ -165,12 +171,14 @@ class PortalEndpoints {
     this.now = options.now ?? Date.now;
     this.limiter = new RateLimiter({ limit: options.issueLimitPerMinute ?? DEFAULT_ISSUE_LIMIT, now: this.now });
     this.limitText = `${this.limiter.limit} sign-in links and new keys per minute per client address`;
+    this.ownerLimiter = new RateLimiter({ limit: options.ownerLimitPerMinute ?? DEFAULT_OWNER_LIMIT, now: this.now });
+    this.ownerLimitText = `${this.ownerLimiter.limit} key actions per minute per client address`;
   }
 
-  /** Counts one sign-in or new key against the client's address; the 429 reply when over. */
-  private overLimit(request: PortalRequest): ApiReply | null {
-    const decision = this.limiter.hit(request.clientIp || 'unknown');
-    return decision.ok ? null : tooMany(this.limitText, decision.retryAfter);
+  /** Counts one sign-in or new key (or, for `owner`, one of an owner's key actions) against the client's address; the 429 reply when over. */
+  private overLimit(request: PortalRequest, owner = false): ApiReply | null {
+    const decision = (owner ? this.ownerLimiter : this.limiter).hit(request.clientIp || 'unknown');
+    return decision.ok ? null : tooMany(owner ? this.ownerLimitText : this.limitText, decision.retryAfter);
   }
 
   private linkBase(request: PortalRequest): string {
@@ -209,12 +217,12 @@ class PortalEndpoints {
 
   private async keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke'): Promise<ApiReply> {
     const email = await this.keys.sessionEmail(bearer(request));
+    const refused = this.overLimit(request, action !== 'issue');
+    if (refused) return refused;
     if (action === 'revoke') {
       await this.keys.revoke(email);
       return portalReply(200, { revoked: true });
     }
-    const refused = this.overLimit(request);
-    if (refused) return refused;
     return action === 'issue' ? portalReply(201, { apiKey: await this.keys.issue(email) }) : portalReply(200, { apiKey: await this.keys.rotate(email) });
   }
 
@@ -225,8 +233,10 @@ class PortalEndpoints {
     try {
       if (action === 'signIn') return await this.signIn(request);
       if (action === 'session') return await this.session(request);
-      if (action === 'account') return portalReply(200, await this.keys.account(bearer(request)));
+      if (action === 'account') return this.overLimit(request, true) ?? portalReply(200, await this.keys.account(bearer(request)));
       if (action === 'signOut') {
+        const refused = this.overLimit(request, true);
+        if (refused) return refused;
         await this.keys.signOut(bearer(request));
         return portalReply(200, { signedOut: true });
       }

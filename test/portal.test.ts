@@ -234,13 +234,20 @@ describe('keys with a session', () => {
     expect((await send(portal, post('/portal/sign-out', undefined, {}))).status).toBe(401);
   });
 
-  it('counts new keys against the per-client limit, but not revocations', async () => {
-    const { portal } = setup({ issueLimitPerMinute: 3 });
-    const { bearer } = await signIn(portal, address()); // 1
-    expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201); // 2
-    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(200); // 3
-    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(429);
-    expect((await send(portal, post('/portal/keys/revoke', undefined, bearer))).status).toBe(200);
+  it('counts sign-ins and new keys against the per-client limit, and an owner’s key actions against their own', async () => {
+    const { portal } = setup({ issueLimitPerMinute: 2, ownerLimitPerMinute: 4 });
+    const { bearer } = await signIn(portal, address()); // issue limit: 1
+    expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201); // issue limit: 2
+    // Two walk-throughs of rotate, account and sign-in within a minute: the owner's actions never wait on the sign-in limit.
+    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(200); // owner: 1
+    expect((await send(portal, post('/portal/account', undefined, bearer))).status).toBe(200); // owner: 2
+    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(200); // owner: 3
+    expect((await send(portal, post('/portal/keys/revoke', undefined, bearer))).status).toBe(200); // owner: 4
+    const refused = await send(portal, post('/portal/keys/rotate', undefined, bearer));
+    expect([refused.status, refused.json.limit]).toEqual([429, '4 key actions per minute per client address']);
+    // ... and the sign-in limit is still its own: a new key is refused by it, not by the owner's.
+    const another = await send(portal, post('/portal/keys', undefined, bearer));
+    expect([another.status, another.json.limit]).toEqual([429, '2 sign-in links and new keys per minute per client address']);
   });
 
   it('logs method, path, status and time, and never a key, token, session or address', async () => {
