@@ -30,6 +30,17 @@ within a second. issue and rotate print the new key alone on stdout.
 
 type Print = (line: string) => void;
 
+const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', list: null };
+
+/** What was wrong with the words given, in one line: an unknown command named as typed, or what a known one takes. */
+function usageMistake(command: string | undefined, arg: string | undefined, extra: number): string {
+  if (command === undefined) return 'keys: name a command';
+  if (!Object.hasOwn(COMMANDS, command)) return `keys: unknown command ${JSON.stringify(printable(command))}`;
+  const wants = COMMANDS[command];
+  if (wants === null) return `keys: ${command} takes nothing after it`;
+  return arg === undefined ? `keys: ${command} needs ${wants}` : `keys: ${command} takes ${wants} and nothing more (${extra} more given)`;
+}
+
 async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<number> {
   const [command, arg, ...rest] = argv;
   const one = arg !== undefined && rest.length === 0;
@@ -42,7 +53,7 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
     for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
   } else {
-    err(USAGE);
+    err(`${usageMistake(command, arg, rest.length)}\n${USAGE}`);
     return 2;
   }
   return 0;

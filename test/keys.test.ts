@@ -275,6 +275,8 @@ describe('the keys command and a running server', () => {
     const usage = await failure(keysCommand(db, 'frobnicate'));
     expect(usage?.code).toBe(2);
     expect(usage?.stderr).toContain('usage: npm run --silent keys --');
+    expect(usage?.stderr.split('\n')[0]).toBe('keys: unknown command "frobnicate"');
+    expect((await failure(keysCommand(db, 'rotate')))?.stderr.split('\n')[0]).toBe('keys: rotate needs a key');
     const bad = await failure(keysCommand(db, 'issue', 'nope'));
     expect(bad?.code).toBe(1);
     expect(bad?.stderr.trim()).toBe('keys: Invalid email: expected an address like name@example.org');
