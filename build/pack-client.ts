@@ -8,12 +8,14 @@
  * last line printed, so a script can hand it to `npm install`.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { commandLine } from '../cli/command-line.ts';
 import { API_VERSION } from './openapi.ts';
+import { createClient } from '../src/client.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** The client's name on a registry: what it is (a client), for which service; the service itself is never installed. */
@@ -64,23 +66,47 @@ async function pointDeclarationsAtJs(dir: string): Promise<void> {
   }
 }
 
-const PACKAGE_README = `# ${CLIENT_PACKAGE}
+/** The client's methods, named as `createClient` returns them (a method added there is listed here without an edit). */
+function methodNames(): string[] {
+  const client = createClient({ baseUrl: 'http://localhost', apiKey: 'x' }) as unknown as Record<string, unknown>;
+  return Object.keys(client).filter((name) => typeof client[name] === 'function' && name !== 'clearCache');
+}
+
+/** The years the pinned revision holds (data/archive-summary.json, which the build's guard checks every build against). */
+function yearRange(): [string, string] {
+  const years = Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'data/archive-summary.json'), 'utf8')) as Record<string, unknown>).sort();
+  return [years[0], years[years.length - 1]];
+}
+
+/** The package's README; its example compiles under `strict` (test/install.test.ts checks it with tsc). */
+export function packageReadme(): string {
+  const [first, last] = yearRange();
+  return `# ${CLIENT_PACKAGE}
 
 A typed client for the Film Awards Archive API: every Academy Awards
-nomination and winner, 1929 to 2026. ESM, no dependencies; Node 24, Deno and
+nomination and winner, ${first} to ${last}. ESM, no dependencies; Node 24, Deno and
 browsers. It caches answers with their ETags, waits out Retry-After on 429,
 backs off on 500, and never puts the key in an error.
 
-    import { createClient } from '${CLIENT_PACKAGE}';
-    const api = createClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY });
-    for (const { year, category, nomination } of await api.person('Meryl Streep')) {
-      console.log(year, category, nomination.secondary.join(', '), nomination.won ? 'won' : '');
-    }
+\`\`\`ts
+import { createClient } from '${CLIENT_PACKAGE}';
 
-Lookups: \`archive()\`, \`ceremony(year)\`, \`person(name)\`, \`film(name, year)\`,
-\`category(name)\`, \`categoryAt(name, year)\`; failures are \`ApiError\`
-(\`status\`, \`message\`, \`path\` with the key masked, \`retryAfter\`).
+const apiKey = process.env.FAA_KEY;
+if (!apiKey) throw new Error("Set FAA_KEY to your API key (sign in at the service's /portal to get one)");
+const api = createClient({ baseUrl: 'http://127.0.0.1:8888', apiKey });
+for (const { year, category, nomination } of await api.person('Meryl Streep')) {
+  console.log(year, category, nomination.secondary?.join(', ') ?? '', nomination.won ? 'won' : '');
+}
+\`\`\`
+
+Methods, each typed in \`client.d.ts\`:
+${methodNames().map((name) => `- \`${name}\``).join('\n')}
+- \`clearCache()\` forgets every answer it keeps.
+
+Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked,
+\`retryAfter\`).
 `;
+}
 
 /** The package's own package.json: no dependencies, one ESM entry with its types. */
 async function manifest(): Promise<Record<string, unknown>> {
@@ -107,7 +133,7 @@ export async function packClient(out: string): Promise<string> {
   compile(dir);
   await pointDeclarationsAtJs(dir);
   await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(await manifest(), null, 2)}\n`);
-  await writeFile(path.join(dir, 'README.md'), PACKAGE_README);
+  await writeFile(path.join(dir, 'README.md'), packageReadme());
   await copyFile(path.join(ROOT, 'LICENSE'), path.join(dir, 'LICENSE'));
   // npm run sets npm_execpath to the npm that runs us; outside npm, the one on PATH.
   const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] as const : ['npm', []] as const;

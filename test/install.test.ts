@@ -124,6 +124,20 @@ describe('the client package', () => {
     expect(readdirSync(path.join(project, 'node_modules')).filter((f) => !f.startsWith('.'))).toEqual(['film-awards-archive-client']);
   });
 
+  it('has a README whose example compiles under strict TypeScript and that names every method the client has', async () => {
+    const installed = path.join(project, 'node_modules/film-awards-archive-client');
+    const readme = readFileSync(path.join(installed, 'README.md'), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)![1];
+    await writeFile(path.join(project, 'example.ts'), example);
+    const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
+    const args = ['--strict', '--noEmit', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types'), 'example.ts'];
+    const compiled = await run(tsc, args, { cwd: project }).then(() => 'compiles', (error: { stdout: string }) => error.stdout);
+    expect(compiled).toBe('compiles');
+    const { stdout } = await run(NODE_24, ['--input-type=module', '-e', "import { createClient } from 'film-awards-archive-client'; const c = createClient({ baseUrl: 'http://x', apiKey: 'k' }); console.log(JSON.stringify(Object.keys(c)));"], { cwd: project });
+    for (const method of JSON.parse(stdout) as string[]) expect(readme).toContain(`\`${method}`);
+    expect(readme).toMatch(/1929 to 2026/);
+  });
+
   it("lists Meryl Streep's 21 nominations under plain Node 24, from one line of code", async () => {
     const { stdout } = await run(NODE_24, ['--input-type=module', '-e', ONE_LINE], {
       cwd: project,
