@@ -4,6 +4,10 @@
  * says which archive it serves, makes a development key on first start, then
  * serves on 127.0.0.1:PORT (default 8888).
  *
+ * Production mode (NODE_ENV=production, or --production): no development
+ * key and no mail outbox; without a mail transport the portal's sign-in
+ * answers 503 saying so, and the start-up lines say where keys and mail go.
+ *
  * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
  * data/keys.db), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
@@ -20,6 +24,7 @@ import { keyId, Keys } from '../src/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
 import { issueLimitFrom } from '../src/portal.ts';
 import { createLog, type Log } from '../src/server/log.node.ts';
+import { type Mailer, noTransport } from '../src/mail.ts';
 import { nodeMailer } from '../src/server/mail.node.ts';
 import { createNodeServer } from '../adapters/node.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
@@ -61,12 +66,15 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   return key;
 }
 
+/** Without a transport in production: sign-in answers 503 (src/portal.ts), and the start-up line says why. */
+const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
+
 /** The settings, checked before anything is built or opened: a bad one stops npm start with one line. */
-function settings() {
+function settings(production: boolean) {
   try {
     return {
-      // With an outbox to fall back on there is always a mailer.
-      mailer: nodeMailer(process.env, path.join(KEYS_DIR, 'mail'))!,
+      // In development an outbox stands in for a transport; production has none, so no live link is ever printed.
+      mailer: nodeMailer(process.env, production ? undefined : path.join(KEYS_DIR, 'mail')) ?? NO_MAIL,
       port: wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535),
       rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
@@ -77,12 +85,16 @@ function settings() {
   }
 }
 
-const USAGE = `usage: npm start
+const USAGE = `usage: npm start [-- --production]
 
 Builds dist/ when it is missing or stale, says which archive it serves, makes
 a development key on first start (kept in data/dev-key.txt) and serves the API,
 the OpenAPI document, the reference page and the key portal on
 http://127.0.0.1:8888 until stopped (Ctrl-C).
+
+Production mode (NODE_ENV=production, or --production): no development key,
+and mail goes only to MAIL_API_URL or SMTP_URL (never the console or data/mail/);
+without either, the portal's sign-in answers 503 saying mail is not set up.
 
 Environment: PORT, HOST, ARCHIVE_SOURCE (the source to build from), DIST_DIR,
 RATE_LIMIT_PER_MINUTE, LOG_REQUESTS=0 (no access log), KEYS_DB (default
@@ -90,11 +102,13 @@ data/keys.db), MAIL_API_URL and MAIL_API_TOKEN (an HTTP e-mail API) or
 SMTP_URL, MAIL_FROM (without a mail transport mails are printed and written to
 data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
 
-  -h, --help   this text`;
+  --production  production mode, as NODE_ENV=production
+  -h, --help    this text`;
 
 async function main() {
-  commandLine({ name: 'start', usage: USAGE, options: {} });
-  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer } = settings();
+  const { values } = commandLine({ name: 'start', usage: USAGE, options: { production: { type: 'boolean' } } });
+  const production = values.production === true || process.env.NODE_ENV === 'production';
+  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer } = settings(production);
   await currentDist(refuse);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
@@ -118,7 +132,7 @@ async function main() {
       issueLimitPerMinute,
     },
   });
-  const dev = await devKey(keys, backend).catch(refuseKeys);
+  const dev = production ? '' : await devKey(keys, backend).catch(refuseKeys);
 
   await new Promise<void>((resolve) => {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
@@ -132,7 +146,7 @@ async function main() {
       resolve();
     });
   });
-  console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)${production ? '  [production mode]' : ''}`);
   console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
   if (dev) {
     const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
@@ -140,6 +154,8 @@ async function main() {
     for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {
       console.log(`  curl "${base}${examplePath(ROUTES.find((r) => r.id === id)!, '$(cat ' + file + ')')}"`);
     }
+  } else if (mailer === NO_MAIL) {
+    console.log('keys: npm run --silent keys -- issue you@example.org (the portal cannot mail sign-in links until MAIL_API_URL or SMTP_URL is set)');
   } else {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }

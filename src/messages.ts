@@ -49,5 +49,6 @@ export const PORTAL_MESSAGES = {
   missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
   sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${inWords(TOKEN_TTL_MS)}.`,
   mailFailed: 'Could not send the sign-in mail: try again in a minute',
+  noMail: 'Sign-in by e-mail is not set up on this server (it has no mail transport): keys cannot be had here until its operator sets one',
   unavailable: 'Key service unavailable: try again in a minute',
 } as const;

@@ -24,7 +24,7 @@ import { concatBytes } from './api/answer.ts';
 import { type ApiReply, jsonReply } from './api/reply.ts';
 import type { ApiRequest } from './api/request.ts';
 import { KeyError, type Keys } from './keys.ts';
-import type { Mail, SendMail } from './mail.ts';
+import { type Mail, noTransport, type SendMail } from './mail.ts';
 import {
   BODY_TIMEOUT_MS,
   DEFAULT_ISSUE_LIMIT,
@@ -190,6 +190,8 @@ class PortalEndpoints {
     const body = await jsonBody(request);
     if (isReply(body)) return body;
     if (typeof body.email !== 'string') return fail(400, PORTAL_MESSAGES.badEmail);
+    // No transport at all (production without mail settings): say so, never "on its way", and make no link.
+    if (this.options.sendMail === noTransport) return fail(503, PORTAL_MESSAGES.noMail);
     const refused = this.overLimit(request);
     if (refused) return refused;
     const base = this.linkBase(request);

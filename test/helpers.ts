@@ -224,18 +224,20 @@ export interface StartOptions {
   cwd?: string;
   ready?: string;
   script?: string;
+  /** Arguments after the script (`--production`). */
+  args?: string[];
 }
 
 /** `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function under Deno and the portal function, in front of a local Blobs store. */
 export const startNetlifyLocal = (env: Record<string, string>) => startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
 
 async function startOnce(env: Record<string, string>, options: StartOptions): Promise<Started> {
-  const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts' } = options;
+  const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts', args = [] } = options;
   const port = Number(env.PORT ?? randomPort());
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, env);
-  const child = spawn(process.execPath, [script], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {

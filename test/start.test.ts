@@ -2,7 +2,9 @@
  * `npm start` as a new user meets it on a fresh clone: a build on first start
  * (the sample: no ARCHIVE_SOURCE, no data/cache/), a development key kept in a
  * file and never printed, example URLs that work (its own and the README's),
- * an access log without keys, sign-in mail on the console; and a key database
+ * an access log without keys, sign-in mail on the console; in production
+ * mode none of those: no development key, no outbox, a sign-in that says mail
+ * is not set up (or mails through the transport it is given); and a key database
  * it cannot read, a numeric setting that is not a whole number, or a port
  * already taken, stops it with one line, the database left alone.
  */
@@ -10,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
+import { startMailApi } from './_mail.ts';
 import { cleanCopy, rawRequest, startServer, tempDir } from './helpers.ts';
 
 let clone: string;
@@ -106,4 +109,43 @@ it('stops with one clear line, before building anything, when a numeric setting 
   }
   expect(existsSync(path.join(dir, 'dist'))).toBe(false);
   expect(existsSync(path.join(dir, 'keys.db'))).toBe(false);
+});
+
+it('in production mode (NODE_ENV=production) makes no development key and prints no mail; sign-in says mail is not set up', async () => {
+  const dir = await tempDir('start-production');
+  const env = { DIST_DIR: built?.DIST_DIR ?? path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), NODE_ENV: 'production' };
+  const server = await startServer(env, { cwd: clone, ready: 'keys: ' });
+  try {
+    const out = server.output();
+    expect(out).toContain('[production mode]');
+    expect(out).toContain('mail: none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set');
+    expect(out).not.toContain('development key');
+    expect(existsSync(path.join(dir, 'dev-key.txt'))).toBe(false);
+    const response = await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"owner@example.org"}' });
+    expect(response.status).toBe(503);
+    expect((await response.json()).error).toMatch(/^Sign-in by e-mail is not set up on this server/);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server.output()).not.toContain('--- mail');
+    expect(existsSync(path.join(dir, 'mail'))).toBe(false);
+  } finally {
+    await server.stop();
+  }
+});
+
+it('in production mode mails sign-in links through MAIL_API_URL', async () => {
+  const dir = await tempDir('start-production-mail');
+  const mail = await startMailApi();
+  const env = { DIST_DIR: built?.DIST_DIR ?? path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), MAIL_API_URL: mail.url, MAIL_API_TOKEN: 'token-for-tests' };
+  const server = await startServer(env, { cwd: clone, ready: 'keys: ', args: ['--production'] });
+  try {
+    expect(server.output()).toContain('[production mode]');
+    const response = await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"owner@example.org"}' });
+    expect(response.status).toBe(202);
+    expect(mail.to('owner@example.org')).toHaveLength(1);
+    expect(mail.to('owner@example.org')[0].body.text).toMatch(/\/portal#token=fat_/);
+    expect(server.output()).not.toContain('fat_');
+  } finally {
+    await server.stop();
+    await mail.stop();
+  }
 });
