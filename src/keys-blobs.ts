@@ -94,6 +94,8 @@ interface SignIns {
 }
 
 const HASH = /^[0-9a-f]{64}$/;
+/** The name `/health` reads: all zeros, a sha256 no key has. */
+const PROBE_HASH = '0'.repeat(64);
 const name = (kind: 'accounts' | 'keys' | 'tokens' | 'sessions' | 'sign-ins', hash: string) => {
   if (!HASH.test(hash)) throw new RangeError(`Expected a sha256 hex name, got ${JSON.stringify(hash)}`);
   return `${kind}/${hash}`;
@@ -197,6 +199,11 @@ export class BlobsKeyBackend implements KeyBackend {
   async isActive(hash: string): Promise<boolean> {
     const record = await this.read<KeyBlob>(name('keys', hash));
     return record !== null && record.revokedAt === null && typeof record.email === 'string';
+  }
+
+  /** `/health`: one strong read of a key record that cannot exist (all zeros: no key hashes to it); rejects when Blobs cannot answer. */
+  async probe(): Promise<void> {
+    await this.read<KeyBlob>(name('keys', PROBE_HASH));
   }
 
   async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {

@@ -59,6 +59,11 @@ export class D1KeyBackend implements KeyBackend {
     return (await this.first(keySql.isActive(hash))) !== null;
   }
 
+  /** `/health`: one cheap read of the keys table; rejects when D1 (or its schema) cannot answer. */
+  async probe(): Promise<void> {
+    await this.first(keySql.probe());
+  }
+
   /** The conditional INSERT decides; the oldest counted link is read in the same batch, for Retry-After should it refuse. */
   async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     const [added, oldest] = await this.batch<{ oldest: number }>([keySql.addToken(token, quota), keySql.oldestToken(token.email, quota.since)]);

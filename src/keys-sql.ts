@@ -36,6 +36,8 @@ export interface KeyRow {
 
 export const keySql = {
   isActive: (hash: string) => q('SELECT 1 AS live FROM keys WHERE hash = ? AND revoked_at IS NULL', hash),
+  /** `/health`'s probe: reads the keys table's first page, so a missing table or an unreadable database fails it. */
+  probe: () => q('SELECT 1 AS live FROM keys LIMIT 1'),
 
   /** Stores a token unless its address holds `quota.max` created after `quota.since`: one conditional INSERT decides. */
   addToken: (token: NewToken, quota: TokenQuota) =>

@@ -19,7 +19,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { KeyCheck } from './api/gate.ts';
-import type { Maybe } from './api/maybe.ts';
+import { isPromise, type Maybe } from './api/maybe.ts';
 import { KeyCache, type KeyCacheOptions } from './keys-cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 import { KEY_MESSAGES } from './messages.ts';
@@ -36,6 +36,8 @@ const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;
 const SESSION_SHAPE = /^fas_[A-Za-z0-9_-]{43}$/;
 /** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
 const PURGE_EVERY_MS = 60_000;
+/** How long `/health` reuses the key store's probe: health is polled, and a second is as fresh as a key check's cache. */
+export const PROBE_TTL_MS = 1_000;
 
 
 /** A key as its owner and the CLI see it: never the key. */
@@ -90,6 +92,12 @@ export type TokenOutcome = { stored: true } | { stored: false; oldest: number };
 export interface KeyBackend {
   /** Whether a key hash belongs to an active key; synchronous when known at once. */
   isActive(hash: string): Maybe<boolean>;
+  /**
+   * A cheap read that fails when key checks would (the store unreadable,
+   * damaged or unreachable), for `/health`: throws or rejects then, returns
+   * otherwise. Optional: a store without one is taken as always answering.
+   */
+  probe?(): Maybe<void>;
   /** Stores `token` unless its address already has `quota.max` tokens created after `quota.since`. */
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome>;
   /** Removes a token whose mail was never sent: it neither works nor counts against the quota. */
@@ -225,6 +233,9 @@ export class Keys implements KeyCheck {
   readonly cache: KeyCache | null;
   private readonly isActive: (hash: string) => Maybe<boolean>;
   private purgedAt = 0;
+  /** The last probe's outcome and until when it holds; a probe in flight, shared. */
+  private probed: { failed: unknown; until: number } | null = null;
+  private probing: Promise<void> | null = null;
 
   /** `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1); without it every check asks the backend (SQLite: its memory). */
   constructor(backend: KeyBackend, now: () => number = Date.now, cache?: KeyCacheOptions) {
@@ -240,6 +251,41 @@ export class Keys implements KeyCheck {
     // A remembered hash was a key's (an unshaped text is active under no hash); anything else is hashed only when shaped like a key.
     const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
     return hash !== undefined && this.isActive(hash);
+  }
+
+  /**
+   * Whether the store can answer key checks now (`/health`): its probe's
+   * outcome, reused for `PROBE_TTL_MS`, one probe at a time; throws or
+   * rejects with the store's error when it cannot.
+   */
+  probe(): Maybe<void> {
+    const probe = this.backend.probe;
+    if (!probe) return;
+    const now = this.now();
+    if (this.probed && this.probed.until > now) {
+      if (this.probed.failed !== undefined) throw this.probed.failed;
+      return;
+    }
+    if (this.probing) return this.probing;
+    const settle = (failed: unknown) => {
+      this.probed = { failed, until: this.now() + PROBE_TTL_MS };
+      if (failed !== undefined) throw failed;
+    };
+    let answer: Maybe<void>;
+    try {
+      answer = probe.call(this.backend);
+    } catch (error) {
+      return settle(error ?? new Error('the key store failed'));
+    }
+    if (!isPromise(answer)) return settle(undefined);
+    const shared = answer.then(
+      () => settle(undefined),
+      (error: unknown) => settle(error ?? new Error('the key store failed')),
+    ).finally(() => {
+      if (this.probing === shared) this.probing = null;
+    });
+    this.probing = shared;
+    return shared;
   }
 
   /** A revocation's answer: whether a key was revoked; its cached answer is dropped, so this isolate refuses it at once. */

@@ -18,6 +18,8 @@ export const MESSAGES = {
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   /** `/health` when the archive cannot be read. */
   unavailable: 'Service Unavailable: the archive cannot be read',
+  /** `/health` when the key store cannot answer key checks (every keyed request would fail). */
+  keysUnavailable: 'Service Unavailable: the key store cannot be read',
   badTitleId: `Invalid title id: expected ${ID_FORMS.titleById.expected}`,
   badNameId: `Invalid name id: expected ${ID_FORMS.nameById.expected}`,
 } as const;

@@ -10,6 +10,13 @@ import { type ApiReply, REPLIES, tooMany } from './reply.ts';
 /** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
 export interface KeyCheck {
   verify(key: string): Maybe<boolean>;
+  /**
+   * Whether the store can answer key checks now, for `/health`: returns (or
+   * resolves) when it can, throws (or rejects) when it cannot (unreadable,
+   * damaged, unreachable). Cheap: one read of a record that cannot exist at
+   * most, and a store may reuse its answer for a second.
+   */
+  probe?(): Maybe<void>;
 }
 
 export interface GateOptions {

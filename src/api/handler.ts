@@ -107,7 +107,7 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     case 'method':
       return REPLIES.methodNotAllowed;
     case 'health':
-      return healthReply(s.archive, source);
+      return healthReply(s.archive, source, s.options.keys);
     case 'portal':
       return s.portal ? s.portal.reply(portalRequest(request), parsed.pathname) : REPLIES.notFound;
     case 'root':

@@ -4,10 +4,16 @@
  * only what the build recorded in the manifest (the source's revision: its
  * sha256, and its upstream commit and date when known; the archive's
  * counts). A manifest that is missing, corrupt or of another layout is a
- * 503, so a monitor sees the failure the lookups would answer 500 to.
+ * 503, so a monitor sees the failure the lookups would answer 500 to; so is
+ * a key store that cannot answer key checks (unreadable, damaged,
+ * unreachable: every keyed request would fail), found by the store's own
+ * cheap probe (`KeyCheck.probe`, reused for a second). The 503 says which of
+ * the two in one fixed line: never the store's error, which may name a
+ * place or an access it should not show.
  */
 import type { DataSource } from './answer.ts';
 import type { ArchiveReader } from './archive.ts';
+import type { KeyCheck } from './gate.ts';
 import { type ApiReply, errorReply, jsonReply } from './reply.ts';
 import { isPromise, type Maybe } from './maybe.ts';
 import { MESSAGES } from '../messages.ts';
@@ -36,9 +42,10 @@ export function healthBody(manifest: Manifest): HealthBody {
 }
 
 const unavailable = () => errorReply(503, MESSAGES.unavailable);
+const keysUnavailable = () => errorReply(503, MESSAGES.keysUnavailable);
 
-/** 200 with the archive's revision and counts, or 503 when its manifest cannot be read. */
-export function healthReply(archive: ArchiveReader, source: DataSource | undefined): Maybe<ApiReply> {
+/** 200 with the archive's revision and counts, or 503 when its manifest cannot be read or the key store cannot answer. */
+export function healthReply(archive: ArchiveReader, source: DataSource | undefined, keys?: KeyCheck): Maybe<ApiReply> {
   if (!source) return unavailable();
   let manifest: Maybe<Manifest>;
   try {
@@ -46,6 +53,17 @@ export function healthReply(archive: ArchiveReader, source: DataSource | undefin
   } catch {
     return unavailable();
   }
-  const ok = (m: Manifest) => jsonReply(200, healthBody(m), HEADERS);
+  const ok = (m: Manifest) => withKeys(keys, () => jsonReply(200, healthBody(m), HEADERS));
   return isPromise(manifest) ? manifest.then(ok, unavailable) : ok(manifest);
+}
+
+/** `healthy()` when the key store answers its probe (or has none), else the key store's 503. */
+function withKeys(keys: KeyCheck | undefined, healthy: () => ApiReply): Maybe<ApiReply> {
+  let probed: Maybe<void>;
+  try {
+    probed = keys?.probe?.();
+  } catch {
+    return keysUnavailable();
+  }
+  return isPromise(probed) ? probed.then(healthy, keysUnavailable) : healthy();
 }

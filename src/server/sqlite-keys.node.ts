@@ -26,7 +26,7 @@
  * so key-dependent requests fail rather than answer from a store that can no
  * longer follow revocations.
  */
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,19 @@ export const POLL_MS = 250;
 export const LOCK_WAIT_MS = 10_000;
 
 const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
+/** The first 16 bytes of every SQLite database file; they never change once written. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The file's first bytes (as many as the header has, fewer for a shorter file). */
+function headerOf(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const bytes = Buffer.alloc(SQLITE_HEADER.length);
+    return bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
@@ -231,7 +244,13 @@ export class SqliteKeyBackend implements KeyBackend {
   private failure(error: unknown): KeyDatabaseError {
     if (this.damaged) return this.damaged;
     if (!isDamage(error)) return error instanceof KeyDatabaseError || isBusy(error) || isReadOnly(error) ? classified(this.file, error, this.lockWaitMs) : (error as KeyDatabaseError);
-    this.damaged = unreadable(this.file, `it was found damaged while running (${(error as Error).message})`);
+    return this.markDamaged((error as Error).message);
+  }
+
+  /** Marks the store damaged (said once): from then on every use throws, until a restart checks the file again. */
+  private markDamaged(what: string): KeyDatabaseError {
+    if (this.damaged) return this.damaged;
+    this.damaged = unreadable(this.file, `it was found damaged while running (${what})`);
     clearInterval(this.timer);
     this.onDamage?.(`key database damaged: ${this.damaged.message} Key checks and the portal answer errors until it is restored and the server restarted.`);
     return this.damaged;
@@ -350,6 +369,34 @@ export class SqliteKeyBackend implements KeyBackend {
     if (this.damaged) throw this.damaged;
     if (this.active) return this.active.has(hash);
     return this.get(keySql.isActive(hash)) !== undefined;
+  }
+
+  /**
+   * `/health`: throws when key checks cannot be trusted. The in-memory set
+   * would go on answering from a file overwritten under it (its pages
+   * cached), so the file itself is looked at: its header (16 bytes; not an
+   * SQLite file any more is damage, marked as such), then one read of the
+   * keys table through the connection (SQLITE_CORRUPT is damage too). A file
+   * that cannot be opened any more (gone, no permission) throws without
+   * marking anything: putting it back heals it. Busy is not a failure.
+   */
+  probe(): void {
+    if (this.damaged) throw this.damaged;
+    if (this.file !== ':memory:') {
+      let header: Buffer;
+      try {
+        header = headerOf(this.file);
+      } catch (error) {
+        throw unreadable(this.file, `it cannot be opened any more (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      }
+      // An empty file is a new one SQLite has not written yet; anything else must start as SQLite files do.
+      if (header.length > 0 && !header.equals(SQLITE_HEADER)) throw this.markDamaged('it is not an SQLite database any more: its header was overwritten');
+    }
+    try {
+      this.get(keySql.probe());
+    } catch (error) {
+      if (!isBusy(error)) throw this.failure(error);
+    }
   }
 
   /** Number of active keys (the in-memory count when kept). */
