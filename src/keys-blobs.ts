@@ -22,7 +22,8 @@
  * keeps what it is given and checks the conditions it is handed.
  *
  * Every write carries a fresh `rev`, so two writes never leave equal content.
- * A record that exists but cannot be read (not JSON, not an object) is an
+ * A record that exists but cannot be read (not JSON, not an object, an
+ * account of another shape) is an
  * error (`BlobsRecordError`: the portal answers 503), never taken for a
  * missing one, and never written over.
  */
@@ -108,7 +109,22 @@ export class BlobsContentionError extends Error {}
 /** A record that exists but is not one of ours: left as it is, and nothing is decided from it. */
 export class BlobsRecordError extends Error {}
 
-/** A record's value; a BlobsRecordError for one that is not a JSON object. */
+/** Whether a record is an account as this store writes it: an address, and its active key or null (never a missing or other `active`). */
+function isAccount(value: object): boolean {
+  const { email, active } = value as Record<string, unknown>;
+  if (typeof email !== 'string' || active === undefined) return false;
+  if (active === null) return true;
+  if (typeof active !== 'object' || Array.isArray(active)) return false;
+  const { hash, id, createdAt } = active as Record<string, unknown>;
+  return typeof hash === 'string' && HASH.test(hash) && typeof id === 'string' && typeof createdAt === 'number' && Number.isFinite(createdAt);
+}
+
+/**
+ * A record's value; a BlobsRecordError for one that is not a JSON object, or
+ * (an account, which decides who has a key) not of the account's shape: such
+ * a record is never read as "no key", so nothing is issued beside the key it
+ * may still name.
+ */
 function parseRecord<T>(blob: string, text: string): T {
   let value: unknown;
   try {
@@ -118,6 +134,9 @@ function parseRecord<T>(blob: string, text: string): T {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not one of its JSON records); it was left as it is`);
+  }
+  if (blob.startsWith('accounts/') && !isAccount(value)) {
+    throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not an account record: {"email", "active": null or {"hash", "id", "createdAt"}}); it was left as it is`);
   }
   return value as T;
 }

@@ -85,6 +85,45 @@ describe('the Blobs key backend', () => {
     expect(await raw.get(account, { type: 'text' })).toBe('null');
   });
 
+  it('treats an account record of the wrong shape as an error, never as "no key": no second key, nothing written over it', async () => {
+    const options = fresh();
+    const keys = portalKeys(options);
+    const email = 'shape@example.org';
+    const old = await keys.issue(email);
+    const raw = getStore(options);
+    const account = `accounts/${hashSecret(email)}`;
+    const whole = JSON.parse((await raw.get(account, { type: 'text' }))!);
+    const shapes = [
+      '{}',
+      '{"active": null}',
+      '{"active": "x"}',
+      JSON.stringify({ email, active: 'x' }),
+      JSON.stringify({ email, active: { ...whole.active, hash: 'x' } }),
+      JSON.stringify({ email, active: { ...whole.active, id: 5 } }),
+      JSON.stringify({ email, active: { ...whole.active, createdAt: 'yesterday' } }),
+      JSON.stringify({ active: whole.active }),
+      JSON.stringify({ email, active: whole.active, rev: 'r' }).replace('"active"', '"activ"'),
+    ];
+    for (const broken of shapes) {
+      await raw.set(account, broken);
+      await expect(keys.issue(email), broken).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
+      await expect(keys.rotate(email), broken).rejects.toThrow(BlobsRecordError);
+      await expect(keys.revoke(email), broken).rejects.toThrow(BlobsRecordError);
+      await expect(keys.activeKey(email), broken).rejects.toThrow(BlobsRecordError);
+      expect(await raw.get(account, { type: 'text' })).toBe(broken);
+    }
+    expect(await keys.verify(old)).toBe(true);
+    const { blobs: listed } = await raw.list({ prefix: 'keys/' });
+    expect(listed).toHaveLength(1);
+    // The record as the store writes it is read as it was: the key is found, revoked, and a new one issued.
+    await raw.set(account, JSON.stringify(whole));
+    expect((await keys.activeKey(email))?.id).toBe(old.slice(0, 12));
+    await keys.revoke(email);
+    expect(await keys.activeKey(email)).toBeNull();
+    expect(await keys.verify(old)).toBe(false);
+    expect(await keys.issue(email)).toMatch(/^faa_/);
+  });
+
   it('falls back to eventual reads where the environment offers no strong ones', async () => {
     const { uncachedEdgeURL: _, ...withoutUncached } = fresh();
     const backend = blobsKeyStore(withoutUncached);
