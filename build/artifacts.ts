@@ -12,7 +12,9 @@ import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
 import type { Archive, CategoryIndex, CategoryMatch, CategoryYears, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, PersonMatch, Shard } from '../src/types.ts';
-import type { NominationIds } from './import.ts';
+import type { NameFacts, NominationIds } from './import.ts';
+import { categoryList, searchIndex } from './search-index.ts';
+import { storedText } from '../src/api/search.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -260,6 +262,7 @@ export async function buildArtifacts(
   archive: Archive,
   source: Manifest['source'],
   ids: NominationIds = new Map(),
+  facts: NameFacts = { kinds: new Map(), awards: new Map() },
   concurrency = DEFAULT_CONCURRENCY,
 ): Promise<Artifacts> {
   const store = new Store(pLimit(concurrency));
@@ -301,7 +304,7 @@ export async function buildArtifacts(
     years.map((y, i) => [y, slices(yearParts[i]).map(([start, end], pos): [number, number, number] => [placeOf.get(archive[y][pos].category)!, start, end])]),
   );
   const manifest: Manifest = {
-    format: 8,
+    format: 9,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
@@ -313,6 +316,9 @@ export async function buildArtifacts(
     joins: await store.put(JSON.stringify(joinIndex), { variants: false }),
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
+    // Read by every search, never sent.
+    search: await store.put(storedText(searchIndex(archive, facts)), { variants: false }),
+    categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
   };
   const responses = store.files.size; // before the manifest joins
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));

@@ -53,7 +53,7 @@ new archive with the summary and with what DIR holds, prints what changed, and
 refuses (leaving DIR as it was) if a year or a nomination would disappear or a
 win become a loss.
 
-  --source PATH      the source file (tab-separated, as data/README describes)
+  --source PATH      the source file (tab-separated: README.md, "Where the data comes from")
   --out DIR          where the build goes (default: dist/)
   --summary FILE     the committed summary to compare with and, with
                      --accept-changes, rewrite (default: data/archive-summary.json)
@@ -212,7 +212,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     if (error instanceof ImportError) throw new BuildRefused(`malformed source, nothing written: ${error.message}`);
     throw error;
   }
-  const { archive, stats, ids } = imported;
+  const { archive, stats, ids, facts } = imported;
   log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
   const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
@@ -225,7 +225,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const sha256 = createHash('sha256').update(text).digest('hex');
   const revision = sample ? null : await pinnedRevision(sha256, options.pin);
   if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids);
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids, facts);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
   // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).

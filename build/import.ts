@@ -56,10 +56,28 @@ export interface ImportStats {
 /** The IMDb ids each nomination's source row carries (FilmId, then NomineeIds), each once; absent when it carries none. */
 export type NominationIds = Map<Nomination, string[]>;
 
+/** What kind of name a served name is, by the source's IMDb ids and its columns (see `NameFacts`). */
+export type NameKind = 'person' | 'company' | 'film';
+
+/**
+ * What the source says of the names the archive serves, beyond the archive:
+ * for each name, how often it stands beside each kind of IMDb id (`nm` a
+ * person, `co` a company, `tt` a film) or, with no id, in which column (the
+ * Film column: a film; Nominees: a person; the Name column standing alone,
+ * such as a country for International Feature Film: a company); and the
+ * canonical category (the award) of each full category name.
+ */
+export interface NameFacts {
+  kinds: Map<string, Record<NameKind, number>>;
+  /** Full category name (as served) to its award's name (CanonicalCategory, cased as served names are). */
+  awards: Map<string, string>;
+}
+
 export interface ImportResult {
   archive: Archive;
   stats: ImportStats;
   ids: NominationIds;
+  facts: NameFacts;
 }
 
 /** `\"` is the source's escape for a plain double quote. */
@@ -120,6 +138,12 @@ export function importArchive(text: string): ImportResult {
   const ceremonies = new Map<number, Map<string, Category>>();
   const notCarried: Record<string, number> = {};
   const ids: NominationIds = new Map();
+  const facts: NameFacts = { kinds: new Map(), awards: new Map() };
+  const seen = (name: string, kind: NameKind) => {
+    let counts = facts.kinds.get(name);
+    if (!counts) facts.kinds.set(name, (counts = { person: 0, company: 0, film: 0 }));
+    counts[kind]++;
+  };
   let rows = 0;
 
   for (let i = 1; i < records.length; i++) {
@@ -168,11 +192,19 @@ export function importArchive(text: string): ImportResult {
     const nomination: Nomination = { primary, secondary, won: winner === 'True' };
     if (notes.length > 0) nomination.notes = notes.join('\n');
     const carried = new Set([...idsOf('FilmId', field('FilmId'), line), ...idsOf('NomineeIds', field('NomineeIds'), line)]);
+    for (const film of films) seen(film, 'film');
+    // Nominees and their ids share places (a pseudonym's place holds several ids, all of one kind); the Name column alone takes a lone id.
+    const nomineeIds = values(field('NomineeIds'));
+    people.forEach((person, i) => {
+      const id = (individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] ?? '' : '').split(',')[0];
+      seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : individuals.length > 0 ? 'person' : 'company');
+    });
     if (carried.size > 0) ids.set(nomination, [...carried]);
 
     let categories = ceremonies.get(ceremony);
     if (!categories) ceremonies.set(ceremony, (categories = new Map()));
     const category = titleCaseCategory(rawCategory);
+    if (!facts.awards.has(category)) facts.awards.set(category, titleCaseCategory(field('CanonicalCategory') || rawCategory));
     let group = categories.get(category);
     if (!group) categories.set(category, (group = { category, nominations: [] }));
     group.nominations.push(nomination);
@@ -185,7 +217,7 @@ export function importArchive(text: string): ImportResult {
     const year = String(heldYear(ceremony));
     (archive[year] ??= []).push(...ceremonies.get(ceremony)!.values());
   }
-  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids };
+  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids, facts };
 }
 
 /** Object keys that look like integers are ordered numerically by JS anyway; this makes it explicit. */

@@ -13,7 +13,8 @@ import { servedSource } from '../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { KEY_PREFIX } from '../src/keys.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
+import { SEARCH_LIMIT } from '../src/api/search.ts';
 import type { Manifest } from '../src/types.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -58,6 +59,8 @@ export const COMPONENTS = {
   FilmMatch: 'FilmMatch',
   CategoryMatch: 'CategoryMatch',
   CategoryYearMatch: 'CategoryYearMatch',
+  SearchResult: 'SearchResult',
+  CategoryName: 'CategoryName',
   Error: 'ErrorBody',
   RateLimitError: 'RateLimitErrorBody',
   Health: 'HealthBody',
@@ -80,6 +83,9 @@ const REFINEMENTS: Record<string, Schema> = {
   'Health.status': { const: 'ok' },
   'ArchiveHealth.revision': { pattern: '^[0-9a-f]{64}$' },
   ...Object.fromEntries(['firstYear', 'lastYear', 'years', 'categories', 'nominations'].map((f) => [`ArchiveHealth.${f}`, { type: 'integer', minimum: 0 }])),
+  'SearchResult.nominations': { type: 'integer', minimum: 1 },
+  'SearchResult.wins': { type: 'integer', minimum: 0 },
+  ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
 };
 
 class SchemaError extends Error {}
@@ -111,6 +117,9 @@ export function componentSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Rec
         return { type: 'number' };
     }
     if (ts.isArrayTypeNode(node)) return { type: 'array', items: typeSchema(node.elementType, where) };
+    if (ts.isUnionTypeNode(node) && node.types.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
+      return { type: 'string', enum: node.types.map((t) => ((t as ts.LiteralTypeNode).literal as ts.StringLiteral).text) };
+    }
     if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName)) {
       const name = node.typeName.text;
       const args = node.typeArguments ?? [];
@@ -252,6 +261,18 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
       examples: { example: { value: Number(route.example.year) } },
     };
   }
+  if (route.id === 'search') {
+    return {
+      name: 'name',
+      in: 'path',
+      required: true,
+      description:
+        `Text to search for: a name or a category name, in any case, with or without marks (\`sirat\` finds Sirāt), punctuation or spacing, the start of its words (\`emma st\`), or with a typo or two. ` +
+        `${literally} Example: \`name=${encodeURIComponent(route.example.name ?? '')}\`. 1 to ${MAX_SEARCH_LENGTH} characters once decoded.`,
+      schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
+      examples: { example: { value: route.example.name } },
+    };
+  }
   const what =
     route.id === 'personByName'
       ? 'The exact, case-sensitive name of a person, company or film as the Academy lists it'
@@ -289,7 +310,8 @@ function healthOperation(): Schema {
 const TAGS = [
   { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
   { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
-  { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony.' },
+  { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony; and the list of every full category name.' },
+  { name: 'search', description: 'Names and category names close to a text, best first, each with the lookup that answers it.' },
   { name: 'service', description: 'The service itself, without a key.' },
   { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
 ];
@@ -302,12 +324,15 @@ const TAG_OF: Record<Route['id'], string> = {
   categoryByNameAndYear: 'categories',
   titleById: 'IMDb ids',
   nameById: 'IMDb ids',
+  search: 'search',
+  categories: 'categories',
 };
 
-/** The 200 schema of an operation, from the shape its route answers (`X[]`: a non-empty array of X). */
+/** The 200 schema of an operation, from the shape its route answers (`X[]`: an array of X, never empty but for a search that found nothing). */
 function okSchema(route: Route): Schema {
   const component = route.answer.replace(/\[\]$/, '') as ComponentName;
-  return route.answer.endsWith('[]') ? { type: 'array', items: ref(component), minItems: 1 } : ref(component);
+  const list = route.id === 'search' ? { maxItems: SEARCH_LIMIT } : { minItems: 1 };
+  return route.answer.endsWith('[]') ? { type: 'array', items: ref(component), ...list } : ref(component);
 }
 
 function operation(route: Route, yearRange: [number, number]): Schema {
@@ -323,7 +348,7 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     },
   };
   if (route.params.length > 0) {
-    const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [MESSAGES.badName] : [])];
+    const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [route.id === 'search' ? MESSAGES.badSearch : MESSAGES.badName] : [])];
     const year = route.params.includes('year');
     if (year) messages.push(MESSAGES.badYear);
     const id = ID_PARAMS[route.id];

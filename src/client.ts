@@ -9,7 +9,7 @@
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
  *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
-import type { Archive, Ceremony, CategoryMatch, CategoryYearMatch, FilmMatch, PersonMatch } from './types.ts';
+import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from './types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -75,6 +75,10 @@ export interface Client {
   titleById(id: string): Promise<PersonMatch[]>;
   /** Every nomination of the person (`nm0000658`) or company (`co0028775`) with this IMDb name id, across all ceremonies. */
   nameById(id: string): Promise<PersonMatch[]>;
+  /** Names and category names close to `text` (any case, marks, punctuation, a typo or two), best first, at most 10; each with the `path` that answers it. */
+  search(text: string): Promise<SearchResult[]>;
+  /** Every full category name, in order of first appearance, with its years and its award. */
+  categories(): Promise<CategoryName[]>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -228,6 +232,8 @@ export function createClient(options: ClientOptions): Client {
     categoryAt: (name, year) => api.get<CategoryYearMatch[]>(['award', seg('name', name), seg('year', year)]),
     titleById: (id) => api.get<PersonMatch[]>(['title', seg('id', id)]),
     nameById: (id) => api.get<PersonMatch[]>(['name', seg('id', id)]),
+    search: (text) => api.get<SearchResult[]>(['search', seg('name', text)]),
+    categories: () => api.get<CategoryName[]>(['categories']),
     clearCache: () => api.clear(),
   };
 }

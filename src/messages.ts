@@ -5,7 +5,7 @@
  * word the spec's section 7.
  */
 import { BODY_TIMEOUT_MS, inWords, MAX_BODY_BYTES, TOKEN_TTL_MS } from './limits.ts';
-import { ID_FORMS, MAX_NAME_LENGTH } from './routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH } from './routes.ts';
 
 export const MESSAGES = {
   forbidden: 'Forbidden - Invalid API Key',
@@ -15,6 +15,7 @@ export const MESSAGES = {
   tooMany: 'Too Many Requests',
   badEncoding: 'Invalid path: malformed percent-encoding in a parameter',
   badName: `Invalid name: expected 1 to ${MAX_NAME_LENGTH} characters`,
+  badSearch: `Invalid name: expected 1 to ${MAX_SEARCH_LENGTH} characters of text to search for`,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   /** `/health` when the archive cannot be read. */
   unavailable: 'Service Unavailable: the archive cannot be read',

@@ -4,7 +4,17 @@
  */
 
 export type Param = 'name' | 'year' | 'id';
-export type RouteId = 'allCeremonies' | 'ceremonyByYear' | 'personByName' | 'filmByNameAndYear' | 'categoryByName' | 'categoryByNameAndYear' | 'titleById' | 'nameById';
+export type RouteId =
+  | 'allCeremonies'
+  | 'ceremonyByYear'
+  | 'personByName'
+  | 'filmByNameAndYear'
+  | 'categoryByName'
+  | 'categoryByNameAndYear'
+  | 'titleById'
+  | 'nameById'
+  | 'search'
+  | 'categories';
 
 export interface Route {
   /** OpenAPI operation id. */
@@ -18,7 +28,7 @@ export interface Route {
   /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
   notFound: string | null;
   /** What a 200 answers, named by the shapes of src/types.ts: `PersonMatch[]` is an array of PersonMatch. */
-  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]';
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
 }
@@ -32,6 +42,8 @@ export const ROUTES: Route[] = [
   { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
   { id: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
   { id: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
+  { id: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
+  { id: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
 ];
 
 /** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
@@ -65,6 +77,8 @@ export function examplePath(route: Route, key: string): string {
 
 /** Longest name accepted, in characters. */
 export const MAX_NAME_LENGTH = 512;
+/** Longest text a search accepts, in characters. */
+export const MAX_SEARCH_LENGTH = 200;
 
 /**
  * The answer shapes in the spec's own notation (section 2), for people and
@@ -80,4 +94,6 @@ export const SHAPES = {
   FilmMatch: '{"category": string, "nomination": Nomination}',
   CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
   CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
+  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "otherNames"?: string[]}',
+  CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
 } as const;

@@ -65,6 +65,40 @@ export interface CategoryYearMatch {
   nominations: Nomination[];
 }
 
+/** One result of a search by approximate name (`/search/name=…`). */
+export interface SearchResult {
+  /** The name exactly as the archive serves it. */
+  name: string;
+  /** `person`, `company` or `film` (from the source's IMDb ids, else its columns), or `category` for a full category name. */
+  kind: 'person' | 'company' | 'film' | 'category';
+  /** How many nominations `path` answers: for a name, the person lookup's matches; for a category name, the nominations in the category lookup's answer. */
+  nominations: number;
+  /** How many of those nominations won. */
+  wins: number;
+  /** Held year of the earliest of them. */
+  firstYear: string;
+  /** Held year of the latest of them. */
+  lastYear: string;
+  /** The lookup that answers this name, without its key: append `/apikey=...`. */
+  path: string;
+  /** For a category: the same award's other full names over the years (the source's canonical category). */
+  otherNames?: string[];
+}
+
+/** One full category name, as the category list (`/categories`) answers it. */
+export interface CategoryName {
+  /** Full category name, as the archive serves it. */
+  name: string;
+  /** The award it belongs to (the source's canonical category): every name of one award shares it. */
+  award: string;
+  /** Held year of the first ceremony that used this name. */
+  firstYear: string;
+  /** Held year of the last ceremony that used this name. */
+  lastYear: string;
+  /** The category lookup for this name, without its key (it also answers every name containing this one). */
+  path: string;
+}
+
 /** What `GET /health` answers (200): the archive this instance serves, as the build recorded it; no archive data. */
 export interface HealthBody {
   /** Always "ok" in a 200. */
@@ -199,7 +233,7 @@ export type JoinedAnswers = Record<string, FileRef>;
  */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 8;
+  format: 9;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
@@ -220,4 +254,8 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
+  /** The stored search index (src/api/search.ts: StoredSearchIndex): read by searches, never sent. */
+  search: FileRef;
+  /** The category list's answer (CategoryName[]). */
+  categoryList: FileRef;
 }

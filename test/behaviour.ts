@@ -140,6 +140,97 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
   });
 
+  describe(`${name}: search and the category list`, () => {
+    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; otherNames?: string[] };
+    const search = async (text: string, k: string) => {
+      const reply = await get(`/search/name=${encodeURIComponent(text)}/apikey=${k}`);
+      expect([text, reply.status]).toEqual([text, 200]);
+      const results = json(reply) as Result[];
+      expect(results.length).toBeLessThanOrEqual(10);
+      return results;
+    };
+    /** What a result's path answers, counted as the issue defines it: a name's matches, or the nominations in a category's. */
+    const counted = async (path: string, k: string) => {
+      const reply = await get(`${path}/apikey=${k}`);
+      expect([path, reply.status]).toEqual([path, 200]);
+      const answer = json(reply) as { year: string; nomination?: { won: boolean }; nominations?: { won: boolean }[] }[];
+      const nominations = answer.flatMap((m) => m.nominations ?? [m.nomination!]);
+      const years = answer.map((m) => m.year).sort();
+      return { nominations: nominations.length, wins: nominations.filter((n) => n.won).length, firstYear: years[0], lastYear: years[years.length - 1] };
+    };
+
+    it('finds a name in any case, without its marks or punctuation, by the start of its words, or with typos, best first', async () => {
+      const k = await key();
+      const cases: [string, string, string][] = [
+        ['meryl streep', 'Meryl Streep', 'person'],
+        ['sirat', 'Sirāt', 'film'],
+        ['metro goldwyn', 'Metro-Goldwyn-Mayer', 'company'],
+        ['meryl strep', 'Meryl Streep', 'person'],
+        ['oppenhiemer', 'Oppenheimer', 'film'],
+        ['emma st', 'Emma Stone', 'person'],
+      ];
+      for (const [text, wanted, kind] of cases) {
+        const [top] = await search(text, k);
+        expect([text, top?.name, top?.kind]).toEqual([text, wanted, kind]);
+        const person = expected.personByName(archive(), wanted);
+        expect([text, top.nominations]).toEqual([text, JSON.parse(person.text).length]);
+      }
+    });
+
+    it('counts in each result exactly what its path answers, for names and for category names', async () => {
+      const k = await key();
+      for (const text of ['meryl streep', 'best picture', 'actor']) {
+        for (const result of (await search(text, k)).slice(0, 5)) {
+          const { name: _, kind: __, path, otherNames: ___, ...counts } = result;
+          expect([text, result.name, counts]).toEqual([text, result.name, await counted(path, k)]);
+        }
+      }
+    });
+
+    it('names a category’s other names over the years: Best Picture was called something else before 1963', async () => {
+      const k = await key();
+      const [top] = await search('best picture', k);
+      expect([top.name, top.kind, top.path]).toEqual(['Best Picture', 'category', '/award/name=Best%20Picture']);
+      const since = Number(top.firstYear);
+      const earlier = [];
+      for (const other of top.otherNames ?? []) if (Number((await counted(`/award/name=${encodeURIComponent(other)}`, k)).firstYear) < since) earlier.push(other);
+      expect(earlier).toContain('Outstanding Picture');
+    });
+
+    it('answers 400 for an empty, overlong or badly encoded text, 403 for a bad key before anything else, and [] for nonsense', async () => {
+      const k = await key();
+      for (const text of ['', 'x'.repeat(201), '%zz']) expect([text.slice(0, 5), (await get(`/search/name=${text}/apikey=${k}`)).status]).toEqual([text.slice(0, 5), 400]);
+      expect(json(await get(`/search/name=/apikey=${k}`)).error).toMatch(/^Invalid name: expected 1 to 200 characters/);
+      expect((await get(`/search/name=x/apikey=${'x'.repeat(10)}`)).status).toBe(403);
+      expect((await get('/search/name=/apikey=')).status).toBe(403);
+      expect(await search('zzqxjvwk qqzzpx', k)).toEqual([]);
+      expect((await search('x'.repeat(200), k)).length).toBeLessThanOrEqual(10);
+    });
+
+    it('lists every category name once, in order of first appearance, with its first and last year and its award', async () => {
+      const k = await key();
+      const reply = await get(`/categories/apikey=${k}`);
+      expect(reply.status).toBe(200);
+      const list = json(reply) as { name: string; award: string; firstYear: string; lastYear: string; path: string }[];
+      const order: string[] = [];
+      const years = new Map<string, string[]>();
+      for (const [year, categories] of Object.entries(archive())) {
+        for (const { category } of categories) {
+          if (!years.has(category)) order.push(category);
+          years.set(category, [...(years.get(category) ?? []), year]);
+        }
+      }
+      expect(list.map((c) => c.name)).toEqual(order);
+      for (const c of list) {
+        const used = years.get(c.name)!;
+        expect([c.name, c.firstYear, c.lastYear, c.path]).toEqual([c.name, used[0], used[used.length - 1], `/award/name=${encodeURIComponent(c.name)}`]);
+      }
+      const award = (n: string) => list.find((c) => c.name === n)!.award;
+      expect(award('Outstanding Picture')).toBe(award('Best Picture'));
+      expect(award('Actor')).not.toBe(award('Actress'));
+    });
+  });
+
   describe(`${name}: errors`, () => {
     it('answers 404 for a year with no ceremony', async () => {
       const k = await key();

@@ -24,8 +24,9 @@ type Operation = { operationId: string; parameters: { name: string; in: string; 
 type Doc = { openapi: string; info: { version: string; description: string }; servers: { url: string }[]; paths: Record<string, { get: Operation }>; components: { schemas: Record<string, any> } };
 
 const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByNameAndYear', 'categoryByName', 'categoryByNameAndYear'];
-/** The lookups by IMDb id, beyond the spec's six. */
+/** The lookups by IMDb id, search and the category list, beyond the spec's six. */
 const ID_IDS = ['titleById', 'nameById'];
+const FINDING_IDS = ['search', 'categories'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
 /** The lookups: every operation but the keyless health check, which has its own test. */
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
@@ -39,8 +40,8 @@ describe('the OpenAPI document', () => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
-  it('has exactly the six operation ids of the spec and the two lookups by IMDb id', () => {
-    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS].sort());
+  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search and the category list', () => {
+    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS].sort());
   });
 
   it('gives each id lookup its id pattern, and a 400 naming the form it expects', () => {
@@ -79,10 +80,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive', () => {
+  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive, search and the category list', () => {
     for (const op of operations(document())) {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '403', '405', '429', '500']));
-      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, op.operationId !== 'allCeremonies']);
+      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, !['allCeremonies', ...FINDING_IDS].includes(op.operationId)]);
       expect(op.responses['429'].headers['Retry-After']).toBeDefined();
       expect(op.responses['429'].content['application/json'].schema.$ref).toBe('#/components/schemas/RateLimitError');
       expect(op.responses['500'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.fetchError);
@@ -171,7 +172,9 @@ describe('the OpenAPI document', () => {
       export interface ErrorBody { error: string }
       export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }
       export interface HealthBody { status: string; archive: ArchiveHealth }
-      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }`;
+      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }
+      export interface SearchResult { name: string; kind: 'person' | 'film'; nominations: number; wins: number; firstYear: string; lastYear: string; path: string }
+      export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }`;
     const schemas = componentSchemas(source);
     expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
     expect(schemas.Nomination.required).toEqual(['primary', 'won']);
@@ -203,7 +206,7 @@ describe('the built OpenAPI document', () => {
   it('is written to the root of dist/ by the build', async () => {
     const doc = JSON.parse(await readFile(path.join(local.dist, 'openapi.json'), 'utf8')) as Doc;
     const manifest = JSON.parse(await readFile(path.join(local.dist, '_data/manifest.json'), 'utf8')) as Manifest;
-    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS].sort());
+    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS].sort());
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 

@@ -12,8 +12,9 @@
  *
  * Caches hold data only, each bounded by bytes: parsed index files
  * (`jsonBytes`, counted at three times their file size, about what the parsed
- * objects take), answers joined at one year (`joinBytes`, counted at their
- * size plus their query) and stored answers by ref (`answerBytes`, 768 bytes each).
+ * objects take), answers made at run time, joined at one year or searched
+ * (`joinBytes`, counted at their size plus their query) and stored answers by
+ * ref (`answerBytes`, 768 bytes each).
  * Raw file bytes are the DataSource's to keep; an index file is parsed again
  * when the source hands back other bytes, and joins go when the manifest changes.
  */
@@ -23,6 +24,7 @@ import type { CategoryIndex, CategoryYears, FileRef, IdShard, JoinIndex, Manifes
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from './request.ts';
+import { SearchIndex } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -215,7 +217,28 @@ export class ArchiveReader {
       case 'categoryByName':
       case 'categoryByNameAndYear':
         return this.category(source, manifest, name, year);
+      case 'categories':
+        return this.stored(manifest.categoryList);
+      case 'search': {
+        const hit = this.joins.get(`search\u0000${name}`);
+        return hit ? hit.answer : andThen(this.indexFile(source, manifest.search, SearchIndex.parse), (index) => this.searched(manifest.search, index, name));
+      }
     }
+  }
+
+  /**
+   * A search's answer, made from the index (a scan of a few milliseconds)
+   * and then kept with the answers made at run time, counted at its size and
+   * its text's, so a repeated search costs what a stored answer does. Its
+   * ETag names the index and the text: the same text over the same index
+   * always answers the same bytes.
+   */
+  private async searched(ref: FileRef, index: SearchIndex, text: string): Promise<Answer> {
+    const body = new TextEncoder().encode(JSON.stringify(index.search(text)));
+    const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
+    const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
+    this.joins.set(`search\u0000${text}`, { answer, size: body.length + text.length * 2 + 64 });
+    return answer;
   }
 
   /** A name's answer across all years, or at one year, from its shard. */
@@ -251,12 +274,14 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 8 ||
+      manifest?.format !== 9 ||
       typeof manifest.categories !== 'string' ||
       typeof manifest.joins !== 'string' ||
       typeof manifest.categoryYears !== 'string' ||
       !Array.isArray(manifest.shards) ||
-      !Array.isArray(manifest.ids)
+      !Array.isArray(manifest.ids) ||
+      typeof manifest.search !== 'string' ||
+      typeof manifest.categoryList !== 'string'
     ) {
       throw new DataError('unknown manifest format');
     }
@@ -308,19 +333,19 @@ export class ArchiveReader {
   }
 
   /** A stored JSON file the lookups read (a shard, the category index or years, the join index), parsed. */
-  private indexFile<T>(source: DataSource, ref: FileRef): Maybe<T> {
+  private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
     const bytes = file.bytes('identity', source);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b)) : this.parsedIndex<T>(file.ids.identity, bytes);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
   }
 
   /** An index file's parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
-  private parsedIndex<T>(id: string, bytes: Uint8Array): T {
+  private parsedIndex<T>(id: string, bytes: Uint8Array, parse: (text: string) => T): T {
     const hit = this.indexes.peek(id);
     if (hit?.bytes === bytes) return hit.parsed as T;
     let parsed: T;
     try {
-      parsed = JSON.parse(new TextDecoder().decode(bytes));
+      parsed = parse(new TextDecoder().decode(bytes));
     } catch {
       throw new DataError(`unparsable index ${id}`);
     }

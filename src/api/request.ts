@@ -3,7 +3,7 @@
  * (after the gate) the decoded, checked parameters. Paths are split on `/`
  * before anything is decoded, so `%2F` stays inside a name.
  */
-import { ID_FORMS, type IdForm, MAX_NAME_LENGTH, type Param, type Route, type RouteId, ROUTES } from '../routes.ts';
+import { ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type RouteId, ROUTES } from '../routes.ts';
 import { MESSAGES } from '../messages.ts';
 
 /** What the pipeline needs of a request. */
@@ -198,7 +198,9 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
   const id = m.raw.id === undefined ? undefined : decode(m.raw.id);
   if (name === null || year === null || id === null) return { error: MESSAGES.badEncoding };
-  if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
+  if (m.route.id === 'search') {
+    if (name === undefined || name.length === 0 || !withinCodePoints(name, MAX_SEARCH_LENGTH)) return { error: MESSAGES.badSearch };
+  } else if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
   const held = year === undefined ? undefined : heldYear(year);
   if (held === null) return { error: MESSAGES.badYear };
   const idRoute = ID_ROUTES[m.route.id];
