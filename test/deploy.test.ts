@@ -125,6 +125,10 @@ async function publicPaths(): Promise<string[]> {
 }
 
 describe('netlify build --offline on a clean copy', () => {
+  it('checks every stored file the manifest names after the build, before anything is published', () => {
+    expect(output).toContain('check-stored: every stored file of dist is there and holds the bytes its name promises');
+  });
+
   it('gets its data through data:fetch from ARCHIVE_SOURCE, checked against the pin', async () => {
     expect(output).toContain(`from ${FULL_SOURCE} (sha256 verified)`);
     const cached = await readFile(path.join(copy, source.cacheFile));
@@ -249,4 +253,48 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
       await writeFile(path.join(publish, file), original);
     }
   }, 120_000);
+
+  /** `node cli/check-stored.ts` as the Netlify build runs it after `npm run build`. */
+  async function netlifyCheck(): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [path.join(copy, 'cli/check-stored.ts')], { cwd: copy, env: { ...process.env, DIST_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  }
+
+  /** A stored file named only inside a stored index (a person shard), not by the manifest itself. */
+  async function fileNamedByAnIndex(manifest: Manifest): Promise<string> {
+    const direct = new Set(JSON.stringify(manifest).match(/[0-9a-f]{20}/g));
+    for (const shardRef of manifest.shards) {
+      const at = parseRef(shardRef)!.at.identity;
+      const bytes = await readFile(path.join(publish, dataPath(at.file)!));
+      const shard = JSON.parse((at.range ? bytes.subarray(...at.range) : bytes).toString('utf8')) as Record<string, [string, Record<string, string>]>;
+      for (const [all] of Object.values(shard)) {
+        const file = parseRef(all)!.at.identity.file;
+        if (!direct.has(file)) return dataPath(file)!;
+      }
+    }
+    throw new Error('Expected a stored file named only by a shard');
+  }
+
+  it('refuses to deploy, on Cloudflare and Netlify, a build missing a stored file the manifest names, directly or through an index', async () => {
+    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
+    expect((await netlifyCheck()).code).toBe(0);
+    for (const file of [dataPath(parseRef(manifest.archive)!.at.identity.file)!, await fileNamedByAnIndex(manifest)]) {
+      const original = await readFile(path.join(publish, file));
+      await unlink(path.join(publish, file));
+      try {
+        const refused = await deployDryRun(path.join(copy, '.worker-bundle-missing'));
+        expect(refused.code, refused.output).toBe(1);
+        expect(refused.output).toContain(`deploy:cloudflare: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build`);
+        expect(refused.output).not.toContain('--dry-run: exiting now');
+        const netlify = await netlifyCheck();
+        expect(netlify.code, netlify.output).toBe(1);
+        expect(netlify.output).toBe(`check-stored: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build\n`);
+      } finally {
+        await writeFile(path.join(publish, file), original);
+      }
+    }
+  }, 240_000);
 });
