@@ -2,8 +2,13 @@
  * npm run dev:cloudflare: the Cloudflare Worker on this machine, offline, as a
  * deploy answers: adapters/cloudflare.ts under `wrangler dev` (workerd), dist/
  * as its static assets, keys in a local D1 whose migrations (migrations/) are
- * applied first. Settings are passed from the environment to the Worker.
+ * applied first. Settings are passed from the environment to the Worker
+ * through an env file of wrangler's (`--env-file`), written with mode 0600
+ * into a private temp folder (0700) removed when it exits: never on
+ * wrangler's command line, which any local user can read with `ps`.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser, settingOrRefuse } from './command-line.ts';
 import { startMailOutbox } from './mail-outbox.ts';
@@ -31,10 +36,40 @@ Environment:
   PUBLIC_BASE_URL, RATE_LIMIT_PER_MINUTE, PORTAL_ISSUE_LIMIT_PER_MINUTE   passed to the Worker
   ARCHIVE_SOURCE, DIST_DIR   the source to build from and the build served, as for npm start`;
 
-/** The environment the Worker is given, as wrangler's `--var NAME:value`. */
+/** The environment the Worker is given, through an env file (see `envFile`). */
 const PASSED = ['MAIL_API_URL', 'MAIL_API_TOKEN', 'MAIL_FROM', 'PUBLIC_BASE_URL', 'RATE_LIMIT_PER_MINUTE', 'PORTAL_ISSUE_LIMIT_PER_MINUTE'];
 
 const refuse: Refuse = refuser('dev:cloudflare');
+
+/**
+ * One `NAME=value` line as wrangler reads its env files (dotenv, then
+ * dotenv-expand): quoted with a quote the value lacks (single and backtick
+ * quotes are literal), every `$` escaped so that nothing is expanded.
+ */
+function envLine(name: string, value: string): string {
+  if (/[\r\n]/.test(value)) refuse(`${name} holds a line break, which the Worker's env file cannot carry`);
+  const quote = ["'", '`', '"'].find((q) => !value.includes(q));
+  if (!quote) refuse(`${name} holds all three quote characters (' \` "), which the Worker's env file cannot carry`);
+  return `${name}=${quote}${value.replaceAll('$', '\\$')}${quote}`;
+}
+
+/**
+ * The Worker's settings and secrets in a file only this user can read, in a
+ * folder of its own; `remove` deletes both (at exit, however it came).
+ */
+function envFile(vars: Record<string, string>): { file: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faa-worker-env-'));
+  const file = path.join(dir, 'worker.env');
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    writeFileSync(file, Object.entries(vars).map(([name, value]) => `${envLine(name, value)}\n`).join(''), { mode: 0o600 });
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  process.once('exit', remove);
+  return { file, remove };
+}
 
 async function main() {
   commandLine({ name: 'dev:cloudflare', usage: USAGE, options: {} });
@@ -51,12 +86,14 @@ async function main() {
   if (outbox) Object.assign(vars, { MAIL_API_URL: outbox.url, MAIL_API_TOKEN: outbox.token });
   const host = process.env.HOST ?? '127.0.0.1';
   console.log(`key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`);
-  const flags = Object.entries(vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]);
-  const child = wrangler(['dev', '--config', config, '--port', String(port), '--ip', host, '--persist-to', state, '--show-interactive-dev-session=false', ...flags]);
+  // Secrets (MAIL_API_TOKEN, credentials in a URL) never go on argv: only the env file's path does.
+  const secrets = envFile(vars);
+  const child = wrangler(['dev', '--config', config, '--port', String(port), '--ip', host, '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
   const stop = () => child.kill('SIGTERM');
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   child.once('exit', (code) => {
+    secrets.remove();
     outbox?.close();
     process.exit(code ?? 0);
   });
