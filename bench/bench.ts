@@ -68,6 +68,8 @@ const WORKLOADS: Workload[] = [
   { id: 'film', label: 'film at a year: Sinners 2026', path: '/movie/name=Sinners/year=2026/apikey={key}', status: 200, ceilingTarget: 0.9 },
   { id: 'category-year', label: 'category at a year: Best Picture 2026', path: '/award/name=Best%20Picture/year=2026/apikey={key}', status: 200, ceilingTarget: 0.9 },
   { id: 'actor', label: 'category join across years: Actor', path: '/award/name=Actor/apikey={key}', status: 200, ceilingTarget: 0.5, naiveTarget: 10 },
+  { id: 'search', label: 'search: meryl strep (a typo)', path: '/search/name=meryl%20strep/apikey={key}', status: 200, ceilingTarget: 0.8 },
+  { id: 'search-prefix', label: 'search: emma st (word starts)', path: '/search/name=emma%20st/apikey={key}', status: 200, ceilingTarget: 0.8 },
   { id: '404', label: '404 person', path: '/person/name=Nobody%20Atall%20Xyzzy/apikey={key}', status: 404, ceilingTarget: 0.9 },
   { id: '403', label: '403 bad key', path: '/person/name=Meryl%20Streep/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', status: 403, ceilingTarget: 0.9 },
 ];
@@ -341,7 +343,7 @@ async function edge(ctx: Context) {
     const key = await new Keys(blobsKeyStore(access)).issue('bench-edge@example.org');
     const env = { ...process.env, NETLIFY_BLOBS_CONTEXT: Buffer.from(JSON.stringify(access)).toString('base64'), DENO_NO_UPDATE_CHECK: '1' };
     const out: Record<string, { moduleLoad: number; cold: number; warmMedian: number; warmP99: number; status: number }[]> = {};
-    for (const lookup of ['/award/name=e', '/person/name=Meryl%20Streep', '/archive/year=2000', '/archive']) {
+    for (const lookup of ['/award/name=e', '/person/name=Meryl%20Streep', '/archive/year=2000', '/archive', '/search/name=meryl%20strep', '/search/name=oppenhiemer']) {
       out[lookup] = [];
       for (let i = 0; i < 3; i++) {
         const args = ['run', '--allow-all', '--quiet', 'bench/edge-cpu.ts', ctx.dist, '200', `${lookup}/apikey=${key}`];

@@ -4,7 +4,7 @@
  * its D1 migrated as a user migrates it (`wrangler d1 migrations apply
  * --local`), and run by Miniflare (workerd, no inspector, no dev proxy). For
  * each of the heaviest lookups (the whole archive, the widest category join
- * `/award/name=e`, the name in the most nominations), each run is a fresh
+ * `/award/name=e`, the name in the most nominations, three searches), each run is a fresh
  * workerd whose first request is the lookup (cold: the module loaded, nothing
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
@@ -134,7 +134,16 @@ async function main() {
     const first = ours();
     const key = await d1Keys((await first.getD1Database('DB')) as unknown as D1DatabaseLike).issue('bench-worker@example.org');
     const archive = await (await first.dispatchFetch(`http://localhost/archive/apikey=${key}`)).json();
-    const lookups = ['/archive/year=2000/apikey=faa_nope', '/archive', '/award/name=e', `/person/name=${encodeURIComponent(topName(archive as never))}`];
+    const lookups = [
+      '/archive/year=2000/apikey=faa_nope',
+      '/archive',
+      '/award/name=e',
+      `/person/name=${encodeURIComponent(topName(archive as never))}`,
+      // Searches scan the whole index on a fresh isolate: a typo, a typo in a long name, and the start of words.
+      '/search/name=meryl%20strep',
+      '/search/name=oppenhiemer',
+      '/search/name=emma%20st',
+    ];
     const urlOf = (lookup: string) => `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
     const references = new Map<string, () => Miniflare>();
     for (const [i, lookup] of lookups.entries()) {

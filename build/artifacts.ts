@@ -317,7 +317,7 @@ export async function buildArtifacts(
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by every search, never sent.
-    search: await store.put(storedText(searchIndex(archive, facts)), { variants: false }),
+    search: await Promise.all(searchIndex(archive, facts).map((shard) => store.put(storedText(shard), { variants: false }))),
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
   };
   const responses = store.files.size; // before the manifest joins
