@@ -8,6 +8,7 @@ const STATUS_TEXT = { 200: 'OK', 304: 'Not Modified', 400: 'Bad Request', 403: '
 
 // Curl lines were built for the deploy's address; the page knows the one it is served from.
 for (const line of document.querySelectorAll('[data-path]')) line.textContent = `curl "${location.origin}${line.dataset.path}"`;
+for (const block of document.querySelectorAll('[data-template]')) block.textContent = block.dataset.template.replaceAll('{{BASE}}', location.origin);
 
 for (const button of document.querySelectorAll('button[data-copy]')) {
   button.addEventListener('click', async () => {
