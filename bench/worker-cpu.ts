@@ -9,7 +9,7 @@
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
  *
- *   node bench/worker-cpu.ts <dist> [runs per lookup, default 3] [only lookups containing this text]
+ *   npm run bench:worker -- <dist> [runs per lookup, default 3] [only lookups containing this text]
  *
  * CPU is read from /proc (`schedstat` of every thread of workerd, in
  * nanoseconds) around each request, so it also counts what the platform does
@@ -36,17 +36,29 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { commandLine, refuser } from '../cli/command-line.ts';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
 import { hashSecret } from '../src/keys.ts';
 import { keySql } from '../src/keys-sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const [distArg, runsText = '3', only = ''] = process.argv.slice(2);
-if (!distArg) {
-  console.error('usage: node bench/worker-cpu.ts <dist> [runs per lookup] [only lookups containing this text]');
-  process.exit(2);
-}
+const USAGE = `usage: npm run bench:worker -- DIST [RUNS] [TEXT]
+
+The Cloudflare Worker's own CPU per request in workerd, cold (a fresh workerd
+for each run) and warm, for the heaviest lookups and three searches, beside a
+reference Worker that does only the platform's part of each request (see the
+top of bench/worker-cpu.ts). Prints one JSON line per run, then a table.
+
+  DIST    the built output to serve, e.g. dist (npm run build first)
+  RUNS    fresh workerds per lookup (default 3)
+  TEXT    only the lookups whose path contains this text (e.g. search)
+
+Options:
+  -h, --help   this text`;
+const { positionals } = commandLine({ name: 'bench:worker', usage: USAGE, options: {}, positionals: 3 });
+const [distArg, runsText = '3', only = ''] = positionals;
+if (!distArg) refuser('bench:worker')('name the built output to serve: npm run bench:worker -- dist', 2);
 const dist = path.resolve(distArg);
 const WARM_RUNS = 200;
 
