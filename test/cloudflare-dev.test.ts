@@ -3,9 +3,11 @@
  * Worker under wrangler dev, workerd, a local D1): what it hands wrangler.
  * Secrets (MAIL_API_TOKEN) reach the Worker through an env file of
  * wrangler's, mode 0600 in a private folder removed at exit, never on a
- * command line, which any local user reads with `ps`.
+ * command line, which any local user reads with `ps`. A request whose path
+ * does not parse as a URL is answered 400 as JSON, and it keeps running.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,23 @@ function commandLines(): { pid: number; args: string[] }[] {
     }
   }
   return lines;
+}
+
+/** One request sent as its raw bytes (the request line as written); the status and body of the answer. */
+function rawLine(port: number, line: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      resolve({ status, body: /^[0-9a-f]+\r\n/.test(body) ? body.split('\r\n')[1] : body });
+    });
+  });
 }
 
 let box: Sandbox;
@@ -62,6 +81,15 @@ describe('dev:cloudflare and its secrets', () => {
     const asked = await fetch(`http://127.0.0.1:${worker!.port}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
     expect(asked.status).toBe(202);
     expect(mailApi.to(email).map((c) => c.authorization)).toEqual([`Bearer ${secret}`]);
+  });
+
+  it('answers 400 with a JSON error to a path that does not parse as a URL, and keeps running', async () => {
+    for (const line of ['GET //x:y@%zz/ HTTP/1.1', 'GET //x:y@%zz/health HTTP/1.1', 'GET %zz HTTP/1.1', 'GET http://x:y@%zz/ HTTP/1.1', 'GET * HTTP/1.1', 'GET /a b/c HTTP/1.1']) {
+      const answer = await rawLine(worker!.port, line);
+      expect([line, answer.status]).toEqual([line, 400]);
+      expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
+    }
+    expect((await fetch(`http://127.0.0.1:${worker!.port}/health`)).status).toBe(200);
   });
 
   it('removes the env file when it stops', async () => {
