@@ -168,7 +168,7 @@ async function main() {
   const secrets = envFile(vars);
   const child = wrangler(['dev', '--config', config, '--port', String(inner), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
   const stopChild = () => child.kill('SIGTERM');
-  // wrangler never outlives this process, whatever ends it.
+  // Every exit this process sees (a refusal, an uncaught error, a signal) stops wrangler too.
   process.once('exit', stopChild);
   process.on('SIGINT', stopChild);
   process.on('SIGTERM', stopChild);
