@@ -177,7 +177,7 @@ function errorTable(): string {
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
-    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive.`, [MESSAGES.unavailable]],
+    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive, or its key store.`, [MESSAGES.unavailable, MESSAGES.keysUnavailable]],
   ];
   const rows = errors.map(([status, why, messages]) => {
     const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
@@ -257,7 +257,7 @@ ${ROUTES.map((route) => operationSection(route, all)).join('\n')}
 <section class="operation" id="health" aria-labelledby="title-health">
 <h3 id="title-health">Health of this instance</h3>
 <p class="operation-id">Operation <code>health</code></p>
-<p class="summary">Whether this instance can read the archive, with the source's revision (its sha256) and the archive's counts. No key, no archive data, never cached; <code>503</code> when the archive cannot be read.</p>
+<p class="summary">Whether this instance can answer lookups, with the source's revision (its sha256) and the archive's counts. No key, no archive data, never cached; <code>503</code> when the archive or the key store cannot be read.</p>
 ${curlBlock('health', HEALTH_PATH, all.baseUrl)}
 ${answerBlock('health', options.examples?.health)}
 </section>
