@@ -14,6 +14,8 @@
  * more nominations, then by name.
  */
 
+import type { SearchResult } from '../types.ts';
+
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
 
@@ -54,22 +56,9 @@ export function searchKey(text: string): string {
 }
 
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
-export type SearchKind = 'person' | 'company' | 'film' | 'category';
+export type SearchKind = SearchResult['kind'];
 const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film', a: 'category' };
 export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
-
-/** One result, as the route answers it (src/types.ts: SearchResult). */
-export interface Found {
-  name: string;
-  kind: SearchKind;
-  nominations: number;
-  wins: number;
-  firstYear: string;
-  lastYear: string;
-  path: string;
-  /** A category's award under its other names over the years. */
-  otherNames?: string[];
-}
 
 /**
  * The index as stored, three blocks of text with a NUL after each of the
@@ -150,7 +139,7 @@ export class SearchIndex {
   }
 
   /** Entries found for `text`, best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
-  search(text: string): Found[] {
+  search(text: string): SearchResult[] {
     const asked = searchKey(text);
     if (asked === '') return [];
     const compact = asked.replaceAll(' ', '');
@@ -188,11 +177,11 @@ export class SearchIndex {
 }
 
 /** A row of the index as a result, with the lookup that answers it. */
-function resultOf(row: string): Found {
+function resultOf(row: string): SearchResult {
   const [name, code, nominations, wins, firstYear, lastYear, others] = row.split('\t');
   const kind = KINDS[code];
   const path = `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
-  const found: Found = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
+  const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
   if (kind === 'category') found.otherNames = others ? others.split('|') : [];
   return found;
 }
