@@ -79,7 +79,9 @@ function front(upstream: number, base: string): http.Server {
   const server = http.createServer((req, res) => {
     const head = req.method === 'HEAD';
     if (!parses(req.url, base)) return json(res, 400, BAD_PATH, head);
-    const out = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+    // The client's own address, as Cloudflare's edge sets it (whatever the client sent): the portal's per-client limit reads it.
+    const headers = { ...req.headers, 'cf-connecting-ip': req.socket.remoteAddress ?? 'unknown' };
+    const out = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers, agent }, (answer) => {
       res.writeHead(answer.statusCode!, answer.statusMessage, answer.headers);
       answer.pipe(res);
     });
