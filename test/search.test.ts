@@ -3,8 +3,10 @@
  * oscars.csv with a fixed seed (read here as the data's README describes
  * the format, with none of the build's code), each searched lower-cased and
  * stripped of its marks, must come first, or tied only with names that read
- * the same once case, marks, punctuation and spacing are set aside; and every
- * result counts exactly what its path answers.
+ * the same once case, marks, punctuation and spacing are set aside; every
+ * result counts exactly what its path answers, and what the spec's oracle
+ * (test/oracle.ts) counts over the archive as served; and the issue's examples
+ * answer as written.
  */
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
