@@ -144,6 +144,22 @@ describe('the reference page at /', () => {
     await page.close();
   });
 
+  it('answers a search as it is typed, once the typing pauses, with one request for the word', async () => {
+    const { page, problems } = await open('desktop');
+    const asked: string[] = [];
+    page.on('request', (r) => r.url().includes('/search/') && asked.push(new URL(r.url()).pathname));
+    await page.locator('button[data-try="search"]').click();
+    await page.getByLabel('API key').fill(local.key);
+    await page.locator('#try-name').fill('');
+    await page.locator('#try-name').pressSequentially('emma st', { delay: 30 });
+    await page.locator('#try-status').filter({ hasText: 'HTTP 200' }).waitFor();
+    await page.waitForFunction(() => document.getElementById('try-body')?.textContent?.includes('Emma Stone'));
+    expect(JSON.parse(await page.locator('#try-body').innerText())[0]).toMatchObject({ name: 'Emma Stone', kind: 'person' });
+    expect(asked).toEqual(['/search/name=emma%20st/apikey=' + local.key]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('shows the 403 and its body for a key the API does not know', async () => {
     const { page } = await open('desktop');
     const body = await tryIt(page, 'ceremonyByYear', 'faa_not-a-key', 'HTTP 403');
