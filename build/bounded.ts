@@ -6,7 +6,10 @@
  * in memory, never the whole. Today's oscars.csv is 2.2 MB; the default
  * limit, 20 MB, leaves it ten years of room (DATA_MAX_BYTES sets another).
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, constants, createReadStream, fstat, open } from 'node:fs';
+import { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { wholeNumberSetting } from '../src/limits.ts';
 
 /** Most bytes a revision of the source may have, unless DATA_MAX_BYTES says otherwise. */
@@ -37,12 +40,31 @@ async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: 
   return Buffer.concat(chunks, length);
 }
 
-/** A file's bytes, within `maxBytes` and `timeoutMs` (a pipe or a device may never end). */
+/**
+ * A file's bytes, within `maxBytes` and `timeoutMs` (a pipe or a device may
+ * never end). A pipe (`--from /dev/stdin`, a named pipe) is read as a socket
+ * is, without blocking: a blocking read of a pipe nobody writes to would hold
+ * a thread that even process.exit waits for, so the command would never end.
+ * It is opened without blocking too, for the same reason.
+ */
 export async function readFileBounded(file: string, what: string, maxBytes: number, timeoutMs: number): Promise<Buffer> {
-  const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
-  const timer = setTimeout(() => stream.destroy(new ReadLimitError(`${what} did not finish reading within ${timeoutMs / 1000} s; nothing written`)), timeoutMs);
+  const fd = await promisify(open)(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  const stat = await promisify(fstat)(fd).catch((error: Error) => {
+    closeSync(fd);
+    throw error;
+  });
+  const stream: Readable = stat.isFIFO() || stat.isSocket() ? new Socket({ fd, readable: true, writable: false }) : createReadStream('', { fd, highWaterMark: 256 * 1024 });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new ReadLimitError(`${what} did not finish reading within ${timeoutMs / 1000} s; nothing written`));
+      stream.destroy();
+    }, timeoutMs);
+  });
+  const read = collect(stream, maxBytes, what, () => stream.destroy());
+  read.catch(() => {}); // the stream's own end, once the time limit has answered
   try {
-    return await collect(stream, maxBytes, what, () => stream.destroy());
+    return await Promise.race([read, late]);
   } finally {
     clearTimeout(timer);
   }

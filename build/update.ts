@@ -132,7 +132,9 @@ async function newestRevision(c: Context, repository: string, pinned: string | n
     throw new UpdateError(`GitHub's answer from ${listed} names no commit of ${SOURCE_PATH}; nothing written. Run again later, or pass --from URL|PATH`);
   }
   if (newest.sha === pinned) return null;
-  const date = typeof newest.commit?.committer?.date === 'string' ? newest.commit.committer.date : null;
+  // The date goes into the report and the pin: only a timestamp as GitHub writes them, never other text from the answer.
+  const stamp = newest.commit?.committer?.date;
+  const date = typeof stamp === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(stamp) ? stamp : null;
   const file = `${api}/repos/${repository}/contents/${SOURCE_PATH}?ref=${newest.sha}`;
   const bytes = await download(c, file, `${SOURCE_PATH} at ${newest.sha.slice(0, 12)}`, githubHeaders(c.env, 'application/vnd.github.raw+json'));
   return { bytes, commit: newest.sha, date, dated: 'commit', from: rawUrl(repository, newest.sha), url: rawUrl(repository, newest.sha) };
@@ -288,7 +290,9 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   }
   await accept({ root, pin, next, archive, report, changelog: path.resolve(o.changelog ?? path.join(root, 'CHANGELOG.md')), reportFile: o.report, now });
   log(`data:update: pinned in ${PIN_PATH}, cached in ${pin.cacheFile}, recorded in ${SUMMARY_PATH} and CHANGELOG.md. Next: npm run build, npm test, commit data/ and CHANGELOG.md`);
-  const stale = c.env.ARCHIVE_SOURCE && sha256(await fs.readFile(path.resolve(c.env.ARCHIVE_SOURCE)).catch(() => Buffer.alloc(0))) !== sha256(next.bytes);
+  const stale =
+    c.env.ARCHIVE_SOURCE &&
+    sha256(await readFileBounded(path.resolve(c.env.ARCHIVE_SOURCE), 'ARCHIVE_SOURCE', c.maxBytes, c.timeoutMs).catch(() => Buffer.alloc(0))) !== sha256(next.bytes);
   if (stale) log(`data:update: ARCHIVE_SOURCE (${c.env.ARCHIVE_SOURCE}) is not the new revision: unset it, so that npm run build reads ${pin.cacheFile}`);
   return { status: 'pinned', report, exitCode: 0 };
 }

@@ -9,8 +9,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { copyFile, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { constants, readFileSync } from 'node:fs';
+import { copyFile, mkdir, open, readFile, truncate, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -74,6 +74,16 @@ beforeAll(async () => {
       res.write('[');
       return endless(res, Buffer.from(`${JSON.stringify({ sha: 'f'.repeat(40), padding: 'x'.repeat(60_000) })},`));
     }
+    // An answer that trickles a byte at a time and never ends, under any size limit (it stops once the reader is gone, or after 10 minutes).
+    if (url.pathname === '/trickle.csv') {
+      res.write(header);
+      let left = 6000;
+      const timer = setInterval(() => (res.destroyed || --left < 0 ? (clearInterval(timer), res.end()) : res.write('a')), 100);
+      return;
+    }
+    // GitHub's API naming a commit whose date is markup, then its file.
+    if (url.pathname === '/dated/repos/DLu/oscar_data/commits') return res.end(JSON.stringify([{ sha: 'b'.repeat(40), commit: { committer: { date: '<img src=x onerror=alert(1)>' } } }]));
+    if (url.pathname === '/dated/repos/DLu/oscar_data/contents/oscars.csv') return res.end(REVISIONS['/markup.csv']);
     const body = REVISIONS[url.pathname];
     res.statusCode = body ? 200 : 404;
     res.end(body ?? 'not found');
@@ -120,7 +130,7 @@ async function measured(script: string, args: string[], env: Record<string, stri
   );
   const maxRss = Number(/MAXRSS (\d+)/.exec(out.stderr)?.[1]);
   const lines = out.stderr.split('\n').filter((l) => l && !l.startsWith('MAXRSS'));
-  return { code: out.code, lines, maxRss };
+  return { code: out.code, lines, maxRss, stdout: out.stdout };
 }
 
 describe('a revision past the size limit', () => {
@@ -169,6 +179,29 @@ describe('a revision past the size limit', () => {
   });
 });
 
+describe('a revision past the time limit', () => {
+  it('from a named pipe nobody closes: data:update stops with exit 2 and one line, and ends', async () => {
+    const root = await checkout();
+    const fifo = path.join(root, 'revision.fifo');
+    await run('mkfifo', [fifo]);
+    // The test holds the pipe open for writing and writes nothing: a read of it never ends by itself.
+    const writer = await open(fifo, constants.O_RDWR);
+    try {
+      const out = await measured('build/update.ts', ['--root', root, '--from', fifo, '--timeout', '1']);
+      expect([out.code, out.lines]).toEqual([2, [`data:update: --from ${fifo} did not finish reading within 1 s; nothing written`]]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('from a URL that trickles without end under the size limit', async () => {
+    const root = await checkout();
+    const before = await snapshot(root);
+    await expect(updateIn(root, { from: `${base}/trickle.csv`, timeoutMs: 1000 })).rejects.toThrow(/cannot download the new revision from .*trickle\.csv \(no whole answer within 1 s\); nothing written/);
+    expect(await snapshot(root)).toEqual(before);
+  });
+});
+
 describe('a revision that repeats rows', () => {
   it('is refused, naming the repeated lines, never counted as new nominations', async () => {
     const root = await checkout();
@@ -198,6 +231,29 @@ describe('text from a revision in the report and CHANGELOG.md', () => {
       expect(text).toContain('Right\\u\\{202E\\}to left \\*\\*bold\\*\\* \\_it\\_ \\`code\\` \\~\\~gone\\~\\~ \\# http&#58;//evil\\.example/bare');
     }
     expect(await readFile(path.join(root, 'data/cache/oscars.csv'), 'utf8')).toBe(REVISIONS['/markup.csv']);
+  });
+});
+
+describe('what else the update reads from outside', () => {
+  it('a commit date from GitHub that is not a date never reaches the report', async () => {
+    const root = await checkout();
+    const reportFile = path.join(root, 'report.md');
+    const result = await updateIn(root, { env: { GITHUB_API_URL: `${base}/dated` }, report: reportFile });
+    expect(result.status).toBe('pinned');
+    for (const text of [await readFile(reportFile, 'utf8'), await readFile(path.join(root, 'CHANGELOG.md'), 'utf8')]) expect(text).not.toContain('<img');
+    expect(JSON.parse(await readFile(path.join(root, 'data/source.json'), 'utf8'))).toMatchObject({ commit: 'b'.repeat(40), date: null });
+  });
+
+  it('ARCHIVE_SOURCE, checked after pinning, is read within the limit too (/dev/zero)', async () => {
+    const root = await checkout();
+    const out = await measured('build/update.ts', ['--root', root, '--from', `${base}/markup.csv`], { ARCHIVE_SOURCE: '/dev/zero' });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('data:update: ARCHIVE_SOURCE (/dev/zero) is not the new revision');
+    // As much memory as the same update without ARCHIVE_SOURCE (two archives compared), give or take the 20 MB read.
+    const plain = await measured('build/update.ts', ['--root', await checkout(), '--from', `${base}/markup.csv`]);
+    expect(plain.code).toBe(0);
+    console.log(`peak RSS: ${out.maxRss} MiB with ARCHIVE_SOURCE=/dev/zero, ${plain.maxRss} MiB without`);
+    expect(out.maxRss).toBeLessThan(plain.maxRss + 100);
   });
 });
 
