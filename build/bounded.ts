@@ -23,17 +23,25 @@ export class ReadLimitError extends Error {}
 /** DATA_MAX_BYTES as a number of bytes, or the default; a RangeError naming it for anything but a whole number from 1. */
 export const maxSourceBytes = (env: NodeJS.ProcessEnv = process.env) => wholeNumberSetting('DATA_MAX_BYTES', env.DATA_MAX_BYTES, DEFAULT_MAX_SOURCE_BYTES, 1);
 
-const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 1024 * 1024 ? 2 : 0)} MB`;
+/** What the size-limit line advises for a revision: the setting that raises the limit. */
+export const SOURCE_LIMIT_ADVICE = 'If a revision really is that large, set DATA_MAX_BYTES higher';
+
+/** A limit as people read it: "20 MB (20971520 bytes)", or "1000 bytes" under a megabyte. */
+const size = (bytes: number) => (bytes < 1024 * 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024 / 1024)} MB (${bytes} bytes)`);
+
+/** The one line for `what` past `maxBytes`, with `advice` when a setting can raise the limit. */
+const tooLarge = (what: string, maxBytes: number, advice: string | null, told = '') =>
+  `${what} is larger than ${size(maxBytes)}${told}; nothing written${advice ? `. ${advice}` : ''}`;
 
 /** The chunks of `body` together, or a ReadLimitError once more than `maxBytes` arrived (`stop` is then called to end the read). */
-async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string, stop: () => void): Promise<Buffer> {
+async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string, stop: () => void, advice: string | null): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
     length += chunk.length;
     if (length > maxBytes) {
       stop();
-      throw new ReadLimitError(`${what} is larger than ${megabytes(maxBytes)} (${maxBytes} bytes, DATA_MAX_BYTES); nothing written. If a revision really is that large, set DATA_MAX_BYTES higher`);
+      throw new ReadLimitError(tooLarge(what, maxBytes, advice));
     }
     chunks.push(chunk);
   }
@@ -47,7 +55,7 @@ async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: 
  * a thread that even process.exit waits for, so the command would never end.
  * It is opened without blocking too, for the same reason.
  */
-export async function readFileBounded(file: string, what: string, maxBytes: number, timeoutMs: number): Promise<Buffer> {
+export async function readFileBounded(file: string, what: string, maxBytes: number, timeoutMs: number, advice: string | null = SOURCE_LIMIT_ADVICE): Promise<Buffer> {
   const fd = await promisify(open)(file, constants.O_RDONLY | constants.O_NONBLOCK);
   const stat = await promisify(fstat)(fd).catch((error: Error) => {
     closeSync(fd);
@@ -61,7 +69,7 @@ export async function readFileBounded(file: string, what: string, maxBytes: numb
       stream.destroy();
     }, timeoutMs);
   });
-  const read = collect(stream, maxBytes, what, () => stream.destroy());
+  const read = collect(stream, maxBytes, what, () => stream.destroy(), advice);
   read.catch(() => {}); // the stream's own end, once the time limit has answered
   try {
     return await Promise.race([read, late]);
@@ -75,7 +83,13 @@ export async function readFileBounded(file: string, what: string, maxBytes: numb
  * `maxBytes`; a non-2xx status throws `HTTP <status>`. A ReadLimitError for a
  * limit passed; other failures as fetch throws them (TimeoutError on time).
  */
-export async function fetchBounded(fetchImpl: typeof fetch, url: string, what: string, options: { headers?: Record<string, string>; timeoutMs: number; maxBytes: number }): Promise<Buffer> {
+export async function fetchBounded(
+  fetchImpl: typeof fetch,
+  url: string,
+  what: string,
+  options: { headers?: Record<string, string>; timeoutMs: number; maxBytes: number; advice?: string | null },
+): Promise<Buffer> {
+  const advice = options.advice === undefined ? SOURCE_LIMIT_ADVICE : options.advice;
   const controller = new AbortController();
   const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(options.timeoutMs)]);
   const response = await fetchImpl(url, { headers: options.headers, signal });
@@ -86,8 +100,8 @@ export async function fetchBounded(fetchImpl: typeof fetch, url: string, what: s
   const length = Number(response.headers.get('content-length') ?? NaN);
   if (length > options.maxBytes) {
     controller.abort();
-    throw new ReadLimitError(`${what} is larger than ${megabytes(options.maxBytes)} (${options.maxBytes} bytes, DATA_MAX_BYTES): its answer says ${length} bytes; nothing written`);
+    throw new ReadLimitError(tooLarge(what, options.maxBytes, advice, `: its answer says ${length} bytes`));
   }
   if (!response.body) return Buffer.alloc(0);
-  return collect(response.body as unknown as AsyncIterable<Uint8Array>, options.maxBytes, what, () => controller.abort());
+  return collect(response.body as unknown as AsyncIterable<Uint8Array>, options.maxBytes, what, () => controller.abort(), advice);
 }

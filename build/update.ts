@@ -13,7 +13,7 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../cli/command-line.ts';
-import { fetchBounded, MAX_API_ANSWER_BYTES, maxSourceBytes, ReadLimitError, readFileBounded } from './bounded.ts';
+import { fetchBounded, MAX_API_ANSWER_BYTES, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
 import { formatSummary, summarize } from './guard.ts';
@@ -98,8 +98,10 @@ function failure(error: unknown, c: Context): string {
 
 /** GET `url` within the time and size limits (headers and body alike), as bytes; an UpdateError naming `what` otherwise. */
 async function download(c: Context, url: string, what: string, headers: Record<string, string> = {}, maxBytes = c.maxBytes): Promise<Buffer> {
+  // A revision's limit is DATA_MAX_BYTES or --max-bytes; the API answer's is fixed, and no setting raises it.
+  const advice = maxBytes === c.maxBytes ? `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)` : null;
   try {
-    return await fetchBounded(c.fetch, url, `${what} at ${url}`, { headers, timeoutMs: c.timeoutMs, maxBytes });
+    return await fetchBounded(c.fetch, url, `${what} at ${url}`, { headers, timeoutMs: c.timeoutMs, maxBytes, advice });
   } catch (error) {
     if (error instanceof ReadLimitError) throw new UpdateError(error.message);
     throw new UpdateError(`cannot download ${what} from ${url} (${failure(error, c)}); nothing written. Check the network (and GITHUB_TOKEN, for GitHub's rate limit) and run again, or pass --from PATH`);
@@ -146,7 +148,7 @@ async function given(c: Context, from: string, commit: string | undefined, repos
   const known = { commit: commit ?? null, date: today, dated: 'pinned' as const };
   if (/^https?:\/\//i.test(from)) return { ...known, bytes: await download(c, from, 'the new revision'), from, url: from };
   const file = path.resolve(from);
-  const bytes = await readFileBounded(file, `--from ${file}`, c.maxBytes, c.timeoutMs).catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readFileBounded(file, `--from ${file}`, c.maxBytes, c.timeoutMs, `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)`).catch((error: NodeJS.ErrnoException) => {
     throw new UpdateError(error instanceof ReadLimitError ? error.message : `--from ${file} cannot be read (${error.code ?? error.message}); nothing written`);
   });
   return { ...known, bytes, from: path.basename(file), url: commit ? rawUrl(repository, commit) : null };
