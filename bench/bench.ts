@@ -349,7 +349,7 @@ async function edge(ctx: Context) {
     const key = await new Keys(blobsKeyStore(access)).issue('bench-edge@example.org');
     const env = { ...process.env, NETLIFY_BLOBS_CONTEXT: Buffer.from(JSON.stringify(access)).toString('base64'), DENO_NO_UPDATE_CHECK: '1' };
     const out: Record<string, { moduleLoad: number; cold: number; warmMedian: number; warmP99: number; status: number }[]> = {};
-    for (const lookup of ['/award/name=e', '/person/name=Meryl%20Streep', '/archive/year=2000', '/archive', '/search/name=meryl%20strep', '/search/name=oppenhiemer']) {
+    for (const lookup of ['/award/name=e', '/person/name=Meryl%20Streep', '/archive/year=2000', '/archive', '/search/name=meryl%20strep', '/search/name=oppenhiemer', '/search/name=emma%20st']) {
       out[lookup] = [];
       for (let i = 0; i < 3; i++) {
         const args = ['run', '--allow-all', '--quiet', 'bench/edge-cpu.ts', ctx.dist, '200', `${lookup}/apikey=${key}`];
