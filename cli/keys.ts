@@ -10,7 +10,8 @@
  */
 import path from 'node:path';
 import { readCommandLine } from './command-line.ts';
-import { KeyError, Keys, printable } from '../src/keys.ts';
+import { KeyError, keyId, Keys, printable } from '../src/keys.ts';
+import { purgeHook, purgeKey } from '../src/api/cache.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
@@ -45,10 +46,13 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
   const [command, arg, ...rest] = argv;
   const one = arg !== undefined && rest.length === 0;
   if (command === 'issue' && one) out(await keys.issue(arg));
-  else if (command === 'rotate' && one) out(await keys.rotateKey(arg.trim()));
-  else if (command === 'revoke' && one) {
+  else if (command === 'rotate' && one) {
+    out(await keys.rotateKey(arg.trim()));
+    await purgeCached(arg.trim(), err);
+  } else if (command === 'revoke' && one) {
     await keys.revokeKey(arg.trim());
     err('revoked');
+    await purgeCached(arg.trim(), err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
     for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
@@ -57,6 +61,12 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
     return 2;
   }
   return 0;
+}
+
+/** With a shared cache in front (CACHE_PURGE_URL), the key's cached answers are purged: now and once the server's key cache has seen the change. */
+async function purgeCached(key: string, err: Print): Promise<void> {
+  const url = process.env.CACHE_PURGE_URL;
+  if (url) await purgeKey(purgeHook(url), keyId(key), (line) => err(`keys: ${line}`));
 }
 
 /** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */

@@ -69,6 +69,8 @@ export interface PortalOptions {
   issueLimitPerMinute?: number;
   /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
   ownerLimitPerMinute?: number;
+  /** Takes back the shared cache's answers to a key rotated away or revoked, by its id; never rejects (src/api/cache.ts: purgeKey). */
+  purgeKey?: (id: string) => Promise<void>;
   /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
@@ -221,11 +223,17 @@ class PortalEndpoints {
     const email = await this.keys.sessionEmail(bearer(request));
     const refused = this.overLimit(request, action !== 'issue');
     if (refused) return refused;
+    // The key a rotate or revoke takes away, for the shared cache's purge after it (by id: the store keeps no key).
+    const gone = action !== 'issue' && this.options.purgeKey ? (await this.keys.activeKey(email))?.id : undefined;
     if (action === 'revoke') {
       await this.keys.revoke(email);
+      if (gone) await this.options.purgeKey!(gone);
       return portalReply(200, { revoked: true });
     }
-    return action === 'issue' ? portalReply(201, { apiKey: await this.keys.issue(email) }) : portalReply(200, { apiKey: await this.keys.rotate(email) });
+    if (action === 'issue') return portalReply(201, { apiKey: await this.keys.issue(email) });
+    const apiKey = await this.keys.rotate(email);
+    if (gone) await this.options.purgeKey!(gone);
+    return portalReply(200, { apiKey });
   }
 
   private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {

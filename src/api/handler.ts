@@ -17,6 +17,7 @@ import { ROUTES, SHAPES, template } from '../routes.ts';
 import type { Answer, DataSource } from './answer.ts';
 import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
+import { revisionTag, shared, type SharedCache } from './cache.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { isKeyShaped, keyId } from '../keys.ts';
@@ -43,6 +44,8 @@ export interface ApiOptions extends ArchiveOptions {
   now?: () => number;
   /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
   portal?: Omit<PortalOptions, 'log' | 'now'>;
+  /** The shared cache in front (its header names): answers to a good key then say it may keep them, tagged (src/api/cache.ts). */
+  sharedCache?: SharedCache;
 }
 
 /** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
@@ -120,8 +123,8 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     }
     case 'lookup': {
       const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
-      if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
-      return refused ?? find(s, parsed, request, source);
+      if (isPromise(refused)) return refused.then((r) => r ?? forShared(s, parsed, source, find(s, parsed, request, source)));
+      return refused ?? forShared(s, parsed, source, find(s, parsed, request, source));
     }
   }
 }
@@ -156,6 +159,17 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
 
 function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource): Maybe<ApiReply> {
   return answer ? answerReply(answer, request, !!s.options.compression, source) : NOT_FOUND_OF.get(lookup.route)!;
+}
+
+/** A good key's 200, 304 or lookup 404, marked for the shared cache when there is one; anything else as it is. */
+function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>): Maybe<ApiReply> {
+  const cache = s.options.sharedCache;
+  if (!cache || !source || m.key === null) return out;
+  const id = keyId(decode(m.key)!);
+  return andThen(out, (reply) => {
+    if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
+    return andThen(s.archive.manifest(source), (manifest) => shared(reply, cache, id, revisionTag(manifest)));
+  });
 }
 
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
