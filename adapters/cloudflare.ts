@@ -6,6 +6,7 @@
  * variables: RATE_LIMIT_PER_MINUTE, PORTAL_ISSUE_LIMIT_PER_MINUTE,
  * MAIL_API_URL, MAIL_API_TOKEN (a secret), MAIL_FROM, PUBLIC_BASE_URL.
  */
+import { CLOUDFLARE_CACHE, neverShared, purgeKey, type WorkerCacheContext, workersPurge } from '../src/api/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from '../src/fetched-files.ts';
 import { type D1DatabaseLike, d1Keys } from '../src/keys-d1.ts';
@@ -17,6 +18,7 @@ interface Env {
   DB: D1DatabaseLike;
 }
 
+const cache = workersPurge((line) => console.error(line));
 const files = new FetchedFiles();
 /** One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves. */
 let api: Api | undefined;
@@ -35,15 +37,20 @@ function apiFor(env: Env): Api {
     keys,
     rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
     log: (line) => console.log(line),
-    portal: { keys, sendMail, publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) },
+    // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
+    sharedCache: CLOUDFLARE_CACHE,
+    portal: { keys, sendMail, purgeKey: (id) => purgeKey(cache.purge, id, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) },
   });
 }
 
 export default {
-  fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: Env, ctx?: WorkerCacheContext): Promise<Response> {
     api ??= apiFor(env);
+    cache.seen(ctx);
     // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
     const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
-    return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
+    const response = await api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
+    if (neverShared(new URL(request.url).pathname)) response.headers.set('cloudflare-cdn-cache-control', 'no-store');
+    return response;
   },
 };

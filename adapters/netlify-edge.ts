@@ -6,6 +6,7 @@
  * netlify.toml; netlify/edge-functions/api.ts is the entry Netlify finds.
  */
 import type { Context } from '@netlify/edge-functions';
+import { NETLIFY_CACHE } from '../src/api/cache.ts';
 import { createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from '../src/fetched-files.ts';
 import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys-blobs.ts';
@@ -21,6 +22,8 @@ const api = createApi({
   keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, KEY_CACHE_MAX_TTL_MS) }),
   rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
   log: (line) => console.log(line),
+  // With `cache = "manual"` (netlify.toml) the CDN keeps answers to a good key, tagged; the portal function purges a key's tag.
+  sharedCache: NETLIFY_CACHE,
 });
 
 export default function handler(request: Request, context: Context): Promise<Response> {

@@ -12,6 +12,8 @@
  * PORTAL_ISSUE_LIMIT_PER_MINUTE (default 5). PORTAL_DEV_OUTBOX: set only by
  * `npm run dev:netlify` on a developer's machine; never on a deploy.
  */
+import { purgeCache } from '@netlify/functions';
+import { guardedPurge, purgeKey } from '../src/api/cache.ts';
 import { createApi } from '../src/api/handler.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { noTransport } from '../src/mail.ts';
@@ -20,12 +22,15 @@ import { nodeMailer } from '../src/server/mail.node.ts';
 
 const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefined);
 const keys = portalKeys();
+// A revoke or rotate purges the key's Netlify-Cache-Tag from the CDN (both rounds awaited: a function may be frozen once it has answered); npm run dev:netlify has no CDN and says what it would purge.
+const purge = guardedPurge(() => (process.env.PORTAL_DEV_OUTBOX ? undefined : (tags) => purgeCache({ tags })), 'Netlify CDN', (line) => console.log(line));
 const api = createApi({
   keys,
   log: (line) => console.log(line),
   portal: {
     keys,
     sendMail: mailer ? mailer.send : noTransport,
+    purgeKey: (id) => purgeKey(purge, id, (line) => console.error(line)),
     publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
     issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
   },

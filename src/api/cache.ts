@@ -112,3 +112,40 @@ export function purgeHook(url: string): Purge {
     if (!reply.ok) throw new Error(`${url} answered ${reply.status}`);
   };
 }
+
+/**
+ * A platform purge where the platform may not offer one (Workers Cache's
+ * `ctx.cache` under `wrangler dev`, Netlify's CDN under `dev:netlify`): the
+ * call, or without it a line saying which tags a deploy would purge; such a
+ * local run keeps no shared cache, so there is nothing to take back.
+ */
+export function guardedPurge(call: () => ((tags: string[]) => Promise<unknown>) | undefined, where: string, log: (line: string) => void): Purge {
+  return async (tags) => {
+    const purge = call();
+    if (purge) await purge(tags);
+    else log(`cache purge skipped (no ${where} here): ${tags.join(' ')}`);
+  };
+}
+
+/** What Workers Cache offers on a Worker's context: `ctx.cache`, scoped to the Worker (the same on every request's context); absent under `wrangler dev`. */
+export interface WorkerCacheContext {
+  cache?: { purge(options: { tags: string[] }): Promise<unknown> };
+}
+
+/** A Worker's purge: `seen(ctx)` on each request keeps its `ctx.cache`; without one the purge is skipped with a line. */
+export function workersPurge(log: (line: string) => void) {
+  let cache: WorkerCacheContext['cache'];
+  return {
+    seen(ctx: WorkerCacheContext | undefined) {
+      try {
+        cache ??= ctx?.cache;
+      } catch {
+        // a context whose cache cannot be read: the purge is skipped
+      }
+    },
+    purge: guardedPurge(() => cache && ((tags) => cache!.purge({ tags })), 'ctx.cache', log),
+  };
+}
+
+/** The portal's pages and files and `/health`, which no shared cache keeps, whatever a public file's Cache-Control allows browsers. */
+export const neverShared = (pathname: string) => /^\/(portal|health)(\/|\.|$)/.test(pathname);
