@@ -24,7 +24,7 @@ import { MESSAGES } from '../messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from '../public-files.ts';
 import { loggable } from '../redact.ts';
-import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
+import { type ApiReply, answerReply, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from './request.ts';
 
@@ -119,9 +119,10 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
-      const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
-      if (isPromise(refused)) return refused.then((r) => r ?? find(s, parsed, request, source));
-      return refused ?? find(s, parsed, request, source);
+      // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept).
+      const checked = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
+      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? find(s, parsed, request, source, c, now) : c));
+      return typeof checked === 'number' ? find(s, parsed, request, source, checked, now) : checked;
     }
   }
 }
@@ -145,17 +146,19 @@ function portalRequest(request: ApiRequest) {
   };
 }
 
-function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+/** The answer to a lookup whose key works until `until` (Infinity: no end), asked at `now`. */
+function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined, until: number, now: number): Maybe<ApiReply> {
   const lookup = lookupOf(m);
   if ('error' in lookup) return errorReply(400, lookup.error);
   if (!source) return REPLIES.fetchError;
   const answer = s.archive.find(source, lookup);
-  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source));
-  return replyTo(s, answer, lookup, request, source);
+  const cacheControl = until === Infinity ? DATA_CACHE_CONTROL : dataCacheControl(until, now);
+  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source, cacheControl));
+  return replyTo(s, answer, lookup, request, source, cacheControl);
 }
 
-function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource): Maybe<ApiReply> {
-  return answer ? answerReply(answer, request, !!s.options.compression, source) : NOT_FOUND_OF.get(lookup.route)!;
+function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
+  return answer ? answerReply(answer, request, !!s.options.compression, source, cacheControl) : NOT_FOUND_OF.get(lookup.route)!;
 }
 
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
