@@ -111,14 +111,40 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   await page.getByRole('button', { name: 'Rotate key' }).click();
   const confirm = page.getByRole('dialog', { name: 'Rotate your key?' });
   await confirm.waitFor();
-  expect(await confirm.innerText()).toContain(`${first.slice(0, 12)}… stops working at once`);
+  expect(await confirm.innerText()).toContain(`your key ${first.slice(0, 12)}… stops working everywhere it is used: at once, or after the time you choose`);
+  // "Now" is the default, and says it is the one for a leaked key.
+  expect(await confirm.getByRole('radio', { name: /Now/ }).isChecked()).toBe(true);
+  expect(await confirm.getByRole('group', { name: 'When should the old key stop working?' }).innerText()).toContain('choose this if the key leaked');
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-confirm.png') });
   await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
   await page.locator('.key-box .done').filter({ hasText: 'old one no longer works' }).waitFor();
-  const second = await shownKey(page, base);
-  expect(second).not.toBe(first);
+  const rotated = await shownKey(page, base);
+  expect(rotated).not.toBe(first);
   await becomes(first, 403);
+  expect(await status(rotated)).toBe(200);
+  expect(await page.locator('#ending').isHidden()).toBe(true);
+
+  // With a 1-hour grace both keys answer; "Stop the old key now" stops the old one within 2 s.
+  await page.getByRole('button', { name: 'Rotate key' }).click();
+  await confirm.getByRole('radio', { name: 'In 1 hour' }).check();
+  await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
+  await page.locator('.key-box .done').filter({ hasText: 'old one works until' }).waitFor();
+  const second = await shownKey(page, base);
+  await becomes(second, 200);
+  expect(await status(rotated)).toBe(200);
+  expect(await page.locator('#ending-state').innerText()).toContain(`Your old key ${rotated.slice(0, 12)}… keeps working until`);
+  await page.reload();
+  await page.getByRole('heading', { name: `Signed in as ${email}` }).waitFor();
+  expect(await page.locator('#ending-state').innerText()).toContain(rotated.slice(0, 12));
+  await page.screenshot({ path: screenshot.replace(/\.png$/, '-grace.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Stop the old key now' }).click();
+  await page.getByRole('dialog', { name: 'Stop the old key now?' }).getByRole('button', { name: 'Yes, stop it' }).click();
+  await page.locator('#account-result .ok').filter({ hasText: 'Old key stopped' }).waitFor();
+  const stopped = Date.now();
+  await becomes(rotated, 403);
+  expect(Date.now() - stopped).toBeLessThan(2_000);
   expect(await status(second)).toBe(200);
+  expect(await page.locator('#ending').isHidden()).toBe(true);
 
   // Cancelling leaves the key working; confirming revokes it.
   await page.getByRole('button', { name: 'Revoke key' }).click();
