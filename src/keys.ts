@@ -28,11 +28,11 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import type { KeyCheck } from './api/gate.ts';
 import { isPromise, type Maybe } from './api/maybe.ts';
 import { KeyCache, type KeyCacheOptions, type KeyEnd } from './keys-cache.ts';
-
-export type { KeyEnd } from './keys-cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
+
+export type { KeyEnd } from './keys-cache.ts';
 
 export const KEY_PREFIX = SECRET_PREFIXES.key;
 export const TOKEN_PREFIX = SECRET_PREFIXES.token;
@@ -57,7 +57,6 @@ export function graceOf(name: unknown): number | null {
   if (name === '0' || name === 0) return 0;
   return typeof name === 'string' && Object.hasOwn(GRACE_PERIODS, name) ? GRACE_PERIODS[name as GraceName] : null;
 }
-
 
 /** A key as its owner and the CLI see it: never the key. */
 export interface KeyInfo {
