@@ -5,7 +5,7 @@
  * a change of the stored layout, whose answers must not change at all: run the
  * previous commit's build and code beside this one's.
  *
- *   node bench/compare-builds.ts OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
+ *   npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
  *
  * Every lookup the old build indexes is asked: the whole archive, every year,
  * every full category name (across years and at each of its years), every
@@ -22,15 +22,25 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { commandLine, refuser } from '../cli/command-line.ts';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 
-const [oldRoot, oldDist, newDist, flag] = process.argv.slice(2);
-const joinEtagsMayChange = flag === '--join-etags-may-change';
-if (!oldRoot || !oldDist || !newDist || (flag !== undefined && !joinEtagsMayChange)) {
-  console.error('usage: node bench/compare-builds.ts OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]');
-  process.exit(2);
-}
+const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
+
+Compares two builds of the same source answer for answer (status, ETag,
+encoding, bytes, and the 304 to the ETag sent), each read by its own code:
+OLD_CHECKOUT's src/ over OLD_DIST, this checkout's over NEW_DIST. For a change
+of the stored layout, which must change no answer.
+
+Options:
+  --join-etags-may-change   an answer across years to a text matching several
+                            category names may change its ETag, not its bytes
+  -h, --help                this text`;
+const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' } }, positionals: 3 });
+const [oldRoot, oldDist, newDist] = positionals;
+const joinEtagsMayChange = values['join-etags-may-change'] === true;
+if (!oldRoot || !oldDist || !newDist) refuser('bench:compare')('name OLD_CHECKOUT OLD_DIST NEW_DIST; see --help', 2);
 
 type Api = ReturnType<typeof createApi>;
 const options = { keys: { verify: () => true }, rateLimitPerMinute: 1e12, compression: true };

@@ -4,12 +4,12 @@
  * its D1 migrated as a user migrates it (`wrangler d1 migrations apply
  * --local`), and run by Miniflare (workerd, no inspector, no dev proxy). For
  * each of the heaviest lookups (the whole archive, the widest category join
- * `/award/name=e`, the name in the most nominations), each run is a fresh
+ * `/award/name=e`, the name in the most nominations, three searches), each run is a fresh
  * workerd whose first request is the lookup (cold: the module loaded, nothing
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
  *
- *   node bench/worker-cpu.ts <dist> [runs per lookup, default 3] [only lookups containing this text]
+ *   npm run bench:worker -- <dist> [runs per lookup, default 3] [only lookups containing this text]
  *
  * CPU is read from /proc (`schedstat` of every thread of workerd, in
  * nanoseconds) around each request, so it also counts what the platform does
@@ -36,17 +36,29 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { commandLine, refuser } from '../cli/command-line.ts';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
 import { hashSecret } from '../src/keys.ts';
 import { keySql } from '../src/keys-sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const [distArg, runsText = '3', only = ''] = process.argv.slice(2);
-if (!distArg) {
-  console.error('usage: node bench/worker-cpu.ts <dist> [runs per lookup] [only lookups containing this text]');
-  process.exit(2);
-}
+const USAGE = `usage: npm run bench:worker -- DIST [RUNS] [TEXT]
+
+The Cloudflare Worker's own CPU per request in workerd, cold (a fresh workerd
+for each run) and warm, for the heaviest lookups and three searches, beside a
+reference Worker that does only the platform's part of each request (see the
+top of bench/worker-cpu.ts). Prints one JSON line per run, then a table.
+
+  DIST    the built output to serve, e.g. dist (npm run build first)
+  RUNS    fresh workerds per lookup (default 3)
+  TEXT    only the lookups whose path contains this text (e.g. search)
+
+Options:
+  -h, --help   this text`;
+const { positionals } = commandLine({ name: 'bench:worker', usage: USAGE, options: {}, positionals: 3 });
+const [distArg, runsText = '3', only = ''] = positionals;
+if (!distArg) refuser('bench:worker')('name the built output to serve: npm run bench:worker -- dist', 2);
 const dist = path.resolve(distArg);
 const WARM_RUNS = 200;
 
@@ -134,7 +146,16 @@ async function main() {
     const first = ours();
     const key = await d1Keys((await first.getD1Database('DB')) as unknown as D1DatabaseLike).issue('bench-worker@example.org');
     const archive = await (await first.dispatchFetch(`http://localhost/archive/apikey=${key}`)).json();
-    const lookups = ['/archive/year=2000/apikey=faa_nope', '/archive', '/award/name=e', `/person/name=${encodeURIComponent(topName(archive as never))}`];
+    const lookups = [
+      '/archive/year=2000/apikey=faa_nope',
+      '/archive',
+      '/award/name=e',
+      `/person/name=${encodeURIComponent(topName(archive as never))}`,
+      // Searches scan the whole index on a fresh isolate: a typo, a typo in a long name, and the start of words.
+      '/search/name=meryl%20strep',
+      '/search/name=oppenhiemer',
+      '/search/name=emma%20st',
+    ];
     const urlOf = (lookup: string) => `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
     const references = new Map<string, () => Miniflare>();
     for (const [i, lookup] of lookups.entries()) {

@@ -48,8 +48,15 @@ interface Slot {
   resolve: (ref: FileRef) => void;
 }
 
+/** How far the compression of answers has got: `done` of `total` answers, as they finish. */
+export type Progress = (done: number, total: number) => void;
+
 class Store {
   readonly files = new Map<string, Uint8Array>();
+  /** Compression jobs queued and finished, for the build's progress line. */
+  private queued = 0;
+  private finished = 0;
+  progress: Progress | undefined;
   /** Bytes a client downloads for every distinct answer, by encoding (identity where no variant is kept). */
   readonly sizes = { raw: 0, gzip: 0, br: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
@@ -77,7 +84,7 @@ class Store {
     const key = packed ? `${group}\u0000${id}` : id;
     let ref = this.refs.get(key);
     if (!ref) {
-      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.limit(() => this.compress(bytes)) : Promise.resolve(null);
+      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(bytes) : Promise.resolve(null);
       if (sent) this.count(id, bytes, compressed);
       ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : this.own(id, bytes, compressed);
       this.refs.set(key, ref);
@@ -131,6 +138,15 @@ class Store {
     void compressed.then((c) => {
       this.sizes.gzip += c ? c[0].length : bytes.length;
       this.sizes.br += c ? c[1].length : bytes.length;
+    });
+  }
+
+  /** Queues the compression of an answer, counting it for the progress line. */
+  private compressLater(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
+    this.queued++;
+    return this.limit(() => this.compress(bytes)).then((done) => {
+      this.progress?.(++this.finished, this.queued);
+      return done;
     });
   }
 
@@ -264,8 +280,10 @@ export async function buildArtifacts(
   ids: NominationIds = new Map(),
   facts: NameFacts = { kinds: new Map(), awards: new Map() },
   concurrency = DEFAULT_CONCURRENCY,
+  progress?: Progress,
 ): Promise<Artifacts> {
   const store = new Store(pLimit(concurrency));
+  store.progress = progress;
   const years = Object.keys(archive);
   const { byName, byPerson, byId } = fragments(archive, ids);
 
@@ -317,7 +335,7 @@ export async function buildArtifacts(
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by every search, never sent.
-    search: await store.put(storedText(searchIndex(archive, facts)), { variants: false }),
+    search: await Promise.all(searchIndex(archive, facts).map((shard) => store.put(storedText(shard), { variants: false }))),
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
   };
   const responses = store.files.size; // before the manifest joins

@@ -28,6 +28,8 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** The source pin (data/source.json) that names the revision built, when the source is that revision. */
   pin?: string;
+  /** The long step's progress; default a count on a terminal's stderr when `log` is the console's. */
+  progress?: { update: (done: number, total: number) => void; end: () => void };
 }
 
 export interface BuildResult {
@@ -185,6 +187,25 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   return changes;
 }
 
+/**
+ * On a terminal, the long step's count, rewritten in place on stderr at most
+ * ten times a second; elsewhere (CI, a log file, a test) nothing, the step's
+ * own line is enough.
+ */
+export function terminalCounter(stream: NodeJS.WriteStream = process.stderr): { update: (done: number, total: number) => void; end: () => void } | undefined {
+  if (!stream.isTTY) return undefined;
+  let shown = 0;
+  return {
+    update: (done, total) => {
+      const now = performance.now();
+      if (now - shown < 100 && done < total) return;
+      shown = now;
+      stream.write(`\r  compressed ${done} of ${total} answers`);
+    },
+    end: () => stream.write('\n'),
+  };
+}
+
 function warnSample(log: (line: string) => void): void {
   log('!!! ------------------------------------------------------------------------');
   log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
@@ -225,11 +246,16 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const sha256 = createHash('sha256').update(text).digest('hex');
   const revision = sample ? null : await pinnedRevision(sha256, options.pin);
   if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids, facts);
+  log('storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores)');
+  const counter = options.progress ?? (options.log ? undefined : terminalCounter());
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids, facts, undefined, counter?.update);
+  counter?.end();
+  log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
   // What dist/ holds, for the next build's guard (served by nobody: `_data/` is the API's private prefix).
   artifacts.files.set(DIST_SUMMARY_PATH, new TextEncoder().encode(formatSummary(next)));
+  log(`writing ${artifacts.files.size} files to ${named(out)}`);
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
 
   if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {

@@ -9,7 +9,11 @@ import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../cli/command-line.ts';
 import source from '../data/source.json' with { type: 'json' };
+import { fetchBounded, maxSourceBytes, ReadLimitError, readFileBounded } from './bounded.ts';
 import { CACHE_FILE, sha256 } from './source.ts';
+
+/** How long a download or a copy may take. */
+const TIMEOUT_MS = 60_000;
 
 export interface FetchOptions {
   /** Downloads the pinned URL; tests pass one that fails or lies. */
@@ -26,24 +30,23 @@ export interface Fetched {
   from: string;
 }
 
-async function download(fetchImpl: typeof fetch): Promise<Buffer> {
+async function download(fetchImpl: typeof fetch, maxBytes: number): Promise<Buffer> {
   // data:update pins a file given by path without a URL: only a local copy can be checked against it.
   if (!source.url) throw new Error('the pinned revision has no download URL (it was pinned from a file); set ARCHIVE_SOURCE=/path/to/that oscars.csv');
   try {
-    const response = await fetchImpl(source.url, { signal: AbortSignal.timeout(30_000) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return Buffer.from(await response.arrayBuffer());
+    return await fetchBounded(fetchImpl, source.url, source.url, { timeoutMs: TIMEOUT_MS, maxBytes });
   } catch (error) {
-    throw new Error(
-      `cannot download ${source.url} (${(error as Error).message}); set ARCHIVE_SOURCE=/path/to/oscars.csv to use a local copy instead`,
-    );
+    if (error instanceof ReadLimitError) throw error;
+    const reason = (error as Error).name === 'TimeoutError' ? `no whole answer within ${TIMEOUT_MS / 1000} s` : (error as Error).message;
+    throw new Error(`cannot download ${source.url} (${reason}); set ARCHIVE_SOURCE=/path/to/oscars.csv to use a local copy instead`);
   }
 }
 
-async function readLocal(file: string): Promise<Buffer> {
+async function readLocal(file: string, maxBytes: number): Promise<Buffer> {
   try {
-    return await fs.readFile(file);
+    return await readFileBounded(file, `ARCHIVE_SOURCE (${file})`, maxBytes, TIMEOUT_MS);
   } catch (error) {
+    if (error instanceof ReadLimitError) throw error;
     throw new Error(`ARCHIVE_SOURCE points at ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
 }
@@ -51,7 +54,8 @@ async function readLocal(file: string): Promise<Buffer> {
 export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
   const { target = CACHE_FILE, env = process.env } = options;
   const local = env.ARCHIVE_SOURCE ? path.resolve(env.ARCHIVE_SOURCE) : undefined;
-  const bytes = local ? await readLocal(local) : await download(options.fetch ?? fetch);
+  const maxBytes = maxSourceBytes(env);
+  const bytes = local ? await readLocal(local, maxBytes) : await download(options.fetch ?? fetch, maxBytes);
   const from = local ?? source.url;
   const sha = sha256(bytes);
   if (sha !== source.sha256) {
@@ -69,7 +73,11 @@ const USAGE = `usage: npm run data:fetch
 
 Puts the source revision pinned in data/source.json into data/cache/, after
 checking its sha256: copied from ARCHIVE_SOURCE when that is set (no network),
-otherwise downloaded from the pinned URL. Nothing unverified is saved.
+otherwise downloaded from the pinned URL. Nothing unverified is saved. A
+source larger than DATA_MAX_BYTES (default 20 MB; today's is 2.2 MB) or one
+that takes longer than 60 s is refused with exit 2.
+
+Exit 0 saved; 1 a failure (the line says what to do); 2 over a limit.
 
   -h, --help   this text`;
 
@@ -80,6 +88,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.met
     console.log(`saved ${target} from ${from} (sha256 verified)`);
   } catch (error) {
     console.error(`data:fetch: ${(error as Error).message}`);
-    process.exitCode = 1;
+    process.exitCode = error instanceof ReadLimitError || error instanceof RangeError ? 2 : 1;
   }
 }

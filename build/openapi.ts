@@ -303,7 +303,11 @@ function healthOperation(): Schema {
     responses: {
       200: { description: `${STATUS_TEXT[200]}: the archive can be read.`, content: { 'application/json': { schema: ref('Health') } } },
       405: errorResponse(`${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS}.`, [MESSAGES.methodNotAllowed], MESSAGES.methodNotAllowed),
-      503: errorResponse(`${STATUS_TEXT[503]}: the archive's data cannot be read here; every lookup would answer 500.`, [MESSAGES.unavailable], MESSAGES.unavailable),
+      503: errorResponse(
+        `${STATUS_TEXT[503]}: the archive's data or the key store cannot be read here; every lookup would answer 500.`,
+        [MESSAGES.unavailable, MESSAGES.keysUnavailable],
+        MESSAGES.unavailable,
+      ),
     },
   };
 }

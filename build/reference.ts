@@ -14,11 +14,63 @@ import { escapeHtml } from '../src/html.ts';
 import { MESSAGES } from '../src/messages.ts';
 import { HEALTH_PATH } from '../src/api/request.ts';
 import { ALLOWED_METHODS } from '../src/api/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../src/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../src/routes.ts';
 import type { Manifest } from '../src/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
+
+/** Each operation's heading, in words people read (its operation id stands under it). */
+export const TITLES: Record<RouteId, string> = {
+  allCeremonies: 'The whole archive',
+  ceremonyByYear: 'One ceremony, by the year it was held',
+  personByName: 'A person, company or film across all ceremonies',
+  filmByNameAndYear: 'A film at one ceremony',
+  categoryByName: 'A category across all ceremonies',
+  categoryByNameAndYear: 'A category at one ceremony',
+  titleById: 'A film by its IMDb id',
+  nameById: 'A person or company by its IMDb id',
+  search: 'Search by approximate name',
+  categories: 'Every category name',
+};
+
+/** The client call that asks what each operation's example asks. */
+function clientCall(route: Route): string {
+  const { name = '', year = '', id = '' } = route.example;
+  const text = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+  const calls: Record<RouteId, string> = {
+    allCeremonies: 'archive()',
+    ceremonyByYear: `ceremony(${year})`,
+    personByName: `person(${text(name)})`,
+    filmByNameAndYear: `film(${text(name)}, ${year})`,
+    categoryByName: `category(${text(name)})`,
+    categoryByNameAndYear: `categoryAt(${text(name)}, ${year})`,
+    titleById: `titleById(${text(id)})`,
+    nameById: `nameById(${text(id)})`,
+    search: `search(${text(name)})`,
+    categories: 'categories()',
+  };
+  return calls[route.id];
+}
+
+/** The example request in JavaScript (fetch), Python and the client; `{{BASE}}` is where the API is served (the page's script puts in its own origin). */
+function codeExamples(route: Route): [string, string][] {
+  const url = `{{BASE}}${examplePath(route, PLACEHOLDER_KEY)}`;
+  return [
+    ['JavaScript (fetch)', `const response = await fetch('${url}');\nconsole.log(JSON.stringify(await response.json(), null, 2));`],
+    ['Python', `import json, urllib.request\n\nwith urllib.request.urlopen('${url}') as response:\n    print(json.dumps(json.load(response), indent=2, ensure_ascii=False))`],
+    ['The client', `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconsole.log(JSON.stringify(await api.${clientCall(route)}, null, 2));`],
+  ];
+}
+
+/** The other languages' examples, folded under the curl line. */
+function codeBlock(route: Route, baseUrl: string): string {
+  const blocks = codeExamples(route).map(
+    ([language, template], i) =>
+      `<p class="label"><span>${escapeHtml(language)}</span></p>\n<pre class="code" id="code-${route.id}-${i}" data-language="${escapeHtml(language)}" data-template="${escapeHtml(template)}">${escapeHtml(template.replaceAll('{{BASE}}', baseUrl))}</pre>`,
+  );
+  return `<details class="languages"><summary>In JavaScript, Python and the client</summary>\n${blocks.join('\n')}\n</details>`;
+}
 const SOURCE = path.join(import.meta.dirname, 'reference');
 
 export interface ReferenceOptions {
@@ -79,10 +131,12 @@ function operationSection(route: Route, options: Required<Pick<ReferenceOptions,
     ['404 message', route.notFound ? code(JSON.stringify({ error: route.notFound })) : 'none (this lookup has no 404)'],
   ];
   return `<section class="operation" id="${route.id}" aria-labelledby="title-${route.id}">
-<h3 id="title-${route.id}">${escapeHtml(route.id)}</h3>
+<h3 id="title-${route.id}">${escapeHtml(TITLES[route.id])}</h3>
+<p class="operation-id">Operation <code>${escapeHtml(route.id)}</code></p>
 <p class="summary">${escapeHtml(route.summary)}</p>
 <dl class="facts">${facts.map(([term, html]) => `<dt>${term}</dt><dd>${html}</dd>`).join('')}</dl>
 ${curlBlock(route.id, examplePath(route, PLACEHOLDER_KEY), options.baseUrl)}
+${codeBlock(route, options.baseUrl)}
 ${answerBlock(route.id, options.examples?.[route.id])}
 <p><button type="button" class="quiet" data-try="${route.id}">Try ${escapeHtml(route.id)} with your key</button></p>
 </section>`;
@@ -91,7 +145,7 @@ ${answerBlock(route.id, options.examples?.[route.id])}
 /** The "try it" form: one input per parameter any route takes, shown for the operations that take it. */
 function tryForm(): string {
   const params = [...new Set(ROUTES.flatMap((r) => r.params))];
-  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${r.id}: ${template(r)}`)}</option>`).join('');
+  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${TITLES[r.id]}: ${template(r)}`)}</option>`).join('');
   const fields = params
     .map((p) => `<div data-param="${p}"><label for="try-${p}">${escapeHtml(p)}</label><input id="try-${p}" name="${p}" autocomplete="off" spellcheck="false"></div>`)
     .join('\n');
@@ -123,7 +177,7 @@ function errorTable(): string {
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
-    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive.`, [MESSAGES.unavailable]],
+    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive, or its key store.`, [MESSAGES.unavailable, MESSAGES.keysUnavailable]],
   ];
   const rows = errors.map(([status, why, messages]) => {
     const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
@@ -147,6 +201,27 @@ ${rows.join('\n')}
 </table>`;
 }
 
+/** The page's contents: its sections and every operation, a side menu on a wide screen. */
+function contents(): string {
+  const link = (id: string, text: string) => `<li><a href="#${id}">${escapeHtml(text)}</a></li>`;
+  return `<nav class="contents" aria-label="Contents">
+<p class="contents-title">Contents</p>
+<ol>
+${link('try-section', 'Try it')}
+<li><a href="#lookups">Lookups</a>
+<ol>
+${ROUTES.map((r) => link(r.id, TITLES[r.id])).join('\n')}
+${link('health', 'Health of this instance')}
+</ol></li>
+${link('answers', 'Answers')}
+${link('errors', 'Errors')}
+${link('limits', 'Limits')}
+${link('caching', 'Caching etiquette')}
+${link('client', 'Client')}
+</ol>
+</nav>`;
+}
+
 /** The reference page for a built archive. */
 export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, options: ReferenceOptions = {}): string {
   const [first, last] = manifest.yearRange;
@@ -165,6 +240,8 @@ export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pi
 <style>${css}</style>
 </head>
 <body>
+<div class="layout">
+${contents()}
 <main>
 <h1>Film Awards Archive API</h1>
 <p class="lead">Every Academy Awards nomination and winner, for the ceremonies held from ${first} to ${last}, as read-only JSON. Years are the year each ceremony was held (both 1930 ceremonies are <code>1930</code>).</p>
@@ -178,8 +255,9 @@ ${tryForm()}
 ${ROUTES.map((route) => operationSection(route, all)).join('\n')}
 
 <section class="operation" id="health" aria-labelledby="title-health">
-<h3 id="title-health">health</h3>
-<p class="summary">Whether this instance can read the archive, with the source's revision (its sha256) and the archive's counts. No key, no archive data, never cached; <code>503</code> when the archive cannot be read.</p>
+<h3 id="title-health">Health of this instance</h3>
+<p class="operation-id">Operation <code>health</code></p>
+<p class="summary">Whether this instance can answer lookups, with the source's revision (its sha256) and the archive's counts. No key, no archive data, never cached; <code>503</code> when the archive or the key store cannot be read.</p>
 ${curlBlock('health', HEALTH_PATH, all.baseUrl)}
 ${answerBlock('health', options.examples?.health)}
 </section>
@@ -217,6 +295,7 @@ ${errorTable()}
 
 <footer>JSON clients asking for <code>/</code> get a machine-readable description instead of this page. Made from the route table the service itself uses.${servedRevision(manifest.source)}</footer>
 </main>
+</div>
 <script>${script}</script>
 </body>
 </html>

@@ -3,9 +3,29 @@
  * glance: the revisions, the ceremonies added, what changed in earlier years
  * (counts with the first few examples), losses, and the totals before and
  * after. Markdown that reads as plain text too: the same text is printed, put
- * in the pull request's body and appended to CHANGELOG.md.
+ * in the pull request's body and appended to CHANGELOG.md. Every text that
+ * comes from the revision (names, titles, categories, where it was read from)
+ * goes in through `markdownText`, so none can become markup, a link or HTML,
+ * or drive a terminal.
  */
+import { printable } from '../src/keys.ts';
 import type { RevisionChanges, Tally, YearContent } from './changes.ts';
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * Text from the revision as Markdown and HTML show it literally: control,
+ * format and bidirectional characters as `\u{…}` escapes (as `keys list`
+ * prints them), `&`, `<` and `>` as entities, every character Markdown gives
+ * a meaning to behind a backslash, and `://` broken up so no address becomes
+ * a link.
+ */
+export function markdownText(text: string): string {
+  return printable(text)
+    .replace(/[&<>]/g, (c) => ENTITIES[c])
+    .replace(/[`*_{}[\]()#+\-.!|~]/g, '\\$&')
+    .replaceAll('://', '&#58;//');
+}
 
 /** One revision of the source, as the report names it. */
 export interface RevisionInfo {
@@ -35,7 +55,7 @@ function tallyLines(what: string, t: Tally): string[] {
   if (!t.count) return [`- ${what}: none`];
   const years = t.years.length > 6 ? `${t.years.length} years, ${t.years[0]} to ${t.years.at(-1)}` : t.years.join(', ');
   const more = t.count > t.examples.length ? `  - … and ${number(t.count - t.examples.length)} more` : null;
-  return [`- ${what}: ${number(t.count)} (${years})`, ...t.examples.map((e) => `  - ${e}`), ...(more ? [more] : [])];
+  return [`- ${what}: ${number(t.count)} (${years})`, ...t.examples.map((e) => `  - ${markdownText(e)}`), ...(more ? [more] : [])];
 }
 
 /** The report for `changes` between the pinned revision and the new one. */
@@ -68,7 +88,7 @@ export function formatReport(changes: RevisionChanges, pinned: RevisionInfo, nex
     `- nominations: ${number(before.nominations)} → ${number(after.nominations)}`,
     `- winners: ${number(before.winners)} → ${number(after.winners)}`,
     '',
-    `New revision: ${next.from}, sha256 ${next.sha256}, ${number(next.bytes)} bytes.`,
+    `New revision: ${markdownText(next.from)}, sha256 ${next.sha256}, ${number(next.bytes)} bytes.`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -7,7 +7,7 @@
  * each under its search key (src/api/search.ts). Also the list of every
  * category name with its years and its award. Pure: archive in, JSON out.
  */
-import { KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../src/api/search.ts';
+import { KIND_CODES, SEARCH_SHARDS, searchKey, searchShard, type SearchKind, type StoredSearchIndex } from '../src/api/search.ts';
 import type { Archive, CategoryName } from '../src/types.ts';
 import type { NameFacts, NameKind } from './import.ts';
 
@@ -35,8 +35,8 @@ const combined = (a: Tally, b: Tally): Tally => ({
   last: a.last > b.last ? a.last : b.last,
 });
 
-/** The search index of an archive, as stored. */
-export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchIndex {
+/** The search index of an archive, as stored: SEARCH_SHARDS shards, each entry in the shard of the first letter of each of its words. */
+export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchIndex[] {
   const names = new Map<string, Tally>();
   const categories = new Map<string, Tally>();
   for (const [year, ceremony] of Object.entries(archive)) {
@@ -47,17 +47,18 @@ export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchInd
       }
     }
   }
-  const keys: string[] = [];
-  const counts: number[] = [];
-  const rows: string[] = [];
+  const shards: StoredSearchIndex[] = Array.from({ length: SEARCH_SHARDS }, () => ({ keys: [], nominations: [], rows: [] }));
   const add = (name: string, kind: SearchKind, t: Tally, others?: string[]) => {
     // The stored index separates with these (src/api/search.ts); the source's TSV format keeps them out of every name.
     if (/[\u0000\t\n|]/.test(name) || others?.some((o) => o.includes('|'))) throw new Error(`search index: the name ${JSON.stringify(name)} holds a NUL, tab, line break or |`);
     const key = searchKey(name);
     if (key === '') return; // nothing a search could ask for
-    keys.push(key);
-    counts.push(t.nominations);
-    rows.push([name, KIND_CODES[kind], t.nominations, t.wins, t.first, t.last, ...(others ? [others.join('|')] : [])].join('\t'));
+    const row = [name, KIND_CODES[kind], t.nominations, t.wins, t.first, t.last, ...(others ? [others.join('|')] : [])].join('\t');
+    for (const shard of new Set(key.split(' ').map(searchShard))) {
+      shards[shard].keys.push(key);
+      shards[shard].nominations.push(t.nominations);
+      shards[shard].rows.push(row);
+    }
   };
   for (const [name, t] of names) add(name, kindOf(facts.kinds.get(name)), t);
   const categoryNames = [...categories.keys()];
@@ -67,7 +68,7 @@ export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchInd
     const award = facts.awards.get(name);
     add(name, 'category', t, categoryNames.filter((n) => n !== name && award !== undefined && facts.awards.get(n) === award));
   }
-  return { keys, nominations: counts, rows };
+  return shards;
 }
 
 /** Every full category name, in order of first appearance, with its first and last held year and its award. */

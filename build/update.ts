@@ -13,6 +13,7 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../cli/command-line.ts';
+import { fetchBounded, MAX_API_ANSWER_BYTES, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
 import { formatSummary, summarize } from './guard.ts';
@@ -57,6 +58,8 @@ export interface UpdateOptions {
   /** Also write the report here when a revision is pinned (the workflow's pull request body). */
   report?: string;
   timeoutMs?: number;
+  /** Most bytes a revision may have (default DATA_MAX_BYTES, else 20 MB). */
+  maxBytes?: number;
   env?: NodeJS.ProcessEnv;
   fetch?: typeof fetch;
   log?: (line: string) => void;
@@ -83,22 +86,25 @@ interface Fetched extends Omit<RevisionInfo, 'sha256' | 'bytes'> {
 interface Context {
   fetch: typeof fetch;
   timeoutMs: number;
+  maxBytes: number;
   env: NodeJS.ProcessEnv;
 }
 
-/** GET `url` within the timeout (headers and body alike), as bytes; an UpdateError naming `what` otherwise. */
-async function download(c: Context, url: string, what: string, headers: Record<string, string> = {}): Promise<Buffer> {
+/** Why a download failed, in a few words. */
+function failure(error: unknown, c: Context): string {
+  const e = error as Error & { cause?: { code?: string; message?: string } };
+  return e.name === 'TimeoutError' ? `no whole answer within ${c.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+}
+
+/** GET `url` within the time and size limits (headers and body alike), as bytes; an UpdateError naming `what` otherwise. */
+async function download(c: Context, url: string, what: string, headers: Record<string, string> = {}, maxBytes = c.maxBytes): Promise<Buffer> {
+  // A revision's limit is DATA_MAX_BYTES or --max-bytes; the API answer's is fixed, and no setting raises it.
+  const advice = maxBytes === c.maxBytes ? `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)` : null;
   try {
-    const response = await c.fetch(url, { headers, signal: AbortSignal.timeout(c.timeoutMs) });
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new Error(`HTTP ${response.status}`);
-    }
-    return Buffer.from(await response.arrayBuffer());
+    return await fetchBounded(c.fetch, url, `${what} at ${url}`, { headers, timeoutMs: c.timeoutMs, maxBytes, advice });
   } catch (error) {
-    const e = error as Error & { cause?: { code?: string; message?: string } };
-    const reason = e.name === 'TimeoutError' ? `no answer within ${c.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    throw new UpdateError(`cannot download ${what} from ${url} (${reason}); nothing written. Check the network (and GITHUB_TOKEN, for GitHub's rate limit) and run again, or pass --from PATH`);
+    if (error instanceof ReadLimitError) throw new UpdateError(error.message);
+    throw new UpdateError(`cannot download ${what} from ${url} (${failure(error, c)}); nothing written. Check the network (and GITHUB_TOKEN, for GitHub's rate limit) and run again, or pass --from PATH`);
   }
 }
 
@@ -117,7 +123,7 @@ const rawUrl = (repository: string, commit: string) => `https://raw.githubuserco
 async function newestRevision(c: Context, repository: string, pinned: string | null): Promise<Fetched | null> {
   const api = (c.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
   const listed = `${api}/repos/${repository}/commits?path=${SOURCE_PATH}&per_page=1`;
-  const body = await download(c, listed, `the newest revision of ${SOURCE_PATH}`, githubHeaders(c.env, 'application/vnd.github+json'));
+  const body = await download(c, listed, `the newest revision of ${SOURCE_PATH}`, githubHeaders(c.env, 'application/vnd.github+json'), MAX_API_ANSWER_BYTES);
   let newest: { sha?: unknown; commit?: { committer?: { date?: unknown } } } | undefined;
   try {
     newest = JSON.parse(body.toString('utf8'))[0];
@@ -128,7 +134,9 @@ async function newestRevision(c: Context, repository: string, pinned: string | n
     throw new UpdateError(`GitHub's answer from ${listed} names no commit of ${SOURCE_PATH}; nothing written. Run again later, or pass --from URL|PATH`);
   }
   if (newest.sha === pinned) return null;
-  const date = typeof newest.commit?.committer?.date === 'string' ? newest.commit.committer.date : null;
+  // The date goes into the report and the pin: only a timestamp as GitHub writes them, never other text from the answer.
+  const stamp = newest.commit?.committer?.date;
+  const date = typeof stamp === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(stamp) ? stamp : null;
   const file = `${api}/repos/${repository}/contents/${SOURCE_PATH}?ref=${newest.sha}`;
   const bytes = await download(c, file, `${SOURCE_PATH} at ${newest.sha.slice(0, 12)}`, githubHeaders(c.env, 'application/vnd.github.raw+json'));
   return { bytes, commit: newest.sha, date, dated: 'commit', from: rawUrl(repository, newest.sha), url: rawUrl(repository, newest.sha) };
@@ -140,19 +148,37 @@ async function given(c: Context, from: string, commit: string | undefined, repos
   const known = { commit: commit ?? null, date: today, dated: 'pinned' as const };
   if (/^https?:\/\//i.test(from)) return { ...known, bytes: await download(c, from, 'the new revision'), from, url: from };
   const file = path.resolve(from);
-  const bytes = await fs.readFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw new UpdateError(`--from ${file} cannot be read (${error.code ?? error.message}); nothing written`);
+  const bytes = await readFileBounded(file, `--from ${file}`, c.maxBytes, c.timeoutMs, `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)`).catch((error: NodeJS.ErrnoException) => {
+    throw new UpdateError(error instanceof ReadLimitError ? error.message : `--from ${file} cannot be read (${error.code ?? error.message}); nothing written`);
   });
   return { ...known, bytes, from: path.basename(file), url: commit ? rawUrl(repository, commit) : null };
 }
 
-/** The text of a revision, read by the build's importer; an UpdateError naming the line otherwise. */
+/** Rows a revision repeats exactly, as `line N repeats line M`: a nomination listed twice is a mistake upstream, never two nominations. */
+export function repeatedRows(text: string): string[] {
+  const first = new Map<string, number>();
+  const repeats: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (i === 0 || line.trim() === '') return;
+    const seen = first.get(line);
+    if (seen === undefined) first.set(line, i + 1);
+    else repeats.push(`line ${i + 1} repeats line ${seen}`);
+  });
+  return repeats;
+}
+
+/** The text of a revision, read by the build's importer; an UpdateError naming the line otherwise, or the rows it repeats. */
 function parse(bytes: Uint8Array, what: string): Archive {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new UpdateError(`${what} is not UTF-8 text; nothing written. Check that it is oscars.csv, not a web page or an archive`);
+  }
+  const repeats = repeatedRows(text);
+  if (repeats.length) {
+    const shown = repeats.slice(0, 3).join(', ') + (repeats.length > 3 ? `, … (${repeats.length} in all)` : '');
+    throw new UpdateError(`${what} repeats rows exactly: ${shown}; nothing written. A nomination listed twice is a mistake upstream: wait for a corrected revision, or pass --from a corrected file`);
   }
   try {
     return importArchive(text).archive;
@@ -162,15 +188,26 @@ function parse(bytes: Uint8Array, what: string): Archive {
   }
 }
 
-/** The pinned revision's bytes: ARCHIVE_SOURCE or the cache when their sha256 is the pin's, else the pinned URL. */
+/**
+ * The pinned revision's bytes, which the new one is compared with:
+ * ARCHIVE_SOURCE or the cache when their sha256 is the pin's, else the pinned
+ * URL. When none can be had, the one line says exactly that and how to get it.
+ */
 async function pinnedBytes(c: Context, root: string, pin: Pin): Promise<Buffer> {
   for (const candidate of [c.env.ARCHIVE_SOURCE, path.join(root, pin.cacheFile)]) {
     if (!candidate) continue;
-    const bytes = await fs.readFile(path.resolve(candidate)).catch(() => null);
+    const bytes = await readFileBounded(path.resolve(candidate), candidate, c.maxBytes, c.timeoutMs).catch(() => null);
     if (bytes && sha256(bytes) === pin.sha256) return bytes;
   }
-  if (!pin.url) throw new UpdateError(`the pinned revision is not in ${pin.cacheFile} and has no URL; set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again`);
-  const bytes = await download(c, pin.url, 'the pinned revision');
+  const lacking = `the pinned revision (${pin.commit ? `commit ${pin.commit.slice(0, 12)}` : 'pinned from a file'}, sha256 ${pin.sha256.slice(0, 12)}), which the new one is compared with, is not in ${pin.cacheFile}`;
+  const remedy = `run npm run data:fetch (online) to put it there, or set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv, and run again; nothing written`;
+  if (!pin.url) throw new UpdateError(`${lacking} and has no URL: set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again; nothing written`);
+  let bytes: Buffer;
+  try {
+    bytes = await fetchBounded(c.fetch, pin.url, 'the pinned revision', { timeoutMs: c.timeoutMs, maxBytes: c.maxBytes });
+  } catch (error) {
+    throw new UpdateError(`${lacking} and cannot be downloaded from ${pin.url} (${failure(error, c)}): ${remedy}`);
+  }
   if (sha256(bytes) !== pin.sha256) throw new UpdateError(`${pin.url} no longer has the pinned sha256 ${pin.sha256}; set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again`);
   return bytes;
 }
@@ -226,7 +263,14 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   const log = o.log ?? ((line: string) => console.log(line));
   const root = path.resolve(o.root ?? ROOT);
   const now = (o.now ?? (() => new Date()))();
-  const c: Context = { fetch: o.fetch ?? fetch, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS, env: o.env ?? process.env };
+  const env = o.env ?? process.env;
+  let maxBytes = o.maxBytes;
+  try {
+    maxBytes ??= maxSourceBytes(env);
+  } catch (error) {
+    throw new UpdateError((error as Error).message);
+  }
+  const c: Context = { fetch: o.fetch ?? fetch, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBytes, env };
   const pin: Pin = await fs.readJson(path.join(root, PIN_PATH));
   const next = o.from ? await given(c, o.from, o.commit, pin.repository, now.toISOString()) : await newestRevision(c, pin.repository, pin.commit);
   if (!next || sha256(next.bytes) === pin.sha256) {
@@ -248,13 +292,15 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   }
   await accept({ root, pin, next, archive, report, changelog: path.resolve(o.changelog ?? path.join(root, 'CHANGELOG.md')), reportFile: o.report, now });
   log(`data:update: pinned in ${PIN_PATH}, cached in ${pin.cacheFile}, recorded in ${SUMMARY_PATH} and CHANGELOG.md. Next: npm run build, npm test, commit data/ and CHANGELOG.md`);
-  const stale = c.env.ARCHIVE_SOURCE && sha256(await fs.readFile(path.resolve(c.env.ARCHIVE_SOURCE)).catch(() => Buffer.alloc(0))) !== sha256(next.bytes);
+  const stale =
+    c.env.ARCHIVE_SOURCE &&
+    sha256(await readFileBounded(path.resolve(c.env.ARCHIVE_SOURCE), 'ARCHIVE_SOURCE', c.maxBytes, c.timeoutMs).catch(() => Buffer.alloc(0))) !== sha256(next.bytes);
   if (stale) log(`data:update: ARCHIVE_SOURCE (${c.env.ARCHIVE_SOURCE}) is not the new revision: unset it, so that npm run build reads ${pin.cacheFile}`);
   return { status: 'pinned', report, exitCode: 0 };
 }
 
 const USAGE = `usage: npm run data:update -- [--from URL|PATH [--commit SHA]] [--accept-changes] [--nominations-only]
-                              [--report FILE] [--timeout SECONDS] [--root DIR] [--changelog FILE]
+                              [--report FILE] [--timeout SECONDS] [--max-bytes N] [--root DIR] [--changelog FILE]
 
 Finds the newest revision of oscars.csv in the pinned repository (GitHub's REST
 API at GITHUB_API_URL, default https://api.github.com; GITHUB_TOKEN is sent when
@@ -267,12 +313,18 @@ data/cache/, data/archive-summary.json and an entry in CHANGELOG.md.
   --accept-changes    pin it even though it removes ceremonies, nominations or wins
   --nominations-only  pin it even though a new ceremony has no winners yet
   --report FILE       also write the report here when a revision is pinned
-  --timeout SECONDS   give up on a download after this long (default 60)
+  --timeout SECONDS   give up on a download or a read after this long (default 60)
+  --max-bytes N       refuse a revision larger than N bytes (default DATA_MAX_BYTES,
+                      else 20 MB; today's oscars.csv is 2.2 MB)
   --root DIR          the checkout to update (default this one)
   --changelog FILE    default CHANGELOG.md in the checkout
 
+The new revision is compared with the pinned one, read from ARCHIVE_SOURCE or
+data/cache/ (npm run data:fetch puts it there) or downloaded.
+
 Exit 0: pinned, or nothing new. Exit 1: refused, nothing written. Exit 2: an
-error (network, a file that does not parse), nothing written.
+error (network, a file too large or too slow, one that does not parse or
+repeats rows), nothing written.
 `;
 
 export const UPDATE_COMMAND = {
@@ -285,6 +337,7 @@ export const UPDATE_COMMAND = {
     'nominations-only': { type: 'boolean', default: false },
     report: { type: 'string' },
     timeout: { type: 'string' },
+    'max-bytes': { type: 'string' },
     root: { type: 'string' },
     changelog: { type: 'string' },
   },
@@ -298,8 +351,14 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
     console.error(`data:update: --timeout must be a number of seconds above 0, found ${JSON.stringify(values.timeout)}; see --help`);
     return 2;
   }
+  const maxBytes = values['max-bytes'] === undefined ? undefined : Number(values['max-bytes']);
+  if (maxBytes !== undefined && !(Number.isInteger(maxBytes) && maxBytes > 0)) {
+    console.error(`data:update: --max-bytes must be a whole number of bytes above 0, found ${JSON.stringify(values['max-bytes'])}; see --help`);
+    return 2;
+  }
   try {
     const result = await update({
+      maxBytes,
       from: values.from,
       commit: values.commit,
       acceptChanges: values['accept-changes'],

@@ -2,12 +2,22 @@
  * Before dist/ goes where answers are streamed unchecked (Cloudflare's static
  * assets: the Worker passes an answer's own file on without hashing it), each
  * stored file is checked here against its name, the first 20 hex digits of
- * the sha256 of its bytes. The files that do not match, by path.
+ * the sha256 of its bytes; and every stored file the build names must be
+ * there: each ref of the manifest, and each ref of the stored indexes it
+ * names (shards, id shards, category indexes: walked through, JSON values
+ * that parse as refs), by its own file or its pack. An extra or changed file
+ * is caught by the first check, a missing one only by the second.
+ *
+ * `npm run deploy:cloudflare` refuses on either; so does the Netlify build
+ * (netlify.toml runs `node cli/check-stored.ts` after `npm run build`, so a
+ * publish folder lacking a file the manifest names is never uploaded):
+ *   node cli/check-stored.ts [dist]   (default DIST_DIR or dist/; exit 1 with one line)
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../build/source.ts';
-import { DATA_PREFIX, ID_LENGTH } from '../src/refs.ts';
+import { DATA_PREFIX, dataPath, ID_LENGTH, MANIFEST_PATH, parseRef, type Place } from '../src/refs.ts';
+import { DIST } from './paths.ts';
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
   const stored = path.join(dist, DATA_PREFIX, 'r');
@@ -18,4 +28,91 @@ export async function storedFilesNotMatchingTheirNames(dist: string): Promise<st
     if (sha256(await readFile(file)).slice(0, ID_LENGTH) !== entry.name) wrong.push(path.relative(dist, file));
   }
   return wrong.sort();
+}
+
+/** Every string among a JSON value's values (never its keys) that parses as a ref. */
+function* refsIn(value: unknown): Generator<string> {
+  if (typeof value === 'string') {
+    if (parseRef(value)) yield value;
+  } else if (Array.isArray(value)) {
+    for (const item of value) yield* refsIn(item);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) yield* refsIn(item);
+  }
+}
+
+/**
+ * The stored files (paths under dist/) that the build names but dist/ lacks:
+ * `_data/manifest.json` itself when it is missing or not JSON; else every
+ * file a ref of the manifest, or of a stored JSON file one names, points to
+ * (its own file or its pack, for each of its encodings).
+ */
+export async function storedFilesMissing(dist: string): Promise<string[]> {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
+  } catch {
+    return [MANIFEST_PATH];
+  }
+  const missing = new Set<string>();
+  const exists = new Map<string, boolean>();
+  const isThere = async (file: string): Promise<boolean> => {
+    if (!exists.has(file)) exists.set(file, await access(path.join(dist, file)).then(() => true, () => false));
+    return exists.get(file)!;
+  };
+  /** Packs, read once each: many refs slice one. */
+  const packs = new Map<string, Buffer | null>();
+  const bytesOf = async (file: string, pack: boolean): Promise<Buffer | null> => {
+    if (!pack) return readFile(path.join(dist, file)).catch(() => null);
+    if (!packs.has(file)) packs.set(file, await readFile(path.join(dist, file)).catch(() => null));
+    return packs.get(file)!;
+  };
+  const seen = new Set<string>();
+  const queue = [...refsIn(manifest)];
+  while (queue.length > 0) {
+    const ref = queue.pop()!;
+    if (seen.has(ref)) continue;
+    seen.add(ref);
+    const parsed = parseRef(ref)!;
+    for (const place of Object.values(parsed.at) as Place[]) {
+      const file = dataPath(place.file);
+      if (file && !(await isThere(file))) missing.add(file);
+    }
+    // What the identity encoding holds may name more stored files (an index does); an answer names none, so walking it finds nothing.
+    const { file, range } = parsed.at.identity;
+    const bytes = await bytesOf(dataPath(file)!, range !== null);
+    if (!bytes) continue;
+    const own = range ? bytes.subarray(range[0], range[1]) : bytes;
+    if (own[0] !== 0x7b && own[0] !== 0x5b) continue; // `{` or `[`: JSON; anything else holds no refs
+    let value: unknown;
+    try {
+      value = JSON.parse(own.toString('utf8'));
+    } catch {
+      continue;
+    }
+    for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
+  }
+  return [...missing].sort();
+}
+
+const some = (files: string[]) => `${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}`;
+
+/** Why dist/ may not be deployed, in one line, or null: a stored file changed (or extra), or one the manifest names missing. */
+export async function storedFilesProblem(dist: string): Promise<string | null> {
+  const wrong = await storedFilesNotMatchingTheirNames(dist);
+  if (wrong.length > 0) return `${wrong.length} file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${some(wrong)}: rebuild with npm run build`;
+  // A missing file passes the check above (it checks the files there are): the manifest says which must be there.
+  const missing = await storedFilesMissing(dist);
+  if (missing.length > 0) return `${missing.length} file(s) the manifest names are missing from dist/, ${some(missing)}: rebuild with npm run build`;
+  return null;
+}
+
+if (import.meta.main) {
+  const dist = path.resolve(process.argv[2] ?? DIST);
+  const problem = await storedFilesProblem(dist).catch((error: Error) => `cannot read ${dist}: ${error.message}`);
+  if (problem) {
+    console.error(`check-stored: ${problem}`);
+    process.exit(1);
+  }
+  console.log(`check-stored: every stored file of ${path.relative(process.cwd(), dist) || '.'} is there and holds the bytes its name promises`);
 }

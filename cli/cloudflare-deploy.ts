@@ -1,12 +1,14 @@
 /**
  * npm run deploy:cloudflare: deploys the Worker and dist/ with `wrangler
  * deploy`, after checking every stored file of dist/ against its name (the
- * Worker streams answers without hashing them). `-- --dry-run` bundles the
+ * Worker streams answers without hashing them) and every stored file the
+ * manifest names (directly or through its indexes) against dist/: a missing
+ * one is refused as a changed one is. `-- --dry-run` bundles the
  * Worker and checks its assets without uploading anything (it works offline)
  * and prints the bundle's size.
  */
 import { commandLine, type Refuse, refuser } from './command-line.ts';
-import { storedFilesNotMatchingTheirNames } from './check-stored.ts';
+import { storedFilesProblem } from './check-stored.ts';
 import { currentDist } from './dist.ts';
 import { DIST } from './paths.ts';
 import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler } from './wrangler.ts';
@@ -16,7 +18,8 @@ const USAGE = `usage: npm run deploy:cloudflare [-- --dry-run] [-- --outdir DIR]
 Deploys the API as a Cloudflare Worker with wrangler deploy: the Worker
 (adapters/cloudflare.ts), dist/ as its static assets, the D1 binding of
 wrangler.jsonc. Builds dist/ first when it is missing or stale, and refuses
-when a stored file no longer hashes to its name. Once, before
+when a stored file no longer hashes to its name or one the manifest
+names is missing. Once, before
 the first deploy: npx wrangler login, npx wrangler d1 create film-awards-keys
 (put the id it prints into wrangler.jsonc), npx wrangler d1 migrations apply
 DB --remote, and for mail npx wrangler secret put MAIL_API_TOKEN.
@@ -36,8 +39,9 @@ async function main() {
   }
   await currentDist(refuse);
   // The Worker streams an answer's own file without hashing it (Cloudflare keeps assets by content): so every stored file is checked here, once.
-  const wrong = await storedFilesNotMatchingTheirNames(DIST);
-  if (wrong.length > 0) refuse(`${wrong.length} file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${wrong.slice(0, 3).join(', ')}${wrong.length > 3 ? ', ...' : ''}: rebuild with npm run build`);
+  // A missing one too: the manifest (and the indexes it names) says which must be there.
+  const problem = await storedFilesProblem(DIST);
+  if (problem) refuse(problem);
   const args = ['deploy', ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', values.outdir] : [])];
   process.exit(await runWrangler(args));
 }

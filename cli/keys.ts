@@ -11,7 +11,8 @@
  */
 import path from 'node:path';
 import { readCommandLine } from './command-line.ts';
-import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys.ts';
+import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys.ts';
+import { purgeHook, purgeKey } from '../src/api/cache.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
@@ -68,12 +69,17 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
   else if (command === 'rotate' && one) {
     out(await keys.rotateKey(arg.trim(), graceMs ?? 0));
     if (graceMs) err(`the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`);
+    // Purged even in its grace period: answers kept before the rotation would outlive its end.
+    await purgeCached(keyId(arg.trim()), err);
   } else if (command === 'revoke' && one) {
     await keys.revokeKey(arg.trim());
     err('revoked');
+    await purgeCached(keyId(arg.trim()), err);
   } else if (command === 'end-grace' && one) {
+    const ending = await keys.endingKey(arg);
     await keys.endGrace(arg);
     err('the old key stopped');
+    if (ending) await purgeCached(ending.id, err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
     for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);
@@ -82,6 +88,12 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
     return 2;
   }
   return 0;
+}
+
+/** With a shared cache in front (CACHE_PURGE_URL), the key's cached answers are purged: now and once the server's key cache has seen the change. */
+async function purgeCached(id: string, err: Print): Promise<void> {
+  const url = process.env.CACHE_PURGE_URL;
+  if (url) await purgeKey(purgeHook(url), id, (line) => err(`keys: ${line}`));
 }
 
 /** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */

@@ -6,7 +6,10 @@
  * by `npm run dev:netlify` (cli/netlify-local.ts, which puts the portal
  * function in front of it), by the tests and by the benchmark:
  *   deno run -A cli/netlify-edge.ts <dist> <port>
- * It prints `listening on <port>` once it answers.
+ * It prints `listening on <port>` once it answers. A path that does not
+ * parse (as a URL, or its percent-encoding) is answered 400 as JSON. With
+ * EDGE_EXIT_WITH_STDIN=1 it exits once its stdin closes: dev:netlify gives it
+ * a pipe, so it never outlives its parent.
  */
 import { edgeRouter } from './edge-routes.ts';
 
@@ -25,9 +28,17 @@ const TYPES: Record<string, string> = {
 (globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
 const { default: handler } = await import('../netlify/edge-functions/api.ts');
 
-/** The CDN's static answer for a path: the file, or 404. */
+const BAD_PATH = JSON.stringify({ error: 'Invalid path: it does not parse as a URL path' });
+const badPath = () => new Response(BAD_PATH, { status: 400, headers: { 'content-type': 'application/json' } });
+
+/** The CDN's static answer for a path: the file, 404, or 400 for a path that does not decode. */
 async function serveStatic(request: Request): Promise<Response> {
-  let pathname = decodeURIComponent(new URL(request.url).pathname);
+  let pathname: string;
+  try {
+    pathname = decodeURIComponent(new URL(request.url).pathname);
+  } catch {
+    return badPath(); // malformed percent-encoding: no file has such a name
+  }
   if (pathname.endsWith('/')) pathname += 'index.html';
   if (pathname.split('/').includes('..')) return new Response('Not Found', { status: 404 });
   for (const candidate of [pathname, `${pathname}.html`]) {
@@ -42,6 +53,18 @@ async function serveStatic(request: Request): Promise<Response> {
   return new Response('Not Found', { status: 404 });
 }
 
+if (Deno.env.get('EDGE_EXIT_WITH_STDIN') === '1') {
+  (async () => {
+    try {
+      for await (const _ of Deno.stdin.readable) {
+        // nothing is ever sent: only the end matters
+      }
+    } finally {
+      Deno.exit(0);
+    }
+  })();
+}
+
 const handles = edgeRouter(await Deno.readTextFile(new URL('../netlify.toml', import.meta.url)), 'api');
 
 Deno.serve(
@@ -51,7 +74,13 @@ Deno.serve(
     onListen: ({ port }: { port: number }) => console.log(`listening on ${port}`),
   },
   async (request: Request) => {
-    if (!handles(new URL(request.url).pathname)) return serveStatic(request);
+    let pathname: string;
+    try {
+      pathname = new URL(request.url).pathname;
+    } catch {
+      return badPath();
+    }
+    if (!handles(pathname)) return serveStatic(request);
     const context = {
       ip: '127.0.0.1',
       next: (next?: Request) => serveStatic(next ?? request),

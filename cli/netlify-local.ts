@@ -9,6 +9,11 @@
  * in a local Netlify Blobs server (cli/local-blobs.ts) whose files are kept
  * in NETLIFY_LOCAL_DIR, so keys survive a restart; sign-in mail goes to
  * MAIL_API_URL or over SMTP_URL, or to the console and NETLIFY_LOCAL_DIR/mail/.
+ *
+ * A request whose path does not parse as a URL is answered 400 here, as JSON,
+ * and the server keeps running. The Deno child never outlives this process:
+ * it is stopped on every exit, and it exits by itself when its stdin (a pipe
+ * from this process) closes, so a crash or a SIGKILL here ends it too.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -42,6 +47,9 @@ const DENO = path.join(ROOT, 'node_modules/.bin/deno');
 
 const refuse: Refuse = refuser('dev:netlify');
 
+/** The answer to a request whose path does not parse as a URL. */
+const BAD_PATH = JSON.stringify({ error: 'Invalid path: it does not parse as a URL path' });
+
 /** Where the portal function's mail goes, or a one-line refusal for a mail setting that cannot work. */
 function mailSetting(outbox: string): string {
   try {
@@ -54,11 +62,16 @@ function mailSetting(outbox: string): string {
 
 /** The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens. */
 function startEdge(env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
+  // Its stdin is a pipe from this process, never written: when this process ends however it ends, the pipe closes and the child exits (EDGE_EXIT_WITH_STDIN).
   const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), DIST, '0'], {
     cwd: ROOT,
-    env: { ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', EDGE_EXIT_WITH_STDIN: '1' },
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  // And on any exit this process sees (a refusal, an uncaught error), it is stopped at once.
+  const stopChild = () => child.kill('SIGTERM');
+  process.once('exit', stopChild);
+  child.once('exit', () => process.off('exit', stopChild));
   return new Promise((resolve, reject) => {
     let pending = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -131,7 +144,15 @@ async function main(): Promise<void> {
   const edge = await startEdge(process.env).catch((error: Error) => refuse(error.message));
 
   const server = http.createServer((req, res) => {
-    const pathname = new URL(req.url ?? '/', base).pathname;
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', base).pathname;
+    } catch {
+      // `//x:y@%zz/` and the like: no URL, so neither function can be asked; the client hears why, and the server keeps serving.
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BAD_PATH) });
+      res.end(req.method === 'HEAD' ? undefined : BAD_PATH);
+      return;
+    }
     if (!portalPaths.some((p) => p.test(pathname))) return toEdge(edge.port, req, res);
     toFunction(portal.default, req, res, base).catch((error: Error) => {
       console.error(`portal function: ${error.message}`);

@@ -125,6 +125,8 @@ async function main() {
     keys,
     rateLimitPerMinute,
     log: quiet ? undefined : log,
+    // A shared cache in front (deploy/varnish/default.vcl): answers are marked for it and purged through this hook.
+    cachePurgeUrl: process.env.CACHE_PURGE_URL || undefined,
     portal: {
       sendMail: mailer.send,
       // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.

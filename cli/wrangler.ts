@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { ROOT } from './paths.ts';
 
 export const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -13,9 +14,38 @@ export const WRANGLER_CONFIG = path.join(ROOT, 'wrangler.jsonc');
 /** The D1 database id wrangler.jsonc holds until an operator puts theirs there. */
 export const PLACEHOLDER_DATABASE_ID = '00000000-0000-0000-0000-000000000000';
 
-/** Starts wrangler with `args`, its output passed through; `env` is added to this process's environment. */
+/**
+ * What wrangler prints offline that changes nothing here: it cannot reach
+ * Cloudflare for the `Request.cf` object (a warning, then a DNS error and its
+ * stack trace) and uses a placeholder. Said once, in one line, instead.
+ */
+const OFFLINE_NOISE = [/Unable to fetch the `?Request\.cf`? object/, /getaddrinfo (ENOTFOUND|EAI_AGAIN) \S*cloudflare\.com/];
+const STACK_LINE = /^\s+at /;
+const OFFLINE_LINE = '(offline: wrangler could not reach Cloudflare for the Request.cf object and uses a placeholder; nothing else changes)';
+
+/** Passes wrangler's lines on, the offline noise above replaced by one line. */
+export function withoutOfflineNoise(stream: NodeJS.ReadableStream, write: (line: string) => void): void {
+  let said = false;
+  let inTrace = false;
+  createInterface({ input: stream }).on('line', (line) => {
+    if (inTrace && STACK_LINE.test(line)) return;
+    inTrace = false;
+    if (OFFLINE_NOISE.some((noise) => noise.test(line))) {
+      inTrace = true;
+      if (!said) write(OFFLINE_LINE);
+      said = true;
+      return;
+    }
+    write(line);
+  });
+}
+
+/** Starts wrangler with `args`, its output passed through (but for its offline noise); `env` is added to this process's environment. */
 export function wrangler(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', ...env } });
+  const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false', ...env } });
+  withoutOfflineNoise(child.stdout!, (line) => process.stdout.write(`${line}\n`));
+  withoutOfflineNoise(child.stderr!, (line) => process.stderr.write(`${line}\n`));
+  return child;
 }
 
 /** Runs wrangler to its end: its exit code. */

@@ -71,6 +71,8 @@ export interface PortalOptions {
   issueLimitPerMinute?: number;
   /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
   ownerLimitPerMinute?: number;
+  /** Takes back the shared cache's answers to a key rotated away or revoked, by its id; never rejects (src/api/cache.ts: purgeKey). */
+  purgeKey?: (id: string) => Promise<void>;
   /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
@@ -233,18 +235,29 @@ class PortalEndpoints {
     const email = await this.keys.sessionEmail(bearer(request));
     const refused = this.overLimit(request, action !== 'issue');
     if (refused) return refused;
+    // The keys a rotate, revoke or end-grace takes away, for the shared cache's purge after it (by id: the store keeps no key).
+    // A rotate with a grace period purges the old key too: its answers, kept before, would outlive its end.
+    const purge = action === 'issue' ? undefined : this.options.purgeKey;
+    const current = purge && action !== 'endGrace' ? (await this.keys.activeKey(email))?.id : undefined;
+    const ending = purge ? (await this.keys.endingKey(email))?.id : undefined;
+    const purgeGone = async () => {
+      for (const id of [current, ending]) if (purge && id) await purge(id);
+    };
     if (action === 'revoke') {
       await this.keys.revoke(email);
+      await purgeGone();
       return portalReply(200, { revoked: true });
     }
     if (action === 'endGrace') {
       await this.keys.endGrace(email);
+      await purgeGone();
       return portalReply(200, { ended: true });
     }
     if (action === 'issue') return portalReply(201, { apiKey: await this.keys.issue(email) });
     const grace = await this.graceOf(request);
     if (typeof grace !== 'number') return grace;
     const apiKey = await this.keys.rotate(email, grace);
+    await purgeGone();
     return portalReply(200, { apiKey, ending: grace > 0 ? await this.keys.endingKey(email) : null });
   }
 

@@ -1,8 +1,9 @@
 /**
  * Log redaction, for every runtime: a line goes in, the same line comes out
  * with every API key, sign-in token and portal session masked, however it was
- * written. Runs where lines are written (the Node logger's write, the
- * edge function's console), so no code path can forget it.
+ * written. The front door (src/api/handler.ts) runs it on every line it makes
+ * (`loggable`), the access line's key segment aside, which it never reads into
+ * a line; the runtimes' log sinks write lines as they are given.
  *
  * A line is cut into atoms: runs of the characters a secret or its
  * percent-encoding is made of (`A-Z a-z 0-9 _ - %`, plus `\` for JSON-style

@@ -254,8 +254,8 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
-  /** The stored search index (src/api/search.ts: StoredSearchIndex): read by searches, never sent. */
-  search: FileRef;
+  /** The stored search index's shards (src/api/search.ts: StoredSearchIndex, by searchShard): read by searches, never sent. */
+  search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;
 }

@@ -16,6 +16,7 @@ import { DiskData } from '../src/server/disk-data.node.ts';
 import { createNodeServer } from '../adapters/node.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { dataPath, parseRef, shardOf } from '../src/refs.ts';
+import { ROUTES } from '../src/routes.ts';
 import type { Manifest, Shard } from '../src/types.ts';
 import { startBlobs } from './_blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
@@ -268,7 +269,7 @@ describe('across runtimes', () => {
 
   it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
     const examples = readmeExamples();
-    expect(examples.length).toBe(8);
+    expect(examples.length).toBe(ROUTES.length);
     const k = await targets.core.issueKey();
     for (const { request, answer } of examples) {
       const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));

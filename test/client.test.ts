@@ -64,6 +64,19 @@ describe('the client', () => {
     expect(await errorOf(api.nameById('Emil Jannings'))).toMatchObject({ status: 400, message: MESSAGES.badNameId, path: '/name/id=Emil%20Jannings/apikey=…' });
   });
 
+  it('searches by approximate name and lists every category name, each result counting what its lookup answers', async () => {
+    const { api } = client();
+    const results = await api.search('emma st');
+    expect(results[0]).toMatchObject({ name: 'Emma Stone', kind: 'person', path: '/person/name=Emma%20Stone' });
+    expect(results[0].nominations).toBe((await api.person('Emma Stone')).length);
+    expect(await api.search('zzqxjvwk qqzzpx')).toEqual([]);
+    expect(await errorOf(api.search(''))).toMatchObject({ status: 400, path: '/search/name=/apikey=…' });
+    const list = await api.categories();
+    const archive = await api.archive();
+    expect(list.map((c) => c.name)).toEqual([...new Set(Object.values(archive).flatMap((ceremony) => ceremony.map((c) => c.category)))]);
+    expect(list.find((c) => c.name === 'Outstanding Picture')).toMatchObject({ firstYear: '1929', path: '/award/name=Outstanding%20Picture' });
+  });
+
   it('encodes each parameter into its segment and sends the key only in apikey=', async () => {
     const recorder = recordingFetch();
     const { api } = client({ fetch: recorder.fetch });

@@ -44,7 +44,7 @@ interface FunctionsManifest {
   functions: { name: string; path: string; mainFile: string; runtimeVersion: string; routes: { pattern: string }[] }[];
 }
 
-/** `netlify build --offline` in `cwd` under this Node, with the project's deno first on PATH; resolves with its output. */
+/** `npm run check:netlify` (netlify build --offline) in `cwd` under this Node; resolves with its output. */
 async function netlifyBuild(cwd: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0' };
   for (const name of Object.keys(env)) if (name.startsWith('VITEST') || name === 'NODE_ENV') delete env[name];
@@ -52,13 +52,13 @@ async function netlifyBuild(cwd: string): Promise<string> {
   // netlify-cli leaves files in the temp folder (a compile cache, an empty tmp-* file): keep them inside the copy, removed with it.
   env.TMPDIR = path.join(cwd, '.tmp');
   await mkdir(env.TMPDIR, { recursive: true });
-  const child = spawn(process.execPath, [path.join(cwd, 'node_modules/netlify-cli/bin/run.js'), 'build', '--offline'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(cwd, 'cli/netlify-check.ts')], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`netlify build --offline exited ${code}:\n${output}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`npm run check:netlify exited ${code}:\n${output}`))));
   });
 }
 
@@ -124,7 +124,18 @@ async function publicPaths(): Promise<string[]> {
   return [...files.map((f) => `/${f}`), ...pretty, ...portal];
 }
 
-describe('netlify build --offline on a clean copy', () => {
+describe('npm run check:netlify (netlify build --offline) on a clean copy', () => {
+  it('prints no error, only the line saying why offline it leaves one of netlify-cli\'s out, and what is ready', () => {
+    expect(output).not.toMatch(/^error:/m);
+    expect(output).not.toContain('edge.netlify.com/bootstrap/globals/types.ts');
+    expect(output).toContain("(offline: netlify-cli could not fetch the edge functions' inline-config helper from edge.netlify.com");
+    expect(output).toContain('check:netlify: the build, its stored files, the edge function and the portal function are ready');
+  });
+
+  it('checks every stored file the manifest names after the build, before anything is published', () => {
+    expect(output).toContain('check-stored: every stored file of dist is there and holds the bytes its name promises');
+  });
+
   it('gets its data through data:fetch from ARCHIVE_SOURCE, checked against the pin', async () => {
     expect(output).toContain(`from ${FULL_SOURCE} (sha256 verified)`);
     const cached = await readFile(path.join(copy, source.cacheFile));
@@ -249,4 +260,48 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
       await writeFile(path.join(publish, file), original);
     }
   }, 120_000);
+
+  /** `node cli/check-stored.ts` as the Netlify build runs it after `npm run build`. */
+  async function netlifyCheck(): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [path.join(copy, 'cli/check-stored.ts')], { cwd: copy, env: { ...process.env, DIST_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  }
+
+  /** A stored file named only inside a stored index (a person shard), not by the manifest itself. */
+  async function fileNamedByAnIndex(manifest: Manifest): Promise<string> {
+    const direct = new Set(JSON.stringify(manifest).match(/[0-9a-f]{20}/g));
+    for (const shardRef of manifest.shards) {
+      const at = parseRef(shardRef)!.at.identity;
+      const bytes = await readFile(path.join(publish, dataPath(at.file)!));
+      const shard = JSON.parse((at.range ? bytes.subarray(...at.range) : bytes).toString('utf8')) as Record<string, [string, Record<string, string>]>;
+      for (const [all] of Object.values(shard)) {
+        const file = parseRef(all)!.at.identity.file;
+        if (!direct.has(file)) return dataPath(file)!;
+      }
+    }
+    throw new Error('Expected a stored file named only by a shard');
+  }
+
+  it('refuses to deploy, on Cloudflare and Netlify, a build missing a stored file the manifest names, directly or through an index', async () => {
+    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
+    expect((await netlifyCheck()).code).toBe(0);
+    for (const file of [dataPath(parseRef(manifest.archive)!.at.identity.file)!, await fileNamedByAnIndex(manifest)]) {
+      const original = await readFile(path.join(publish, file));
+      await unlink(path.join(publish, file));
+      try {
+        const refused = await deployDryRun(path.join(copy, '.worker-bundle-missing'));
+        expect(refused.code, refused.output).toBe(1);
+        expect(refused.output).toContain(`deploy:cloudflare: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build`);
+        expect(refused.output).not.toContain('--dry-run: exiting now');
+        const netlify = await netlifyCheck();
+        expect(netlify.code, netlify.output).toBe(1);
+        expect(netlify.output).toBe(`check-stored: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build\n`);
+      } finally {
+        await writeFile(path.join(publish, file), original);
+      }
+    }
+  }, 240_000);
 });

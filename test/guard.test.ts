@@ -141,7 +141,7 @@ describe('the guard against what dist/ holds', () => {
     await writeFile(path.join(out, '_data/manifest.json'), '{"format": 4, "sou');
     summary = await freshSummary();
     await buildFrom(MINI);
-    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(8);
+    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(9);
   });
 
   it('compares by row count with a dist/ built before the build recorded its summary', async () => {

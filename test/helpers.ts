@@ -1,5 +1,7 @@
 /**
- * The tests' one helper module: the full archive's path, temp folders removed
+ * The tests' general helpers (beside them, each for one concern: _mail.ts,
+ * _blobs.ts, _random.ts, _key-store-suite.ts, and the suites behaviour.ts,
+ * conformance.ts, hostile.ts): the full archive's path, temp folders removed
  * after each test file, temp builds and clean copies, raw HTTP, npm start and
  * the edge function under Deno as processes, a sample server with a key, and
  * the robustness tests' key stores and key-watching log sink.

@@ -13,6 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { seeded } from './_random.ts';
 import { decoded, type Target } from './behaviour.ts';
 import type { RawReply } from './helpers.ts';
 
@@ -30,15 +31,6 @@ export const SUFFIXES = ['', '%3f.json', '%3F.html', '%23.css', '%253f.json', '%
 /** What comes before: nothing, or a public file's or folder's name. */
 export const PREFIXES = ['', '/index.html', '/openapi.json', '/portal', '/portal.css', '/x', '/_data', '/%2e'];
 
-/** A small, seeded generator (mulberry32), so every runtime gets the same requests. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** The audit's request and its near variants, always asked. */
 const ALWAYS = [
@@ -62,7 +54,7 @@ const ALWAYS = [
 
 /** Hostile paths: the fixed ones, then `count` drawn from the product of the tables above, each with no key, a valid one or a bogus one. */
 export function hostilePaths(count: number, seed = 20261124): { path: string; keyed: boolean }[] {
-  const next = random(seed);
+  const next = seeded(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
   const out = ALWAYS.flatMap((p) => [{ path: p, keyed: false }, { path: `${p}/apikey={key}`, keyed: true }]);
   for (let i = 0; i < count; i++) {

@@ -10,6 +10,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
@@ -138,6 +140,65 @@ describe('npm run dev:netlify, running', () => {
     await server.stop();
     expect(server.child.exitCode).toBe(0);
     await expect(fetch(`${server.base}/health`)).rejects.toThrow();
+    expect(await eventually(async () => (await edgeProcesses(dist)).length === 0, 5_000)).toBe(true);
+  });
+});
+
+/** One request sent as its raw bytes (the request line as written, no client parsing it); the status and body of the answer. */
+function rawLine(port: number, line: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      // A chunked body: its one chunk.
+      resolve({ status, body: /^[0-9a-f]+\r\n/.test(body) ? body.split('\r\n')[1] : body });
+    });
+  });
+}
+
+/** A request with `path` as the client sends it (curl --path-as-is): Node's client leaves the path as given. */
+function pathAsIs(port: number, pathname: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('npm run dev:netlify and a path that does not parse as a URL', () => {
+  let dist: string;
+  let server: Started | undefined;
+  beforeAll(async () => {
+    dist = await buildInto(SAMPLE_SOURCE, 'netlify-local-bad');
+  });
+  afterAll(() => server?.stop());
+
+  it('answers 400 with a JSON error and keeps running', async () => {
+    server = await startNetlifyLocal({ DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: await tempDir('netlify-local-bad') });
+    const answers = [await pathAsIs(server.port, '//x:y@%zz/'), await rawLine(server.port, 'GET //x:y@%zz/ HTTP/1.1'), await rawLine(server.port, 'GET //x:y@%zz/health HTTP/1.1')];
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
+    }
+    expect(server.child.exitCode).toBeNull();
+    expect((await fetch(`${server.base}/health`)).status).toBe(200);
+  });
+
+  it('takes the edge function under Deno with it however it ends, killed outright included', async () => {
+    expect(await edgeProcesses(dist)).toHaveLength(1);
+    server!.child.kill('SIGKILL');
+    await new Promise((resolve) => (server!.child.exitCode !== null || server!.child.signalCode !== null ? resolve(null) : server!.child.once('exit', resolve)));
+    server = undefined;
     expect(await eventually(async () => (await edgeProcesses(dist)).length === 0, 5_000)).toBe(true);
   });
 });

@@ -97,7 +97,7 @@ describe('the OpenAPI document', () => {
     expect(health.parameters ?? []).toEqual([]);
     expect(Object.keys(health.responses).sort()).toEqual(['200', '405', '503']);
     expect(health.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/Health');
-    expect(health.responses['503'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.unavailable);
+    expect(health.responses['503'].content['application/json'].schema.properties.error.anyOf).toEqual([{ const: MESSAGES.unavailable }, { const: MESSAGES.keysUnavailable }]);
     expect(doc.components.schemas.Health.required).toEqual(['status', 'archive']);
     expect(doc.components.schemas.ArchiveHealth.required).toEqual(['revision', 'sample', 'firstYear', 'lastYear', 'years', 'categories', 'nominations']);
   });

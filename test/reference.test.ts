@@ -4,16 +4,24 @@
  * built sample: every operation of the route table with its curl line, copy
  * button and example answer (checked against what the server really answers),
  * the "try it" form calling the API with a real key (200) and a bad one (403),
- * the errors and the links; clean at 1280 px and at 390 px. Screenshots of
+ * the errors and the links; a contents list (a side menu on a wide screen),
+ * headings in words, and examples in JavaScript, Python and the client that,
+ * run as shown, answer what the API answers; clean at 1280 px and at 390 px. Screenshots of
  * both widths go to test-results/screenshots/ (git-ignored), named in the log.
  */
+import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../src/messages.ts';
 import { examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
-import { startLocalServer, type LocalServer } from './helpers.ts';
+import { ROOT, startLocalServer, type LocalServer } from './helpers.ts';
+
+const run = promisify(execFile);
+const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');
 
 const SCREENSHOTS = path.resolve('test-results/screenshots');
 /** Never downloads a browser: the system Chromium, with nothing phoning home. */
@@ -136,6 +144,22 @@ describe('the reference page at /', () => {
     await page.close();
   });
 
+  it('answers a search as it is typed, once the typing pauses, with one request for the word', async () => {
+    const { page, problems } = await open('desktop');
+    const asked: string[] = [];
+    page.on('request', (r) => r.url().includes('/search/') && asked.push(new URL(r.url()).pathname));
+    await page.locator('button[data-try="search"]').click();
+    await page.getByLabel('API key').fill(local.key);
+    await page.locator('#try-name').fill('');
+    await page.locator('#try-name').pressSequentially('emma st', { delay: 30 });
+    await page.locator('#try-status').filter({ hasText: 'HTTP 200' }).waitFor();
+    await page.waitForFunction(() => document.getElementById('try-body')?.textContent?.includes('Emma Stone'));
+    expect(JSON.parse(await page.locator('#try-body').innerText())[0]).toMatchObject({ name: 'Emma Stone', kind: 'person' });
+    expect(asked).toEqual(['/search/name=emma%20st/apikey=' + local.key]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('shows the 403 and its body for a key the API does not know', async () => {
     const { page } = await open('desktop');
     const body = await tryIt(page, 'ceremonyByYear', 'faa_not-a-key', 'HTTP 403');
@@ -186,6 +210,51 @@ describe('the reference page at /', () => {
     // The page says how to get the client and use it, with no address it cannot know.
     const client = await page.locator('section#client').innerText();
     for (const words of ['npm run pack:client', 'npm install ./film-awards-archive-client-', "from 'film-awards-archive-client'", 'createClient(']) expect(client).toContain(words);
+    await page.close();
+  });
+
+  it('has a contents list linking every section and operation: beside the text on a wide screen, above it on a phone', async () => {
+    for (const width of ['desktop', 'phone'] as const) {
+      const { page, problems } = await open(width);
+      const nav = page.getByRole('navigation', { name: 'Contents' });
+      const hrefs = await nav.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+      for (const id of [...OPERATIONS, 'try-section', 'answers', 'errors', 'limits', 'caching', 'client']) expect(hrefs).toContain(`#${id}`);
+      for (const href of hrefs) expect(await page.locator(href!).count(), href!).toBe(1);
+      const [menu, text] = [await nav.boundingBox(), await page.locator('main').boundingBox()];
+      if (width === 'desktop') expect(menu!.x + menu!.width).toBeLessThanOrEqual(text!.x + 1);
+      else expect(menu!.y + menu!.height).toBeLessThanOrEqual(text!.y + 1);
+      // Each operation is headed in words, its operation id beneath.
+      for (const id of OPERATIONS) {
+        const heading = await page.locator(`section#${id} h3`).innerText();
+        expect([id, heading.includes(' '), heading === id]).toEqual([id, true, false]);
+        expect(await page.locator(`section#${id} .operation-id`).innerText()).toBe(`Operation ${id}`);
+      }
+      await nav.getByRole('link', { name: 'Errors' }).click();
+      expect(page.url()).toMatch(/#errors$/);
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  });
+
+  it('shows each lookup in JavaScript, Python and the client, and each, run as shown with a real key, prints what the API answers', async () => {
+    const { page } = await open('desktop');
+    for (const id of ['personByName', 'categoryByNameAndYear', 'search']) {
+      const route = ROUTES.find((r) => r.id === id)!;
+      const real = await (await fetch(`${local.baseUrl}${examplePath(route, local.key)}`)).json();
+      const blocks = page.locator(`section#${id} pre.code`);
+      expect(await blocks.count()).toBe(3);
+      const [js, python, client] = await blocks.evaluateAll((pres) => pres.map((p) => p.textContent ?? ''));
+      const withKey = (code: string) => {
+        expect(code).toContain(local.baseUrl);
+        return code.replaceAll('YOUR_KEY', local.key);
+      };
+      const printed = async (command: string, args: string[]) => JSON.parse((await run(command, args, { cwd: ROOT })).stdout);
+      expect([id, 'fetch', await printed(NODE_24, ['--input-type=module', '-e', withKey(js)])]).toEqual([id, 'fetch', real]);
+      expect([id, 'python', await printed('python3', ['-c', withKey(python)])]).toEqual([id, 'python', real]);
+      // The client as the package ships it is built from src/client.ts: the example runs against that file.
+      const local_client = withKey(client).replace("'film-awards-archive-client'", `'${pathToFileURL(path.join(ROOT, 'src/client.ts')).href}'`);
+      expect([id, 'client', await printed(NODE_24, ['--input-type=module', '-e', local_client])]).toEqual([id, 'client', real]);
+    }
     await page.close();
   });
 

@@ -3,14 +3,18 @@
  * oscars.csv with a fixed seed (read here as the data's README describes
  * the format, with none of the build's code), each searched lower-cased and
  * stripped of its marks, must come first, or tied only with names that read
- * the same once case, marks, punctuation and spacing are set aside; and every
- * result counts exactly what its path answers.
+ * the same once case, marks, punctuation and spacing are set aside; every
+ * result counts exactly what its path answers, and what the spec's oracle
+ * (test/oracle.ts) counts over the archive as served; and the issue's examples
+ * answer as written.
  */
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
+import { seeded } from './_random.ts';
 import { buildInto, SHARED_SOURCE } from './helpers.ts';
+import { categoryByName, personByName, type SpecArchive } from './oracle.ts';
 
 /** The served names of the source, as the spec's arrays hold them: each Film value, and each Nominees value (or Name, when there are none). */
 function sourceNames(text: string): string[] {
@@ -30,15 +34,6 @@ const plain = (text: string) => text.normalize('NFD').replace(/\p{M}/gu, '').toL
 /** The same, with punctuation and spacing set aside too: names that read the same. */
 const bare = (text: string) => plain(text).replace(/[^\p{L}\p{N}]/gu, '');
 
-/** A seeded generator (mulberry32), so the sample is the same every run. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 interface Result {
   name: string;
@@ -52,6 +47,8 @@ interface Result {
 
 let api: Api;
 let names: string[];
+/** The whole archive as served (endpoint 1): what the spec's oracle (test/oracle.ts) counts over, with no code of build/ or src/. */
+let archive: SpecArchive;
 const ask = async (path: string) => {
   const reply = await api.reply({ method: 'GET', url: `${path}/apikey=faa_tests`, header: () => null });
   return { status: reply.status, body: JSON.parse(new TextDecoder().decode(reply.body!)) };
@@ -61,11 +58,20 @@ beforeAll(async () => {
   const dist = await buildInto(SHARED_SOURCE, 'search');
   api = createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
   names = sourceNames(await readFile(SHARED_SOURCE, 'utf8')).filter((n) => bare(n) !== '');
+  archive = (await ask('/archive')).body as SpecArchive;
 }, 180_000);
+
+/** What the oracle counts for a result: the person lookup's matches of a name, the nominations in the category lookup's matches of a category name. */
+function oracleCounts(name: string, kind: string) {
+  const matches = kind === 'category' ? categoryByName(archive, name) : personByName(archive, name);
+  const nominations = matches.flatMap((m) => ('nominations' in m ? m.nominations : [m.nomination]));
+  const years = matches.map((m) => m.year).sort();
+  return { nominations: nominations.length, wins: nominations.filter((n) => n.won).length, firstYear: years[0], lastYear: years[years.length - 1] };
+}
 
 describe('search, against the source', () => {
   it('finds 300 names sampled from the source first, searched lower-cased and without marks, or tied only with names that read the same', async () => {
-    const next = random(20261124);
+    const next = seeded(20261124);
     // Beside the sample, every name with three marks or more (Alejandro González Iñárritu): too many for a typo to stand in for them.
     const marked = names.filter((n) => (n.normalize('NFD').match(/\p{M}/gu) ?? []).length >= 3);
     expect(marked.length).toBeGreaterThanOrEqual(3);
@@ -83,7 +89,7 @@ describe('search, against the source', () => {
   });
 
   it('counts in every result of those searches exactly what its path answers', async () => {
-    const next = random(20261125);
+    const next = seeded(20261125);
     for (let i = 0; i < 40; i++) {
       const name = names[Math.floor(next() * names.length)];
       const { body } = await ask(`/search/name=${encodeURIComponent(plain(name).slice(0, 6))}`);
@@ -100,8 +106,32 @@ describe('search, against the source', () => {
           first: years[0],
           last: years[years.length - 1],
         });
+        // And what the spec's oracle counts over the served archive, computed here rather than by the build.
+        const { name, kind, nominations: n, wins, firstYear, lastYear } = result;
+        expect({ name, nominations: n, wins, firstYear, lastYear }).toEqual({ name, ...oracleCounts(name, kind) });
       }
     }
+  });
+
+  it('answers the issue\u2019s examples as written, counting what the oracle counts', async () => {
+    const cases: [string, string, string][] = [
+      ['meryl streep', 'Meryl Streep', 'person'],
+      ['sirat', 'Sir\u0101t', 'film'],
+      ['metro goldwyn', 'Metro-Goldwyn-Mayer', 'company'],
+      ['meryl strep', 'Meryl Streep', 'person'],
+      ['oppenhiemer', 'Oppenheimer', 'film'],
+      ['emma st', 'Emma Stone', 'person'],
+      ['best picture', 'Best Picture', 'category'],
+    ];
+    for (const [text, name, kind] of cases) {
+      const [top] = (await ask(`/search/name=${encodeURIComponent(text)}`)).body as (Result & { otherNames?: string[] })[];
+      const { nominations, wins, firstYear, lastYear } = oracleCounts(name, kind);
+      const path = `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
+      expect({ text, ...top, otherNames: undefined }).toEqual({ text, name, kind, nominations, wins, firstYear, lastYear, path, otherNames: undefined });
+      if (kind === 'category') expect(top.otherNames).toContain('Outstanding Picture');
+    }
+    const [streep] = (await ask('/search/name=meryl%20streep')).body as Result[];
+    expect(streep).toEqual({ name: 'Meryl Streep', kind: 'person', nominations: 21, wins: 3, firstYear: '1979', lastYear: '2018', path: '/person/name=Meryl%20Streep' });
   });
 
   it('classes a name by the IMDb id the source gives it, and one without by its column', async () => {

@@ -263,7 +263,7 @@ describe('an update that cannot be done', () => {
   it('gives up on a server that never answers within the timeout, and writes nothing', async () => {
     const root = await checkout();
     const before = await snapshot(root);
-    await expect(updateIn(root, { from: `${base}/never`, timeoutMs: 300 })).rejects.toThrow(/cannot download the new revision from .*\/never \(no answer within 0.3 s\); nothing written/);
+    await expect(updateIn(root, { from: `${base}/never`, timeoutMs: 300 })).rejects.toThrow(/cannot download the new revision from .*\/never \(no whole answer within 0.3 s\); nothing written/);
     await expect(updateIn(root, { env: { GITHUB_API_URL: `${base}/missing` } })).rejects.toThrow(/cannot download the newest revision of oscars.csv .*\(HTTP 404\)/);
     expect(await snapshot(root)).toEqual(before);
   });

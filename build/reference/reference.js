@@ -1,5 +1,6 @@
 // The reference page's few behaviours: curl lines on this page's own origin, copy buttons, and the
-// "try it" form, which calls the API from the page with the key typed in and shows the answer.
+// "try it" form, which calls the API from the page with the key typed in and shows the answer (for a
+// search, as you type).
 // The key stays in the form: never stored, never put in this page's URL.
 const $ = (id) => document.getElementById(id);
 const operations = JSON.parse($('operations').textContent);
@@ -8,6 +9,7 @@ const STATUS_TEXT = { 200: 'OK', 304: 'Not Modified', 400: 'Bad Request', 403: '
 
 // Curl lines were built for the deploy's address; the page knows the one it is served from.
 for (const line of document.querySelectorAll('[data-path]')) line.textContent = `curl "${location.origin}${line.dataset.path}"`;
+for (const block of document.querySelectorAll('[data-template]')) block.textContent = block.dataset.template.replaceAll('{{BASE}}', location.origin);
 
 for (const button of document.querySelectorAll('button[data-copy]')) {
   button.addEventListener('click', async () => {
@@ -82,6 +84,29 @@ form.addEventListener('submit', async (event) => {
     $('try-send').disabled = false;
     $('try-status').focus();
   }
+});
+
+// Search answers as you type: once the typing pauses (so a word costs one request of the key's 60 a
+// minute, not one a letter), with a key given; an answer overtaken by newer text is dropped. Focus
+// stays in the field.
+let typed = 0;
+let pause;
+form.querySelector('[data-param="name"] input').addEventListener('input', (event) => {
+  clearTimeout(pause);
+  const text = event.target.value;
+  const key = $('try-key').value.trim();
+  if (select.value !== 'search' || text.trim() === '' || key === '') return;
+  pause = setTimeout(async () => {
+    const asked = ++typed;
+    const path = requestPath(operations.find((o) => o.id === 'search'), key);
+    try {
+      const response = await fetch(path, { headers: { accept: 'application/json' }, credentials: 'omit' });
+      const body = await response.text();
+      if (asked === typed) show(response.status, body, path);
+    } catch {
+      if (asked === typed) show(0, '', path);
+    }
+  }, 350);
 });
 
 choose(select.value, true);

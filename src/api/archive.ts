@@ -24,7 +24,7 @@ import type { CategoryIndex, CategoryYears, FileRef, IdShard, JoinIndex, Manifes
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { type Answer, concatBytes, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from './request.ts';
-import { SearchIndex } from './search.ts';
+import { routingWord, SearchIndex, searchKey, searchShard } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -221,7 +221,12 @@ export class ArchiveReader {
         return this.stored(manifest.categoryList);
       case 'search': {
         const hit = this.joins.get(`search\u0000${name}`);
-        return hit ? hit.answer : andThen(this.indexFile(source, manifest.search, SearchIndex.parse), (index) => this.searched(manifest.search, index, name));
+        if (hit) return hit.answer;
+        const key = searchKey(name);
+        if (key === '') return this.searched('', null, name); // no letter or digit: nothing is close
+        const ref = manifest.search[searchShard(routingWord(key))];
+        if (!ref) throw new DataError('no search shard for this text');
+        return andThen(this.indexFile(source, ref, SearchIndex.parse), (index) => this.searched(ref, index, name));
       }
     }
   }
@@ -233,8 +238,8 @@ export class ArchiveReader {
    * ETag names the index and the text: the same text over the same index
    * always answers the same bytes.
    */
-  private async searched(ref: FileRef, index: SearchIndex, text: string): Promise<Answer> {
-    const body = new TextEncoder().encode(JSON.stringify(index.search(text)));
+  private async searched(ref: FileRef, index: SearchIndex | null, text: string): Promise<Answer> {
+    const body = new TextEncoder().encode(JSON.stringify(index?.search(text) ?? []));
     const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
     const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
     this.joins.set(`search\u0000${text}`, { answer, size: body.length + text.length * 2 + 64 });
@@ -280,7 +285,7 @@ export class ArchiveReader {
       typeof manifest.categoryYears !== 'string' ||
       !Array.isArray(manifest.shards) ||
       !Array.isArray(manifest.ids) ||
-      typeof manifest.search !== 'string' ||
+      !Array.isArray(manifest.search) ||
       typeof manifest.categoryList !== 'string'
     ) {
       throw new DataError('unknown manifest format');

@@ -17,6 +17,7 @@ import { ROUTES, SHAPES, template } from '../routes.ts';
 import type { Answer, DataSource } from './answer.ts';
 import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
+import { revisionTag, shared, SHARED_MAX_AGE, type SharedCache } from './cache.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { isKeyShaped, keyId } from '../keys.ts';
@@ -43,6 +44,8 @@ export interface ApiOptions extends ArchiveOptions {
   now?: () => number;
   /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
   portal?: Omit<PortalOptions, 'log' | 'now'>;
+  /** The shared cache in front (its header names): answers to a good key then say it may keep them, tagged (src/api/cache.ts). */
+  sharedCache?: SharedCache;
 }
 
 /** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
@@ -119,10 +122,11 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
-      // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept).
+      // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept, by browsers and shared caches alike).
       const checked = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
-      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? find(s, parsed, request, source, c, now) : c));
-      return typeof checked === 'number' ? find(s, parsed, request, source, checked, now) : checked;
+      const answer = (until: number) => forShared(s, parsed, source, find(s, parsed, request, source, until, now), until, now);
+      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? answer(c) : c));
+      return typeof checked === 'number' ? answer(checked) : checked;
     }
   }
 }
@@ -159,6 +163,25 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
 
 function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
   return answer ? answerReply(answer, request, !!s.options.compression, source, cacheControl) : NOT_FOUND_OF.get(lookup.route)!;
+}
+
+/**
+ * A good key's 200, 304 or lookup 404, marked for the shared cache when there
+ * is one; anything else as it is. A key that works `until` a time (its grace
+ * period) caps the shared lifetime at the seconds it has left, as it caps the browser's.
+ */
+function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>, until: number, now: number): Maybe<ApiReply> {
+  const cache = s.options.sharedCache;
+  if (!cache || !source || m.key === null) return out;
+  const id = keyId(decode(m.key)!);
+  const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
+  return andThen(out, (reply) => {
+    if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
+    return andThen(s.archive.manifest(source), (manifest) => {
+      const kept = shared(reply, cache, id, revisionTag(manifest));
+      return left >= SHARED_MAX_AGE ? kept : { ...kept, headers: { ...kept.headers, [cache.control]: `public, max-age=${left}` } };
+    });
+  });
 }
 
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */

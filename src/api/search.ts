@@ -3,10 +3,9 @@
  * serves (people, companies, films: each entry of `primary` and `secondary`)
  * and every full category name, found whatever the case, marks, punctuation
  * and spacing, by the start of its words, or with a typo or two. The build
- * writes the index (build/search-index.ts): each name's normalised key, and
- * beside it what a result shows. A search scans the keys once, which a cold
- * Worker can afford for the archive's twenty thousand or so names; nothing
- * here reads a file or knows a runtime.
+ * writes the index (build/search-index.ts) in shards: each name's normalised
+ * key, and beside it what a result shows. A search scans one shard's keys
+ * once; nothing here reads a file or knows a runtime.
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
  * case, marks, punctuation and spacing; the asked words starting the name's
@@ -15,8 +14,31 @@
  * more nominations, then by name.
  */
 
+import type { SearchResult } from '../types.ts';
+
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
+
+/**
+ * Index shards. An entry is in the shard of the first two letters of each of
+ * its words, and a search reads only the shard of its longest word (a cold
+ * Worker then scans a few hundred names, not every one). So a typo is found
+ * anywhere but in the first two letters of the longest word asked, and a
+ * one-letter word is found only as a whole word.
+ */
+export const SEARCH_SHARDS = 128;
+
+/** The shard holding the names with a word that starts as `word` does (its first two letters). */
+export function searchShard(word: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < Math.min(2, word.length); i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
+  return h % SEARCH_SHARDS;
+}
+
+/** The word of a search key whose shard a search reads: its longest (the first of the longest). */
+export function routingWord(key: string): string {
+  return key.split(' ').reduce((longest, word) => (word.length > longest.length ? word : longest), '');
+}
 
 /** Letters NFKD does not take apart, as their plain spellings. */
 const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
@@ -34,22 +56,9 @@ export function searchKey(text: string): string {
 }
 
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
-export type SearchKind = 'person' | 'company' | 'film' | 'category';
+export type SearchKind = SearchResult['kind'];
 const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film', a: 'category' };
 export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
-
-/** One result, as the route answers it (src/types.ts: SearchResult). */
-export interface Found {
-  name: string;
-  kind: SearchKind;
-  nominations: number;
-  wins: number;
-  firstYear: string;
-  lastYear: string;
-  path: string;
-  /** A category's award under its other names over the years. */
-  otherNames?: string[];
-}
 
 /**
  * The index as stored, three blocks of text with a NUL after each of the
@@ -130,7 +139,7 @@ export class SearchIndex {
   }
 
   /** Entries found for `text`, best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
-  search(text: string): Found[] {
+  search(text: string): SearchResult[] {
     const asked = searchKey(text);
     if (asked === '') return [];
     const compact = asked.replaceAll(' ', '');
@@ -168,11 +177,11 @@ export class SearchIndex {
 }
 
 /** A row of the index as a result, with the lookup that answers it. */
-function resultOf(row: string): Found {
+function resultOf(row: string): SearchResult {
   const [name, code, nominations, wins, firstYear, lastYear, others] = row.split('\t');
   const kind = KINDS[code];
   const path = `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
-  const found: Found = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
+  const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
   if (kind === 'category') found.otherNames = others ? others.split('|') : [];
   return found;
 }

@@ -149,9 +149,10 @@ function damageIn(db: DatabaseSync): string | null {
   const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
   // One line: its first findings (a row may hold several lines).
   if (problems.join() !== 'ok') return problems.join('\n').split('\n').filter((p) => p && !p.startsWith('***')).slice(0, 3).join('; ');
-  const count = (sql: string) => Number((db.prepare(sql).get() as { n: number }).n);
-  const active = count('SELECT count(*) AS n FROM keys NOT INDEXED WHERE revoked_at IS NULL');
-  const indexed = count('SELECT count(*) AS n FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL');
+  // One statement, so one snapshot: counted in two, a key another process issues between them looks like damage.
+  const { active, indexed } = db
+    .prepare('SELECT (SELECT count(*) FROM keys NOT INDEXED WHERE revoked_at IS NULL) AS active, (SELECT count(*) FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL) AS indexed')
+    .get() as { active: number; indexed: number };
   return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
 }
 

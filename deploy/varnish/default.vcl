@@ -1,0 +1,64 @@
+# Varnish in front of `npm start` (README, "Caching"): it keeps what the
+# server marks for a shared cache (answers to a good key: CDN-Cache-Control,
+# RFC 9213) and nothing else, and purges by tag when the server or
+# `npm run keys` calls CACHE_PURGE_URL (PURGE with an xkey-purge header).
+#   varnishd -F -a :6081 -f "$PWD/deploy/varnish/default.vcl"
+#   CACHE_PURGE_URL=http://127.0.0.1:6081/ npm start
+vcl 4.1;
+
+import std;
+import xkey;  # Debian's varnish-modules
+
+# npm start; tests rewrite this port.
+backend default {
+    .host = "127.0.0.1";
+    .port = "8888";
+}
+
+# Who may purge: the server and the keys CLI, on this machine.
+acl purgers {
+    "127.0.0.1";
+    "::1";
+}
+
+sub vcl_recv {
+    if (req.method == "PURGE") {
+        if (client.ip !~ purgers) {
+            return (synth(403, "Forbidden"));
+        }
+        if (!req.http.xkey-purge) {
+            return (synth(400, "Name the tags to purge in xkey-purge"));
+        }
+        # Space-separated tags: key-<id>, rev-<digest>, answers.
+        set req.http.x-purged = xkey.purge(req.http.xkey-purge);
+        return (synth(200, "Purged " + req.http.x-purged));
+    }
+    # The portal, /health and anything but a read always go to the server.
+    if (req.url ~ "^/(portal|health)([/?#]|$)" || (req.method != "GET" && req.method != "HEAD")) {
+        return (pass);
+    }
+    # Answers depend on the URL alone (the key is in it); a browser's cookies must not split or bypass the cache.
+    unset req.http.Cookie;
+    unset req.http.Authorization;
+    return (hash);
+}
+
+sub vcl_backend_response {
+    # Kept only when the server said a shared cache may (with max-age) and tagged it; xkey indexes the xkey header.
+    if (beresp.http.CDN-Cache-Control ~ "max-age=[0-9]+" && beresp.http.xkey) {
+        set beresp.ttl = std.duration(regsub(beresp.http.CDN-Cache-Control, "^.*max-age=([0-9]+).*$", "\1s"), 0s);
+        set beresp.grace = 0s;
+        return (deliver);
+    }
+    # Everything else (403, 429, 400, 405, 500, public files, /): never stored; for 2 minutes
+    # requests for that URL go straight to the server (hit-for-miss) rather than queue behind one another.
+    set beresp.ttl = 120s;
+    set beresp.uncacheable = true;
+    return (deliver);
+}
+
+sub vcl_deliver {
+    # What was for this cache only does not reach the client (X-Varnish and Age stay: they show a hit).
+    unset resp.http.xkey;
+    unset resp.http.CDN-Cache-Control;
+}
