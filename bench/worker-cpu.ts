@@ -165,7 +165,7 @@ async function main() {
       else await answer.arrayBuffer();
       // As long as the access line: the path with the key's 12-character id and '...', the status and the time.
       const logLine = `GET ${new URL(urlOf(lookup)).pathname.replace(/apikey=.*$/, `apikey=${'x'.repeat(12)}...`)} ${answer.status} 0ms`;
-      const bindings = { ANSWER_PATH: answerPath, KEY_SQL: keySql.isActive('').sql, KEY_HASH: hashSecret(key), LOG_LINE: logLine };
+      const bindings = { ANSWER_PATH: answerPath, KEY_SQL: keySql.keyEnd('').sql, KEY_HASH: hashSecret(key), LOG_LINE: logLine };
       references.set(lookup, () => new Miniflare(convertV4MiniflareOptions({ ...common, script: REFERENCE_WORKER, bindings })));
     }
     await first.dispose();

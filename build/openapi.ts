@@ -243,7 +243,9 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
       name: 'apikey',
       in: 'path',
       required: true,
-      description: `Your API key (it starts with \`${KEY_PREFIX}\`; get one at /portal). ${literally} A missing, unknown or revoked key answers 403.`,
+      description:
+        `Your API key (it starts with \`${KEY_PREFIX}\`; get one at /portal). ${literally} A missing, unknown or revoked key answers 403. ` +
+        'A rotated key may have a grace period (now, 1 h, 24 h or 7 days, chosen at the portal): it answers like the new key until then, and 403 from its end.',
       schema: { type: 'string' },
       examples: { placeholder: { value: 'YOUR_KEY' } },
     };
@@ -434,6 +436,12 @@ export function openApiDocument(options: OpenApiOptions): Schema {
         'Answers change once a',
         'year: cache them (they carry `Cache-Control` and an `ETag`; send `If-None-Match` to get a 304), do not poll, prefer the',
         'narrowest lookup that answers your question, and back off exponentially on 500.',
+        '',
+        '## Key rotation',
+        'Rotating a key at `/portal` (or with the keys CLI) gives a new key; the old one stops at once or, when a grace period was',
+        'chosen (1 hour, 24 hours or 7 days), goes on answering until its end, so an application can move to the new key without',
+        'downtime; the owner can stop it sooner. Choose "now" for a key that leaked. An answer for a key in its grace period carries',
+        '`Cache-Control: private, max-age=` no longer than the seconds the key has left.',
         '',
         `Methods: ${ALLOWED_METHODS}. Any other method answers 405 with the Error body.`,
         '',

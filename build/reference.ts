@@ -172,7 +172,7 @@ ${fields}
 function errorTable(): string {
   const errors: [number, string, string[]][] = [
     [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear, MESSAGES.badTitleId, MESSAGES.badNameId]],
-    [403, 'The key is missing, unknown or revoked.', [MESSAGES.forbidden]],
+    [403, 'The key is missing, unknown or revoked (a rotated key: from the end of its grace period).', [MESSAGES.forbidden]],
     [404, 'Nothing matches (each operation shows its message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
@@ -274,6 +274,7 @@ ${errorTable()}
 <ul>
 <li>Each key may make <strong>60 requests per minute</strong>. Over that the answer is <code>429</code> with a <code>Retry-After</code> header: wait that many seconds before asking again.</li>
 <li>One key per person or application; keep it out of public code and logs. Rotate or revoke it at <a href="/portal">the portal</a>.</li>
+<li>Rotating can leave the old key a grace period (now, 1 hour, 24 hours or 7 days; choose now for a key that leaked): both keys answer until its end, when the old one stops on its own, and the portal can stop it sooner. Answers for a key in its grace period carry a <code>max-age</code> no longer than the time it has left.</li>
 </ul>
 
 <h2 id="caching">Caching etiquette</h2>

@@ -1,5 +1,6 @@
 /**
- * npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list
+ * npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d]
+ *                        | revoke <key> | end-grace <email> | list
  *
  * Works on the SQLite key database `npm start` uses (KEYS_DB, default
  * data/keys.db), safely while the server runs: each command is one
@@ -10,28 +11,37 @@
  */
 import path from 'node:path';
 import { readCommandLine } from './command-line.ts';
-import { KeyError, keyId, Keys, printable } from '../src/keys.ts';
+import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys.ts';
 import { purgeHook, purgeKey } from '../src/api/cache.ts';
 import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { KEYS_DB } from './paths.ts';
 
-const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> | revoke <key> | list';
+const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
+const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list';
 const HELP = `${USAGE}
 
 Works on the key database npm start uses (KEYS_DB, default data/keys.db), safely
 while the server runs: each command is one transaction, seen by the server
 within a second. issue and rotate print the new key alone on stdout.
 
-  issue <email>   a key for an address that has none
-  rotate <key>    a replacement; the old key is refused at once
-  revoke <key>    the key is refused from now on
-  list            ids, e-mails, dates and state of every key
-  -h, --help      this text`;
+  issue <email>      a key for an address that has none
+  rotate <key>       a replacement for the current key <key>; the old key is
+                     refused at once, or after its grace period:
+    --grace <time>   how long the old key goes on working: ${GRACE_NAMES}
+                     (default now; keep now for a key that leaked). Both keys
+                     work meanwhile; the old one stops on its own at the end.
+                     Rotating again while one is in grace stops that one now.
+  revoke <key>       the key is refused from now on: the current key (and the
+                     old one in its grace period with it), or the old key alone
+  end-grace <email>  stops the address's old key in its grace period now
+  list               id, e-mail, date and state of every key: current,
+                     ending <time> (in its grace period) or revoked <time>
+  -h, --help         this text`;
 
 type Print = (line: string) => void;
 
-const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', list: null };
+const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null };
 
 /** What was wrong with the words given, in one line: an unknown command named as typed, or what a known one takes. */
 function usageMistake(command: string | undefined, arg: string | undefined, extra: number): string {
@@ -42,20 +52,37 @@ function usageMistake(command: string | undefined, arg: string | undefined, extr
   return arg === undefined ? `keys: ${command} needs ${wants}` : `keys: ${command} takes ${wants} and nothing more (${extra} more given)`;
 }
 
-async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<number> {
+/** A key's state as `list` prints it. */
+function stateOf(state: string | undefined, revokedAt: string | null): string {
+  if (state === 'current' || revokedAt === null) return 'current';
+  return `${state === 'ending' ? 'ending' : 'revoked'} ${revokedAt}`;
+}
+
+async function run(keys: Keys, argv: string[], graceMs: number | undefined, out: Print, err: Print): Promise<number> {
   const [command, arg, ...rest] = argv;
   const one = arg !== undefined && rest.length === 0;
+  if (graceMs !== undefined && command !== 'rotate') {
+    err(`keys: --grace is for rotate only\n${USAGE}`);
+    return 2;
+  }
   if (command === 'issue' && one) out(await keys.issue(arg));
   else if (command === 'rotate' && one) {
-    out(await keys.rotateKey(arg.trim()));
-    await purgeCached(arg.trim(), err);
+    out(await keys.rotateKey(arg.trim(), graceMs ?? 0));
+    if (graceMs) err(`the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`);
+    // Purged even in its grace period: answers kept before the rotation would outlive its end.
+    await purgeCached(keyId(arg.trim()), err);
   } else if (command === 'revoke' && one) {
     await keys.revokeKey(arg.trim());
     err('revoked');
-    await purgeCached(arg.trim(), err);
+    await purgeCached(keyId(arg.trim()), err);
+  } else if (command === 'end-grace' && one) {
+    const ending = await keys.endingKey(arg);
+    await keys.endGrace(arg);
+    err('the old key stopped');
+    if (ending) await purgeCached(ending.id, err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
-    for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+    for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);
   } else {
     err(`${usageMistake(command, arg, rest.length)}\n${USAGE}`);
     return 2;
@@ -64,9 +91,9 @@ async function run(keys: Keys, argv: string[], out: Print, err: Print): Promise<
 }
 
 /** With a shared cache in front (CACHE_PURGE_URL), the key's cached answers are purged: now and once the server's key cache has seen the change. */
-async function purgeCached(key: string, err: Print): Promise<void> {
+async function purgeCached(id: string, err: Print): Promise<void> {
   const url = process.env.CACHE_PURGE_URL;
-  if (url) await purgeKey(purgeHook(url), keyId(key), (line) => err(`keys: ${line}`));
+  if (url) await purgeKey(purgeHook(url), id, (line) => err(`keys: ${line}`));
 }
 
 /** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */
@@ -82,10 +109,16 @@ function refusal(error: unknown, err: Print): number {
 /** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
 export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
-  const line = readCommandLine({ name: 'keys', usage: HELP, options: {}, positionals: 2 }, argv);
+  const line = readCommandLine({ name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 }, argv);
   if ('exit' in line) {
     (line.exit === 0 ? out : err)(line.text);
     return line.exit;
+  }
+  const graceText = line.values.grace;
+  const graceMs = graceText === undefined ? undefined : graceOf(graceText);
+  if (graceMs === null) {
+    err(`keys: --grace takes ${GRACE_NAMES} (or 0), not ${JSON.stringify(printable(String(graceText)))}\n${USAGE}`);
+    return 2;
   }
   let backend: SqliteKeyBackend;
   try {
@@ -95,7 +128,7 @@ export async function keysCli(argv: string[], file: string, out: Print = console
     return refusal(error, err);
   }
   try {
-    return await run(new Keys(backend), argv, out, err);
+    return await run(new Keys(backend), line.positionals, graceMs, out, err);
   } catch (error) {
     return refusal(error, err);
   } finally {

@@ -4,14 +4,17 @@
  * the edge function see the same ones. JSON blobs, named by hashes (never a
  * secret, never an address):
  *
- * - `accounts/<sha256 of address>`: the address's active key, the one place
- *   that decides it. Written only with `onlyIfNew` / `onlyIfMatch`, so of two
- *   writers at once one wins and the other reads again: one active key per
- *   address under any concurrency.
- * - `keys/<sha256 of key>`: what the edge function reads to check a key.
- *   A rotation or revocation marks the old key's record revoked *before* it
- *   changes the account, and a new key's record is created with `onlyIfNew`,
- *   so a record revoked by a concurrent writer is never brought back.
+ * - `accounts/<sha256 of address>`: the address's active key and its key in
+ *   a grace period (`ending`, with its end), the one place that decides them.
+ *   Written only with `onlyIfNew` / `onlyIfMatch`, so of two writers at once
+ *   one wins and the other reads again: one active key and one key in grace
+ *   per address under any concurrency.
+ * - `keys/<sha256 of key>`: what the edge function reads to check a key (its
+ *   `revokedAt`: null while current, else its end, past or to come). A
+ *   rotation or revocation gives the old key's record its end *before* it
+ *   changes the account, by a conditional write that only ever moves an end
+ *   earlier, and a new key's record is created with `onlyIfNew`, so a record
+ *   revoked by a concurrent writer is never brought back or given more time.
  * - `tokens/<sha256>`: a sign-in token, used up by a conditional write
  *   (single use) before the expiry `Keys` gave it; `sessions/<sha256>`: a
  *   portal session, until its expiry; `sign-ins/<sha256 of address>`: the
@@ -30,8 +33,10 @@
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
 import {
+  type EndingKey,
   hashSecret,
   type KeyBackend,
+  type KeyEnd,
   type KeyInfo,
   type KeyListing,
   Keys,
@@ -70,9 +75,16 @@ export interface BlobsKeyStoreOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+interface AccountKey {
+  hash: string;
+  id: string;
+  createdAt: number;
+}
 interface Account {
   email: string;
-  active: { hash: string; id: string; createdAt: number } | null;
+  active: AccountKey | null;
+  /** The key in its grace period after a rotation, and its end; absent in records written before grace periods. */
+  ending?: (AccountKey & { endsAt: number }) | null;
 }
 interface KeyBlob {
   email: string;
@@ -109,14 +121,20 @@ export class BlobsContentionError extends Error {}
 /** A record that exists but is not one of ours: left as it is, and nothing is decided from it. */
 export class BlobsRecordError extends Error {}
 
-/** Whether a record is an account as this store writes it: an address, and its active key or null (never a missing or other `active`). */
-function isAccount(value: object): boolean {
-  const { email, active } = value as Record<string, unknown>;
-  if (typeof email !== 'string' || active === undefined) return false;
-  if (active === null) return true;
-  if (typeof active !== 'object' || Array.isArray(active)) return false;
-  const { hash, id, createdAt } = active as Record<string, unknown>;
+/** Whether a value is a key as an account names it (and, for `ending`, with a finite `endsAt`). */
+function isAccountKey(value: unknown, ending = false): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { hash, id, createdAt, endsAt } = value as Record<string, unknown>;
+  if (ending && !(typeof endsAt === 'number' && Number.isFinite(endsAt))) return false;
   return typeof hash === 'string' && HASH.test(hash) && typeof id === 'string' && typeof createdAt === 'number' && Number.isFinite(createdAt);
+}
+
+/** Whether a record is an account as this store writes it: an address, its active key or null (never a missing or other `active`), and its key in grace, null or (older records) absent. */
+function isAccount(value: object): boolean {
+  const { email, active, ending } = value as Record<string, unknown>;
+  if (typeof email !== 'string' || active === undefined) return false;
+  if (active !== null && !isAccountKey(active)) return false;
+  return ending === undefined || ending === null || isAccountKey(ending, true);
 }
 
 /**
@@ -214,10 +232,12 @@ export class BlobsKeyBackend implements KeyBackend {
     throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
   }
 
-  /** One strong read of the key's record: the cache above (`Keys`) keeps and shares answers. */
-  async isActive(hash: string): Promise<boolean> {
+  /** One strong read of the key's record, its stored end: the cache above (`Keys`) keeps and shares answers, and decides with its clock. */
+  async keyEnd(hash: string): Promise<KeyEnd> {
     const record = await this.read<KeyBlob>(name('keys', hash));
-    return record !== null && record.revokedAt === null && typeof record.email === 'string';
+    if (record === null || typeof record.email !== 'string') return undefined;
+    // An end that is not a number is no end to trust: ended long ago.
+    return record.revokedAt === null ? null : typeof record.revokedAt === 'number' ? record.revokedAt : 0;
   }
 
   /** `/health`: one strong read of a key record that cannot exist (all zeros: no key hashes to it); rejects when Blobs cannot answer. */
@@ -278,11 +298,27 @@ export class BlobsKeyBackend implements KeyBackend {
     return active ? { id: active.id, createdAt: new Date(active.createdAt).toISOString() } : null;
   }
 
-  /** Marks a key's record revoked (creating it so, if its issuer has not written it yet). */
-  private async retire(active: Account['active'], email: string, now: number): Promise<void> {
-    if (!active) return;
-    const record: KeyBlob = { email, id: active.id, createdAt: active.createdAt, revokedAt: now };
-    await this.write(name('keys', active.hash), record);
+  async endingKey(email: string, now: number): Promise<EndingKey | null> {
+    const ending = (await this.read<Account>(name('accounts', hashSecret(email))))?.ending;
+    return ending && ending.endsAt > now ? { id: ending.id, endsAt: new Date(ending.endsAt).toISOString() } : null;
+  }
+
+  /**
+   * Gives a key's record the end `end` (creating it so, if its issuer has not
+   * written it yet), unless it already ends no later: a conditional write
+   * that only ever moves an end earlier, so a key revoked by a concurrent
+   * writer is never given time back.
+   */
+  private async retire(key: AccountKey | null | undefined, email: string, end: number): Promise<void> {
+    if (!key) return;
+    const record: KeyBlob = { email, id: key.id, createdAt: key.createdAt, revokedAt: end };
+    await this.update<KeyBlob>(name('keys', key.hash), (current) => (typeof current?.revokedAt === 'number' && current.revokedAt <= end ? undefined : record));
+  }
+
+  /** The account's key in its grace period at `now`, or null (none, or its end has passed). */
+  private graced(account: Account | null, now: number): Account['ending'] {
+    const ending = account?.ending;
+    return ending && ending.endsAt > now ? ending : null;
   }
 
   private async publish(key: NewKey): Promise<void> {
@@ -292,38 +328,60 @@ export class BlobsKeyBackend implements KeyBackend {
 
   async issue(key: NewKey): Promise<boolean> {
     const { written } = await this.update<Account>(name('accounts', hashSecret(key.email)), (current) =>
-      current?.active ? undefined : { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt } },
+      current?.active ? undefined : { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt }, ending: null },
     );
     if (written) await this.publish(key);
     return written;
   }
 
-  async rotate(key: NewKey, now: number, expected?: string): Promise<string | null> {
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(key.email)),
       (current) => {
         if (!current?.active || (expected !== undefined && current.active.hash !== expected)) return undefined;
-        return { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt } };
+        return { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt }, ending: endsAt > now ? { ...current.active, endsAt } : null };
       },
-      (current) => this.retire(current!.active, key.email, now),
+      async (current) => {
+        await this.retire(this.graced(current, now), key.email, now);
+        await this.retire(current!.active, key.email, endsAt);
+      },
     );
-    if (!written) return null;
+    if (!written) return [];
     await this.publish(key);
-    return current!.active!.hash;
+    const ended = this.graced(current, now);
+    return ended ? [current!.active!.hash, ended.hash] : [current!.active!.hash];
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string | null> {
+  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(email)),
-      (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null }),
-      (current) => this.retire(current!.active, email, now),
+      (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null, ending: null }),
+      async (current) => {
+        await this.retire(this.graced(current, now), email, now);
+        await this.retire(current!.active, email, now);
+      },
     );
-    return written ? current!.active!.hash : null;
+    if (!written) return [];
+    const ended = this.graced(current, now);
+    return ended ? [current!.active!.hash, ended.hash] : [current!.active!.hash];
   }
 
-  async owner(hash: string): Promise<{ email: string; active: boolean } | null> {
+  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
+    const { current, written } = await this.update<Account>(
+      name('accounts', hashSecret(email)),
+      (current) => {
+        const ending = this.graced(current, now);
+        return !ending || (expected !== undefined && ending.hash !== expected) ? undefined : { email, active: current!.active, ending: null };
+      },
+      (current) => this.retire(this.graced(current, now), email, now),
+    );
+    return written ? this.graced(current, now)!.hash : null;
+  }
+
+  async owner(hash: string): Promise<{ email: string; end: number | null } | null> {
     const record = await this.read<KeyBlob>(name('keys', hash));
-    return record && typeof record.email === 'string' ? { email: record.email, active: record.revokedAt === null } : null;
+    if (!record || typeof record.email !== 'string') return null;
+    return { email: record.email, end: record.revokedAt === null ? null : typeof record.revokedAt === 'number' ? record.revokedAt : 0 };
   }
 
   async *list(): AsyncIterable<KeyListing> {

@@ -12,8 +12,17 @@
  * made-up keys costs store reads, never memory. `Keys` drops a hash's answer
  * the moment it revokes or rotates that key itself, so that isolate refuses it
  * at once; a read that was already in flight then is not remembered.
+ *
+ * What is held is the key's stored end (null while current, the time it ends
+ * for a key revoked or in its grace period, undefined for an unknown key),
+ * never a yes or no: `Keys` compares it with its clock at every check, so a
+ * key in its grace period is refused the moment its end passes, whatever the
+ * cache holds.
  */
 import { isPromise, type Maybe } from './api/maybe.ts';
+
+/** A key's stored end: null while it is the current key, the time (ms) it ends or ended, undefined for a hash never issued. */
+export type KeyEnd = number | null | undefined;
 
 /** Default time an answer about a key is reused. */
 export const KEY_CACHE_TTL_MS = 1_000;
@@ -32,8 +41,8 @@ export interface KeyCacheOptions {
 }
 
 export class KeyCache {
-  private readonly answers = new Map<string, { active: boolean; until: number }>();
-  private readonly pending = new Map<string, Promise<boolean>>();
+  private readonly answers = new Map<string, { end: KeyEnd; until: number }>();
+  private readonly pending = new Map<string, Promise<KeyEnd>>();
   readonly ttlMs: number;
   private readonly max: number;
   private readonly now: () => number;
@@ -52,11 +61,11 @@ export class KeyCache {
     return this.answers.size;
   }
 
-  /** Whether `hash` is active: from memory while the answer is fresh, else from `read`, one read at a time per hash. */
-  isActive(hash: string, read: (hash: string) => Maybe<boolean>): Maybe<boolean> {
+  /** The stored end of `hash`: from memory while the answer is fresh, else from `read`, one read at a time per hash. */
+  keyEnd(hash: string, read: (hash: string) => Maybe<KeyEnd>): Maybe<KeyEnd> {
     const held = this.answers.get(hash);
     if (held !== undefined) {
-      if (held.until > this.now()) return held.active;
+      if (held.until > this.now()) return held.end;
       this.answers.delete(hash);
     }
     const inFlight = this.pending.get(hash);
@@ -66,11 +75,11 @@ export class KeyCache {
       this.remember(hash, answer);
       return answer;
     }
-    const shared: Promise<boolean> = answer.then(
-      (active) => {
+    const shared: Promise<KeyEnd> = answer.then(
+      (end) => {
         // Dropped (revoked here) while in flight: this answer may predate the revocation.
-        if (this.pending.get(hash) === shared) this.remember(hash, active);
-        return active;
+        if (this.pending.get(hash) === shared) this.remember(hash, end);
+        return end;
       },
     ).finally(() => {
       if (this.pending.get(hash) === shared) this.pending.delete(hash);
@@ -85,11 +94,11 @@ export class KeyCache {
     this.pending.delete(hash);
   }
 
-  private remember(hash: string, active: boolean): void {
+  private remember(hash: string, end: KeyEnd): void {
     if (this.ttlMs === 0) return;
     this.answers.delete(hash);
     // Map order is insertion order: the first entry is the oldest answer.
     while (this.answers.size >= this.max) this.answers.delete(this.answers.keys().next().value!);
-    this.answers.set(hash, { active, until: this.now() + this.ttlMs });
+    this.answers.set(hash, { end, until: this.now() + this.ttlMs });
   }
 }

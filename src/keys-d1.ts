@@ -11,9 +11,9 @@
  * `d1Keys(env.DB)`, which puts the key cache (src/keys-cache.ts) above the
  * store: D1 is read at most once per key per second per isolate.
  */
-import { type KeyBackend, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type TokenOutcome, type TokenQuota } from './keys.ts';
+import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type TokenOutcome, type TokenQuota } from './keys.ts';
 import type { KeyCacheOptions } from './keys-cache.ts';
-import { keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue } from './keys-sql.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue } from './keys-sql.ts';
 
 /** What this store uses of a D1 result. */
 export interface D1ResultLike<T = Record<string, unknown>> {
@@ -55,8 +55,9 @@ export class D1KeyBackend implements KeyBackend {
     return this.db.batch<T>(queries.map((query) => this.statement(query)));
   }
 
-  async isActive(hash: string): Promise<boolean> {
-    return (await this.first(keySql.isActive(hash))) !== null;
+  async keyEnd(hash: string): Promise<KeyEnd> {
+    const row = await this.first<{ revoked_at: number | null }>(keySql.keyEnd(hash));
+    return row ? row.revoked_at : undefined;
   }
 
   /** `/health`: one cheap read of the keys table; rejects when D1 (or its schema) cannot answer. */
@@ -97,23 +98,34 @@ export class D1KeyBackend implements KeyBackend {
     return row ? keyInfo(row) : null;
   }
 
+  async endingKey(email: string, now: number): Promise<EndingKey | null> {
+    const row = await this.first<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
+    return row ? endingInfo(row) : null;
+  }
+
   async issue(key: NewKey): Promise<boolean> {
     return (await this.statement(keySql.issue(key)).run()).meta.changes === 1;
   }
 
-  async rotate(key: NewKey, now: number, expected?: string): Promise<string | null> {
-    const [, revoked, activated] = await this.batch<{ hash: string }>(keySql.rotate(key, now, expected));
-    const old = revoked.results?.[0]?.hash ?? null;
-    return old !== null && activated.results?.length === 1 ? old : null;
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+    const [, ended, revoked, activated] = await this.batch<{ hash: string }>(keySql.rotate(key, now, endsAt, expected));
+    const old = revoked.results?.[0]?.hash;
+    if (old === undefined || activated.results?.length !== 1) return [];
+    return [old, ...(ended.results ?? []).map((r) => r.hash)];
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string | null> {
-    return (await this.first<{ hash: string }>(keySql.revoke(email, now, expected)))?.hash ?? null;
+  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+    const [ended, revoked] = await this.batch<{ hash: string }>(keySql.revoke(email, now, expected));
+    return [...(revoked.results ?? []), ...(ended.results ?? [])].map((r) => r.hash);
   }
 
-  async owner(hash: string): Promise<{ email: string; active: boolean } | null> {
-    const row = await this.first<{ email: string; live: number }>(keySql.owner(hash));
-    return row ? { email: row.email, active: Boolean(row.live) } : null;
+  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
+    return (await this.first<{ hash: string }>(keySql.endGrace(email, now, expected)))?.hash ?? null;
+  }
+
+  async owner(hash: string): Promise<{ email: string; end: number | null } | null> {
+    const row = await this.first<{ email: string; revoked_at: number | null }>(keySql.owner(hash));
+    return row ? { email: row.email, end: row.revoked_at } : null;
   }
 
   async *list(): AsyncIterable<KeyListing> {

@@ -35,7 +35,8 @@ export interface KeyRow {
 }
 
 export const keySql = {
-  isActive: (hash: string) => q('SELECT 1 AS live FROM keys WHERE hash = ? AND revoked_at IS NULL', hash),
+  /** A key's stored end (`revoked_at`: null while current), or no row for a hash never issued. */
+  keyEnd: (hash: string) => q('SELECT revoked_at FROM keys WHERE hash = ?', hash),
   /** `/health`'s probe: reads the keys table's first page, so a missing table or an unreadable database fails it. */
   probe: () => q('SELECT 1 AS live FROM keys LIMIT 1'),
 
@@ -69,23 +70,46 @@ export const keySql = {
   endSession: (hash: string) => q('DELETE FROM sessions WHERE hash = ?', hash),
 
   activeKey: (email: string) => q('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL', email),
+  /** The address's key in its grace period (its end after `now`), if any. */
+  endingKey: (email: string, now: number) => q('SELECT id, revoked_at FROM keys WHERE email = ? AND revoked_at > ? ORDER BY revoked_at DESC LIMIT 1', email, now),
   /** Stores `key` active unless its address has an active key (the partial unique index refuses it): one change, or none. */
   issue: (key: NewKey) =>
     q(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`, key.hash, key.id, key.email, key.createdAt),
-  /** Revokes the address's active key (if it is `expected`, when given); returns the hash it revoked, or no row. */
-  revoke: (email: string, now: number, expected?: string) =>
+  /**
+   * Revokes the address's active key (if it is `expected`, when given) and,
+   * in the same transaction, ends now the key in its grace period: the first
+   * statement ends the grace key only while such an active key exists (its row
+   * returned), the second revokes the active key (its row returned; none: nothing changed).
+   */
+  revoke: (email: string, now: number, expected?: string) => [
+    q(
+      `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE ${ACTIVE_AS_EXPECTED}) RETURNING hash`,
+      now,
+      email,
+      now,
+      email,
+      expected ?? null,
+      expected ?? null,
+    ),
     q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash`, now, email, expected ?? null, expected ?? null),
+  ],
+  /** Ends now the address's key in its grace period (if it is `expected`, when given): the hash ended, or no row. */
+  endGrace: (email: string, now: number, expected?: string) =>
+    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (? IS NULL OR hash = ?) RETURNING hash`, now, email, now, expected ?? null, expected ?? null),
 
   /**
    * Replaces the address's active key (if it is `expected`, when given) by
-   * `key`, in three statements run as one transaction with no code between
+   * `key`, in four statements run as one transaction with no code between
    * them: the new key is stored revoked only while such an active key exists;
-   * the old one is revoked only if the new one was stored (its row is returned:
-   * the hash revoked); the new one is made active only once the address has no
+   * a key still in its grace period (an end after `now`) is ended now, and the
+   * old active key given its end `endsAt` (`now`: refused at once; later: its
+   * grace period), only if the new one was stored (the rows are returned: the
+   * hashes ended); the new one is made active only once the address has no
    * active key (its row is returned: the rotation happened). When there is no
-   * such key, none of the three changes anything.
+   * such key, none of the four changes anything. So an address has at most one
+   * current key and at most one in its grace period.
    */
-  rotate: (key: NewKey, now: number, expected?: string) => {
+  rotate: (key: NewKey, now: number, endsAt: number, expected?: string) => {
     const old = expected ?? null;
     return [
       q(
@@ -99,7 +123,8 @@ export const keySql = {
         old,
         old,
       ),
-      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, now, key.email, old, old, key.hash),
+      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, now, key.email, now, key.hash),
+      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, endsAt, key.email, old, old, key.hash),
       q(
         `UPDATE keys SET revoked_at = NULL, seq = ${NEXT_SEQ} WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE email = ? AND revoked_at IS NULL) RETURNING hash`,
         key.hash,
@@ -107,20 +132,23 @@ export const keySql = {
       ),
     ];
   },
-  owner: (hash: string) => q('SELECT email, revoked_at IS NULL AS live FROM keys WHERE hash = ?', hash),
+  owner: (hash: string) => q('SELECT email, revoked_at FROM keys WHERE hash = ?', hash),
   /** Every key, oldest first (rows are never deleted, so rowid is issue order). */
   list: () => q('SELECT id, email, created_at, revoked_at FROM keys ORDER BY rowid'),
 } as const;
 
 const iso = (ms: number | bigint) => new Date(Number(ms)).toISOString();
 
-/** `KeyRow` as `keys list` shows it. */
+/** `KeyRow` as `keys list` shows it (`revokedAt`: its stored end, past or to come). */
 export const listing = (r: KeyRow) => ({
   id: r.id,
   email: r.email,
   createdAt: iso(r.created_at),
   revokedAt: r.revoked_at === null ? null : iso(r.revoked_at),
 });
+
+/** The row of `keySql.endingKey` as the portal shows it. */
+export const endingInfo = (r: { id: string; revoked_at: number }) => ({ id: r.id, endsAt: iso(r.revoked_at) });
 
 /** The row of `keySql.activeKey` as the portal shows it. */
 export const keyInfo = (r: Pick<KeyRow, 'id' | 'created_at'>) => ({ id: r.id, createdAt: iso(r.created_at) });

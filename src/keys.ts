@@ -15,15 +15,24 @@
  * D1), `Keys` is given a cache (src/keys-cache.ts): each key is read at most
  * once a second per isolate, and a key revoked or rotated anywhere is
  * refused within about a second.
+ *
+ * Rotation may leave the old key a grace period (`GRACE_PERIODS`: now, 1 h,
+ * 24 h, 7 days): the store keeps its end (a `revoked_at` to come) and `Keys`
+ * compares it with its clock at every check, so the old key stops at its end
+ * without any write. An address has at most one current key and at most one
+ * key in its grace period: rotating again ends the one in grace now, and a
+ * revoke of the current key ends both.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { KeyCheck } from './api/gate.ts';
 import { isPromise, type Maybe } from './api/maybe.ts';
-import { KeyCache, type KeyCacheOptions } from './keys-cache.ts';
+import { KeyCache, type KeyCacheOptions, type KeyEnd } from './keys-cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from './limits.ts';
 import { KEY_MESSAGES } from './messages.ts';
 import { SECRET_PREFIXES } from './redact.ts';
+
+export type { KeyEnd } from './keys-cache.ts';
 
 export const KEY_PREFIX = SECRET_PREFIXES.key;
 export const TOKEN_PREFIX = SECRET_PREFIXES.token;
@@ -39,6 +48,15 @@ const PURGE_EVERY_MS = 60_000;
 /** How long `/health` reuses the key store's probe: health is polled, and a second is as fresh as a key check's cache. */
 export const PROBE_TTL_MS = 1_000;
 
+const HOUR_MS = 3_600_000;
+/** How long a rotated key may go on working, by the name the portal and the CLI give it; `now` (and `0`) ends it at once. */
+export const GRACE_PERIODS = { now: 0, '1h': HOUR_MS, '24h': 24 * HOUR_MS, '7d': 7 * 24 * HOUR_MS } as const;
+export type GraceName = keyof typeof GRACE_PERIODS;
+/** The grace period named (`now`, `0`, `1h`, `24h`, `7d`) in milliseconds, or null for any other value. */
+export function graceOf(name: unknown): number | null {
+  if (name === '0' || name === 0) return 0;
+  return typeof name === 'string' && Object.hasOwn(GRACE_PERIODS, name) ? GRACE_PERIODS[name as GraceName] : null;
+}
 
 /** A key as its owner and the CLI see it: never the key. */
 export interface KeyInfo {
@@ -48,11 +66,20 @@ export interface KeyInfo {
   createdAt: string;
 }
 
+/** An address's key in its grace period, as its owner sees it: its id and when it stops working. */
+export interface EndingKey {
+  id: string;
+  /** ISO time it stops working. */
+  endsAt: string;
+}
+
 /** One stored key, as `keys list` shows it. */
 export interface KeyListing extends KeyInfo {
   email: string;
-  /** ISO time it was revoked or rotated away; null while it works. */
+  /** ISO time it was revoked or rotated away, or (in its grace period) will be; null while it is the current key. */
   revokedAt: string | null;
+  /** Given by `Keys.list` from its clock: `current`, `ending` (in its grace period, until `revokedAt`) or `revoked`. */
+  state?: 'current' | 'ending' | 'revoked';
 }
 
 /** A key about to be stored: its hash, never the key. */
@@ -90,8 +117,12 @@ export type TokenOutcome = { stored: true } | { stored: false; oldest: number };
  * concurrency.
  */
 export interface KeyBackend {
-  /** Whether a key hash belongs to an active key; synchronous when known at once. */
-  isActive(hash: string): Maybe<boolean>;
+  /**
+   * A key hash's stored end: null for the address's current key, the time it
+   * was or will be revoked (`Keys` decides with its clock whether it still
+   * works), undefined for a hash never issued; synchronous when known at once.
+   */
+  keyEnd(hash: string): Maybe<KeyEnd>;
   /**
    * A cheap read that fails when key checks would (the store unreadable,
    * damaged or unreachable), for `/health`: throws or rejects then, returns
@@ -114,20 +145,31 @@ export interface KeyBackend {
   sessionEmail(sessionHash: string, now: number): Promise<string | null>;
   /** Ends a session (sign-out): its hash is deleted, so it answers as unknown from then on. */
   endSession(sessionHash: string): Promise<void>;
-  /** The address's active key, or null. */
+  /** The address's active (current) key, or null. */
   activeKey(email: string): Promise<KeyInfo | null>;
+  /** The address's key in its grace period (its end after `now`), or null. */
+  endingKey(email: string, now: number): Promise<EndingKey | null>;
   /** Stores `key` as the address's active key; false (nothing stored) when it already has one. */
   issue(key: NewKey): Promise<boolean>;
   /**
    * Replaces the address's active key by `key` (only if that is `expected`,
-   * when given): the hash it revoked, or null (nothing changed) when there is
-   * no such active key.
+   * when given), in one atomic step: the old key's end becomes `endsAt`
+   * (`now`, or later for a grace period) and a key whose end is after `now`
+   * (in its grace period) ends at `now`. The hashes whose end changed, the
+   * old active key's first; empty (nothing changed) when there is no such
+   * active key.
    */
-  rotate(key: NewKey, now: number, expected?: string): Promise<string | null>;
-  /** Revokes the address's active key (only if it is `expected`, when given): the hash it revoked, or null when there is none. */
-  revoke(email: string, now: number, expected?: string): Promise<string | null>;
-  /** The owner of a key hash and whether it is active, or null for a hash never issued. */
-  owner(hash: string): Promise<{ email: string; active: boolean } | null>;
+  rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]>;
+  /**
+   * Revokes the address's active key (only if it is `expected`, when given)
+   * and ends, in the same step, a key whose end is after `now`: the hashes
+   * ended, the active key's first; empty when there is no such active key.
+   */
+  revoke(email: string, now: number, expected?: string): Promise<string[]>;
+  /** Ends at `now` the address's key whose end is after `now` (only if it is `expected`, when given): its hash, or null when there is none. */
+  endGrace(email: string, now: number, expected?: string): Promise<string | null>;
+  /** The owner of a key hash and its stored end (null while current), or null for a hash never issued. */
+  owner(hash: string): Promise<{ email: string; end: number | null } | null>;
   /** Every key ever issued, oldest first. */
   list(): AsyncIterable<KeyListing>;
 }
@@ -222,6 +264,17 @@ export interface SessionInfo {
   session: string;
   email: string;
   key: KeyInfo | null;
+  /** The key in its grace period after a rotation, until it stops working; null when there is none. */
+  ending: EndingKey | null;
+}
+
+/** Whether a key whose stored end is `end` works at `now`: the current key, or one whose end is still to come. */
+const worksAt = (end: KeyEnd, now: number) => end === null || (end !== undefined && end > now);
+
+/** A grace period as given: a whole number of milliseconds from 0 to the longest choice (7 days). */
+function checkedGrace(graceMs: number): number {
+  if (!(Number.isInteger(graceMs) && graceMs >= 0 && graceMs <= GRACE_PERIODS['7d'])) throw new RangeError(`Expected a grace period from 0 to ${GRACE_PERIODS['7d']} ms, got ${graceMs}`);
+  return graceMs;
 }
 
 /** Sign-in, issue, rotate, revoke, list and verify keys over any backend. */
@@ -231,7 +284,10 @@ export class Keys implements KeyCheck {
   private readonly now: () => number;
   /** Answers about keys, for a backend that can only answer asynchronously; null reads the backend every time. */
   readonly cache: KeyCache | null;
-  private readonly isActive: (hash: string) => Maybe<boolean>;
+  private readonly keyEnd: (hash: string) => Maybe<KeyEnd>;
+  /** The answers derived from a store read in flight (shared by the key cache), so checks waiting on one read share one promise. */
+  private readonly waiting = new WeakMap<Promise<KeyEnd>, Promise<number | false>>();
+  private readonly verifying = new WeakMap<Promise<number | false>, Promise<boolean>>();
   private purgedAt = 0;
   /** The last probe's outcome and until when it holds; a probe in flight, shared. */
   private probed: { failed: unknown; until: number } | null = null;
@@ -242,15 +298,39 @@ export class Keys implements KeyCheck {
     this.backend = backend;
     this.now = now;
     this.cache = cache ? new KeyCache({ now, ...cache }) : null;
-    const read = (hash: string) => backend.isActive(hash);
-    this.isActive = this.cache ? (hash) => this.cache!.isActive(hash, read) : read;
+    const read = (hash: string) => backend.keyEnd(hash);
+    this.keyEnd = this.cache ? (hash) => this.cache!.keyEnd(hash, read) : read;
   }
 
-  /** The request path's check: a key of the right shape whose hash is active. */
+  /** The request path's check: a key of the right shape that is current, or in its grace period. */
   verify(key: string): Maybe<boolean> {
+    const until = this.until(key);
+    if (!isPromise(until)) return until !== false;
+    // Checks of one key waiting on one read share one promise too.
+    let verified = this.verifying.get(until);
+    if (!verified) this.verifying.set(until, (verified = until.then((u) => u !== false)));
+    return verified;
+  }
+
+  /**
+   * Until when a key works: false when it does not (unknown, revoked, its
+   * grace period over), Infinity for a current key, else the time (ms) its
+   * grace period ends, so that no answer given for it is kept past then.
+   */
+  until(key: string): Maybe<number | false> {
     // A remembered hash was a key's (an unshaped text is active under no hash); anything else is hashed only when shaped like a key.
     const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
-    return hash !== undefined && this.isActive(hash);
+    if (hash === undefined) return false;
+    const end = this.keyEnd(hash);
+    if (!isPromise(end)) return this.untilOf(end);
+    let until = this.waiting.get(end);
+    if (!until) this.waiting.set(end, (until = end.then((e) => this.untilOf(e))));
+    return until;
+  }
+
+  private untilOf(end: KeyEnd): number | false {
+    if (end === null) return Infinity;
+    return worksAt(end, this.now()) ? end! : false;
   }
 
   /**
@@ -288,10 +368,11 @@ export class Keys implements KeyCheck {
     return shared;
   }
 
-  /** A revocation's answer: whether a key was revoked; its cached answer is dropped, so this isolate refuses it at once. */
-  private retired(hash: string | null): boolean {
-    if (hash !== null) this.cache?.drop(hash);
-    return hash !== null;
+  /** A revocation's answer: whether a key's end changed; their cached answers are dropped, so this isolate sees the new ends at once. */
+  private retired(hashes: string[] | string | null): boolean {
+    const changed = hashes === null ? [] : typeof hashes === 'string' ? [hashes] : hashes;
+    for (const hash of changed) this.cache?.drop(hash);
+    return changed.length > 0;
   }
 
   /**
@@ -331,7 +412,13 @@ export class Keys implements KeyCheck {
     const now = this.now();
     const email = await this.backend.openSession(hashSecret(token), hashSecret(session), now, now + SESSION_TTL_MS);
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badToken);
-    return { session, email, key: await this.backend.activeKey(email) };
+    return { session, email, ...(await this.keyState(email, now)) };
+  }
+
+  /** An address's current key and its key in its grace period. */
+  private async keyState(email: string, now: number): Promise<Pick<SessionInfo, 'key' | 'ending'>> {
+    const [key, ending] = await Promise.all([this.backend.activeKey(email), this.backend.endingKey(email, now)]);
+    return { key, ending };
   }
 
   /** The address a session belongs to; 401 for a missing, unknown or expired session. */
@@ -345,7 +432,7 @@ export class Keys implements KeyCheck {
   /** What a live session shows after a reload: its address and that address's key state; 401 as sessionEmail. */
   async account(session: string | null | undefined): Promise<Omit<SessionInfo, 'session'>> {
     const email = await this.sessionEmail(session);
-    return { email, key: await this.backend.activeKey(email) };
+    return { email, ...(await this.keyState(email, this.now())) };
   }
 
   /** Signs a live session out: deleted from the store, so it answers 401 from then on; 401 when it is not live. */
@@ -361,33 +448,50 @@ export class Keys implements KeyCheck {
     return key;
   }
 
-  /** A new key in place of the address's active one, which stops working; 409 when it has none. */
-  async rotate(email: string): Promise<string> {
+  /**
+   * A new key in place of the address's active one, which goes on working for
+   * `graceMs` (0: stops at once; see `GRACE_PERIODS`); a key still in its grace
+   * period from an earlier rotation stops now. 409 when it has no key.
+   */
+  async rotate(email: string, graceMs = 0): Promise<string> {
     const { key, record } = this.newKey(normalizeEmail(email));
-    if (!this.retired(await this.backend.rotate(record, this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+    const now = this.now();
+    if (!this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs)))) throw new KeyError(409, KEY_MESSAGES.noKey);
     return key;
   }
 
-  /** Revokes the address's active key; 409 when it has none. */
+  /** Revokes the address's active key, and its key in its grace period with it; 409 when it has no active key. */
   async revoke(email: string): Promise<void> {
     if (!this.retired(await this.backend.revoke(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
   }
 
-  /** Rotates the key given (the CLI): 403 unless it is active; of two at once, one wins. */
-  async rotateKey(current: string): Promise<string> {
+  /** Stops now the address's key in its grace period (the portal's "Stop the old key now"); 409 when it has none. */
+  async endGrace(email: string): Promise<void> {
+    if (!this.retired(await this.backend.endGrace(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noEnding);
+  }
+
+  /** Rotates the key given (the CLI), leaving it `graceMs` to live: 403 unless it is the current key; of two at once, one wins. */
+  async rotateKey(current: string, graceMs = 0): Promise<string> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
-    if (!owner?.active) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    if (!owner || owner.end !== null) throw new KeyError(403, KEY_MESSAGES.forbidden);
     const { key, record } = this.newKey(owner.email);
-    if (!this.retired(await this.backend.rotate(record, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    const now = this.now();
+    if (!this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
     return key;
   }
 
-  /** Revokes the key given (the CLI): 403 unless it is active. */
+  /**
+   * Revokes the key given (the CLI): the current key (and its address's key in
+   * grace with it), or a key in its grace period (ended now); 403 for any other.
+   */
   async revokeKey(current: string): Promise<void> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
-    if (!owner?.active || !this.retired(await this.backend.revoke(owner.email, this.now(), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    const now = this.now();
+    if (!owner || !worksAt(owner.end, now)) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    const done = owner.end === null ? await this.backend.revoke(owner.email, now, hash) : await this.backend.endGrace(owner.email, now, hash);
+    if (!this.retired(done)) throw new KeyError(403, KEY_MESSAGES.forbidden);
   }
 
   /** The address's active key, without the key. */
@@ -395,8 +499,17 @@ export class Keys implements KeyCheck {
     return this.backend.activeKey(normalizeEmail(email));
   }
 
-  list(): AsyncIterable<KeyListing> {
-    return this.backend.list();
+  /** The address's key in its grace period, or null. */
+  endingKey(email: string): Promise<EndingKey | null> {
+    return this.backend.endingKey(normalizeEmail(email), this.now());
+  }
+
+  /** Every key, oldest first, each with its state now: current, ending (in its grace period) or revoked. */
+  async *list(): AsyncIterable<KeyListing> {
+    for await (const listed of this.backend.list()) {
+      const end = listed.revokedAt === null ? null : Date.parse(listed.revokedAt);
+      yield { ...listed, state: end === null ? 'current' : end > this.now() ? 'ending' : 'revoked' };
+    }
   }
 
   private newKey(email: string): { key: string; record: NewKey } {

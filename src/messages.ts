@@ -37,6 +37,7 @@ export const KEY_MESSAGES = {
   badSession: 'Not signed in, or the session expired: open a new sign-in link',
   hasKey: 'This address already has an active key: rotate it to get a new one',
   noKey: 'This address has no active key: get one with POST /portal/keys',
+  noEnding: 'This address has no old key in a grace period: nothing to stop',
   tooManyLinks: MESSAGES.tooMany,
 } as const;
 
@@ -49,6 +50,7 @@ export const PORTAL_MESSAGES = {
   tooLarge: `Payload Too Large: the body may be at most ${MAX_BODY_BYTES} bytes`,
   timeout: `Request Timeout: the body must arrive within ${BODY_TIMEOUT_MS / 1000} s`,
   badJson: 'Invalid JSON: expected an object such as {"email": "name@example.org"}',
+  badGrace: 'Invalid grace: expected {"grace": "now"}, "1h", "24h" or "7d" (how long the old key goes on working)',
   missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
   sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${inWords(TOKEN_TTL_MS)}.`,
   mailFailed: 'Could not send the sign-in mail: try again in a minute',

@@ -5,9 +5,10 @@
  *   POST /portal/sign-in   {"email"}  -> 202 {"message"}, a single-use link mailed
  *   POST /portal/session   {"token"}  -> 200 {"session", "email", "key"}
  *   POST /portal/keys         (Authorization: Bearer <session>) -> 201 {"apiKey"}
- *   POST /portal/keys/rotate  (Bearer) -> 200 {"apiKey"}
- *   POST /portal/keys/revoke  (Bearer) -> 200 {"revoked": true}
- *   POST /portal/account      (Bearer) -> 200 {"email", "key"}: the page after a reload
+ *   POST /portal/keys/rotate  (Bearer) [{"grace": "now"|"1h"|"24h"|"7d"}] -> 200 {"apiKey", "ending"}
+ *   POST /portal/keys/end-grace (Bearer) -> 200 {"ended": true}: the old key in its grace period stops now
+ *   POST /portal/keys/revoke  (Bearer) -> 200 {"revoked": true}: the current key and the one in grace
+ *   POST /portal/account      (Bearer) -> 200 {"email", "key", "ending"}: the page after a reload
  *   POST /portal/sign-out     (Bearer) -> 200 {"signedOut": true}; the session answers 401 from then on
  *
  * Sign-in answers the same for every well-formed address, so it tells nobody
@@ -23,7 +24,7 @@
 import { concatBytes } from './api/answer.ts';
 import { type ApiReply, jsonReply } from './api/reply.ts';
 import type { ApiRequest } from './api/request.ts';
-import { KeyError, type Keys } from './keys.ts';
+import { graceOf, KeyError, type Keys } from './keys.ts';
 import { type Mail, noTransport, type SendMail } from './mail.ts';
 import {
   BODY_TIMEOUT_MS,
@@ -46,6 +47,7 @@ export const PORTAL_PATHS = {
   session: '/portal/session',
   issue: '/portal/keys',
   rotate: '/portal/keys/rotate',
+  endGrace: '/portal/keys/end-grace',
   revoke: '/portal/keys/revoke',
   account: '/portal/account',
   signOut: '/portal/sign-out',
@@ -131,13 +133,15 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
   return concatBytes(chunks);
 }
 
-/** The JSON object a request carries, or the reply that refuses it. */
-async function jsonBody(request: PortalRequest): Promise<Record<string, unknown> | ApiReply> {
+/** The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`. */
+async function jsonBody(request: PortalRequest, optional = false): Promise<Record<string, unknown> | ApiReply> {
   const type = (request.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
-  if (type !== 'application/json') return fail(415, PORTAL_MESSAGES.unsupportedType);
+  if (type !== 'application/json' && !optional) return fail(415, PORTAL_MESSAGES.unsupportedType);
   if (Number(request.header('content-length') ?? 0) > MAX_BODY_BYTES) return fail(413, PORTAL_MESSAGES.tooLarge);
   const bytes = await request.body(MAX_BODY_BYTES);
   if (!bytes) return fail(413, PORTAL_MESSAGES.tooLarge);
+  if (optional && bytes.length === 0) return {};
+  if (type !== 'application/json') return fail(415, PORTAL_MESSAGES.unsupportedType);
   let input: unknown;
   try {
     input = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -219,21 +223,42 @@ class PortalEndpoints {
     return portalReply(200, await this.keys.openSession(body.token.trim()));
   }
 
-  private async keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke'): Promise<ApiReply> {
+  /** A rotation's grace period from its optional body (none, or no `grace`: now), or the reply that refuses it. */
+  private async graceOf(request: PortalRequest): Promise<number | ApiReply> {
+    const body = await jsonBody(request, true);
+    if (isReply(body)) return body;
+    if (body.grace === undefined) return 0;
+    return graceOf(body.grace) ?? fail(400, PORTAL_MESSAGES.badGrace);
+  }
+
+  private async keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke' | 'endGrace'): Promise<ApiReply> {
     const email = await this.keys.sessionEmail(bearer(request));
     const refused = this.overLimit(request, action !== 'issue');
     if (refused) return refused;
-    // The key a rotate or revoke takes away, for the shared cache's purge after it (by id: the store keeps no key).
-    const gone = action !== 'issue' && this.options.purgeKey ? (await this.keys.activeKey(email))?.id : undefined;
+    // The keys a rotate, revoke or end-grace takes away, for the shared cache's purge after it (by id: the store keeps no key).
+    // A rotate with a grace period purges the old key too: its answers, kept before, would outlive its end.
+    const purge = action === 'issue' ? undefined : this.options.purgeKey;
+    const current = purge && action !== 'endGrace' ? (await this.keys.activeKey(email))?.id : undefined;
+    const ending = purge ? (await this.keys.endingKey(email))?.id : undefined;
+    const purgeGone = async () => {
+      for (const id of [current, ending]) if (purge && id) await purge(id);
+    };
     if (action === 'revoke') {
       await this.keys.revoke(email);
-      if (gone) await this.options.purgeKey!(gone);
+      await purgeGone();
       return portalReply(200, { revoked: true });
     }
+    if (action === 'endGrace') {
+      await this.keys.endGrace(email);
+      await purgeGone();
+      return portalReply(200, { ended: true });
+    }
     if (action === 'issue') return portalReply(201, { apiKey: await this.keys.issue(email) });
-    const apiKey = await this.keys.rotate(email);
-    if (gone) await this.options.purgeKey!(gone);
-    return portalReply(200, { apiKey });
+    const grace = await this.graceOf(request);
+    if (typeof grace !== 'number') return grace;
+    const apiKey = await this.keys.rotate(email, grace);
+    await purgeGone();
+    return portalReply(200, { apiKey, ending: grace > 0 ? await this.keys.endingKey(email) : null });
   }
 
   private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {

@@ -7,7 +7,7 @@
  * function or Worker instances, sharing one store).
  */
 import { describe, expect, it } from 'vitest';
-import { KeyError, Keys } from '../src/keys.ts';
+import { GRACE_PERIODS, KeyError, Keys } from '../src/keys.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../src/limits.ts';
 
 /** Two `Keys` over one store, with a clock the test moves. */
@@ -57,7 +57,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const session = await signedIn(a, email);
       const other = await signedIn(b, email);
       const key = await a.issue(email);
-      expect(await b.account(session)).toEqual({ email, key: { id: key.slice(0, 12), createdAt: expect.any(String) } });
+      expect(await b.account(session)).toEqual({ email, key: { id: key.slice(0, 12), createdAt: expect.any(String) }, ending: null });
       await b.signOut(session);
       settle();
       expect([await status(a.sessionEmail(session)), await status(a.account(session)), await status(a.signOut(session))]).toEqual([401, 401, 401]);
@@ -159,6 +159,81 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       expect(await status(a.rotateKey('not-a-key'))).toBe(403);
     });
 
+    it('rotates with a grace period: both keys work until its end, then the old one is refused without any write', async () => {
+      const { a, b, clock } = open();
+      const email = address('grace');
+      const old = await a.issue(email);
+      const session = await signedIn(b, email);
+      const next = await b.rotate(email, GRACE_PERIODS['1h']);
+      const endsAt = new Date(clock.t + GRACE_PERIODS['1h']).toISOString();
+      expect([await works(a, old), await works(a, next), await works(b, old)]).toEqual([true, true, true]);
+      expect(await a.account(session)).toEqual({ email, key: { id: next.slice(0, 12), createdAt: expect.any(String) }, ending: { id: old.slice(0, 12), endsAt } });
+      expect(await status(a.rotateKey(old))).toBe(403); // only the current key rotates
+      clock.t += GRACE_PERIODS['1h'] - 1;
+      expect(await works(b, old)).toBe(true);
+      clock.t += 1;
+      expect([await works(a, old), await works(b, old), await works(a, next)]).toEqual([false, false, true]);
+      expect(await b.endingKey(email)).toBeNull();
+      expect(await status(a.revokeKey(old))).toBe(403);
+      expect(await status(a.endGrace(email))).toBe(409);
+    });
+
+    it('ends a grace period early: "stop the old key now", revoke of the old key, revoke of the current key', async () => {
+      const { a, b } = open();
+      const email = address('end-grace');
+      const first = await a.issue(email);
+      const second = await a.rotate(email, GRACE_PERIODS['24h']);
+      await b.endGrace(email);
+      expect([await works(a, first), await works(a, second)]).toEqual([false, true]);
+      expect(await a.endingKey(email)).toBeNull();
+      expect(await status(a.endGrace(email))).toBe(409);
+      const third = await b.rotateKey(second, GRACE_PERIODS['7d']);
+      expect(await works(a, second)).toBe(true);
+      await a.revokeKey(second); // the CLI's revoke, on the key in its grace period
+      expect([await works(b, second), await works(b, third)]).toEqual([false, true]);
+      const fourth = await a.rotate(email, GRACE_PERIODS['1h']);
+      await b.revoke(email); // the current key: both stop
+      expect([await works(a, third), await works(a, fourth)]).toEqual([false, false]);
+      expect(await a.endingKey(email)).toBeNull();
+    });
+
+    it('keeps at most one key in its grace period: rotating again ends the one in grace now, and "now" ends the old key at once', async () => {
+      const { a, b, clock } = open();
+      const email = address('one-grace');
+      const first = await a.issue(email);
+      clock.t += 1000;
+      const second = await a.rotate(email, GRACE_PERIODS['7d']);
+      clock.t += 1000;
+      const third = await b.rotate(email, GRACE_PERIODS['1h']);
+      expect([await works(a, first), await works(a, second), await works(a, third)]).toEqual([false, true, true]);
+      expect(await a.endingKey(email)).toEqual({ id: second.slice(0, 12), endsAt: new Date(clock.t + GRACE_PERIODS['1h']).toISOString() });
+      clock.t += 1000;
+      const fourth = await a.rotate(email);
+      expect([await works(b, second), await works(b, third), await works(b, fourth)]).toEqual([false, false, true]);
+      expect(await b.endingKey(email)).toBeNull();
+      const states = [];
+      for await (const r of a.list()) if (r.email === email) states.push(r.state);
+      expect(states).toEqual(['revoked', 'revoked', 'revoked', 'current']);
+    });
+
+    it('lists each key’s state: current, ending at its end, revoked', async () => {
+      const { a, clock } = open();
+      const email = address('states');
+      const first = await a.issue(email);
+      clock.t += 1000;
+      const second = await a.rotate(email, GRACE_PERIODS['24h']);
+      const listed = [];
+      for await (const r of a.list()) if (r.email === email) listed.push(r);
+      expect(listed.map((r) => [r.id, r.state, r.revokedAt])).toEqual([
+        [first.slice(0, 12), 'ending', new Date(clock.t + GRACE_PERIODS['24h']).toISOString()],
+        [second.slice(0, 12), 'current', null],
+      ]);
+      clock.t += GRACE_PERIODS['24h'];
+      const later = [];
+      for await (const r of a.list()) if (r.email === email) later.push(r.state);
+      expect(later).toEqual(['revoked', 'current']);
+    });
+
     it('lists every key with its state and never the key', async () => {
       const { a, clock } = open();
       const email = address('list');
@@ -209,6 +284,55 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
         expect(outcomes).toContain(403);
         expect([await works(a, key), await works(a, won[0])]).toEqual([false, true]);
         expect(await works(a, await b.rotateKey(won[0]))).toBe(true);
+      });
+
+      it('leaves one current key and at most one in its grace period after ten rotations with and without grace at once', async () => {
+        const { a, b, clock } = open();
+        const email = address('grace-race');
+        const first = await a.issue(email);
+        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0)));
+        const working = [];
+        for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
+        expect(working.length).toBeGreaterThanOrEqual(1);
+        expect(working.length).toBeLessThanOrEqual(2);
+        const current = await a.activeKey(email);
+        const ending = await a.endingKey(email);
+        expect(working.map((k) => k.slice(0, 12)).sort()).toEqual([current!.id, ...(ending ? [ending.id] : [])].sort());
+        let currents = 0;
+        for await (const r of a.list()) if (r.email === email && r.state === 'current') currents++;
+        expect(currents).toBe(1);
+        clock.t += GRACE_PERIODS['1h'];
+        const still = [];
+        for (const k of [first, ...handed]) if (await works(a, k)) still.push(k.slice(0, 12));
+        expect(still).toEqual([current!.id]);
+      });
+
+      it('refuses every key a revoke acknowledged, grace or not, under rotations with grace at once', async () => {
+        const { a, b } = open();
+        const email = address('grace-mix');
+        await a.issue(email);
+        const handed: string[] = [];
+        const revokedBefore: string[][] = [];
+        await Promise.all(
+          Array.from({ length: 24 }, async (_, i) => {
+            const keys = i % 2 ? a : b;
+            const op = i % 4;
+            if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
+            else if (op === 1) await keys.rotate(email, GRACE_PERIODS['24h']).then((k) => handed.push(k), () => {});
+            else if (op === 2) await keys.endGrace(email).catch(() => {});
+            else {
+              const before = [...handed];
+              if (await keys.revoke(email).then(() => true, () => false)) revokedBefore.push(before);
+            }
+          }),
+        );
+        let working = 0;
+        for (const k of handed) if (await works(a, k)) working++;
+        expect(working).toBeLessThanOrEqual(2);
+        for (const before of revokedBefore) for (const k of before) expect(await works(a, k)).toBe(false);
+        const current = await a.activeKey(email);
+        const ending = await a.endingKey(email);
+        expect(working).toBe((current ? 1 : 0) + (ending ? 1 : 0));
       });
 
       it('opens one session when one link is used ten times at once', async () => {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
-import { Keys } from '../src/keys.ts';
+import { GRACE_PERIODS, Keys } from '../src/keys.ts';
 import { portalKeys } from '../src/keys-blobs.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { createNodeServer } from '../adapters/node.node.ts';
@@ -93,6 +93,8 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => fileKeys.issue(`core-${Math.random()}@example.org`),
     revokeKey: (k) => fileKeys.revokeKey(k),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => fileKeys.revokeKey(k),
     async request(method, pathname, headers = {}) {
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
       const out = await api.reply({ method, url: pathname, header: (n) => lower[n] });
@@ -112,6 +114,8 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => fileKeys.issue(`node-${Math.random()}@example.org`),
     revokeKey: (k) => fileKeys.revokeKey(k),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => fileKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(nodePort, method, pathname, headers),
   };
 
@@ -132,6 +136,8 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => blobKeys.issue(`edge-${Math.random()}@example.org`),
     revokeKey: (k) => blobKeys.revokeKey(k),
+    rotateKey: (k, grace) => blobKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => blobKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
   };
 
@@ -153,6 +159,23 @@ beforeAll(async () => {
     async revokeKey(key) {
       const response = await fetch(`${workerBase}/portal/keys/revoke`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(key)}` } });
       if (response.status !== 200) throw new Error(`revoke answered ${response.status}`);
+    },
+    // As the portal page does it: the rotate dialog's choice, then "Stop the old key now".
+    async rotateKey(key, grace) {
+      const session = sessions.get(key);
+      const response = await fetch(`${workerBase}/portal/keys/rotate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ grace }),
+      });
+      if (response.status !== 200) throw new Error(`rotate answered ${response.status}`);
+      const { apiKey } = (await response.json()) as { apiKey: string };
+      sessions.set(apiKey, session!);
+      return apiKey;
+    },
+    async endGrace(old) {
+      const response = await fetch(`${workerBase}/portal/keys/end-grace`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(old)}` } });
+      if (response.status !== 200) throw new Error(`end-grace answered ${response.status}`);
     },
     request: (method, pathname, headers) => rawRequest(worker.port, method, pathname, headers),
   };

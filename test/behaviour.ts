@@ -21,6 +21,10 @@ export interface Target {
   request(method: string, path: string, headers?: Record<string, string>): Promise<RawReply>;
   issueKey(): Promise<string>;
   revokeKey(key: string): Promise<void>;
+  /** Rotates the current key `key`, leaving it `grace` to live (the portal's or the CLI's choice): the new key. */
+  rotateKey(key: string, grace: 'now' | '1h'): Promise<string>;
+  /** Stops now the old key `old`, in its grace period ("Stop the old key now", or revoke of the old key). */
+  endGrace(old: string): Promise<void>;
   /** Whether this runtime negotiates precompressed variants itself. */
   compression: boolean;
   /** Every reply the suite saw, for the contract check. */
@@ -374,6 +378,45 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(refusedAfter).toBeLessThan(2_000);
       // And it stays refused.
       expect((await t.request('GET', `/archive/year=1929/apikey=${k}`)).status).toBe(403);
+    });
+
+    /** How long after `since` a key is first refused, asked every 100 ms for at most 2 s (Infinity: never). */
+    const refusedWithin2s = async (t: Target, k: string, since: number) => {
+      while (Date.now() - since < 2_000) {
+        const sent = Date.now() - since;
+        if ((await t.request('GET', `/archive/year=1929/apikey=${k}`)).status === 403) return sent;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return Infinity;
+    };
+
+    it('rotates with a 1-hour grace: both keys answer, the old one’s answers are kept no longer than it lives, and stopping it refuses it within 2 s', async () => {
+      const t = target();
+      const old = await t.issueKey();
+      expect((await t.request('GET', `/archive/year=1929/apikey=${old}`)).status).toBe(200);
+      const next = await t.rotateKey(old, '1h');
+      const rotated = Date.now();
+      const after = await t.request('GET', `/archive/year=1929/apikey=${next}`);
+      expect([after.status, after.headers['cache-control']]).toEqual([200, 'private, max-age=86400']);
+      // Within 2 s (an isolate's key cache may hold "current" that long, as it may hold a revoked key) the old key's answers are kept only while it lives.
+      let maxAge = Infinity;
+      while (Date.now() - rotated < 2_000) {
+        const before = await t.request('GET', `/archive/year=1929/apikey=${old}`);
+        expect(before.status).toBe(200);
+        maxAge = Number(/^private, max-age=(\d+)$/.exec(before.headers['cache-control'] as string)?.[1]);
+        if (maxAge <= 3_600) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(maxAge).toBeGreaterThan(3_500);
+      expect(maxAge).toBeLessThanOrEqual(3_600);
+      await t.endGrace(old);
+      expect(await refusedWithin2s(t, old, Date.now())).toBeLessThan(2_000);
+      expect((await t.request('GET', `/archive/year=1929/apikey=${old}`)).status).toBe(403);
+      expect((await t.request('GET', `/archive/year=1929/apikey=${next}`)).status).toBe(200);
+      // A rotation with "now" refuses the old key within 2 s.
+      const third = await t.rotateKey(next, 'now');
+      expect(await refusedWithin2s(t, next, Date.now())).toBeLessThan(2_000);
+      expect((await t.request('GET', `/archive/year=1929/apikey=${third}`)).status).toBe(200);
     });
   });
 

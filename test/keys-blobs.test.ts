@@ -8,7 +8,7 @@
 import { portalFront } from './helpers.ts';
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret, Keys } from '../src/keys.ts';
+import { GRACE_PERIODS, hashSecret, Keys } from '../src/keys.ts';
 import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys-blobs.ts';
 import { startBlobs, type Blobs } from './_blobs.ts';
 
@@ -143,7 +143,8 @@ describe('the Blobs key backend', () => {
 describe("the edge function's key check", () => {
   it('answers synchronously while its cache holds the key, and sees a revocation once the entry is older than the TTL', async () => {
     const options = fresh();
-    let t = 5_000_000;
+    // The edge's clock starts at the portal's: a revocation is stamped with the revoker's time and compared with the checker's.
+    let t = Date.now();
     const edge = edgeKeyStore({ ...options, now: () => t });
     const portal = portalKeys(options); // another instance: the portal function
     const key = await portal.issue('edge@example.org');
@@ -158,6 +159,23 @@ describe("the edge function's key check", () => {
     t += 1;
     expect(await edge.verify(key)).toBe(false);
     expect(EDGE_CACHE_TTL_MS).toBeLessThanOrEqual(1_000);
+  });
+
+  it('never keeps a yes past a key’s end: a key in its grace period is refused at its end though its answer is still cached', async () => {
+    const options = fresh();
+    let t = Date.now();
+    const edge = edgeKeyStore({ ...options, now: () => t, ttlMs: 2_000 });
+    const portal = new Keys(blobsKeyStore(options), () => t);
+    const old = await portal.issue('grace-edge@example.org');
+    const next = await portal.rotate('grace-edge@example.org', GRACE_PERIODS['1h']);
+    t += GRACE_PERIODS['1h'] - 500;
+    expect(await edge.verify(old)).toBe(true); // read now, held for 2 s
+    expect(edge.verify(old)).toBe(true); // from the cache
+    expect(edge.until(old)).toBe(t + 500); // the end the gate caps caching at
+    t += 500;
+    expect(edge.verify(old)).toBe(false); // still cached, past its end: refused, synchronously
+    expect(await edge.verify(next)).toBe(true);
+    expect(edge.until(next)).toBe(Infinity);
   });
 
   it('refuses at once a key revoked through itself, whatever its cache held', async () => {

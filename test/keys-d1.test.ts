@@ -89,7 +89,7 @@ describe('the D1 schema', () => {
 /** A binding that counts the key checks it is asked (`SELECT ... FROM keys WHERE hash = ?`), as D1 would bill them. */
 function counting(db: D1DatabaseLike): { db: D1DatabaseLike; reads: () => number } {
   let reads = 0;
-  const check = keySql.isActive('0'.repeat(64)).sql;
+  const check = keySql.keyEnd('0'.repeat(64)).sql;
   return {
     db: { prepare: (sql) => ((reads += sql === check ? 1 : 0), db.prepare(sql)), batch: (statements) => db.batch(statements) },
     reads: () => reads,

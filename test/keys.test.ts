@@ -66,7 +66,7 @@ describe('the SQLite key store', () => {
     db.close();
   });
 
-  it('opens a database an earlier version wrote (schema 1, made before the schema moved to migrations/) as it is, and serves its keys', async () => {
+  it('opens a database an earlier version wrote (schema 1, made before the schema moved to migrations/), applies the later migrations, and serves its keys', async () => {
     const file = path.join(dir, 'schema-1.db');
     const old = new DatabaseSync(file);
     // What earlier versions ran on a new file, verbatim: a frozen fixture, not the migration file.
@@ -89,7 +89,7 @@ PRAGMA user_version = 1;`);
     expect(keys.verify(key)).toBe(true);
     const next = await keys.rotate('old@example.org');
     expect([keys.verify(key), keys.verify(next)]).toEqual([false, true]);
-    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 1 });
+    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION }); // later migrations (0002: an index) applied
     backend.close();
   });
 
@@ -130,7 +130,7 @@ PRAGMA user_version = 1;`);
         const db = new DatabaseSync(path.join(dir, 'newer.db'));
         db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}; CREATE TABLE keys (x);`);
         db.close();
-      }, /schema version 2 is newer/],
+      }, new RegExp(`schema version ${SCHEMA_VERSION + 1} is newer`)],
       ['other.db', () => {
         const db = new DatabaseSync(path.join(dir, 'other.db'));
         db.exec('CREATE TABLE invoices (id INTEGER);');
@@ -269,6 +269,35 @@ describe('the keys command and a running server', () => {
     expect(list).not.toContain(key);
     expect(list).not.toContain(rotated);
     expect(logs.join('\n')).not.toContain(key.slice(12));
+  });
+
+  it('rotates with a grace period: both keys answer, list shows the old one ending, and revoke or end-grace stops it within a second', async () => {
+    const key = (await keysCommand(db, 'issue', 'grace-cli@example.org')).stdout.trim();
+    expect(await becomes(key, 200, 2000)).toBeLessThan(1500);
+    const rotated = await keysCommand(db, 'rotate', key, '--grace', '1h');
+    const next = rotated.stdout.trim();
+    expect(rotated.stdout).toBe(`${next}\n`);
+    expect(rotated.stderr).toMatch(/the old key works until \d{4}-\d\d-\d\dT/);
+    expect(await becomes(next, 200, 2000)).toBeLessThan(1500);
+    expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${key}`)).status).toBe(200);
+    const listed = (await keysCommand(db, 'list')).stdout.split('\n').filter((l) => l.includes('grace-cli@example.org'));
+    expect(listed.map((l) => l.split('\t')[3].replace(/ .*/, ''))).toEqual(['ending', 'current']);
+    expect((await keysCommand(db, 'revoke', key)).stderr.trim()).toBe('revoked'); // the old key alone
+    expect(await becomes(key, 403, 1000)).toBeLessThan(1000);
+    expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${next}`)).status).toBe(200);
+
+    const third = (await keysCommand(db, 'rotate', next, '--grace', '24h')).stdout.trim();
+    expect(await becomes(third, 200, 2000)).toBeLessThan(1500);
+    expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${next}`)).status).toBe(200);
+    expect((await keysCommand(db, 'end-grace', 'grace-cli@example.org')).stderr.trim()).toBe('the old key stopped');
+    expect(await becomes(next, 403, 1000)).toBeLessThan(1000);
+    expect((await failure(keysCommand(db, 'end-grace', 'grace-cli@example.org')))?.code).toBe(1);
+
+    const help = (await keysCommand(db, '--help')).stdout;
+    expect(help).toMatch(/--grace <time> +how long the old key goes on working: now, 1h, 24h, 7d/);
+    const badGrace = await failure(keysCommand(db, 'rotate', third, '--grace', '2h'));
+    expect([badGrace?.code, badGrace?.stderr.split('\n')[0]]).toEqual([2, 'keys: --grace takes now, 1h, 24h, 7d (or 0), not "2h"']);
+    expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${third}`)).status).toBe(200);
   });
 
   it('explains its usage, refuses a bad e-mail or a dead key with exit code 1, and a database it cannot read too', async () => {

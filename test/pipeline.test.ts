@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
 import { isPromise } from '../src/api/maybe.ts';
 import type { ApiReply } from '../src/api/reply.ts';
-import { Keys } from '../src/keys.ts';
+import { GRACE_PERIODS, Keys } from '../src/keys.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
 import { buildInto, eventually, heapUsed, SAMPLE_SOURCE, tempDir } from './helpers.ts';
@@ -83,6 +83,27 @@ describe('the pipeline', () => {
       cli.close();
     }
     expect(await eventually(async () => (await settle(api.reply(get(url)))).status === 403, 1_000, 20)).toBe(true);
+  });
+
+  it('caps how long an answer may be kept at the time its key has left, and refuses the key at its end', async () => {
+    let t = Date.now();
+    const clocked = new Keys(backend, () => t);
+    const api = createApi({ data: new DiskData(dist), keys: clocked, now: () => t });
+    const email = `pipeline-grace-${++addresses}@example.org`;
+    const old = await clocked.issue(email);
+    const next = await clocked.rotate(email, GRACE_PERIODS['1h']);
+    const ask = (key: string, headers: Record<string, string> = {}) => settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`, headers)));
+    const first = await ask(old);
+    expect([first.status, first.headers['cache-control']]).toEqual([200, 'private, max-age=3600']);
+    expect((await ask(next)).headers['cache-control']).toBe('private, max-age=86400');
+    t += GRACE_PERIODS['1h'] - 90_500;
+    const late = await ask(old);
+    expect([late.status, late.headers['cache-control']]).toEqual([200, 'private, max-age=90']);
+    const notModified = await ask(old, { 'if-none-match': first.headers.etag });
+    expect([notModified.status, notModified.headers['cache-control']]).toEqual([304, 'private, max-age=90']);
+    t += 90_500;
+    expect((await ask(old)).status).toBe(403);
+    expect((await ask(next)).status).toBe(200);
   });
 
   it('asks the key store on every request: nothing is trusted for any time', async () => {

@@ -7,14 +7,16 @@
  * then refused by the server), sign in again. Twice: against `npm start` (the
  * real start script, its SQLite store), and against `npm run dev:netlify` (the
  * Netlify portal function with keys in a local Blobs server, the API answered
- * by the edge function under Deno).
+ * by the edge function under Deno), and against `npm run dev:cloudflare` (the
+ * Worker under wrangler dev, keys in its local D1, mail through an HTTP e-mail
+ * API in this process).
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSmtp, type Smtp } from './_mail.ts';
-import { buildInto, SAMPLE_SOURCE, startNetlifyLocal, startServer, type Started, tempDir } from './helpers.ts';
+import { startMailApi, startSmtp, type Smtp } from './_mail.ts';
+import { buildInto, SAMPLE_SOURCE, startNetlifyLocal, startServer, type Started, startWorker, tempDir } from './helpers.ts';
 
 let smtp: Smtp;
 let browser: Browser;
@@ -41,14 +43,22 @@ function watch(page: Page) {
   return problems;
 }
 
-/** The link in the newest mail to `email` after `skip` earlier ones. */
-async function link(email: string, skip: number): Promise<string> {
-  const mail = await smtp.mailTo(email, skip, 15_000);
-  return /(https?:\/\/\S+\/portal#token=fat_[A-Za-z0-9_-]{43})/.exec(mail.text)![1];
+/** Where a server's sign-in mail arrives: how many an address got, and the link in the one after `skip` earlier ones. */
+interface Mailbox {
+  count(email: string): number;
+  link(email: string, skip: number): Promise<string>;
 }
+const LINK = /(https?:\/\/\S+\/portal#token=fat_[A-Za-z0-9_-]{43})/;
+/** The SMTP server's mailbox (npm start, dev:netlify). */
+const smtpBox: Mailbox = {
+  count: (email) => smtp.count(email),
+  link: async (email, skip) => LINK.exec((await smtp.mailTo(email, skip, 15_000)).text)![1],
+};
+let mailbox: Mailbox = smtpBox;
 
 async function askForLink(page: Page, base: string, email: string): Promise<string> {
-  const before = smtp.count(email);
+  const link = (address: string, skip: number) => mailbox.link(address, skip);
+  const before = mailbox.count(email);
   await page.goto(`${base}/portal`);
   await page.getByLabel('E-mail address').focus();
   await page.keyboard.type(email);
@@ -111,14 +121,40 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   await page.getByRole('button', { name: 'Rotate key' }).click();
   const confirm = page.getByRole('dialog', { name: 'Rotate your key?' });
   await confirm.waitFor();
-  expect(await confirm.innerText()).toContain(`${first.slice(0, 12)}… stops working at once`);
+  expect(await confirm.innerText()).toContain(`your key ${first.slice(0, 12)}… stops working everywhere it is used: at once, or after the time you choose`);
+  // "Now" is the default, and says it is the one for a leaked key.
+  expect(await confirm.getByRole('radio', { name: /Now/ }).isChecked()).toBe(true);
+  expect(await confirm.getByRole('group', { name: 'When should the old key stop working?' }).innerText()).toContain('choose this if the key leaked');
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-confirm.png') });
   await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
   await page.locator('.key-box .done').filter({ hasText: 'old one no longer works' }).waitFor();
-  const second = await shownKey(page, base);
-  expect(second).not.toBe(first);
+  const rotated = await shownKey(page, base);
+  expect(rotated).not.toBe(first);
   await becomes(first, 403);
+  expect(await status(rotated)).toBe(200);
+  expect(await page.locator('#ending').isHidden()).toBe(true);
+
+  // With a 1-hour grace both keys answer; "Stop the old key now" stops the old one within 2 s.
+  await page.getByRole('button', { name: 'Rotate key' }).click();
+  await confirm.getByRole('radio', { name: 'In 1 hour' }).check();
+  await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
+  await page.locator('.key-box .done').filter({ hasText: 'old one works until' }).waitFor();
+  const second = await shownKey(page, base);
+  await becomes(second, 200);
+  expect(await status(rotated)).toBe(200);
+  expect(await page.locator('#ending-state').innerText()).toContain(`Your old key ${rotated.slice(0, 12)}… keeps working until`);
+  await page.reload();
+  await page.getByRole('heading', { name: `Signed in as ${email}` }).waitFor();
+  expect(await page.locator('#ending-state').innerText()).toContain(rotated.slice(0, 12));
+  await page.screenshot({ path: screenshot.replace(/\.png$/, '-grace.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Stop the old key now' }).click();
+  await page.getByRole('dialog', { name: 'Stop the old key now?' }).getByRole('button', { name: 'Yes, stop it' }).click();
+  await page.locator('#account-result .ok').filter({ hasText: 'Old key stopped' }).waitFor();
+  const stopped = Date.now();
+  await becomes(rotated, 403);
+  expect(Date.now() - stopped).toBeLessThan(2_000);
   expect(await status(second)).toBe(200);
+  expect(await page.locator('#ending').isHidden()).toBe(true);
 
   // Cancelling leaves the key working; confirming revokes it.
   await page.getByRole('button', { name: 'Revoke key' }).click();
@@ -174,6 +210,34 @@ describe('the key portal page against npm start', () => {
     await page.keyboard.press('Enter');
     expect(await page.locator('#sign-in-result .error').innerText()).toBe('Enter your e-mail address.');
     await page.close();
+  });
+});
+
+describe('the key portal page against npm run dev:cloudflare', () => {
+  let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+  let mailApi: Awaited<ReturnType<typeof startMailApi>> | undefined;
+  let base = '';
+  beforeAll(async () => {
+    mailApi = await startMailApi();
+    const api = mailApi;
+    worker = await startWorker(dist, { ARCHIVE_SOURCE: SAMPLE_SOURCE, MAIL_API_URL: api.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100' });
+    base = `http://127.0.0.1:${worker.port}`;
+    mailbox = {
+      count: (email) => api.to(email).length,
+      async link(email, skip) {
+        await expect.poll(() => api.to(email).length, { timeout: 15_000, interval: 100 }).toBeGreaterThan(skip);
+        return LINK.exec(String(api.to(email)[skip].body.text))![1];
+      },
+    };
+  }, 200_000);
+  afterAll(async () => {
+    mailbox = smtpBox;
+    await worker?.stop();
+    await mailApi?.stop();
+  });
+
+  it('takes a person the same way on the Worker, with keys in D1', async () => {
+    await flow(base, 'cloudflare@example.org', path.resolve('test-results/portal-cloudflare.png'));
   });
 });
 

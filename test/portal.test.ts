@@ -205,11 +205,51 @@ describe('keys with a session', () => {
     expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201);
   });
 
+  it('rotates with a grace period: both keys work, the account shows the old one and its end, and "stop the old key now" ends it', async () => {
+    const { portal, keys, clock } = setup();
+    const email = address();
+    const { bearer } = await signIn(portal, email);
+    const first = (await send(portal, post('/portal/keys', undefined, bearer))).json.apiKey;
+    const rotated = await send(portal, post('/portal/keys/rotate', { grace: '1h' }, bearer));
+    const endsAt = new Date(clock.t + 3_600_000).toISOString();
+    expect([rotated.status, rotated.json]).toEqual([200, { apiKey: expect.stringMatching(/^faa_/), ending: { id: first.slice(0, 12), endsAt } }]);
+    const second = rotated.json.apiKey;
+    expect([keys.verify(first), keys.verify(second)]).toEqual([true, true]);
+    const account = await send(portal, post('/portal/account', undefined, bearer));
+    expect(account.json).toEqual({ email, key: { id: second.slice(0, 12), createdAt: expect.any(String) }, ending: { id: first.slice(0, 12), endsAt } });
+    const ended = await send(portal, post('/portal/keys/end-grace', undefined, bearer));
+    expect([ended.status, ended.json]).toEqual([200, { ended: true }]);
+    expect([keys.verify(first), keys.verify(second)]).toEqual([false, true]);
+    expect((await send(portal, post('/portal/account', undefined, bearer))).json.ending).toBeNull();
+    expect((await send(portal, post('/portal/keys/end-grace', undefined, bearer))).json).toEqual({ error: PORTAL_MESSAGES.noEnding });
+
+    // A choice it does not offer is refused and changes nothing; "now" stops the old key at once.
+    for (const grace of ['2h', 3600, '', null]) {
+      const bad = await send(portal, post('/portal/keys/rotate', { grace }, bearer));
+      expect([bad.status, bad.json]).toEqual([400, { error: PORTAL_MESSAGES.badGrace }]);
+    }
+    expect((await send(portal, post('/portal/keys/rotate', 'x'.repeat(5000), bearer))).status).toBe(413);
+    expect(keys.verify(second)).toBe(true);
+    const third = (await send(portal, post('/portal/keys/rotate', { grace: 'now' }, bearer))).json.apiKey;
+    expect([keys.verify(second), keys.verify(third)]).toEqual([false, true]);
+
+    // The old key stops on its own at its end; a revoke of the current key stops both.
+    const fourth = (await send(portal, post('/portal/keys/rotate', { grace: '24h' }, bearer))).json.apiKey;
+    clock.t += 24 * 3_600_000 - 1;
+    expect(keys.verify(third)).toBe(true);
+    clock.t += 1;
+    expect([keys.verify(third), keys.verify(fourth)]).toEqual([false, true]);
+    const { bearer: fresh } = await signIn(portal, email);
+    const fifth = (await send(portal, post('/portal/keys/rotate', { grace: '7d' }, fresh))).json.apiKey;
+    expect((await send(portal, post('/portal/keys/revoke', undefined, fresh))).status).toBe(200);
+    expect([keys.verify(fourth), keys.verify(fifth)]).toEqual([false, false]);
+  });
+
   it('needs a live session: none, a made-up one, an expired one or an e-mail in the body all get 401', async () => {
     const { portal, clock } = setup();
     const { bearer } = await signIn(portal, address());
     for (const headers of [{}, { authorization: 'Bearer fas_' + 'A'.repeat(43) }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
-      for (const path of ['/portal/keys', '/portal/keys/rotate', '/portal/keys/revoke']) {
+      for (const path of ['/portal/keys', '/portal/keys/rotate', '/portal/keys/end-grace', '/portal/keys/revoke']) {
         const out = await send(portal, post(path, { email: 'victim@example.org', apiKey: 'faa_x' }, headers));
         expect([path, out.status, out.json]).toEqual([path, 401, { error: PORTAL_MESSAGES.badSession }]);
       }
@@ -224,7 +264,7 @@ describe('keys with a session', () => {
     const { bearer } = await signIn(portal, email);
     const { apiKey } = (await send(portal, post('/portal/keys', undefined, bearer))).json;
     const account = await send(portal, post('/portal/account', undefined, bearer));
-    expect([account.status, account.json]).toEqual([200, { email, key: { id: apiKey.slice(0, 12), createdAt: expect.any(String) } }]);
+    expect([account.status, account.json]).toEqual([200, { email, key: { id: apiKey.slice(0, 12), createdAt: expect.any(String) }, ending: null }]);
     const out = await send(portal, post('/portal/sign-out', undefined, bearer));
     expect([out.status, out.json]).toEqual([200, { signedOut: true }]);
     for (const path of ['/portal/account', '/portal/sign-out', '/portal/keys/rotate']) {

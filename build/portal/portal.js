@@ -1,5 +1,7 @@
 // The key portal page: sign in by e-mail link, then get, rotate or revoke the key with the session
-// the link opens; the link's token leaves the URL at once. Rotate and Revoke ask first, in a dialog.
+// the link opens; the link's token leaves the URL at once. Rotate and Revoke ask first, in a dialog;
+// Rotate asks there how long the old key may go on working (now by default, 1 h, 24 h, 7 days),
+// and while it does the page shows it, its end, and "Stop the old key now".
 //
 // The session token is kept in sessionStorage so that a reload keeps the person signed in (the
 // server still ends every session within the hour). Not localStorage: sessionStorage belongs to
@@ -80,12 +82,18 @@ function showKey(title, key) {
   box.querySelector('[data-slot="title"]').focus();
 }
 
+/** The old key in its grace period, while its end is still to come. */
+const ending = () => (session.ending && Date.parse(session.ending.endsAt) > Date.now() ? session.ending : null);
+
 function showState() {
   const key = session.key;
   $('account-title').textContent = `Signed in as ${session.email}`;
   $('key-state').textContent = key
     ? `Your active key starts ${key.id}… and was issued ${new Date(key.createdAt).toLocaleString()}.`
     : 'You have no active key.';
+  const old = ending();
+  $('ending').hidden = !old;
+  if (old) $('ending-state').textContent = `Your old key ${old.id}… keeps working until ${new Date(old.endsAt).toLocaleString()}, then stops on its own.`;
   $('issue').hidden = Boolean(key);
   $('rotate').hidden = !key;
   $('revoke').hidden = !key;
@@ -108,23 +116,27 @@ function signedIn(account) {
   $('account-title').focus();
 }
 
-/** Asks before an action that stops a key: resolves true only when the person confirms. */
-function confirmed(title, text, yes) {
+/** Asks before an action that stops a key: resolves true only when the person confirms. With `grace`, it also asks when the old key stops (`chosenGrace`). */
+function confirmed(title, text, yes, grace = false) {
   const dialog = $('confirm');
   $('confirm-title').textContent = title;
   $('confirm-text').textContent = text;
   $('confirm-yes').textContent = yes;
+  $('grace').hidden = !grace;
+  dialog.querySelector('input[name="grace"][value="now"]').checked = true;
   dialog.returnValue = '';
   dialog.showModal();
   $('confirm-cancel').focus();
   return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true }));
 }
 
-async function keyAction(path, done) {
-  const buttons = document.querySelectorAll('.actions button');
+const chosenGrace = () => $('confirm').querySelector('input[name="grace"]:checked')?.value ?? 'now';
+
+async function keyAction(path, done, payload) {
+  const buttons = document.querySelectorAll('.actions button, #end-grace');
   for (const b of buttons) b.disabled = true;
   try {
-    const answer = await post(path);
+    const answer = await post(path, payload);
     if (answer.status === 401) return signedOut(answer.error);
     if (!answer.ok) return say($('account-result'), answer.error, 'error');
     done(answer.body);
@@ -143,18 +155,37 @@ $('issue').addEventListener('click', () =>
   }),
 );
 $('rotate').addEventListener('click', async () => {
-  const text = `Your key ${session.key.id}… stops working at once, everywhere it is used, and you get a new one. This cannot be undone.`;
-  if (!(await confirmed('Rotate your key?', text, 'Yes, rotate'))) return $('rotate').focus();
-  await keyAction('/portal/keys/rotate', ({ apiKey }) => {
-    session.key = keyNow(apiKey);
-    showKey('Your new key (the old one no longer works):', apiKey);
+  const old = ending();
+  const text =
+    `You get a new key, and your key ${session.key.id}… stops working everywhere it is used: at once, or after the time you choose. This cannot be undone.` +
+    (old ? ` Your older key ${old.id}… stops at once.` : '');
+  if (!(await confirmed('Rotate your key?', text, 'Yes, rotate', true))) return $('rotate').focus();
+  const grace = chosenGrace();
+  await keyAction(
+    '/portal/keys/rotate',
+    ({ apiKey, ending: next }) => {
+      session.key = keyNow(apiKey);
+      session.ending = next ?? null;
+      showKey(next ? `Your new key (the old one works until ${new Date(next.endsAt).toLocaleString()}):` : 'Your new key (the old one no longer works):', apiKey);
+    },
+    { grace },
+  );
+});
+$('end-grace').addEventListener('click', async () => {
+  const text = `Your old key ${ending()?.id ?? ''}… stops working at once, everywhere it is still used. Your current key goes on working.`;
+  if (!(await confirmed('Stop the old key now?', text, 'Yes, stop it'))) return $('end-grace').focus();
+  await keyAction('/portal/keys/end-grace', () => {
+    session.ending = null;
+    say($('account-result'), 'Old key stopped: it no longer works. Your current key goes on working.', 'ok');
   });
 });
 $('revoke').addEventListener('click', async () => {
-  const text = `Your key ${session.key.id}… stops working at once, everywhere it is used. You can get a new key afterwards.`;
+  const old = ending();
+  const text = `Your key ${session.key.id}… stops working at once, everywhere it is used${old ? `, and so does your old key ${old.id}…` : ''}. You can get a new key afterwards.`;
   if (!(await confirmed('Revoke your key?', text, 'Yes, revoke'))) return $('revoke').focus();
   await keyAction('/portal/keys/revoke', () => {
     session.key = null;
+    session.ending = null;
     say($('account-result'), 'Key revoked: it no longer works. You can get a new one above.', 'ok');
   });
 });

@@ -11,6 +11,13 @@ import { type ApiReply, REPLIES, tooMany } from './reply.ts';
 export interface KeyCheck {
   verify(key: string): Maybe<boolean>;
   /**
+   * Until when a key works: false when it does not, Infinity when no end is
+   * set, else the time (ms) it stops (a rotated key in its grace period), so
+   * that no answer for it is kept past then. Optional: without it a good key
+   * is taken to have no end.
+   */
+  until?(key: string): Maybe<number | false>;
+  /**
    * Whether the store can answer key checks now, for `/health`: returns (or
    * resolves) when it can, throws (or rejects) when it cannot (unreadable,
    * damaged, unreachable). Cheap: one read of a record that cannot exist at
@@ -36,17 +43,22 @@ export class Gate {
     this.limiter = new RateLimiter({ limit: options.perMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE, now: options.now });
   }
 
-  /** Null when the request, made at `now`, may go on; otherwise the reply that refuses it. */
-  check(key: string | null, now: number): Maybe<ApiReply | null> {
+  /**
+   * When the request, made at `now`, may go on: until when its key works
+   * (Infinity: no end; a time: its grace period's end, which caps how long
+   * the answer may be kept); otherwise the reply that refuses it.
+   */
+  check(key: string | null, now: number): Maybe<ApiReply | number> {
     if (!key) return REPLIES.forbidden;
-    const good = this.keys.verify(key);
-    return isPromise(good) ? good.then((g) => this.rate(key, g, now)) : this.rate(key, good, now);
+    const until = this.keys.until ? this.keys.until(key) : this.keys.verify(key);
+    return isPromise(until) ? until.then((u) => this.rate(key, u, now)) : this.rate(key, until, now);
   }
 
   /** The rate, counted only for a good key: a refused key never opens a window. */
-  private rate(key: string, good: boolean, now: number): ApiReply | null {
-    if (!good) return REPLIES.forbidden;
+  private rate(key: string, until: number | boolean, now: number): ApiReply | number {
+    if (until === false) return REPLIES.forbidden;
     const decision = this.limiter.hit(key, now);
-    return decision.ok ? null : tooMany(this.limiter.limit, decision.retryAfter);
+    if (!decision.ok) return tooMany(this.limiter.limit, decision.retryAfter);
+    return until === true ? Infinity : until;
   }
 }

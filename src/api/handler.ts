@@ -17,7 +17,7 @@ import { ROUTES, SHAPES, template } from '../routes.ts';
 import type { Answer, DataSource } from './answer.ts';
 import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
 import { Gate, type KeyCheck } from './gate.ts';
-import { revisionTag, shared, type SharedCache } from './cache.ts';
+import { revisionTag, shared, SHARED_MAX_AGE, type SharedCache } from './cache.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from './maybe.ts';
 import { isKeyShaped, keyId } from '../keys.ts';
@@ -25,7 +25,7 @@ import { MESSAGES } from '../messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from '../public-files.ts';
 import { loggable } from '../redact.ts';
-import { type ApiReply, answerReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
+import { type ApiReply, answerReply, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
 import type { Manifest } from '../types.ts';
 import { type ApiRequest, decode, type Lookup, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from './request.ts';
 
@@ -122,9 +122,11 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
-      const refused = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
-      if (isPromise(refused)) return refused.then((r) => r ?? forShared(s, parsed, source, find(s, parsed, request, source)));
-      return refused ?? forShared(s, parsed, source, find(s, parsed, request, source));
+      // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept, by browsers and shared caches alike).
+      const checked = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
+      const answer = (until: number) => forShared(s, parsed, source, find(s, parsed, request, source, until, now), until, now);
+      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? answer(c) : c));
+      return typeof checked === 'number' ? answer(checked) : checked;
     }
   }
 }
@@ -148,27 +150,37 @@ function portalRequest(request: ApiRequest) {
   };
 }
 
-function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined): Maybe<ApiReply> {
+/** The answer to a lookup whose key works until `until` (Infinity: no end), asked at `now`. */
+function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined, until: number, now: number): Maybe<ApiReply> {
   const lookup = lookupOf(m);
   if ('error' in lookup) return errorReply(400, lookup.error);
   if (!source) return REPLIES.fetchError;
   const answer = s.archive.find(source, lookup);
-  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source));
-  return replyTo(s, answer, lookup, request, source);
+  const cacheControl = until === Infinity ? DATA_CACHE_CONTROL : dataCacheControl(until, now);
+  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source, cacheControl));
+  return replyTo(s, answer, lookup, request, source, cacheControl);
 }
 
-function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource): Maybe<ApiReply> {
-  return answer ? answerReply(answer, request, !!s.options.compression, source) : NOT_FOUND_OF.get(lookup.route)!;
+function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
+  return answer ? answerReply(answer, request, !!s.options.compression, source, cacheControl) : NOT_FOUND_OF.get(lookup.route)!;
 }
 
-/** A good key's 200, 304 or lookup 404, marked for the shared cache when there is one; anything else as it is. */
-function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>): Maybe<ApiReply> {
+/**
+ * A good key's 200, 304 or lookup 404, marked for the shared cache when there
+ * is one; anything else as it is. A key that works `until` a time (its grace
+ * period) caps the shared lifetime at the seconds it has left, as it caps the browser's.
+ */
+function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>, until: number, now: number): Maybe<ApiReply> {
   const cache = s.options.sharedCache;
   if (!cache || !source || m.key === null) return out;
   const id = keyId(decode(m.key)!);
+  const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
   return andThen(out, (reply) => {
     if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
-    return andThen(s.archive.manifest(source), (manifest) => shared(reply, cache, id, revisionTag(manifest)));
+    return andThen(s.archive.manifest(source), (manifest) => {
+      const kept = shared(reply, cache, id, revisionTag(manifest));
+      return left >= SHARED_MAX_AGE ? kept : { ...kept, headers: { ...kept.headers, [cache.control]: `public, max-age=${left}` } };
+    });
   });
 }
 

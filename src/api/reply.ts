@@ -25,8 +25,21 @@ export const toResponse = (reply: ApiReply): Response =>
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
+/** How long clients may keep an answer, seconds: a day. */
+export const DATA_MAX_AGE = 86_400;
 /** Clients may keep answers a day; `private` keeps shared caches from serving a key-gated answer to someone else. */
-export const DATA_CACHE_CONTROL = 'private, max-age=86400';
+export const DATA_CACHE_CONTROL = `private, max-age=${DATA_MAX_AGE}`;
+
+/**
+ * The Cache-Control of an answer given at `now` for a key that works until
+ * `until` (ms; Infinity: no end): a day, or the whole seconds left when its
+ * key ends sooner (a rotated key in its grace period), so no answer for it is
+ * kept past its end; `private` keeps every shared cache from keeping it at all.
+ */
+export function dataCacheControl(until: number, now: number): string {
+  const left = (until - now) / 1000;
+  return left >= DATA_MAX_AGE ? DATA_CACHE_CONTROL : `private, max-age=${Math.max(0, Math.floor(left))}`;
+}
 /** What every API reply and public file grants other origins. */
 export const CORS = { 'access-control-allow-origin': '*' } as const;
 
@@ -100,12 +113,12 @@ function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolea
 }
 
 /** 200 with the answer's bytes (from `source` when stored there), or 304 when the client already holds it; ETag is the id of the bytes sent. */
-export function answerReply(answer: Answer, request: ApiRequest, compression: boolean, source: DataSource): Maybe<ApiReply> {
+export function answerReply(answer: Answer, request: ApiRequest, compression: boolean, source: DataSource, cacheControl = DATA_CACHE_CONTROL): Maybe<ApiReply> {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
-    'cache-control': DATA_CACHE_CONTROL,
+    'cache-control': cacheControl,
     etag: answer.etags[encoding]!,
   };
   if (encoding !== 'identity') headers['content-encoding'] = encoding;

@@ -9,8 +9,9 @@
  * src/keys-sql.ts: both shared with Cloudflare D1 (src/keys-d1.ts), so no
  * write decides in code between its statements here either.
  *
- * The server's key check never waits on the file: the store keeps the set of
- * active key hashes in memory, changes it in the same synchronous step that
+ * The server's key check never waits on the file: the store keeps the
+ * working keys in memory (each current key's hash, and each key in its grace
+ * period with its end, which `Keys` compares with its clock), changes them in the same synchronous step that
  * commits its own writes, and picks up other processes' writes (the CLI) by
  * checking `PRAGMA data_version` every `pollMs` (250 ms), reading only rows
  * whose change number (`seq`) is newer than the last one seen.
@@ -31,7 +32,9 @@ import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import {
+  type EndingKey,
   type KeyBackend,
+  type KeyEnd,
   type KeyInfo,
   type KeyListing,
   type NewKey,
@@ -39,7 +42,7 @@ import {
   type TokenOutcome,
   type TokenQuota,
 } from '../keys.ts';
-import { keyInfo, keySql, type KeyRow, listing, type Query } from '../keys-sql.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query } from '../keys-sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy-keys.node.ts';
 
 /** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
@@ -177,7 +180,10 @@ export class SqliteKeyBackend implements KeyBackend {
   readonly db: DatabaseSync;
   /** What was imported from a legacy JSON file when this store opened, if anything. */
   readonly imported: LegacyImport | null = null;
-  private readonly active: Set<string> | null;
+  /** Working keys: a current key's hash to null, a key in its grace period's to its end; null when no view is kept (the CLI). */
+  private readonly active: Map<string, number | null> | null;
+  /** The hashes in `active` that have an end, dropped from it once their end has passed. */
+  private readonly graced = new Set<string>();
   private lastSeq = 0;
   private dataVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -257,13 +263,46 @@ export class SqliteKeyBackend implements KeyBackend {
     return this.damaged;
   }
 
-  /** Active key hashes, read once at start (about a second per million keys). */
-  private loadActive(): Set<string> {
-    const active = new Set<string>();
-    for (const row of this.db.prepare('SELECT hash FROM keys WHERE revoked_at IS NULL').iterate() as Iterable<{ hash: string }>) active.add(row.hash);
+  /** Working keys, read once at start (about a second per million keys): the current ones, and those whose end is still to come. */
+  private loadActive(): Map<string, number | null> {
+    const active = new Map<string, number | null>();
+    const rows = this.db.prepare('SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?').iterate(Date.now()) as Iterable<{
+      hash: string;
+      revoked_at: number | null;
+    }>;
+    for (const row of rows) {
+      active.set(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
+      if (row.revoked_at !== null) this.graced.add(row.hash);
+    }
     this.lastSeq = this.maxSeq();
     this.dataVersion = this.readDataVersion();
     return active;
+  }
+
+  /** Records a key's end in the in-memory view: kept while current or still to come, forgotten once past. */
+  private setEnd(hash: string, end: number | null): void {
+    if (!this.active) return;
+    if (end !== null && end <= Date.now()) {
+      this.active.delete(hash);
+      this.graced.delete(hash);
+      return;
+    }
+    this.active.set(hash, end);
+    if (end === null) this.graced.delete(hash);
+    else this.graced.add(hash);
+  }
+
+  /** Forgets keys whose grace period is over (a check of one gets no answer from memory then, so refuses it as `Keys` would). */
+  private forgetEnded(): void {
+    if (!this.active || this.graced.size === 0) return;
+    const now = Date.now();
+    for (const hash of this.graced) {
+      const end = this.active.get(hash);
+      if (end === null || end === undefined || end <= now) {
+        this.graced.delete(hash);
+        if (end !== null) this.active.delete(hash);
+      }
+    }
   }
 
   private readDataVersion(): number {
@@ -281,16 +320,16 @@ export class SqliteKeyBackend implements KeyBackend {
   follow(): void {
     if (!this.active) return;
     try {
+      this.forgetEnded();
       const version = this.readDataVersion();
       if (version === this.dataVersion) return;
-      const rows = this.db.prepare('SELECT hash, revoked_at IS NULL AS live, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+      const rows = this.db.prepare('SELECT hash, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
         hash: string;
-        live: number;
+        revoked_at: number | null;
         seq: number;
       }[];
       for (const row of rows) {
-        if (row.live) this.active.add(row.hash);
-        else this.active.delete(row.hash);
+        this.setEnd(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
         this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
       }
       this.dataVersion = version;
@@ -365,11 +404,12 @@ export class SqliteKeyBackend implements KeyBackend {
     return Number(this.db.prepare(query.sql).run(...(query.params as SQLInputValue[])).changes);
   }
 
-  isActive(hash: string): boolean {
+  keyEnd(hash: string): KeyEnd {
     // A damaged store can no longer follow revocations: no key is vouched for from it.
     if (this.damaged) throw this.damaged;
-    if (this.active) return this.active.has(hash);
-    return this.get(keySql.isActive(hash)) !== undefined;
+    if (this.active) return this.active.get(hash);
+    const row = this.get<{ revoked_at: number | null }>(keySql.keyEnd(hash));
+    return row === undefined ? undefined : row.revoked_at === null ? null : Number(row.revoked_at);
   }
 
   /**
@@ -402,7 +442,7 @@ export class SqliteKeyBackend implements KeyBackend {
 
   /** Number of active keys (the in-memory count when kept). */
   activeCount(): number {
-    if (this.active) return this.active.size;
+    if (this.active) return this.active.size - this.graced.size;
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
@@ -450,37 +490,61 @@ export class SqliteKeyBackend implements KeyBackend {
     return row?.hash ?? null;
   }
 
+  endingKey(email: string, now: number): Promise<EndingKey | null> {
+    return this.read(() => {
+      const row = this.get<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
+      return row ? endingInfo(row) : null;
+    });
+  }
+
   async issue(key: NewKey): Promise<boolean> {
     const issued = (await this.write(() => this.run(keySql.issue(key)))) === 1;
-    if (issued) this.active?.add(key.hash);
+    if (issued) this.setEnd(key.hash, null);
     return issued;
   }
 
-  /** The same three statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
-  async rotate(key: NewKey, now: number, expected?: string): Promise<string | null> {
-    const [store, revoke, activate] = keySql.rotate(key, now, expected);
-    const { old, rotated } = await this.write(() => {
+  /** Every row a statement returned. */
+  private all<T>(query: Query): T[] {
+    return this.db.prepare(query.sql).all(...(query.params as SQLInputValue[])) as T[];
+  }
+
+  /** The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+    const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
+    const { old, ended, rotated } = await this.write(() => {
       this.run(store);
+      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
       const old = this.get<{ hash: string }>(revoke)?.hash ?? null;
-      return { old, rotated: this.get(activate) !== undefined };
+      return { old, ended, rotated: this.get(activate) !== undefined };
     });
-    if (old === null || !rotated) return null;
+    if (old === null || !rotated) return [];
     // Same synchronous step as the commit's answer: the next request already sees it.
-    this.active?.delete(old);
-    this.active?.add(key.hash);
-    return old;
+    for (const hash of ended) this.setEnd(hash, now);
+    this.setEnd(old, endsAt);
+    this.setEnd(key.hash, null);
+    return [old, ...ended];
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string | null> {
-    const old = await this.write(() => this.get<{ hash: string }>(keySql.revoke(email, now, expected))?.hash ?? null);
-    if (old !== null) this.active?.delete(old);
-    return old;
+  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+    const [endGrace, revoke] = keySql.revoke(email, now, expected);
+    const hashes = await this.write(() => {
+      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
+      return [...this.all<{ hash: string }>(revoke).map((r) => r.hash), ...ended];
+    });
+    for (const hash of hashes) this.setEnd(hash, now);
+    return hashes;
   }
 
-  owner(hash: string): Promise<{ email: string; active: boolean } | null> {
+  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
+    const ended = await this.write(() => this.get<{ hash: string }>(keySql.endGrace(email, now, expected))?.hash ?? null);
+    if (ended !== null) this.setEnd(ended, now);
+    return ended;
+  }
+
+  owner(hash: string): Promise<{ email: string; end: number | null } | null> {
     return this.read(() => {
-      const row = this.get<{ email: string; live: number }>(keySql.owner(hash));
-      return row ? { email: row.email, active: Boolean(row.live) } : null;
+      const row = this.get<{ email: string; revoked_at: number | null }>(keySql.owner(hash));
+      return row ? { email: row.email, end: row.revoked_at === null ? null : Number(row.revoked_at) } : null;
     });
   }
 
@@ -496,7 +560,7 @@ export class SqliteKeyBackend implements KeyBackend {
    */
   insertMany(keys: (NewKey & { revokedAt?: number | null })[], now = Date.now()): { stored: number; revoked: number } {
     const { stored, revoked, live } = this.blockingWrite(() => this.insertKeys(keys, now));
-    for (const hash of live) this.active?.add(hash);
+    for (const hash of live) this.setEnd(hash, null);
     return { stored, revoked };
   }
 
