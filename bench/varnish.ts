@@ -1,5 +1,5 @@
 /**
- * node bench/varnish.ts: the repeated person lookup through Varnish
+ * npm run bench:varnish: the repeated person lookup through Varnish
  * (deploy/varnish/default.vcl) in front of `npm start`, beside the same
  * lookup straight to the server: requests per second by wrk (one thread,
  * BENCH_CONNECTIONS connections, BENCH_SECONDS), and the share of requests
@@ -11,8 +11,23 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { commandLine } from '../cli/command-line.ts';
 import { Keys } from '../src/keys.ts';
 import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+
+const USAGE = `usage: npm run bench:varnish
+
+The repeated person lookup (Meryl Streep) through Varnish, with
+deploy/varnish/default.vcl in front of npm start, beside the same lookup
+straight to the server: requests per second (wrk) and the share of requests
+that reached the server (from its access log). Two table rows.
+
+Needs varnishd (Debian's varnish and varnish-modules) and wrk, and a built
+dist/ (DIST_DIR). BENCH_SECONDS (4) and BENCH_CONNECTIONS (32) set the runs.
+
+Options:
+  -h, --help   this text`;
+commandLine({ name: 'bench:varnish', usage: USAGE, options: {} });
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DIST = path.resolve(process.env.DIST_DIR || path.join(ROOT, 'dist'));
