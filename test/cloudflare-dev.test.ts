@@ -7,12 +7,11 @@
  * does not parse as a URL is answered 400 as JSON, and it keeps running.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailApi, startMailApi } from './_mail.ts';
-import { sampleSandbox, type Sandbox, startWorker } from './helpers.ts';
+import { rawRequestLine, sampleSandbox, type Sandbox, startWorker } from './helpers.ts';
 
 /** Every process's command line on this machine, as `ps` shows them: pid and arguments. */
 function commandLines(): { pid: number; args: string[] }[] {
@@ -29,22 +28,6 @@ function commandLines(): { pid: number; args: string[] }[] {
   return lines;
 }
 
-/** One request sent as its raw bytes (the request line as written); the status and body of the answer. */
-function rawLine(port: number, line: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
-    const chunks: Buffer[] = [];
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
-      resolve({ status, body: /^[0-9a-f]+\r\n/.test(body) ? body.split('\r\n')[1] : body });
-    });
-  });
-}
 
 let box: Sandbox;
 let mailApi: MailApi;
@@ -85,7 +68,7 @@ describe('dev:cloudflare and its secrets', () => {
 
   it('answers 400 with a JSON error to a path that does not parse as a URL, and keeps running', async () => {
     for (const line of ['GET //x:y@%zz/ HTTP/1.1', 'GET //x:y@%zz/health HTTP/1.1', 'GET %zz HTTP/1.1', 'GET http://x:y@%zz/ HTTP/1.1', 'GET * HTTP/1.1', 'GET /a b/c HTTP/1.1']) {
-      const answer = await rawLine(worker!.port, line);
+      const answer = await rawRequestLine(worker!.port, line);
       expect([line, answer.status]).toEqual([line, 400]);
       expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
     }

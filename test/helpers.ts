@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -148,6 +148,24 @@ export function rawRequest(port: number, method: string, pathname: string, heade
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** One request sent as its raw bytes (the request line as written, no client parsing it); the status and body of the answer. */
+export function rawRequestLine(port: number, line: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      // A chunked body: its one chunk.
+      resolve({ status, body: /^[0-9a-f]+\r\n/.test(body) ? body.split('\r\n')[1] : body });
+    });
   });
 }
 

@@ -11,13 +11,12 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../src/server/disk-data.node.ts';
 import { startMailApi } from './_mail.ts';
-import { buildInto, eventually, ROOT, SAMPLE_SOURCE, type Started, startNetlifyLocal, tempDir } from './helpers.ts';
+import { buildInto, eventually, rawRequestLine, ROOT, SAMPLE_SOURCE, type Started, startNetlifyLocal, tempDir } from './helpers.ts';
 
 /** Processes running the edge stand-in over `dist` (a temp folder of this test alone), by their command lines. */
 async function edgeProcesses(dist: string): Promise<string[]> {
@@ -144,23 +143,6 @@ describe('npm run dev:netlify, running', () => {
   });
 });
 
-/** One request sent as its raw bytes (the request line as written, no client parsing it); the status and body of the answer. */
-function rawLine(port: number, line: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
-    const chunks: Buffer[] = [];
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
-      // A chunked body: its one chunk.
-      resolve({ status, body: /^[0-9a-f]+\r\n/.test(body) ? body.split('\r\n')[1] : body });
-    });
-  });
-}
 
 /** A request with `path` as the client sends it (curl --path-as-is): Node's client leaves the path as given. */
 function pathAsIs(port: number, pathname: string): Promise<{ status: number; body: string }> {
@@ -185,7 +167,7 @@ describe('npm run dev:netlify and a path that does not parse as a URL', () => {
 
   it('answers 400 with a JSON error and keeps running', async () => {
     server = await startNetlifyLocal({ DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: await tempDir('netlify-local-bad') });
-    const answers = [await pathAsIs(server.port, '//x:y@%zz/'), await rawLine(server.port, 'GET //x:y@%zz/ HTTP/1.1'), await rawLine(server.port, 'GET //x:y@%zz/health HTTP/1.1')];
+    const answers = [await pathAsIs(server.port, '//x:y@%zz/'), await rawRequestLine(server.port, 'GET //x:y@%zz/ HTTP/1.1'), await rawRequestLine(server.port, 'GET //x:y@%zz/health HTTP/1.1')];
     for (const answer of answers) {
       expect(answer.status).toBe(400);
       expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
