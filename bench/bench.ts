@@ -10,13 +10,14 @@
  *
  * Environment: ARCHIVE_SOURCE (default: the data:fetch cache), BENCH_SECONDS
  * per run (4), BENCH_REPEATS (3), BENCH_CONNECTIONS (32), BENCH_ONLY
- * (comma-separated workload ids), BENCH_PHASES (throughput,memory,edge; one
+ * (comma-separated workload ids), BENCH_PHASES (throughput,memory,edge,varnish; one
  * phase alone, e.g. BENCH_PHASES=memory for the hostile-input phase, prints
  * its report without writing bench/results.md), BENCH_LONG_PATHS (requests
  * for 15 KB paths that answer 404 in the memory phase; 260000).
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { benchVarnish, varnishTable } from './varnish.ts';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -34,7 +35,7 @@ const SOURCE = path.resolve(process.env.ARCHIVE_SOURCE || CACHE_FILE);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const ALL_PHASES = 'throughput,memory,edge';
+const ALL_PHASES = 'throughput,memory,edge,varnish';
 const PHASES = new Set((process.env.BENCH_PHASES ?? ALL_PHASES).split(','));
 const LONG_PATHS = Number(process.env.BENCH_LONG_PATHS ?? 260_000);
 const WARMUP_SECONDS = 1;
@@ -438,7 +439,8 @@ Needs wrk and taskset.
 
 Environment: ARCHIVE_SOURCE (default: the data:fetch cache), BENCH_SECONDS (4),
 BENCH_REPEATS (3), BENCH_CONNECTIONS (32), BENCH_ONLY (workload ids, comma-
-separated), BENCH_PHASES (throughput,memory,edge).
+separated), BENCH_PHASES (throughput,memory,edge,varnish; varnish needs
+varnishd, from Debian's varnish and varnish-modules).
 
   -h, --help   this text`;
 
@@ -472,7 +474,10 @@ async function main() {
   const t = PHASES.has('throughput') ? await throughput(ctx, workloads) : undefined;
   const m = PHASES.has('memory') ? await memory(ctx) : undefined;
   const e = PHASES.has('edge') ? await edge(ctx) : undefined;
-  const text = report(ctx, built, buildMs, workloads, t, m, e);
+  // The repeated lookup through Varnish in front of npm start (bench/varnish.ts), beside the same lookup straight to it.
+  const v = PHASES.has('varnish') ? await benchVarnish(ctx.dist) : undefined;
+  let text = report(ctx, built, buildMs, workloads, t, m, e);
+  if (v) text += `\n\n## Repeated lookup through Varnish\n\nnpm start with CACHE_PURGE_URL, behind Varnish with deploy/varnish/default.vcl; reached the server counts its access log's lines.\n\n${varnishTable(v)}`;
   console.log(`\n${text}`);
   // A phase run alone leaves the recorded full report as it is.
   if ([...PHASES].sort().join(',') === ALL_PHASES.split(',').sort().join(',')) writeFileSync(path.join(ROOT, 'bench/results.md'), `${text}\n`);

@@ -27,8 +27,6 @@ dist/ (DIST_DIR). BENCH_SECONDS (4) and BENCH_CONNECTIONS (32) set the runs.
 
 Options:
   -h, --help   this text`;
-commandLine({ name: 'bench:varnish', usage: USAGE, options: {} });
-
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DIST = path.resolve(process.env.DIST_DIR || path.join(ROOT, 'dist'));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -60,7 +58,8 @@ function wrk(url: string): { rps: number; requests: number } {
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), requests };
 }
 
-export async function benchVarnish(): Promise<string[]> {
+/** The two rows, over the build in `dist` (default DIST_DIR, else dist/); npm run bench calls it as its varnish phase. */
+export async function benchVarnish(dist = DIST): Promise<string[]> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-varnish-'));
   const backend = new SqliteKeyBackend(path.join(tmp, 'keys.db'));
   const key = await new Keys(backend).issue('bench@example.org');
@@ -69,7 +68,7 @@ export async function benchVarnish(): Promise<string[]> {
   writeFileSync(path.join(tmp, 'bench.vcl'), readFileSync(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8').replace('.port = "8888";', `.port = "${serverPort}";`));
   const varnish = spawn('varnishd', ['-F', '-j', 'none', '-n', path.join(tmp, 'work'), '-a', `127.0.0.1:${varnishPort}`, '-f', path.join(tmp, 'bench.vcl'), '-s', 'malloc,64m'], { stdio: 'ignore' });
   const logFile = path.join(tmp, 'access.log');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(serverPort), DIST_DIR: DIST, KEYS_DB: path.join(tmp, 'keys.db'), CACHE_PURGE_URL: `http://127.0.0.1:${varnishPort}/`, RATE_LIMIT_PER_MINUTE: '100000000', NODE_ENV: 'production' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(serverPort), DIST_DIR: dist, KEYS_DB: path.join(tmp, 'keys.db'), CACHE_PURGE_URL: `http://127.0.0.1:${varnishPort}/`, RATE_LIMIT_PER_MINUTE: '100000000', NODE_ENV: 'production' };
   delete env.ARCHIVE_SOURCE;
   const out = openSync(logFile, 'w');
   const server = spawn(process.execPath, ['cli/start.ts'], { cwd: ROOT, env, stdio: ['ignore', out, out] });
@@ -94,7 +93,10 @@ export async function benchVarnish(): Promise<string[]> {
   }
 }
 
+/** The rows with their table head. */
+export const varnishTable = (rows: string[]) => `| workload (${CONNECTIONS} connections, ${SECONDS} s) | requests/s | requests | reached the server |\n|---|---|---|---|\n${rows.join('\n')}`;
+
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  const rows = await benchVarnish();
-  console.log(`| workload (${CONNECTIONS} connections, ${SECONDS} s) | requests/s | requests | reached the server |\n|---|---|---|---|\n${rows.join('\n')}`);
+  commandLine({ name: 'bench:varnish', usage: USAGE, options: {} });
+  console.log(varnishTable(await benchVarnish()));
 }
