@@ -226,7 +226,7 @@ export class ArchiveReader {
         if (key === '') return this.searched('', null, name); // no letter or digit: nothing is close
         const ref = manifest.search[searchShard(routingWord(key))];
         if (!ref) throw new DataError('no search shard for this text');
-        return andThen(this.indexFile(source, ref, SearchIndex.parse), (index) => this.searched(ref, index, name));
+        return andThen(this.indexFile(source, ref, SearchIndex.parse), (index) => this.searched(ref, index, name, key));
       }
     }
   }
@@ -238,8 +238,8 @@ export class ArchiveReader {
    * ETag names the index and the text: the same text over the same index
    * always answers the same bytes.
    */
-  private async searched(ref: FileRef, index: SearchIndex | null, text: string): Promise<Answer> {
-    const body = new TextEncoder().encode(JSON.stringify(index?.search(text) ?? []));
+  private async searched(ref: FileRef, index: SearchIndex | null, text: string, key?: string): Promise<Answer> {
+    const body = new TextEncoder().encode(JSON.stringify(index?.search(text, key) ?? []));
     const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
     const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
     this.joins.set(`search\u0000${text}`, { answer, size: body.length + text.length * 2 + 64 });

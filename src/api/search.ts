@@ -138,9 +138,8 @@ export class SearchIndex {
     return new SearchIndex(keys, nominations, text.slice(second + 1));
   }
 
-  /** Entries found for `text`, best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
-  search(text: string): SearchResult[] {
-    const asked = searchKey(text);
+  /** Entries found for `text` (whose search key is `asked`, when the caller has it), best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
+  search(text: string, asked = searchKey(text)): SearchResult[] {
     if (asked === '') return [];
     const compact = asked.replaceAll(' ', '');
     const words = asked.split(' ');
