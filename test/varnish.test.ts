@@ -119,11 +119,13 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     for (let i = 0; i < 3; i++) expect((await via(url)).status).toBe(200);
     const started = Date.now();
     const cli = spawn(process.execPath, ['cli/keys.ts', 'revoke', keys[2]], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Listened for from the start: the command may well have exited before the poll below ends.
+    const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
     let said = '';
     cli.stderr!.on('data', (c) => (said += c));
     // Within 2 s of the revoke, through the cache, the key is refused (bounded poll).
     const refused = await eventually(async () => (await via(url)).status === 403, 2000, 100);
-    const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
+    const code = await exited;
     expect(code, said).toBe(0);
     expect(said).not.toContain('purge');
     expect(refused, `not refused within 2 s (${Date.now() - started} ms)`).toBe(true);
