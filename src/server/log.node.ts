@@ -90,6 +90,8 @@ class Destination {
   failed: string | null = null;
   private readonly boom: SonicBoomClass | null;
   private unwritten = 0;
+  /** The batches handed to sonic-boom and not yet written, oldest first: what is lost, and counted, should it fail. */
+  private pending: { bytes: number; lines: number }[] = [];
   private waiting: (() => void)[] = [];
   private readonly target: number | string | Writable;
 
@@ -120,7 +122,11 @@ class Destination {
     this.failed = error.code ?? error.message;
     const where = typeof this.target === 'number' ? (this.target === 1 ? 'stdout' : `file descriptor ${this.target}`) : typeof this.target === 'string' ? this.target : 'its stream';
     this.warn(`log: cannot write to ${where} (${this.failed}); the server goes on, and log lines are dropped and counted from now on`);
-    // What sonic-boom still held is lost with it.
+    // What sonic-boom still held is lost with it: counted as dropped (the batch it was writing whole).
+    const lost = this.pending.reduce((sum, batch) => sum + batch.lines, 0);
+    this.dropped += lost;
+    this.droppedInAll += lost;
+    this.pending = [];
     this.unwritten = 0;
     this.written(0);
   }
@@ -143,7 +149,10 @@ class Destination {
       return;
     }
     const before = this.dropped;
-    if (this.boom) this.unwritten += batch.length;
+    if (this.boom) {
+      this.unwritten += batch.length;
+      this.pending.push({ bytes: batch.length, lines: linesIn(batch) });
+    }
     // In buffer mode sonic-boom takes Buffers, which its types (strings only) do not say.
     (this.boom ?? (this.target as Writable)).write(batch as unknown as string);
     if (reported > 0 && this.dropped > before) {
@@ -159,6 +168,15 @@ class Destination {
 
   private written(bytes: number): void {
     this.unwritten = Math.max(0, this.unwritten - bytes);
+    for (let left = bytes; left > 0 && this.pending.length > 0; ) {
+      const oldest = this.pending[0];
+      if (oldest.bytes > left) {
+        oldest.bytes -= left;
+        break;
+      }
+      left -= oldest.bytes;
+      this.pending.shift();
+    }
     if (this.unwritten > 0) return;
     for (const resolve of this.waiting) resolve();
     this.waiting = [];
