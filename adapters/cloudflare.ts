@@ -6,12 +6,12 @@
  * variables: RATE_LIMIT_PER_MINUTE, PORTAL_ISSUE_LIMIT_PER_MINUTE,
  * MAIL_API_URL, MAIL_API_TOKEN (a secret), MAIL_FROM, PUBLIC_BASE_URL.
  */
-import { CLOUDFLARE_CACHE, neverShared, purgeKey, type WorkerCacheContext, workersPurge } from '../src/api/cache.ts';
+import { CLOUDFLARE_CACHE, neverShared, purgeKey, type WorkerCacheContext, workersPurge } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
-import { FetchedFiles } from '../src/fetched-files.ts';
-import { type D1DatabaseLike, d1Keys } from '../src/keys-d1.ts';
-import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/limits.ts';
-import { chooseMailer, noTransport } from '../src/mail.ts';
+import { FetchedFiles } from './_fetch.ts';
+import { type D1DatabaseLike, d1Keys } from '../src/keys/d1.ts';
+import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
+import { chooseMailer, noTransport } from '../src/portal/mail.ts';
 
 interface Env {
   ASSETS: { fetch(request: Request): Promise<Response> };

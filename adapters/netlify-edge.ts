@@ -6,12 +6,12 @@
  * netlify.toml; netlify/edge-functions/api.ts is the entry Netlify finds.
  */
 import type { Context } from '@netlify/edge-functions';
-import { NETLIFY_CACHE } from '../src/api/cache.ts';
+import { NETLIFY_CACHE } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
-import { FetchedFiles } from '../src/fetched-files.ts';
-import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys-blobs.ts';
-import { KEY_CACHE_MAX_TTL_MS } from '../src/keys-cache.ts';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/limits.ts';
+import { FetchedFiles } from './_fetch.ts';
+import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys/blobs.ts';
+import { KEY_CACHE_MAX_TTL_MS } from '../src/keys/cache.ts';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
 const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netlify.env.get(name));

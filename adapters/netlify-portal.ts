@@ -13,12 +13,12 @@
  * `npm run dev:netlify` on a developer's machine; never on a deploy.
  */
 import { purgeCache } from '@netlify/functions';
-import { guardedPurge, purgeKey } from '../src/api/cache.ts';
+import { guardedPurge, purgeKey } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
-import { portalKeys } from '../src/keys-blobs.ts';
-import { noTransport } from '../src/mail.ts';
-import { issueLimitFrom } from '../src/portal.ts';
-import { nodeMailer } from '../src/server/mail.node.ts';
+import { portalKeys } from '../src/keys/blobs.ts';
+import { noTransport } from '../src/portal/mail.ts';
+import { issueLimitFrom } from '../src/portal/portal.ts';
+import { nodeMailer } from './_node/mail.ts';
 
 const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefined);
 const keys = portalKeys();

@@ -24,10 +24,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
-import { commandLine } from '../cli/command-line.ts';
+import { commandLine } from '../build/command-line.ts';
 import { CACHE_FILE } from '../build/source.ts';
-import { Keys } from '../src/keys.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { captureKey, type Captured } from './server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -341,7 +341,7 @@ async function memory(ctx: Context) {
 /** The edge function's CPU per request under Deno (bench/edge-cpu.ts), each run in a fresh isolate; keys from a local Blobs server. */
 async function edge(ctx: Context) {
   const { BlobsServer } = await import('@netlify/blobs/server');
-  const { blobsKeyStore } = await import('../src/keys-blobs.ts');
+  const { blobsKeyStore } = await import('../src/keys/blobs.ts');
   const token = 'bench-token';
   const blobs = new BlobsServer({ directory: path.join(ctx.tmp, 'blobs'), token });
   const { port } = await blobs.start();

@@ -22,9 +22,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { commandLine, refuser } from '../cli/command-line.ts';
+import { commandLine, refuser } from '../build/command-line.ts';
 import { createApi } from '../src/api/handler.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 
 const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
 
@@ -45,7 +45,7 @@ if (!oldRoot || !oldDist || !newDist) refuser('bench:compare')('name OLD_CHECKOU
 type Api = ReturnType<typeof createApi>;
 const options = { keys: { verify: () => true }, rateLimitPerMinute: 1e12, compression: true };
 const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as { createApi: typeof createApi };
-const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'src/server/disk-data.node.ts')).href)) as { DiskData: typeof DiskData };
+const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'adapters/_node/disk-data.ts')).href)) as { DiskData: typeof DiskData };
 const apis: [Api, Api] = [
   oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) }),
   createApi({ ...options, data: new DiskData(newDist, { revalidateMs: 60_000 }) }),

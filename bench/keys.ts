@@ -18,9 +18,9 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from '../build/build.ts';
-import { commandLine } from '../cli/command-line.ts';
-import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { commandLine } from '../build/command-line.ts';
+import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 
 const TOTAL = Number(process.env.BENCH_KEYS ?? 1_000_000);
 const OPS = Number(process.env.BENCH_OPS ?? 2000);

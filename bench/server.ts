@@ -11,12 +11,12 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { importArchive } from '../build/import.ts';
-import { MESSAGES } from '../src/messages.ts';
-import { acceptedEncodings } from '../src/api/reply.ts';
-import { matchRoute } from '../src/api/request.ts';
-import { Keys } from '../src/keys.ts';
-import { ID_FORMS, MAX_NAME_LENGTH } from '../src/routes.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
+import { acceptedEncodings } from '../src/http/reply.ts';
+import { matchRoute } from '../src/http/request.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { ID_FORMS, MAX_NAME_LENGTH } from '../src/shared/routes.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { expected, expectedById, type Expected, idRows } from '../test/oracle.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */

@@ -11,9 +11,9 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { commandLine } from '../cli/command-line.ts';
-import { Keys } from '../src/keys.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { commandLine } from '../build/command-line.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 
 const USAGE = `usage: npm run bench:varnish
 

@@ -36,11 +36,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
-import { commandLine, refuser } from '../cli/command-line.ts';
+import { commandLine, refuser } from '../build/command-line.ts';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
-import { hashSecret } from '../src/keys.ts';
-import { keySql } from '../src/keys-sql.ts';
+import { d1Keys, type D1DatabaseLike } from '../src/keys/d1.ts';
+import { hashSecret } from '../src/keys/keys.ts';
+import { keySql } from '../src/keys/sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: npm run bench:worker -- DIST [RUNS] [TEXT]

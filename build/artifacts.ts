@@ -10,11 +10,11 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/refs.ts';
-import type { Archive, CategoryIndex, CategoryMatch, CategoryYears, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, PersonMatch, Shard } from '../src/types.ts';
+import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
+import type { Archive, CategoryIndex, CategoryMatch, CategoryYears, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, PersonMatch, Shard } from '../src/shared/types.ts';
 import type { NameFacts, NominationIds } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
-import { storedText } from '../src/api/search.ts';
+import { storedText } from '../src/store/search.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from '../cli/command-line.ts';
+import { commandLine } from './command-line.ts';
 import { buildArtifacts } from './artifacts.ts';
 import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
@@ -16,7 +16,7 @@ import { exampleAnswers } from './examples.ts';
 import { publicFiles } from './public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
-import type { ArchiveSummary } from '../src/types.ts';
+import type { ArchiveSummary } from '../src/shared/types.ts';
 
 export interface BuildOptions {
   source?: string;

@@ -6,7 +6,7 @@
  * `npm run data:update` (build/update.ts) formats them and decides.
  */
 import { heldYear } from './import.ts';
-import type { Archive, Category, Nomination } from '../src/types.ts';
+import type { Archive, Category, Nomination } from '../src/shared/types.ts';
 
 /** How many examples of each kind of change the report shows. */
 export const EXAMPLES = 3;

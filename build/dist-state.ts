@@ -10,8 +10,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pinned from '../data/source.json' with { type: 'json' };
 import { ROOT, SAMPLE_SUMMARY_FILE, type ResolvedSource } from './source.ts';
-import { MANIFEST_PATH, sha256Hex } from '../src/refs.ts';
-import type { ArchiveSummary, Manifest } from '../src/types.ts';
+import { MANIFEST_PATH, sha256Hex } from '../src/store/refs.ts';
+import type { ArchiveSummary, Manifest } from '../src/shared/types.ts';
 
 /** Where the build records, inside dist/, the summary of the archive it built (the guard's second reference). */
 export const DIST_SUMMARY_PATH = '_data/summary.json';

@@ -1,7 +1,7 @@
 /**
  * The reference page's example answers, taken from the build's own output
  * rather than written by hand: each route's example request (its `example`
- * parameters in src/routes.ts) is answered by the runtime's pipeline over the
+ * parameters in src/shared/routes.ts) is answered by the runtime's pipeline over the
  * files just built, so the page shows what the API will answer (a 404 too,
  * when the archive built lacks the example). Long answers are abridged for
  * reading: arrays keep their first items and say how many more there are,
@@ -9,8 +9,8 @@
  */
 import { createApi } from '../src/api/handler.ts';
 import { healthBody } from '../src/api/health.ts';
-import { examplePath, type RouteId, ROUTES } from '../src/routes.ts';
-import type { Manifest } from '../src/types.ts';
+import { examplePath, type RouteId, ROUTES } from '../src/shared/routes.ts';
+import type { Manifest } from '../src/shared/types.ts';
 
 /** One example: the status and the body as the API sent it (compact JSON). */
 export interface ExampleAnswer {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from '../cli/command-line.ts';
+import { commandLine } from './command-line.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { fetchBounded, maxSourceBytes, ReadLimitError, readFileBounded } from './bounded.ts';
 import { CACHE_FILE, sha256 } from './source.ts';

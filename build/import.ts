@@ -5,9 +5,9 @@
  */
 import { parse } from 'csv-parse/sync';
 import heldYears from '../data/held-years.json' with { type: 'json' };
-import { titleCaseCategory } from '../src/category-name.ts';
-import type { Archive, Category, Nomination } from '../src/types.ts';
-import { ID_FORMS } from '../src/routes.ts';
+import { titleCaseCategory } from '../src/shared/category-name.ts';
+import type { Archive, Category, Nomination } from '../src/shared/types.ts';
+import { ID_FORMS } from '../src/shared/routes.ts';
 
 export const COLUMNS = [
   'Ceremony', 'Year', 'Class', 'CanonicalCategory', 'Category', 'Film', 'FilmId',

@@ -1,21 +1,21 @@
 /**
  * The OpenAPI 3.1 document, generated at build time from what the runtime
- * itself uses: the route table (src/routes.ts), the error messages
- * (src/messages.ts) and the shapes in src/types.ts. The schemas are
+ * itself uses: the route table (src/shared/routes.ts), the error messages
+ * (src/shared/messages.ts) and the shapes in src/shared/types.ts. The schemas are
  * read from types.ts with the TypeScript parser, field descriptions from their
  * JSDoc lines, so a field added or renamed there shows up here without a
  * second copy; a type this generator cannot express fails the build.
  */
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
-import { MESSAGES } from '../src/messages.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
 import { servedSource } from '../src/api/handler.ts';
-import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/api/reply.ts';
-import { HEALTH_PATH } from '../src/api/request.ts';
-import { KEY_PREFIX } from '../src/keys.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, template } from '../src/routes.ts';
-import { SEARCH_LIMIT } from '../src/api/search.ts';
-import type { Manifest } from '../src/types.ts';
+import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/http/reply.ts';
+import { HEALTH_PATH } from '../src/http/request.ts';
+import { KEY_PREFIX } from '../src/keys/keys.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, template } from '../src/shared/routes.ts';
+import { SEARCH_LIMIT } from '../src/store/search.ts';
+import type { Manifest } from '../src/shared/types.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -24,7 +24,7 @@ export const API_VERSION = '1.0.0';
  * wherever it is served from (any port, any host), as OpenAPI 3.1 allows.
  */
 export const DEFAULT_BASE_URL = '/';
-export const TYPES_FILE = new URL('../src/types.ts', import.meta.url);
+export const TYPES_FILE = new URL('../src/shared/types.ts', import.meta.url);
 
 type Schema = Record<string, unknown>;
 
@@ -33,7 +33,7 @@ export interface OpenApiOptions {
   yearRange: [number, number];
   /** Where the API is served (PUBLIC_BASE_URL); default `/`, relative to the document. */
   baseUrl?: string;
-  /** Source of the shapes; default src/types.ts. */
+  /** Source of the shapes; default src/shared/types.ts. */
   typesSource?: string;
   /** The manifest's record of the archive served: `info` names its source revision. */
   source?: Manifest['source'];
@@ -152,7 +152,7 @@ export function componentSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Rec
   const schemas = {} as Record<ComponentName, Schema>;
   for (const [component, typeName] of Object.entries(COMPONENTS) as [ComponentName, string][]) {
     const decl = declarations.get(typeName);
-    if (!decl) throw new SchemaError(`openapi: src/types.ts no longer declares ${typeName}`);
+    if (!decl) throw new SchemaError(`openapi: src/shared/types.ts no longer declares ${typeName}`);
     const description = docOf(decl);
     if (ts.isTypeAliasDeclaration(decl)) {
       schemas[component] = { ...(description ? { description } : {}), ...typeSchema(decl.type, typeName) };

@@ -1,5 +1,5 @@
 /**
- * npm run pack:client: the typed client (src/client.ts) as a package anyone
+ * npm run pack:client: the typed client (src/client/client.ts) as a package anyone
  * can install, `film-awards-archive-client`. It is compiled to ES2022
  * JavaScript with type declarations, because Node refuses to strip types
  * under node_modules and browsers run no TypeScript; it has no dependencies,
@@ -13,18 +13,18 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { commandLine } from '../cli/command-line.ts';
+import { commandLine } from './command-line.ts';
 import { API_VERSION } from './openapi.ts';
-import { createClient } from '../src/client.ts';
+import { createClient } from '../src/client/client.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** The client's name on a registry: what it is (a client), for which service; the service itself is never installed. */
 export const CLIENT_PACKAGE = 'film-awards-archive-client';
-const ENTRY = path.join(ROOT, 'src/client.ts');
+const ENTRY = path.join(ROOT, 'src/client/client.ts');
 
 const USAGE = `usage: npm run pack:client -- [--out DIR]
 
-Compiles src/client.ts to JavaScript with type declarations into DIR/package
+Compiles src/client/client.ts to JavaScript with type declarations into DIR/package
 as the package ${CLIENT_PACKAGE} (ESM, no dependencies: Node 24, Deno,
 browsers), packs it with npm pack into DIR and prints the tarball's path as
 the last line. Install it anywhere with npm install <that path>.

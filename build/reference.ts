@@ -1,7 +1,7 @@
 /**
  * The reference page people read at `/` (dist/index.html): built from the same
  * route table and messages as the API and its OpenAPI document, so a route
- * added to src/routes.ts gets its section, its curl line and its place in the
+ * added to src/shared/routes.ts gets its section, its curl line and its place in the
  * "try it" form without an edit here. Each operation shows a real example
  * answer, taken from the build's own output (build/examples.ts). The page's
  * CSS and script (build/reference/) are inlined: one file, nothing fetched
@@ -10,12 +10,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { escapeHtml } from '../src/html.ts';
-import { MESSAGES } from '../src/messages.ts';
-import { HEALTH_PATH } from '../src/api/request.ts';
-import { ALLOWED_METHODS } from '../src/api/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../src/routes.ts';
-import type { Manifest } from '../src/types.ts';
+import { escapeHtml } from '../src/shared/html.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
+import { HEALTH_PATH } from '../src/http/request.ts';
+import { ALLOWED_METHODS } from '../src/http/reply.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../src/shared/routes.ts';
+import type { Manifest } from '../src/shared/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';

@@ -4,11 +4,11 @@
  * count of nominations and wins the person lookup answers for it, and its
  * first and last year) and every full category name (with what the category
  * lookup across years answers for it: every category whose name contains it),
- * each under its search key (src/api/search.ts). Also the list of every
+ * each under its search key (src/store/search.ts). Also the list of every
  * category name with its years and its award. Pure: archive in, JSON out.
  */
-import { KIND_CODES, SEARCH_SHARDS, searchKey, searchShard, type SearchKind, type StoredSearchIndex } from '../src/api/search.ts';
-import type { Archive, CategoryName } from '../src/types.ts';
+import { KIND_CODES, SEARCH_SHARDS, searchKey, searchShard, type SearchKind, type StoredSearchIndex } from '../src/store/search.ts';
+import type { Archive, CategoryName } from '../src/shared/types.ts';
 import type { NameFacts, NameKind } from './import.ts';
 
 interface Tally {
@@ -49,7 +49,7 @@ export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchInd
   }
   const shards: StoredSearchIndex[] = Array.from({ length: SEARCH_SHARDS }, () => ({ keys: [], nominations: [], rows: [] }));
   const add = (name: string, kind: SearchKind, t: Tally, others?: string[]) => {
-    // The stored index separates with these (src/api/search.ts); the source's TSV format keeps them out of every name.
+    // The stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name.
     if (/[\u0000\t\n|]/.test(name) || others?.some((o) => o.includes('|'))) throw new Error(`search index: the name ${JSON.stringify(name)} holds a NUL, tab, line break or |`);
     const key = searchKey(name);
     if (key === '') return; // nothing a search could ask for

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import source from '../data/source.json' with { type: 'json' };
-import type { SourceRevision } from '../src/types.ts';
+import type { SourceRevision } from '../src/shared/types.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CACHE_FILE = path.join(ROOT, source.cacheFile);

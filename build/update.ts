@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from '../cli/command-line.ts';
+import { commandLine } from './command-line.ts';
 import { fetchBounded, MAX_API_ANSWER_BYTES, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
@@ -20,7 +20,7 @@ import { formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { formatReport, lossSentence, type RevisionInfo } from './report.ts';
 import { ROOT, sha256 } from './source.ts';
-import type { Archive } from '../src/types.ts';
+import type { Archive } from '../src/shared/types.ts';
 
 /** The file upstream, in DLu/oscar_data. */
 export const SOURCE_PATH = 'oscars.csv';

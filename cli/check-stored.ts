@@ -16,7 +16,7 @@
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../build/source.ts';
-import { DATA_PREFIX, dataPath, ID_LENGTH, MANIFEST_PATH, parseRef, type Place } from '../src/refs.ts';
+import { DATA_PREFIX, dataPath, ID_LENGTH, MANIFEST_PATH, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {

@@ -10,11 +10,11 @@
  * process held the database longer than it waits (run it again).
  */
 import path from 'node:path';
-import { readCommandLine } from './command-line.ts';
-import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys.ts';
-import { purgeHook, purgeKey } from '../src/api/cache.ts';
-import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
-import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { readCommandLine } from '../build/command-line.ts';
+import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys/keys.ts';
+import { purgeHook, purgeKey } from '../src/http/cache.ts';
+import { LegacyKeysError } from '../src/keys/legacy.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { KEYS_DB } from './paths.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');

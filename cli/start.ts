@@ -16,19 +16,19 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { commandLine, type Refuse, refuser } from './command-line.ts';
-import { examplePath, ROUTES } from '../src/routes.ts';
+import { commandLine, type Refuse, refuser } from '../build/command-line.ts';
+import { examplePath, ROUTES } from '../src/shared/routes.ts';
 import { currentDist } from './dist.ts';
 import { DIST, KEYS_DB, ROOT } from './paths.ts';
-import { keyId, Keys } from '../src/keys.ts';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/limits.ts';
-import { issueLimitFrom } from '../src/portal.ts';
-import { createLog, type Log } from '../src/server/log.node.ts';
-import { type Mailer, noTransport } from '../src/mail.ts';
-import { nodeMailer } from '../src/server/mail.node.ts';
-import { createNodeServer } from '../adapters/node.node.ts';
-import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
+import { keyId, Keys } from '../src/keys/keys.ts';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/shared/limits.ts';
+import { issueLimitFrom } from '../src/portal/portal.ts';
+import { createLog, type Log } from '../adapters/_node/log.ts';
+import { type Mailer, noTransport } from '../src/portal/mail.ts';
+import { nodeMailer } from '../adapters/_node/mail.ts';
+import { createNodeServer } from '../adapters/node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { LegacyKeysError } from '../src/keys/legacy.node.ts';
 
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
@@ -66,7 +66,7 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   return key;
 }
 
-/** Without a transport in production: sign-in answers 503 (src/portal.ts), and the start-up line says why. */
+/** Without a transport in production: sign-in answers 503 (src/portal/portal.ts), and the start-up line says why. */
 const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
 
 /** The settings, checked before anything is built or opened: a bad one stops npm start with one line. */

@@ -7,8 +7,8 @@
  * function or Worker instances, sharing one store).
  */
 import { describe, expect, it } from 'vitest';
-import { GRACE_PERIODS, KeyError, Keys } from '../src/keys.ts';
-import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../src/limits.ts';
+import { GRACE_PERIODS, KeyError, Keys } from '../src/keys/keys.ts';
+import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../src/shared/limits.ts';
 
 /** Two `Keys` over one store, with a clock the test moves. */
 export interface StorePair {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../src/routes.ts';
+import { ROUTES } from '../src/shared/routes.ts';
 import { validateResponse } from './contract.ts';
 import { decodedBody, type RawReply, ROOT, SHARED_SOURCE } from './helpers.ts';
 import { expected, expectedById, type Expected, type SpecArchive, type SpecIds } from './oracle.ts';

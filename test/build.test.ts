@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../build/build.ts';
 import { nodeFs, recoverOutput } from '../build/output.ts';
 import { createApi, type Api } from '../src/api/handler.ts';
-import { Keys } from '../src/keys.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { dataPath, parseRef, shardOf } from '../src/refs.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
-import type { IdShard, Manifest, Shard } from '../src/types.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { dataPath, parseRef, shardOf } from '../src/store/refs.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
+import type { IdShard, Manifest, Shard } from '../src/shared/types.ts';
 import { buildInto, eventually, ROOT, SAMPLE_SOURCE, SHARED_SOURCE, tempDir, treeDigest } from './helpers.ts';
 import { expected, expectedById, type Expected, idRows, NAME_ID, type SpecArchive, TITLE_ID } from './oracle.ts';
 

@@ -8,8 +8,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyTag } from '../src/api/cache.ts';
-import { keyId } from '../src/keys.ts';
+import { keyTag } from '../src/http/cache.ts';
+import { keyId } from '../src/keys/keys.ts';
 import { type MailApi, startMailApi } from './_mail.ts';
 import { buildInto, eventually, keyThroughPortal, SAMPLE_SOURCE, type Started, startNetlifyLocal, startWorker, tempDir } from './helpers.ts';
 

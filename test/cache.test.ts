@@ -1,5 +1,5 @@
 /**
- * What a shared cache may keep (src/api/cache.ts): answers to a good key
+ * What a shared cache may keep (src/http/cache.ts): answers to a good key
  * (200, 304, a lookup's 404) say so in the header the runtime's cache reads,
  * tagged by key id and revision; nothing else does. Revoke and rotate purge
  * the key's tag, on every runtime's portal, through a stand-in for the
@@ -10,11 +10,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOUDFLARE_CACHE, KEY_SETTLE_MS, keyTag, NETLIFY_CACHE, purgeKey, type SharedCache, VARNISH_CACHE } from '../src/api/cache.ts';
+import { CLOUDFLARE_CACHE, KEY_SETTLE_MS, keyTag, NETLIFY_CACHE, purgeKey, type SharedCache, VARNISH_CACHE } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
-import { keyId, Keys } from '../src/keys.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { keyId, Keys } from '../src/keys/keys.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { buildInto, listen, type Running, SAMPLE_SOURCE } from './helpers.ts';
 
 let dist: string;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, createClient, parseRetryAfter, type ClientOptions } from '../src/client.ts';
-import { MESSAGES } from '../src/messages.ts';
+import { ApiError, createClient, parseRetryAfter, type ClientOptions } from '../src/client/client.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
 import { startLocalServer, type LocalServer } from './helpers.ts';
 
 let local: LocalServer;

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readCommandLine } from '../cli/command-line.ts';
+import { readCommandLine } from '../build/command-line.ts';
 import { cleanCopy, randomPort, ROOT, tempDir } from './helpers.ts';
 
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));

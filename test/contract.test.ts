@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGES } from '../src/messages.ts';
-import { examplePath, ROUTES } from '../src/routes.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
+import { examplePath, ROUTES } from '../src/shared/routes.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
 import { startLocalServer, type LocalServer } from './helpers.ts';
 

@@ -10,7 +10,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../build/openapi.ts';
-import { matchRoute } from '../src/api/request.ts';
+import { matchRoute } from '../src/http/request.ts';
 
 // ajv-formats is CommonJS with a default export; under ESM the function may sit one level down.
 type AddFormats = (ajv: Ajv2020) => unknown;

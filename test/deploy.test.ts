@@ -16,10 +16,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { publicFiles } from '../build/public.ts';
 import source from '../data/source.json' with { type: 'json' };
 import { config as portalConfig } from '../netlify/functions/portal.mts';
-import { dataPath, MANIFEST_PATH, parseRef } from '../src/refs.ts';
-import { HEALTH_PATH } from '../src/api/request.ts';
-import { examplePath, ROUTES } from '../src/routes.ts';
-import type { Manifest } from '../src/types.ts';
+import { dataPath, MANIFEST_PATH, parseRef } from '../src/store/refs.ts';
+import { HEALTH_PATH } from '../src/http/request.ts';
+import { examplePath, ROUTES } from '../src/shared/routes.ts';
+import type { Manifest } from '../src/shared/types.ts';
 import { edgeRouter } from '../cli/edge-routes.ts';
 import { cleanCopy, FULL_SOURCE, ROOT } from './helpers.ts';
 

@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRef, dataPath, MANIFEST_PATH, shardOf } from '../src/refs.ts';
-import type { Manifest, Shard } from '../src/types.ts';
+import { parseRef, dataPath, MANIFEST_PATH, shardOf } from '../src/store/refs.ts';
+import type { Manifest, Shard } from '../src/shared/types.ts';
 import { eventually, FULL_SOURCE, rawRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, storeKeys, type RawReply, type Running, type Sandbox } from './helpers.ts';
 
 const FETCH_ERROR = '{"error":"Error fetching data"}';

@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../src/api/handler.ts';
-import type { ApiReply } from '../src/api/reply.ts';
-import { Keys } from '../src/keys.ts';
-import { RateLimiter } from '../src/rate-limit.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import type { ApiReply } from '../src/http/reply.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { RateLimiter } from '../src/shared/rate-limit.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 import { heapUsed, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from './helpers.ts';
 
 const LIMIT = 3;

@@ -9,8 +9,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../src/api/handler.ts';
-import { Keys } from '../src/keys.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 import { decodedBody, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from './helpers.ts';
 
 /** Every status the API documents for these routes (500 only on a damaged dist/, which this dist is not). */

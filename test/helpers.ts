@@ -17,12 +17,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { build } from '../build/build.ts';
-import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys.ts';
-import { redactLine } from '../src/redact.ts';
-import { createNodeServer, type ServerOptions } from '../adapters/node.node.ts';
+import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys/keys.ts';
+import { redactLine } from '../src/shared/redact.ts';
+import { createNodeServer, type ServerOptions } from '../adapters/node.ts';
 import { createApi } from '../src/api/handler.ts';
-import type { PortalOptions } from '../src/portal.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import type { PortalOptions } from '../src/portal/portal.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { CACHE_FILE } from '../build/source.ts';
 import { tokenIn } from './_mail.ts';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { heldYear, importArchive, ImportError } from '../build/import.ts';
-import { titleCaseCategory } from '../src/category-name.ts';
-import type { Archive, Nomination } from '../src/types.ts';
+import { titleCaseCategory } from '../src/shared/category-name.ts';
+import type { Archive, Nomination } from '../src/shared/types.ts';
 import { ROOT, SHARED_SOURCE } from './helpers.ts';
 
 const MINI = readFileSync(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');

@@ -13,8 +13,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Keys } from '../src/keys.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { buildInto, makeKeys, rawRequest, ROOT, SAMPLE_SOURCE, startServer, storeKeys, tempDir, portalFront } from './helpers.ts';
 
 const run = promisify(execFile);

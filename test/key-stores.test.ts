@@ -6,9 +6,9 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { Keys } from '../src/keys.ts';
-import { blobsKeyStore, KEY_STORE_NAME } from '../src/keys-blobs.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { blobsKeyStore, KEY_STORE_NAME } from '../src/keys/blobs.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { startBlobs, type Blobs } from './_blobs.ts';
 import { keyStoreSuite } from './_key-store-suite.ts';
 import { tempDir } from './helpers.ts';

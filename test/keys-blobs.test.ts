@@ -8,8 +8,8 @@
 import { portalFront } from './helpers.ts';
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRACE_PERIODS, hashSecret, Keys } from '../src/keys.ts';
-import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys-blobs.ts';
+import { GRACE_PERIODS, hashSecret, Keys } from '../src/keys/keys.ts';
+import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../src/keys/blobs.ts';
 import { startBlobs, type Blobs } from './_blobs.ts';
 
 let blobs: Blobs;

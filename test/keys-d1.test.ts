@@ -14,11 +14,11 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, Keys } from '../src/keys.ts';
-import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../src/keys-cache.ts';
-import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../src/keys-d1.ts';
-import { keySql } from '../src/keys-sql.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { generateKey, Keys } from '../src/keys/keys.ts';
+import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../src/keys/cache.ts';
+import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../src/keys/d1.ts';
+import { keySql } from '../src/keys/sql.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { keyStoreSuite } from './_key-store-suite.ts';
 import { tempDir } from './helpers.ts';
 

@@ -10,12 +10,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, generateSession, generateToken, hashSecret, Keys } from '../src/keys.ts';
-import { RateLimiter } from '../src/rate-limit.ts';
-import { redactLine } from '../src/redact.ts';
-import { createNodeServer } from '../adapters/node.node.ts';
-import { KeyDatabaseError, SCHEMA_VERSION, SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
-import { LegacyKeysError } from '../src/server/legacy-keys.node.ts';
+import { generateKey, generateSession, generateToken, hashSecret, Keys } from '../src/keys/keys.ts';
+import { RateLimiter } from '../src/shared/rate-limit.ts';
+import { redactLine } from '../src/shared/redact.ts';
+import { createNodeServer } from '../adapters/node.ts';
+import { KeyDatabaseError, SCHEMA_VERSION, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { LegacyKeysError } from '../src/keys/legacy.node.ts';
 import { DatabaseSync } from 'node:sqlite';
 import { buildInto, rawRequest, ROOT, SAMPLE_SOURCE, tempDir } from './helpers.ts';
 

@@ -9,9 +9,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../src/keys.ts';
-import { MAX_LINE, redactLine, shorten } from '../src/redact.ts';
-import { createLog } from '../src/server/log.node.ts';
+import { generateKey } from '../src/keys/keys.ts';
+import { MAX_LINE, redactLine, shorten } from '../src/shared/redact.ts';
+import { createLog } from '../adapters/_node/log.ts';
 import { startSmtp, tokenIn, type Smtp } from './_mail.ts';
 import { buildInto, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 

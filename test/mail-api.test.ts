@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keys } from '../src/keys.ts';
-import { chooseMailer, httpMailer, type Mailer } from '../src/mail.ts';
-import { PORTAL_MESSAGES } from '../src/messages.ts';
-import { nodeMailer } from '../src/server/mail.node.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { chooseMailer, httpMailer, type Mailer } from '../src/portal/mail.ts';
+import { PORTAL_MESSAGES } from '../src/shared/messages.ts';
+import { nodeMailer } from '../adapters/_node/mail.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { startMailApi, type MailApi } from './_mail.ts';
 import { cleanCopy, startServer, tempDir, portalFront } from './helpers.ts';
 

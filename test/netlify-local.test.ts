@@ -14,7 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 import { startMailApi } from './_mail.ts';
 import { buildInto, eventually, rawRequestLine, ROOT, SAMPLE_SOURCE, type Started, startNetlifyLocal, tempDir } from './helpers.ts';
 

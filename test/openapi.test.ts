@@ -6,9 +6,9 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { componentSchemas, openApiDocument } from '../build/openapi.ts';
 import { publicFiles } from '../build/public.ts';
-import { MESSAGES } from '../src/messages.ts';
-import { ROUTES, SHAPES, template } from '../src/routes.ts';
-import type { Manifest } from '../src/types.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
+import { ROUTES, SHAPES, template } from '../src/shared/routes.ts';
+import type { Manifest } from '../src/shared/types.ts';
 import { startLocalServer, type LocalServer } from './helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

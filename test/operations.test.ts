@@ -12,8 +12,8 @@ import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import source from '../data/source.json' with { type: 'json' };
-import { MANIFEST_PATH } from '../src/refs.ts';
-import type { Manifest } from '../src/types.ts';
+import { MANIFEST_PATH } from '../src/store/refs.ts';
+import type { Manifest } from '../src/shared/types.ts';
 import { cleanCopy, FULL_SOURCE, rawRequest, startServer, treeDigest } from './helpers.ts';
 
 let clone: string;
@@ -100,7 +100,7 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
 
   it('npm start says when the code changed since, and still serves the full archive rather than the sample', async () => {
     const later = new Date(Date.now() + 120_000);
-    await utimes(path.join(clone, 'src/routes.ts'), later, later);
+    await utimes(path.join(clone, 'src/shared/routes.ts'), later, later);
     const { output, status } = await startAndAsk();
     expect(output).toContain('src changed since the last build; set ARCHIVE_SOURCE=/path/to/oscars.csv to rebuild dist/ with it');
     expect(output).not.toContain('building:');
@@ -136,7 +136,7 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
 
   it('npm start then rebuilds the sample when the code changed, and says it serves the sample', async () => {
     const later = new Date(Date.now() + 180_000);
-    await utimes(path.join(clone, 'src/routes.ts'), later, later);
+    await utimes(path.join(clone, 'src/shared/routes.ts'), later, later);
     const { output, status } = await startAndAsk();
     expect(output).toContain('building: src changed since the last build');
     expect(output).toMatch(/serving the SMALL SAMPLE \(\d+ nominations; 3 ceremony years/);

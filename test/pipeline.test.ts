@@ -8,11 +8,11 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApi } from '../src/api/handler.ts';
-import { isPromise } from '../src/api/maybe.ts';
-import type { ApiReply } from '../src/api/reply.ts';
-import { GRACE_PERIODS, Keys } from '../src/keys.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
-import { SqliteKeyBackend } from '../src/server/sqlite-keys.node.ts';
+import { isPromise } from '../src/shared/maybe.ts';
+import type { ApiReply } from '../src/http/reply.ts';
+import { GRACE_PERIODS, Keys } from '../src/keys/keys.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { buildInto, eventually, heapUsed, SAMPLE_SOURCE, tempDir } from './helpers.ts';
 
 let dist: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { publicFile } from '../src/public-files.ts';
-import { isBuildPath } from '../src/refs.ts';
+import { publicFile } from '../src/api/public-files.ts';
+import { isBuildPath } from '../src/store/refs.ts';
 import { DOTS, hostilePaths, SEPARATORS, SUFFIXES } from './hostile.ts';
 
 describe('naming a public file from a path', () => {

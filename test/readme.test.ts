@@ -5,7 +5,7 @@
  * full archive.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ROUTES, template } from '../src/routes.ts';
+import { ROUTES, template } from '../src/shared/routes.ts';
 import { type LocalServer, readmeExamples, startLocalServer } from './helpers.ts';
 
 let local: LocalServer;

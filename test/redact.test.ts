@@ -1,7 +1,7 @@
 /** The log redaction table: every way a key, token or session may be written, masked; ordinary lines left alone. */
 import { describe, expect, it } from 'vitest';
-import { generateKey, generateSession, generateToken } from '../src/keys.ts';
-import { redactLine } from '../src/redact.ts';
+import { generateKey, generateSession, generateToken } from '../src/keys/keys.ts';
+import { redactLine } from '../src/shared/redact.ts';
 
 const key = generateKey();
 const token = generateToken();

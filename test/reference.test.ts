@@ -16,8 +16,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGES } from '../src/messages.ts';
-import { examplePath, ROUTES, SHAPES, template } from '../src/routes.ts';
+import { MESSAGES } from '../src/shared/messages.ts';
+import { examplePath, ROUTES, SHAPES, template } from '../src/shared/routes.ts';
 import { ROOT, startLocalServer, type LocalServer } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -251,8 +251,8 @@ describe('the reference page at /', () => {
       const printed = async (command: string, args: string[]) => JSON.parse((await run(command, args, { cwd: ROOT })).stdout);
       expect([id, 'fetch', await printed(NODE_24, ['--input-type=module', '-e', withKey(js)])]).toEqual([id, 'fetch', real]);
       expect([id, 'python', await printed('python3', ['-c', withKey(python)])]).toEqual([id, 'python', real]);
-      // The client as the package ships it is built from src/client.ts: the example runs against that file.
-      const local_client = withKey(client).replace("'film-awards-archive-client'", `'${pathToFileURL(path.join(ROOT, 'src/client.ts')).href}'`);
+      // The client as the package ships it is built from src/client/client.ts: the example runs against that file.
+      const local_client = withKey(client).replace("'film-awards-archive-client'", `'${pathToFileURL(path.join(ROOT, 'src/client/client.ts')).href}'`);
       expect([id, 'client', await printed(NODE_24, ['--input-type=module', '-e', local_client])]).toEqual([id, 'client', real]);
     }
     await page.close();

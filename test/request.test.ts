@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { acceptedEncodings } from '../src/api/reply.ts';
-import { matchRoute, plainPathname } from '../src/api/request.ts';
+import { acceptedEncodings } from '../src/http/reply.ts';
+import { matchRoute, plainPathname } from '../src/http/request.ts';
 
 describe('reading the path of a request', () => {
   it.each([

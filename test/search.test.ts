@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createApi } from '../src/api/handler.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 import { seeded } from './_random.ts';
 import { buildInto, SHARED_SOURCE } from './helpers.ts';
 import { categoryByName, personByName, type SpecArchive } from './oracle.ts';

@@ -8,7 +8,7 @@
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLog } from '../src/server/log.node.ts';
+import { createLog } from '../adapters/_node/log.ts';
 import { buildInto, rawRequest, SAMPLE_SOURCE, startServer, type Started, tempDir } from './helpers.ts';
 
 let dist: string;

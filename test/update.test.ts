@@ -19,8 +19,8 @@ import { build } from '../build/build.ts';
 import { describeDist, readDist } from '../build/dist-state.ts';
 import { update, type UpdateOptions } from '../build/update.ts';
 import { createApi } from '../src/api/handler.ts';
-import { Keys } from '../src/keys.ts';
-import { DiskData } from '../src/server/disk-data.node.ts';
+import { Keys } from '../src/keys/keys.ts';
+import { DiskData } from '../adapters/_node/disk-data.ts';
 import { FULL_SOURCE, makeKeys, memoryKeys, ROOT, tempDir } from './helpers.ts';
 
 const run = promisify(execFile);

@@ -2,29 +2,11 @@
  * Who may ask, and how often: the key first (403), then the per-key rate
  * (429), both synchronous when the key store can answer at once.
  */
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../limits.ts';
-import { RateLimiter } from '../rate-limit.ts';
-import { isPromise, type Maybe } from './maybe.ts';
-import { type ApiReply, REPLIES, tooMany } from './reply.ts';
-
-/** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
-export interface KeyCheck {
-  verify(key: string): Maybe<boolean>;
-  /**
-   * Until when a key works: false when it does not, Infinity when no end is
-   * set, else the time (ms) it stops (a rotated key in its grace period), so
-   * that no answer for it is kept past then. Optional: without it a good key
-   * is taken to have no end.
-   */
-  until?(key: string): Maybe<number | false>;
-  /**
-   * Whether the store can answer key checks now, for `/health`: returns (or
-   * resolves) when it can, throws (or rejects) when it cannot (unreadable,
-   * damaged, unreachable). Cheap: one read of a record that cannot exist at
-   * most, and a store may reuse its answer for a second.
-   */
-  probe?(): Maybe<void>;
-}
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../shared/limits.ts';
+import { RateLimiter } from '../shared/rate-limit.ts';
+import { isPromise, type Maybe } from '../shared/maybe.ts';
+import { type ApiReply, REPLIES, tooMany } from '../http/reply.ts';
+import type { KeyCheck } from '../keys/keys.ts';
 
 export interface GateOptions {
   keys: KeyCheck;

@@ -13,21 +13,22 @@
  * own request shape in, an ApiReply out: synchronous when everything it needs
  * is warm) and `handle` (a fetch Request in, a Response out).
  */
-import { ROUTES, SHAPES, template } from '../routes.ts';
-import type { Answer, DataSource } from './answer.ts';
-import { ArchiveReader, type ArchiveOptions, DataError } from './archive.ts';
-import { Gate, type KeyCheck } from './gate.ts';
-import { revisionTag, shared, SHARED_MAX_AGE, type SharedCache } from './cache.ts';
+import { type Lookup, ROUTES, SHAPES, template } from '../shared/routes.ts';
+import type { Answer, DataSource } from '../store/answer.ts';
+import { ArchiveReader, type ArchiveOptions, DataError } from '../store/archive.ts';
+import { Gate } from './gate.ts';
+import type { KeyCheck } from '../keys/keys.ts';
+import { revisionTag, shared, SHARED_MAX_AGE, type SharedCache } from '../http/cache.ts';
 import { healthReply } from './health.ts';
-import { andThen, isPromise, type Maybe } from './maybe.ts';
-import { isKeyShaped, keyId } from '../keys.ts';
-import { MESSAGES } from '../messages.ts';
-import { createPortal, type PortalOptions, readLimited } from '../portal.ts';
-import { fileReply, publicFile, type PublicFile, wantsHtml } from '../public-files.ts';
-import { loggable } from '../redact.ts';
-import { type ApiReply, answerReply, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from './reply.ts';
-import type { Manifest } from '../types.ts';
-import { type ApiRequest, decode, type Lookup, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from './request.ts';
+import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
+import { isKeyShaped, keyId } from '../keys/keys.ts';
+import { MESSAGES } from '../shared/messages.ts';
+import { createPortal, type PortalOptions, readLimited } from '../portal/portal.ts';
+import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-files.ts';
+import { loggable } from '../shared/redact.ts';
+import { type ApiReply, answerReply, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
+import type { Manifest } from '../shared/types.ts';
+import { type ApiRequest, decode, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
   /** Where the built files come from (the edge function passes one per request instead). */
@@ -44,7 +45,7 @@ export interface ApiOptions extends ArchiveOptions {
   now?: () => number;
   /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
   portal?: Omit<PortalOptions, 'log' | 'now'>;
-  /** The shared cache in front (its header names): answers to a good key then say it may keep them, tagged (src/api/cache.ts). */
+  /** The shared cache in front (its header names): answers to a good key then say it may keep them, tagged (src/http/cache.ts). */
   sharedCache?: SharedCache;
 }
 

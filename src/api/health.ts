@@ -11,13 +11,13 @@
  * the two in one fixed line: never the store's error, which may name a
  * place or an access it should not show.
  */
-import type { DataSource } from './answer.ts';
-import type { ArchiveReader } from './archive.ts';
-import type { KeyCheck } from './gate.ts';
-import { type ApiReply, errorReply, jsonReply } from './reply.ts';
-import { isPromise, type Maybe } from './maybe.ts';
-import { MESSAGES } from '../messages.ts';
-import type { HealthBody, Manifest } from '../types.ts';
+import type { DataSource } from '../store/answer.ts';
+import type { ArchiveReader } from '../store/archive.ts';
+import type { KeyCheck } from '../keys/keys.ts';
+import { type ApiReply, errorReply, jsonReply } from '../http/reply.ts';
+import { isPromise, type Maybe } from '../shared/maybe.ts';
+import { MESSAGES } from '../shared/messages.ts';
+import type { HealthBody, Manifest } from '../shared/types.ts';
 
 /** A health check is never cached: it says how this instance is now. */
 const HEADERS = { 'cache-control': 'no-store' };

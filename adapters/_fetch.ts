@@ -1,0 +1,67 @@
+/**
+ * The build's files where a runtime reaches them with `fetch` (the Netlify
+ * edge function through `context.next()`, a Cloudflare Worker through its
+ * static-assets binding), kept in the isolate's memory, bounded by bytes.
+ * Within one deploy a file never changes, except that the manifest is read
+ * again after `MANIFEST_TTL_MS`, so a long-lived isolate follows a new deploy
+ * of the data. A file the CDN does not have is null and is not kept. A path
+ * that is not a build path (isBuildPath) is null at once and never fetched,
+ * so the URL a runtime makes of it names exactly the file that was checked.
+ */
+import type { DataSource, StoredStream } from '../src/store/answer.ts';
+import { ByteLru } from '../src/shared/lru.ts';
+import { isBuildPath, MANIFEST_PATH } from '../src/store/refs.ts';
+
+const MANIFEST_TTL_MS = 60_000;
+const MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
+/** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`), always a build path. */
+export type FetchFile = (path: string) => Promise<Response>;
+
+export class FetchedFiles {
+  private readonly cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  /**
+   * A DataSource over this cache that fetches what it lacks with `fetchFile`
+   * (per request, where the runtime's fetch is). With `streams`, only for a
+   * platform that keeps each file as the deploy uploaded it, an answer's own
+   * file is passed on as it arrives (`DataSource.stream`), never kept here.
+   */
+  through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
+    const read: DataSource['read'] = (path) => {
+      if (!isBuildPath(path)) return null;
+      const hit = this.cache.peek(path);
+      if (hit && hit.until > this.now()) return hit.bytes;
+      return this.fetch(path, fetchFile);
+    };
+    return streams ? { read, stream: (path) => streamOf(path, fetchFile) } : { read };
+  }
+
+  private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
+    const response = await fetchFile(path);
+    if (!response.ok) {
+      await response.body?.cancel();
+      this.cache.delete(path);
+      return null;
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
+    return bytes;
+  }
+}
+
+async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStream | null> {
+  if (!isBuildPath(path)) return null;
+  const response = await fetchFile(path);
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    return null;
+  }
+  const length = response.headers.get('content-length');
+  return { body: response.body, length: length === null ? null : Number(length) };
+}

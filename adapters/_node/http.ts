@@ -1,0 +1,96 @@
+/**
+ * Node's http at the edges of the front door: its incoming request as the
+ * core reads it (headers, client address, and a body read only when the
+ * portal asks, never past its size limit nor for longer than
+ * `BODY_TIMEOUT_MS`), and the one place an ApiReply is written to Node's response.
+ */
+import type http from 'node:http';
+import { Readable } from 'node:stream';
+import type { ApiReply } from '../../src/http/reply.ts';
+import type { ApiRequest } from '../../src/http/request.ts';
+import { BODY_TIMEOUT_MS } from '../../src/shared/limits.ts';
+import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';
+import { BodyTimeoutError } from '../../src/portal/portal.ts';
+
+/**
+ * Reads at most `maxBytes` of a Node request body within `timeoutMs`: null
+ * when there is more, a `BodyTimeoutError` when it is too slow (the reply then
+ * closes the connection rather than read on).
+ */
+export function readBody(req: http.IncomingMessage, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const timer = setTimeout(() => {
+      done();
+      req.pause();
+      reject(new BodyTimeoutError(PORTAL_MESSAGES.timeout));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      done();
+      req.pause();
+      resolve(null);
+    };
+    const onEnd = () => {
+      done();
+      resolve(new Uint8Array(Buffer.concat(chunks)));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+/** Node's request as an ApiRequest: a small class rather than an object of closures, made on every request. */
+export class NodeRequest implements ApiRequest {
+  readonly method: string;
+  readonly url: string;
+  private readonly req: http.IncomingMessage;
+  private readonly bodyTimeoutMs: number | undefined;
+
+  constructor(req: http.IncomingMessage, bodyTimeoutMs?: number) {
+    this.req = req;
+    this.bodyTimeoutMs = bodyTimeoutMs;
+    this.method = req.method ?? 'GET';
+    this.url = req.url ?? '/';
+  }
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  get clientIp(): string {
+    return this.req.socket.remoteAddress ?? 'unknown';
+  }
+
+  body(maxBytes: number): Promise<Uint8Array | null> {
+    return readBody(this.req, maxBytes, this.bodyTimeoutMs);
+  }
+}
+
+/** Whether a request still has body bytes on their way that nobody read (refused as too large, too slow, or never asked for). */
+function bodyLeft(req: http.IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. A body left unread closes the connection rather than be read on. */
+export function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: ApiReply): void {
+  res.writeHead(reply.status, bodyLeft(req) ? { ...reply.headers, connection: 'close' } : reply.headers);
+  if (reply.stream) Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)
+  else res.end(reply.body ?? undefined);
+}

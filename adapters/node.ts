@@ -1,0 +1,60 @@
+/**
+ * The API on Node's own http server (npm start, self-hosting): the build's
+ * files from the disk, keys in SQLite, the portal's mail by SMTP or an HTTP
+ * e-mail API (chosen by the caller), wired to the front door.
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { createApi } from '../src/api/handler.ts';
+import { isPromise } from '../src/shared/maybe.ts';
+import { Keys } from '../src/keys/keys.ts';
+import type { PortalOptions } from '../src/portal/portal.ts';
+import { DiskData } from './_node/disk-data.ts';
+import { NodeRequest, writeReply } from './_node/http.ts';
+import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { hookCache, watchRevision } from './_node/cache-watch.ts';
+
+/** Longest time to receive a whole request, headers and body. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface ServerOptions {
+  /** The built output folder. */
+  dist: string;
+  /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
+  keysDb?: string;
+  /** Use these keys instead of opening `keysDb` (npm start shares one instance with the code that issues keys). */
+  keys?: Keys;
+  /** Longest time to receive a request's headers and body, ms; default 10 s. */
+  requestTimeoutMs?: number;
+  /** How long a portal request's body may take, ms; default 10 s. */
+  bodyTimeoutMs?: number;
+  rateLimitPerMinute?: number;
+  /** How often cached files are checked against the disk, ms. */
+  revalidateMs?: number;
+  /** The log sink: lines come free of secrets. */
+  log?: (line: string, time?: number) => void;
+  /** The key portal's mailer and settings, over this server's keys; without it `/portal/...` is 404. */
+  portal?: Omit<PortalOptions, 'keys' | 'log' | 'now'>;
+  /** A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key are then marked for it, and purged (src/http/cache.ts). */
+  cachePurgeUrl?: string;
+}
+
+export function createNodeServer(options: ServerOptions) {
+  const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
+  if (!options.keys && !options.keysDb) throw new TypeError('Expected `keys` or `keysDb` (the SQLite key database)');
+  const keys = options.keys ?? new Keys(new SqliteKeyBackend(options.keysDb!));
+  const cache = options.cachePurgeUrl ? hookCache(options.cachePurgeUrl, options.log) : undefined;
+  const portal = options.portal && { ...options.portal, keys, purgeKey: cache?.purgeKey };
+  const api = createApi({ data, keys, portal, compression: true, rateLimitPerMinute: options.rateLimitPerMinute, log: options.log, sharedCache: cache?.sharedCache });
+  // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
+  const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server = http.createServer({ requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1000 }, (req, res) => {
+    const out = api.reply(new NodeRequest(req, options.bodyTimeoutMs));
+    if (isPromise(out)) out.then((reply) => writeReply(req, res, reply));
+    else writeReply(req, res, out);
+  });
+  server.keepAliveTimeout = 65_000;
+  if (cache) watchRevision(server, (source) => api.archive.manifest(source), data, cache.purge, cache.log);
+  return { server, api, data, keys };
+}
+

@@ -1,0 +1,142 @@
+/**
+ * Replies: JSON errors and descriptions, and stored answers in the encoding a
+ * client accepts, with their ETag and a 304 when the client already holds
+ * them. Shared by the API pipeline and the key portal. Nothing here reads
+ * files or knows a runtime.
+ */
+import type { Answer, DataSource, StoredStream } from '../store/answer.ts';
+import type { Encoding } from '../store/refs.ts';
+import { isPromise, type Maybe } from '../shared/maybe.ts';
+import { limitText, MESSAGES } from '../shared/messages.ts';
+import type { ApiRequest } from './request.ts';
+
+export interface ApiReply {
+  status: number;
+  headers: Record<string, string>;
+  /** Null for HEAD, 204 and 304, and when `stream` holds the body. */
+  body: Uint8Array | null;
+  /** The body as a stream instead, only where the DataSource streams (see `DataSource.stream`). */
+  stream?: ReadableStream<Uint8Array>;
+}
+
+/** An ApiReply as a fetch Response (the edge function, the Netlify portal function, the Worker). */
+export const toResponse = (reply: ApiReply): Response =>
+  new Response(reply.stream ?? (reply.body as Uint8Array<ArrayBuffer> | null), { status: reply.status, headers: reply.headers });
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
+/** How long clients may keep an answer, seconds: a day. */
+export const DATA_MAX_AGE = 86_400;
+/** Clients may keep answers a day; `private` keeps shared caches from serving a key-gated answer to someone else. */
+export const DATA_CACHE_CONTROL = `private, max-age=${DATA_MAX_AGE}`;
+
+/**
+ * The Cache-Control of an answer given at `now` for a key that works until
+ * `until` (ms; Infinity: no end): a day, or the whole seconds left when its
+ * key ends sooner (a rotated key in its grace period), so no answer for it is
+ * kept past its end; `private` keeps every shared cache from keeping it at all.
+ */
+export function dataCacheControl(until: number, now: number): string {
+  const left = (until - now) / 1000;
+  return left >= DATA_MAX_AGE ? DATA_CACHE_CONTROL : `private, max-age=${Math.max(0, Math.floor(left))}`;
+}
+/** What every API reply and public file grants other origins. */
+export const CORS = { 'access-control-allow-origin': '*' } as const;
+
+const encoder = new TextEncoder();
+
+/** A JSON reply, not to be stored; `cors: false` for the portal, which grants other origins nothing. */
+export function jsonReply(status: number, value: unknown, headers: Record<string, string> = {}, cors = true): ApiReply {
+  const body = encoder.encode(JSON.stringify(value));
+  const base = { 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'content-length': String(body.length) };
+  return { status, headers: cors ? { ...CORS, ...base, ...headers } : { ...base, ...headers }, body };
+}
+
+export const errorReply = (status: number, error: string, headers?: Record<string, string>) => jsonReply(status, { error }, headers);
+
+/** The error replies whose bytes never change, made once: replies are never modified after they are made. */
+export const REPLIES = {
+  forbidden: errorReply(403, MESSAGES.forbidden),
+  notFound: errorReply(404, MESSAGES.notFound),
+  methodNotAllowed: errorReply(405, MESSAGES.methodNotAllowed, { allow: ALLOWED_METHODS }),
+  fetchError: errorReply(500, MESSAGES.fetchError),
+} as const;
+
+/** Section 7's 429: the limit and the seconds left, in the body and in Retry-After. */
+export const tooMany = (perMinute: number, retryAfter: number) =>
+  jsonReply(429, { error: MESSAGES.tooMany, limit: limitText(perMinute), retryAfter }, { 'retry-after': String(retryAfter) });
+
+export function preflight(request: ApiRequest): ApiReply {
+  const headers = {
+    ...CORS,
+    'access-control-allow-methods': ALLOWED_METHODS,
+    'access-control-allow-headers': request.header('access-control-request-headers') || '*',
+    'access-control-max-age': '86400',
+    allow: ALLOWED_METHODS,
+  };
+  return { status: 204, headers, body: null };
+}
+
+const NONE: ReadonlySet<Encoding> = new Set();
+
+/** Encodings a client accepts, by preference of ours (br, gzip), honouring q=0. */
+export function acceptedEncodings(header: string | null | undefined): ReadonlySet<Encoding> {
+  if (!header) return NONE;
+  const accepted = new Set<Encoding>();
+  for (const part of header.toLowerCase().split(',')) {
+    const [name, ...params] = part.trim().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (q && Number(q.slice(2)) === 0) continue;
+    if (name === 'br' || name === 'gzip') accepted.add(name);
+    if (name === '*') {
+      accepted.add('br');
+      accepted.add('gzip');
+    }
+  }
+  return accepted;
+}
+
+/** Whether If-None-Match names one of `ids` (any encoding of the same answer). */
+export function etagMatches(header: string | null | undefined, ids: (string | undefined)[]): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => ids.includes(tag.trim().replace(/^W\//, '').replaceAll('"', '')));
+}
+
+/** The variant to send: the best one both we hold and the client accepts, when we compress at all. */
+function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolean): Encoding {
+  if (!compression || (!answer.ids.br && !answer.ids.gzip)) return 'identity';
+  const accepted = acceptedEncodings(request.header('accept-encoding'));
+  if (answer.ids.br && accepted.has('br')) return 'br';
+  if (answer.ids.gzip && accepted.has('gzip')) return 'gzip';
+  return 'identity';
+}
+
+/** 200 with the answer's bytes (from `source` when stored there), or 304 when the client already holds it; ETag is the id of the bytes sent. */
+export function answerReply(answer: Answer, request: ApiRequest, compression: boolean, source: DataSource, cacheControl = DATA_CACHE_CONTROL): Maybe<ApiReply> {
+  const encoding = chooseEncoding(answer, request, compression);
+  const headers: Record<string, string> = {
+    'access-control-allow-origin': CORS['access-control-allow-origin'],
+    'content-type': JSON_TYPE,
+    'cache-control': cacheControl,
+    etag: answer.etags[encoding]!,
+  };
+  if (encoding !== 'identity') headers['content-encoding'] = encoding;
+  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
+  const ifNoneMatch = request.header('if-none-match');
+  if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
+  const streamed = answer.stream?.(encoding, source);
+  if (streamed) return streamed.then((s) => withStream(headers, s));
+  const body = answer.bytes(encoding, source);
+  return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
+}
+
+function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
+  headers['content-length'] = String(body.length);
+  return { status: 200, headers, body };
+}
+
+function withStream(headers: Record<string, string>, { body, length }: StoredStream): ApiReply {
+  if (length !== null) headers['content-length'] = String(length);
+  return { status: 200, headers, body: null, stream: body };
+}

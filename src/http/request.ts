@@ -1,0 +1,199 @@
+/**
+ * Reading a request, once: which route its path names, the key segment, and
+ * (after the gate) the decoded, checked parameters. Paths are split on `/`
+ * before anything is decoded, so `%2F` stays inside a name.
+ */
+import { ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type Lookup, type RouteId, ROUTES } from '../shared/routes.ts';
+import { MESSAGES } from '../shared/messages.ts';
+
+/** What the pipeline needs of a request. */
+export interface ApiRequest {
+  method: string;
+  /** Path and query as sent, or a full URL. */
+  url: string;
+  /** A request header by lower-case name. */
+  header(name: string): string | null | undefined;
+  /** The client's address (the portal's per-client limit); 'unknown' when the runtime does not say. */
+  clientIp?: string;
+  /** The body's bytes, read only for the portal; null once more than `maxBytes` arrived. */
+  body?(maxBytes: number): Promise<Uint8Array | null>;
+}
+
+/** A request naming one of the six lookups; its parameters still as sent. */
+export interface RouteMatch {
+  route: Route;
+  /** The `apikey=` segment as sent, or null when there is none. */
+  key: string | null;
+  /** The path, and where the key's text starts in it (its length when there is no key): the access log writes the key's id there instead. */
+  pathname: string;
+  keyAt: number;
+  /** The `name=`, `year=` and `id=` values as sent; undefined where the route has none. */
+  raw: Record<Param, string | undefined>;
+}
+
+export type Parsed =
+  | { kind: 'preflight' }
+  | { kind: 'method' }
+  /** `/health`: whether the archive can be read, without a key. */
+  | { kind: 'health' }
+  /** The key portal's endpoints (anything under `/portal/`), whatever the method. */
+  | { kind: 'portal'; pathname: string }
+  /** `/`: the reference page for browsers, the service description for JSON clients. */
+  | { kind: 'root' }
+  /** Any other path: a public file of the build, or 404; null when the URL is unreadable. */
+  | { kind: 'other'; pathname: string | null }
+  | ({ kind: 'lookup' } & RouteMatch);
+
+/**
+ * The path of a request URL when it is already in the form WHATWG parsing
+ * would give (an origin-form path of plain characters, no dot segments);
+ * null when it needs the full parser.
+ */
+export function plainPathname(url: string): string | null {
+  if (url.charCodeAt(0) !== 0x2f || url.charCodeAt(1) === 0x2f) return null; // '//x' would be a host
+  const query = url.indexOf('?');
+  const fragment = url.indexOf('#');
+  const end = Math.min(query < 0 ? url.length : query, fragment < 0 ? url.length : fragment);
+  const path = end === url.length ? url : url.slice(0, end);
+  if (!/^[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/.test(path) || /\/(?:\.|%2e)/i.test(path)) return null;
+  return path;
+}
+
+/** The path as every runtime sees it (normalised the WHATWG way); null when the URL is unreadable. */
+export function pathnameOf(url: string): string | null {
+  const plain = plainPathname(url);
+  if (plain !== null) return plain;
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return null;
+  }
+}
+
+/** The routes by their first segment (`archive`, `oscars`, `person`, ...). */
+const BY_ROOT = new Map<string, Route[]>();
+for (const route of ROUTES) for (const root of route.roots) BY_ROOT.set(root, [...(BY_ROOT.get(root) ?? []), route]);
+
+type Matched = { kind: 'lookup' } & RouteMatch;
+
+/** The health check's path: no key, no archive data, for load balancers and uptime monitors. */
+export const HEALTH_PATH = '/health';
+
+const APIKEY = 'apikey=';
+
+/**
+ * Splits the raw path on `/` first, then matches segments; nothing is decoded
+ * yet. Segment `i` is `pathname.slice(cuts[i] + 1, cuts[i + 1])`, as
+ * `split('/')` would give it, but only the values a route reads become
+ * strings (it runs on every request).
+ */
+export function matchRoute(pathname: string): Matched | 'root' | null {
+  if (pathname === '/' || pathname === '') return 'root';
+  const cuts = [-1];
+  for (let at = pathname.indexOf('/'); at >= 0; at = pathname.indexOf('/', at + 1)) cuts.push(at);
+  cuts.push(pathname.length);
+  let end = cuts.length - 1; // segments in use: 0 .. end - 1
+  if (end > 2 && cuts[end] - cuts[end - 1] === 1) end--; // one trailing slash is fine
+  let key: string | null = null;
+  let keyAt = pathname.length;
+  if (end > 1 && pathname.startsWith(APIKEY, cuts[end - 1] + 1)) {
+    end--;
+    keyAt = cuts[end] + 1 + APIKEY.length;
+    key = pathname.slice(keyAt, cuts[end + 1]);
+  }
+  const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
+  for (const route of routes ?? []) {
+    const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
+    if (raw) return { kind: 'lookup', route, key, raw, pathname, keyAt };
+  }
+  return null;
+}
+
+/** Segments 2 .. as a route names them (`name=…`, `year=…`), or null when they differ. */
+function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['raw'] | null {
+  const raw: RouteMatch['raw'] = { name: undefined, year: undefined, id: undefined };
+  for (let i = 0; i < route.params.length; i++) {
+    const p = route.params[i];
+    const start = cuts[2 + i] + 1;
+    if (!pathname.startsWith(p, start) || pathname.charCodeAt(start + p.length) !== 0x3d) return null;
+    raw[p] = pathname.slice(start + p.length + 1, cuts[3 + i]);
+  }
+  return raw;
+}
+
+const PREFLIGHT: Parsed = { kind: 'preflight' };
+const METHOD: Parsed = { kind: 'method' };
+const HEALTH: Parsed = { kind: 'health' };
+const ROOT: Parsed = { kind: 'root' };
+
+/** The portal's endpoints: anything under /portal/ (the page itself is /portal and /portal/, public files). */
+export function isPortalPath(pathname: string): boolean {
+  return pathname.charCodeAt(1) === 0x70 && pathname.startsWith('/portal/') && pathname !== '/portal/';
+}
+
+/** What a request asks for, read once: everything the front door decides on, decoded nothing. */
+export function parseRequest(request: ApiRequest): Parsed {
+  const pathname = pathnameOf(request.url);
+  if (pathname !== null && isPortalPath(pathname)) return { kind: 'portal', pathname };
+  const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
+  if (method === 'OPTIONS') return PREFLIGHT;
+  if (method !== 'GET' && method !== 'HEAD') return METHOD;
+  if (pathname === HEALTH_PATH) return HEALTH;
+  const m = pathname === null ? null : matchRoute(pathname);
+  return m === null ? { kind: 'other', pathname } : m === 'root' ? ROOT : m;
+}
+
+/** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */
+function withinCodePoints(text: string, limit: number): boolean {
+  if (text.length <= limit) return true;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+    if (++count > limit) return false;
+  }
+  return true;
+}
+
+export function decode(value: string): string | null {
+  if (!value.includes('%')) return value; // what decodeURIComponent would answer, without its cost
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
+
+/** A year of 1 to 10 digits without its leading zeros (`0000` is `0`), or null when it is not one. */
+function heldYear(text: string): string | null {
+  if (text.length === 0 || text.length > 10) return null;
+  let zeros = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return null;
+    if (c === 0x30 && zeros === i) zeros++;
+  }
+  return zeros === 0 ? text : zeros === text.length ? '0' : text.slice(zeros);
+}
+
+/** The id form each id route accepts, and the 400 that names it. */
+const ID_ROUTES: Partial<Record<RouteId, { form: IdForm; error: string }>> = {
+  titleById: { form: ID_FORMS.titleById, error: MESSAGES.badTitleId },
+  nameById: { form: ID_FORMS.nameById, error: MESSAGES.badNameId },
+};
+
+/** The decoded, checked parameters, or the 400 message saying what was wrong. */
+export function lookupOf(m: RouteMatch): Lookup | { error: string } {
+  const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
+  const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
+  const id = m.raw.id === undefined ? undefined : decode(m.raw.id);
+  if (name === null || year === null || id === null) return { error: MESSAGES.badEncoding };
+  if (m.route.id === 'search') {
+    if (name === undefined || name.length === 0 || !withinCodePoints(name, MAX_SEARCH_LENGTH)) return { error: MESSAGES.badSearch };
+  } else if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
+  const held = year === undefined ? undefined : heldYear(year);
+  if (held === null) return { error: MESSAGES.badYear };
+  const idRoute = ID_ROUTES[m.route.id];
+  if (idRoute && !idRoute.form.test(id ?? '')) return { error: idRoute.error };
+  return { route: m.route.id, name, year: held, id };
+}

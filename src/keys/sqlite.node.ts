@@ -1,0 +1,606 @@
+/**
+ * Keys, sign-in tokens and sessions in one SQLite file (`node:sqlite`), for
+ * `npm start`, the keys CLI and self-hosting. Several processes may use the
+ * file at once: WAL, every write one `BEGIN IMMEDIATE` transaction, and a
+ * partial unique index that keeps one active key per address whatever runs
+ * concurrently. Only sha256 hashes of keys, tokens and sessions are stored.
+ * The schema is the repository's `migrations/` (a new file is given it; its
+ * `PRAGMA user_version` counts the migrations it holds) and the queries are
+ * src/keys/sql.ts: both shared with Cloudflare D1 (src/keys/d1.ts), so no
+ * write decides in code between its statements here either.
+ *
+ * The server's key check never waits on the file: the store keeps the
+ * working keys in memory (each current key's hash, and each key in its grace
+ * period with its end, which `Keys` compares with its clock), changes them in the same synchronous step that
+ * commits its own writes, and picks up other processes' writes (the CLI) by
+ * checking `PRAGMA data_version` every `pollMs` (250 ms), reading only rows
+ * whose change number (`seq`) is newer than the last one seen.
+ *
+ * A file it cannot read (not a database, a newer schema, someone else's
+ * tables, or one that fails `PRAGMA quick_check`: damaged) stops it with one
+ * `KeyDatabaseError` that says what is wrong; it never writes to such a file.
+ * Busy is not damage: a lock another process holds is waited for (up to
+ * `LOCK_WAIT_MS`), then reported as `KeyDatabaseBusy`; a file it may not write
+ * as `KeyDatabaseReadOnly`. Damage found once running (SQLITE_CORRUPT, in a
+ * request or in the polling timer) never stops the process: the store is
+ * marked damaged, says so once (`onDamage`), and every later use of it throws,
+ * so key-dependent requests fail rather than answer from a store that can no
+ * longer follow revocations.
+ */
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import {
+  type EndingKey,
+  type KeyBackend,
+  type KeyEnd,
+  type KeyInfo,
+  type KeyListing,
+  type NewKey,
+  type NewToken,
+  type TokenOutcome,
+  type TokenQuota,
+} from './keys.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query } from './sql.ts';
+import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy.node.ts';
+
+/** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
+  .filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name))
+  .sort();
+/** The file's `PRAGMA user_version`: how many of the migrations it holds (1: `0001_keys.sql`). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+/** How often the server looks for other processes' writes. */
+export const POLL_MS = 250;
+/** Longest wait for the write lock before an operation gives up (the client then gets a 5xx). */
+export const LOCK_WAIT_MS = 10_000;
+
+const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
+/** The first 16 bytes of every SQLite database file; they never change once written. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The file's first bytes (as many as the header has, fewer for a shorter file). */
+function headerOf(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const bytes = Buffer.alloc(SQLITE_HEADER.length);
+    return bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The key database cannot be used; the message says why and what to do. */
+export class KeyDatabaseError extends Error {}
+/** Another process held the key database's lock for longer than this one waits: nothing is wrong with it, try again. */
+export class KeyDatabaseBusy extends KeyDatabaseError {}
+/** The key database (or its folder) may not be written: a read-only file system or permissions. */
+export class KeyDatabaseReadOnly extends KeyDatabaseError {}
+
+export interface SqliteKeysOptions {
+  /**
+   * Keep the active key hashes in memory and follow other processes' writes
+   * (the server; default true). The CLI turns it off and asks the file.
+   */
+  view?: boolean;
+  /** How often to look for other processes' writes, ms; default 250. */
+  pollMs?: number;
+  /** A JSON key file of earlier versions (`data/keys.json`), imported once. */
+  legacyJson?: string;
+  /** Longest wait for the write lock, ms; default 10 s. */
+  lockWaitMs?: number;
+  /** Told once, when damage is found after the store opened (the server logs it as an error). */
+  onDamage?: (message: string) => void;
+}
+
+/** SQLite's primary result code of an error (SQLITE_BUSY 5, SQLITE_READONLY 8, SQLITE_CORRUPT 11, ...). */
+const resultCode = (error: unknown) => ((error as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
+const isBusy = (error: unknown) => resultCode(error) === 5 || resultCode(error) === 6;
+/** SQLITE_CORRUPT or SQLITE_NOTADB: the file's content is damaged. */
+const isDamage = (error: unknown) => resultCode(error) === 11 || resultCode(error) === 26;
+const isReadOnly = (error: unknown) => resultCode(error) === 8;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function unreadable(file: string, reason: string): KeyDatabaseError {
+  return new KeyDatabaseError(
+    `Cannot use the key database ${file}: ${reason}. Expected an SQLite key database written by this service (schema ${SCHEMA_VERSION}); ` +
+      'the file was left as it is. Restore it from a backup, or move it away to start with an empty one.',
+  );
+}
+
+const busy = (file: string, waitedMs: number) =>
+  new KeyDatabaseBusy(`another process holds the key database; try again (${file} was waited for ${waitedMs / 1000} s; nothing is wrong with it)`);
+
+/** Why `file` (or its folder, where SQLite keeps its -wal and -shm files) may not be written, or null. */
+function notWritable(file: string): string | null {
+  for (const target of [file, path.dirname(path.resolve(file))]) {
+    try {
+      if (existsSync(target)) accessSync(target, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return `${code === 'EROFS' ? 'a read-only file system' : `no permission to write ${target === file ? 'it' : 'its folder'}`} (${code})`;
+    }
+  }
+  return null;
+}
+
+function readOnly(file: string, why: string): KeyDatabaseReadOnly {
+  return new KeyDatabaseReadOnly(
+    `the key database ${file} is read-only: ${why}. Nothing was written; the server and the keys command need to write it: make it and its folder writable, or set KEYS_DB to a writable place.`,
+  );
+}
+
+/** A failure of the file as the user should hear it: busy, read-only, or (anything else) unreadable. */
+function classified(file: string, error: unknown, waitedMs = LOCK_WAIT_MS): KeyDatabaseError {
+  if (error instanceof KeyDatabaseError) return error;
+  if (isBusy(error)) return busy(file, waitedMs);
+  if (isReadOnly(error) || resultCode(error) === 14) {
+    const why = notWritable(file);
+    if (why || isReadOnly(error)) return readOnly(file, why ?? (error as Error).message);
+  }
+  return unreadable(file, (error as Error).message);
+}
+
+/** The first problems `PRAGMA quick_check` finds (every table and index page), and whether the one-active-key index holds every active key. */
+function damageIn(db: DatabaseSync): string | null {
+  const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
+  // One line: its first findings (a row may hold several lines).
+  if (problems.join() !== 'ok') return problems.join('\n').split('\n').filter((p) => p && !p.startsWith('***')).slice(0, 3).join('; ');
+  // One statement, so one snapshot: counted in two, a key another process issues between them looks like damage.
+  const { active, indexed } = db
+    .prepare('SELECT (SELECT count(*) FROM keys NOT INDEXED WHERE revoked_at IS NULL) AS active, (SELECT count(*) FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL) AS indexed')
+    .get() as { active: number; indexed: number };
+  return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
+}
+
+/** Refuses, without writing, a file that is not a key database this code can read, or one that is damaged. */
+function checkReadable(file: string): void {
+  if (file === ':memory:' || !existsSync(file) || statSync(file).size === 0) return;
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(file, { readOnly: true, timeout: LOCK_WAIT_MS });
+    const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    if (version > SCHEMA_VERSION) throw unreadable(file, `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`);
+    if (version === 0 && tables.length > 0) throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
+    if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t))) throw unreadable(file, 'tables of the key schema are missing');
+    const damage = version === SCHEMA_VERSION ? damageIn(db) : null;
+    if (damage) throw unreadable(file, `it is damaged (PRAGMA quick_check: ${damage})`);
+  } catch (error) {
+    throw classified(file, error);
+  } finally {
+    db?.close();
+  }
+}
+
+export class SqliteKeyBackend implements KeyBackend {
+  readonly db: DatabaseSync;
+  /** What was imported from a legacy JSON file when this store opened, if anything. */
+  readonly imported: LegacyImport | null = null;
+  /** Working keys: a current key's hash to null, a key in its grace period's to its end; null when no view is kept (the CLI). */
+  private readonly active: Map<string, number | null> | null;
+  /** The hashes in `active` that have an end, dropped from it once their end has passed. */
+  private readonly graced = new Set<string>();
+  private lastSeq = 0;
+  private dataVersion = -1;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly lockWaitMs: number;
+  readonly file: string;
+  /** What damage was found once running; from then on every use throws. */
+  private damaged: KeyDatabaseError | null = null;
+  private readonly onDamage: ((message: string) => void) | undefined;
+
+  constructor(file: string, options: SqliteKeysOptions = {}) {
+    this.file = file;
+    this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    this.onDamage = options.onDamage;
+    checkReadable(file);
+    if (file !== ':memory:') {
+      const why = notWritable(file);
+      if (why) throw readOnly(file, why);
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    }
+    let db: DatabaseSync | undefined;
+    try {
+      this.db = db = new DatabaseSync(file, { timeout: this.lockWaitMs });
+      // A 64 MiB page cache keeps the hot index pages of a million keys in memory, so a write seldom reads.
+      this.db.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
+      // Only a new file needs the write lock here: an existing key database opens while another process writes.
+      if ((this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode !== 'wal') this.db.exec('PRAGMA journal_mode = WAL');
+      if (this.schemaVersion() < SCHEMA_VERSION) this.blockingWrite(() => this.migrate());
+      // The server never blocks its event loop on another process's lock: writes wait asynchronously (see `write`).
+      this.db.exec('PRAGMA busy_timeout = 0');
+    } catch (error) {
+      if (db?.isOpen) db.close();
+      throw classified(file, error, this.lockWaitMs);
+    }
+    try {
+      if (options.legacyJson) this.imported = this.importLegacy(options.legacyJson);
+      this.active = options.view === false ? null : this.loadActive();
+    } catch (error) {
+      this.db.close();
+      throw error instanceof LegacyKeysError ? error : classified(file, error, this.lockWaitMs);
+    }
+    const pollMs = options.pollMs ?? POLL_MS;
+    if (this.active && pollMs > 0 && file !== ':memory:') {
+      this.timer = setInterval(() => this.follow(), pollMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Applies the migrations the file does not hold yet, inside the caller's write transaction, and records how many it holds. */
+  private migrate(): void {
+    const version = this.schemaVersion();
+    if (version >= SCHEMA_VERSION) return; // another process migrated it while this one waited for the lock
+    for (const name of MIGRATIONS.slice(version)) this.db.exec(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'));
+    this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  }
+
+  private schemaVersion(): number {
+    return Number((this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  }
+
+  /**
+   * What a failed operation means for the file, thrown as such: busy,
+   * read-only, or damage (then the store is marked damaged, said once, and
+   * refuses every later use until a restart checks the file again).
+   */
+  private failure(error: unknown): KeyDatabaseError {
+    if (this.damaged) return this.damaged;
+    if (!isDamage(error)) return error instanceof KeyDatabaseError || isBusy(error) || isReadOnly(error) ? classified(this.file, error, this.lockWaitMs) : (error as KeyDatabaseError);
+    return this.markDamaged((error as Error).message);
+  }
+
+  /** Marks the store damaged (said once): from then on every use throws, until a restart checks the file again. */
+  private markDamaged(what: string): KeyDatabaseError {
+    if (this.damaged) return this.damaged;
+    this.damaged = unreadable(this.file, `it was found damaged while running (${what})`);
+    clearInterval(this.timer);
+    this.onDamage?.(`key database damaged: ${this.damaged.message} Key checks and the portal answer errors until it is restored and the server restarted.`);
+    return this.damaged;
+  }
+
+  /** Working keys, read once at start (about a second per million keys): the current ones, and those whose end is still to come. */
+  private loadActive(): Map<string, number | null> {
+    const active = new Map<string, number | null>();
+    const rows = this.db.prepare('SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?').iterate(Date.now()) as Iterable<{
+      hash: string;
+      revoked_at: number | null;
+    }>;
+    for (const row of rows) {
+      active.set(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
+      if (row.revoked_at !== null) this.graced.add(row.hash);
+    }
+    this.lastSeq = this.maxSeq();
+    this.dataVersion = this.readDataVersion();
+    return active;
+  }
+
+  /** Records a key's end in the in-memory view: kept while current or still to come, forgotten once past. */
+  private setEnd(hash: string, end: number | null): void {
+    if (!this.active) return;
+    if (end !== null && end <= Date.now()) {
+      this.active.delete(hash);
+      this.graced.delete(hash);
+      return;
+    }
+    this.active.set(hash, end);
+    if (end === null) this.graced.delete(hash);
+    else this.graced.add(hash);
+  }
+
+  /** Forgets keys whose grace period is over (a check of one gets no answer from memory then, so refuses it as `Keys` would). */
+  private forgetEnded(): void {
+    if (!this.active || this.graced.size === 0) return;
+    const now = Date.now();
+    for (const hash of this.graced) {
+      const end = this.active.get(hash);
+      if (end === null || end === undefined || end <= now) {
+        this.graced.delete(hash);
+        if (end !== null) this.active.delete(hash);
+      }
+    }
+  }
+
+  private readDataVersion(): number {
+    return Number((this.db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version);
+  }
+
+  private maxSeq(): number {
+    return Number((this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM keys').get() as { seq: number }).seq);
+  }
+
+  /**
+   * Applies other processes' key changes to the in-memory set. `data_version`
+   * changes only for their commits; rows carry the number of their last change.
+   */
+  follow(): void {
+    if (!this.active) return;
+    try {
+      this.forgetEnded();
+      const version = this.readDataVersion();
+      if (version === this.dataVersion) return;
+      const rows = this.db.prepare('SELECT hash, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+        hash: string;
+        revoked_at: number | null;
+        seq: number;
+      }[];
+      for (const row of rows) {
+        this.setEnd(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
+        this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
+      }
+      this.dataVersion = version;
+    } catch (error) {
+      // Busy: the next tick tries again. Anything else is never thrown from the timer, where it would end the process.
+      if (!isBusy(error)) this.failure(error);
+    }
+  }
+
+  /** Runs `work` in a transaction, waiting as long as SQLite's busy timeout allows (opening, the import). */
+  private blockingWrite<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = work();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `work` in one `BEGIN IMMEDIATE` transaction. While another process
+   * holds the write lock it waits asynchronously (1 to 50 ms between tries, up
+   * to `lockWaitMs`), so the event loop keeps answering; `work` itself runs
+   * synchronously, so nothing in this process interleaves with it.
+   */
+  private async write<T>(work: () => T): Promise<T> {
+    if (this.damaged) throw this.damaged;
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw this.failure(error);
+        await sleep(delay * (0.5 + Math.random()));
+        continue;
+      }
+      try {
+        const out = work();
+        this.db.exec('COMMIT');
+        return out;
+      } catch (error) {
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        throw this.failure(error);
+      }
+    }
+  }
+
+  /** Reads, retried asynchronously on the rare busy answer WAL readers can get. */
+  private async read<T>(work: () => T): Promise<T> {
+    if (this.damaged) throw this.damaged;
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        return work();
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw this.failure(error);
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** One statement's first row, or undefined. */
+  private get<T>(query: Query): T | undefined {
+    return this.db.prepare(query.sql).get(...(query.params as SQLInputValue[])) as T | undefined;
+  }
+
+  /** One statement run: how many rows it changed. */
+  private run(query: Query): number {
+    return Number(this.db.prepare(query.sql).run(...(query.params as SQLInputValue[])).changes);
+  }
+
+  keyEnd(hash: string): KeyEnd {
+    // A damaged store can no longer follow revocations: no key is vouched for from it.
+    if (this.damaged) throw this.damaged;
+    if (this.active) return this.active.get(hash);
+    const row = this.get<{ revoked_at: number | null }>(keySql.keyEnd(hash));
+    return row === undefined ? undefined : row.revoked_at === null ? null : Number(row.revoked_at);
+  }
+
+  /**
+   * `/health`: throws when key checks cannot be trusted. The in-memory set
+   * would go on answering from a file overwritten under it (its pages
+   * cached), so the file itself is looked at: its header (16 bytes; not an
+   * SQLite file any more is damage, marked as such), then one read of the
+   * keys table through the connection (SQLITE_CORRUPT is damage too). A file
+   * that cannot be opened any more (gone, no permission) throws without
+   * marking anything: putting it back heals it. Busy is not a failure.
+   */
+  probe(): void {
+    if (this.damaged) throw this.damaged;
+    if (this.file !== ':memory:') {
+      let header: Buffer;
+      try {
+        header = headerOf(this.file);
+      } catch (error) {
+        throw unreadable(this.file, `it cannot be opened any more (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      }
+      // An empty file is a new one SQLite has not written yet; anything else must start as SQLite files do.
+      if (header.length > 0 && !header.equals(SQLITE_HEADER)) throw this.markDamaged('it is not an SQLite database any more: its header was overwritten');
+    }
+    try {
+      this.get(keySql.probe());
+    } catch (error) {
+      if (!isBusy(error)) throw this.failure(error);
+    }
+  }
+
+  /** Number of active keys (the in-memory count when kept). */
+  activeCount(): number {
+    if (this.active) return this.active.size - this.graced.size;
+    return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
+  }
+
+  /** One conditional INSERT decides; only a refusal reads the oldest counted link, for Retry-After. */
+  addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
+    return this.write((): TokenOutcome => {
+      if (this.run(keySql.addToken(token, quota)) === 1) return { stored: true };
+      return { stored: false, oldest: Number(this.get<{ oldest: number }>(keySql.oldestToken(token.email, quota.since))!.oldest) };
+    });
+  }
+
+  async dropToken(token: NewToken): Promise<void> {
+    await this.write(() => this.run(keySql.dropToken(token.hash)));
+  }
+
+  async purge(tokensBy: number, now: number): Promise<void> {
+    await this.write(() => keySql.purge(tokensBy, now).forEach((query) => this.run(query)));
+  }
+
+  openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
+    const [store, use] = keySql.openSession(tokenHash, sessionHash, now, sessionExpiresAt);
+    return this.write(() => {
+      this.run(store);
+      return this.get<{ email: string }>(use)?.email ?? null;
+    });
+  }
+
+  sessionEmail(sessionHash: string, now: number): Promise<string | null> {
+    return this.read(() => this.get<{ email: string }>(keySql.sessionEmail(sessionHash, now))?.email ?? null);
+  }
+
+  endSession(sessionHash: string): Promise<void> {
+    return this.write(() => void this.run(keySql.endSession(sessionHash)));
+  }
+
+  activeKey(email: string): Promise<KeyInfo | null> {
+    return this.read(() => {
+      const row = this.get<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
+      return row ? keyInfo(row) : null;
+    });
+  }
+
+  private currentHash(email: string): string | null {
+    const row = this.db.prepare('SELECT hash FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as { hash: string } | undefined;
+    return row?.hash ?? null;
+  }
+
+  endingKey(email: string, now: number): Promise<EndingKey | null> {
+    return this.read(() => {
+      const row = this.get<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
+      return row ? endingInfo(row) : null;
+    });
+  }
+
+  async issue(key: NewKey): Promise<boolean> {
+    const issued = (await this.write(() => this.run(keySql.issue(key)))) === 1;
+    if (issued) this.setEnd(key.hash, null);
+    return issued;
+  }
+
+  /** Every row a statement returned. */
+  private all<T>(query: Query): T[] {
+    return this.db.prepare(query.sql).all(...(query.params as SQLInputValue[])) as T[];
+  }
+
+  /** The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+    const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
+    const { old, ended, rotated } = await this.write(() => {
+      this.run(store);
+      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
+      const old = this.get<{ hash: string }>(revoke)?.hash ?? null;
+      return { old, ended, rotated: this.get(activate) !== undefined };
+    });
+    if (old === null || !rotated) return [];
+    // Same synchronous step as the commit's answer: the next request already sees it.
+    for (const hash of ended) this.setEnd(hash, now);
+    this.setEnd(old, endsAt);
+    this.setEnd(key.hash, null);
+    return [old, ...ended];
+  }
+
+  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+    const [endGrace, revoke] = keySql.revoke(email, now, expected);
+    const hashes = await this.write(() => {
+      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
+      return [...this.all<{ hash: string }>(revoke).map((r) => r.hash), ...ended];
+    });
+    for (const hash of hashes) this.setEnd(hash, now);
+    return hashes;
+  }
+
+  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
+    const ended = await this.write(() => this.get<{ hash: string }>(keySql.endGrace(email, now, expected))?.hash ?? null);
+    if (ended !== null) this.setEnd(ended, now);
+    return ended;
+  }
+
+  owner(hash: string): Promise<{ email: string; end: number | null } | null> {
+    return this.read(() => {
+      const row = this.get<{ email: string; revoked_at: number | null }>(keySql.owner(hash));
+      return row ? { email: row.email, end: row.revoked_at === null ? null : Number(row.revoked_at) } : null;
+    });
+  }
+
+  async *list(): AsyncIterable<KeyListing> {
+    if (this.damaged) throw this.damaged;
+    const { sql, params } = keySql.list();
+    for (const r of this.db.prepare(sql).iterate(...(params as SQLInputValue[])) as Iterable<KeyRow>) yield listing(r);
+  }
+
+  /**
+   * Stores many keys in one transaction (the legacy import, tests and the
+   * benchmark); a key whose address already has an active one is stored revoked.
+   */
+  insertMany(keys: (NewKey & { revokedAt?: number | null })[], now = Date.now()): { stored: number; revoked: number } {
+    const { stored, revoked, live } = this.blockingWrite(() => this.insertKeys(keys, now));
+    for (const hash of live) this.setEnd(hash, null);
+    return { stored, revoked };
+  }
+
+  /** insertMany's inserts, inside a write transaction the caller holds; the hashes it stored active. */
+  private insertKeys(keys: Iterable<NewKey & { revokedAt?: number | null }>, now: number) {
+    const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
+    let stored = 0;
+    let revoked = 0;
+    const live: string[] = [];
+    let seq = this.maxSeq();
+    for (const k of keys) {
+      const active = k.revokedAt == null && this.currentHash(k.email) === null;
+      if (k.revokedAt == null && !active) revoked++;
+      const added = Number(insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes);
+      stored += added;
+      if (added && active) live.push(k.hash);
+    }
+    return { stored, revoked, live };
+  }
+
+  private importLegacy(file: string): LegacyImport | null {
+    if (!existsSync(file)) return null;
+    const done = this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT) as { value: string } | undefined;
+    if (done) return null;
+    const bytes = readFileSync(file);
+    const records = importLegacyJson(file, bytes);
+    return this.blockingWrite(() => {
+      // Another process may have imported it while this one read the file.
+      if (this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT)) return null;
+      const now = Date.now();
+      // Newest first, so the newest active key of an address stays active if an old bug left two.
+      const { revoked } = this.insertKeys([...records].sort((a, b) => b.createdAt - a.createdAt), now);
+      const summary: LegacyImport = { file, keys: records.length, revoked, at: iso(now) };
+      this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run(LEGACY_IMPORT, JSON.stringify(summary));
+      return summary;
+    });
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    if (this.db.isOpen) this.db.close();
+  }
+}

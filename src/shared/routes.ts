@@ -1,0 +1,109 @@
+/**
+ * The API's routes: one table shared by the router, the service description
+ * at `/` and the OpenAPI generator.
+ */
+
+export type Param = 'name' | 'year' | 'id';
+export type RouteId =
+  | 'allCeremonies'
+  | 'ceremonyByYear'
+  | 'personByName'
+  | 'filmByNameAndYear'
+  | 'categoryByName'
+  | 'categoryByNameAndYear'
+  | 'titleById'
+  | 'nameById'
+  | 'search'
+  | 'categories';
+
+export interface Route {
+  /** OpenAPI operation id. */
+  id: RouteId;
+  /** First path segment(s) accepted. */
+  roots: string[];
+  /** Parameter segments between the root and `apikey=`, in order. */
+  params: Param[];
+  /** One-line summary. */
+  summary: string;
+  /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
+  notFound: string | null;
+  /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch. */
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]';
+  /** Example parameters for documentation. */
+  example: Partial<Record<Param, string>>;
+}
+
+export const ROUTES: Route[] = [
+  { id: 'allCeremonies', roots: ['archive', 'oscars'], params: [], summary: 'The whole archive: every ceremony year and its categories.', notFound: null, answer: 'Archive', example: {} },
+  { id: 'ceremonyByYear', roots: ['archive', 'oscars'], params: ['year'], summary: 'One ceremony year (the year it was held).', notFound: 'Data not found for the specified year', answer: 'Ceremony', example: { year: '1930' } },
+  { id: 'personByName', roots: ['person'], params: ['name'], summary: 'Every nomination naming this person, company or film, across all ceremonies.', notFound: 'Person not found', answer: 'PersonMatch[]', example: { name: 'Emma Stone' } },
+  { id: 'filmByNameAndYear', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', answer: 'FilmMatch[]', example: { name: 'Sinners', year: '2026' } },
+  { id: 'categoryByName', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', answer: 'CategoryMatch[]', example: { name: 'Actor' } },
+  { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
+  { id: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
+  { id: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
+  { id: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
+  { id: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
+];
+
+/** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
+export interface IdForm {
+  pattern: string;
+  expected: string;
+  test(id: string): boolean;
+}
+
+function idForm(pattern: string, expected: string): IdForm {
+  const regex = new RegExp(pattern);
+  return { pattern, expected, test: (id) => regex.test(id) };
+}
+
+/** The ids the id lookups accept, as the source's FilmId and NomineeIds columns write them. */
+export const ID_FORMS = {
+  titleById: idForm('^tt[0-9]+$', '`tt` followed by digits (an IMDb title id such as tt0120338)'),
+  nameById: idForm('^(?:nm|co)[0-9]+$', '`nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)'),
+} as const;
+
+/** The path template of a route, as documented: `/person/name={name}/apikey={apikey}`. */
+export function template(route: Route, root = route.roots[0]): string {
+  return `/${[root, ...route.params.map((p) => `${p}={${p}}`), 'apikey={apikey}'].join('/')}`;
+}
+
+/** A concrete example path with a given key. */
+export function examplePath(route: Route, key: string): string {
+  const params = route.params.map((p) => `${p}=${encodeURIComponent(route.example[p] ?? '')}`);
+  return `/${[route.roots[0], ...params, `apikey=${key}`].join('/')}`;
+}
+
+/** Longest name accepted, in characters. */
+export const MAX_NAME_LENGTH = 512;
+/** Longest text a search accepts, in characters. */
+export const MAX_SEARCH_LENGTH = 200;
+
+/**
+ * The answer shapes in the spec's own notation (section 2), for people and
+ * JSON clients reading the service description and the reference page. A test
+ * holds each one against the OpenAPI schema generated from src/shared/types.ts.
+ */
+export const SHAPES = {
+  Nomination: '{"primary": string[], "secondary"?: string[], "won": boolean, "notes"?: string}',
+  Category: '{"category": string, "nominations": Nomination[]}',
+  Archive: '{"<held year>": Category[], …}',
+  Ceremony: 'Category[]',
+  PersonMatch: '{"year": string, "category": string, "nomination": Nomination}',
+  FilmMatch: '{"category": string, "nomination": Nomination}',
+  CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
+  CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
+  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "otherNames"?: string[]}',
+  CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
+} as const;
+
+/** A lookup with its parameters decoded and checked. */
+export interface Lookup {
+  route: RouteId;
+  name?: string;
+  /** The held year, without leading zeros. */
+  year?: string;
+  /** An IMDb id of the form its route accepts. */
+  id?: string;
+}

@@ -1,0 +1,261 @@
+/**
+ * Shapes shared by the build, the runtime, the OpenAPI generator and the tests.
+ * One source of truth: change a field here and every consumer sees it.
+ */
+
+/** One nomination, as the API returns it (spec section 2, "Nomination"). */
+export interface Nomination {
+  /** Who or what the nomination is for: the people for most categories, the film for Best Picture and other film categories. */
+  primary: string[];
+  /** The film, or the people sharing the award; this service always sends it, empty when there is nobody else to name. */
+  secondary?: string[];
+  /** True when the nomination won. */
+  won: boolean;
+  /** Optional historical footnote: song title, official citation, the Academy's notes; absent when there is nothing to say. */
+  notes?: string;
+}
+
+/** One category at one ceremony, in archive order (spec section 2, "Category"). */
+export interface Category {
+  /** Full category name as used that year (names changed over the years): `Actor in a Leading Role`. */
+  category: string;
+  /** Every nomination in the category, in archive order. */
+  nominations: Nomination[];
+}
+
+/** One ceremony year's categories in archive order (both 1930 ceremonies, April's first). */
+export type Ceremony = Category[];
+
+/** The whole archive: ceremony held year (as a string) to its categories. */
+export type Archive = Record<string, Ceremony>;
+
+/** A nomination found by the person lookup (endpoint 3). */
+export interface PersonMatch {
+  /** Year the ceremony was held. */
+  year: string;
+  /** Full category name that year. */
+  category: string;
+  /** The matching nomination. */
+  nomination: Nomination;
+}
+
+/** A nomination found by the film-at-a-ceremony lookup (endpoint 4). */
+export interface FilmMatch {
+  /** Full category name at that ceremony. */
+  category: string;
+  /** The matching nomination. */
+  nomination: Nomination;
+}
+
+/** A category found by the category lookup across all ceremonies (endpoint 5). */
+export interface CategoryMatch {
+  /** Year the ceremony was held. */
+  year: string;
+  /** Full category name that year. */
+  category: string;
+  /** The full list of nominations in that category. */
+  nominations: Nomination[];
+}
+
+/** A category found by the category lookup at one ceremony (endpoint 6). */
+export interface CategoryYearMatch {
+  /** Full category name at that ceremony. */
+  category: string;
+  /** The full list of nominations in that category. */
+  nominations: Nomination[];
+}
+
+/** One result of a search by approximate name (`/search/name=…`). */
+export interface SearchResult {
+  /** The name exactly as the archive serves it. */
+  name: string;
+  /** `person`, `company` or `film` (from the source's IMDb ids, else its columns), or `category` for a full category name. */
+  kind: 'person' | 'company' | 'film' | 'category';
+  /** How many nominations `path` answers: for a name, the person lookup's matches; for a category name, the nominations in the category lookup's answer. */
+  nominations: number;
+  /** How many of those nominations won. */
+  wins: number;
+  /** Held year of the earliest of them. */
+  firstYear: string;
+  /** Held year of the latest of them. */
+  lastYear: string;
+  /** The lookup that answers this name, without its key: append `/apikey=...`. */
+  path: string;
+  /** For a category: the same award's other full names over the years (the source's canonical category). */
+  otherNames?: string[];
+}
+
+/** One full category name, as the category list (`/categories`) answers it. */
+export interface CategoryName {
+  /** Full category name, as the archive serves it. */
+  name: string;
+  /** The award it belongs to (the source's canonical category): every name of one award shares it. */
+  award: string;
+  /** Held year of the first ceremony that used this name. */
+  firstYear: string;
+  /** Held year of the last ceremony that used this name. */
+  lastYear: string;
+  /** The category lookup for this name, without its key (it also answers every name containing this one). */
+  path: string;
+}
+
+/** What `GET /health` answers (200): the archive this instance serves, as the build recorded it; no archive data. */
+export interface HealthBody {
+  /** Always "ok" in a 200. */
+  status: string;
+  /** The archive this instance can read. */
+  archive: ArchiveHealth;
+}
+
+/** The build's record of the archive: its source's revision and its counts. */
+export interface ArchiveHealth {
+  /** sha256 of the source file the archive was built from. */
+  revision: string;
+  /** The upstream commit of that file, when the build knew it (the revision data/source.json pins). */
+  commit?: string;
+  /** That revision's date (ISO 8601), when the build knew it. */
+  date?: string;
+  /** True when the build used the small built-in sample instead of the full archive. */
+  sample: boolean;
+  /** Lowest held year. */
+  firstYear: number;
+  /** Highest held year. */
+  lastYear: number;
+  /** Ceremony years held (1930, with two ceremonies, counts once). */
+  years: number;
+  /** Full category names, every renamed variant counted. */
+  categories: number;
+  /** Nominations in the archive. */
+  nominations: number;
+}
+
+/** Error body of every non-2xx answer. */
+export interface ErrorBody {
+  /** What went wrong, in one sentence. */
+  error: string;
+}
+
+/** Error body of a 429. */
+export interface RateLimitErrorBody extends ErrorBody {
+  /** The limit, e.g. "60 requests per minute". */
+  limit: string;
+  /** Whole seconds until the key's window resets (also in Retry-After). */
+  retryAfter: number;
+}
+
+/** Per-year figures committed in data/archive-summary.json (the yearly-update guard). */
+export interface YearSummary {
+  /** Number of categories (both 1930 ceremonies counted). */
+  categories: number;
+  /** Number of nominations. */
+  nominations: number;
+  /** Number of winning nominations. */
+  wins: number;
+  /** sha256 of the year's canonical JSON. */
+  hash: string;
+  /** Nomination fingerprints (sha256 prefix of category + primary + secondary), sorted, to name what changed. */
+  fingerprints: string[];
+  /** Fingerprints of the winning nominations, sorted. */
+  winners: string[];
+}
+
+export type ArchiveSummary = Record<string, YearSummary>;
+
+/**
+ * Reference to a stored response: its identity part, or identity, gzip and
+ * brotli parts joined by `/`. A part is `<id>` (a file of its own) or
+ * `<id>@<pack id>:<start>-<end>` (bytes start to end of a pack file), each id
+ * the first 20 hex digits of the sha256 of those bytes: an answer's id, and
+ * so its ETag, is that of its own bytes wherever they are kept. Files live at
+ * `_data/r/<first two digits>/<id>` under dist/, so no file name is ever
+ * derived from user input.
+ */
+export type FileRef = string;
+
+/** One full category name with where its answer across all years is stored. */
+export interface ManifestCategory {
+  /** Full category name (title-cased). */
+  name: string;
+  /** CategoryMatch[] of every ceremony that used this name. */
+  all: FileRef;
+}
+
+/**
+ * What every category lookup reads first, small since the widest lookups
+ * are across all years: every full category name, in order of first
+ * appearance, with its answer across all years, and the answers across all
+ * years of texts matching several names.
+ */
+export interface CategoryIndex {
+  categories: ManifestCategory[];
+  joined: JoinedAnswers;
+}
+
+/** For each full category name (in the CategoryIndex's order), its CategoryYearMatch[] at each held year it was used. */
+export type CategoryYears = Record<string, FileRef>[];
+
+/** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
+export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
+
+/** IMDb id index shard: a title id (`tt…`) or name id (`nm…`, `co…`) to its PersonMatch[] across all years. */
+export type IdShard = Record<string, FileRef>;
+
+/** The upstream revision of the source a build read, as data/source.json pinned it. */
+export interface SourceRevision {
+  /** The upstream repository, `owner/name`. */
+  repository: string;
+  /** The upstream commit; null when it was pinned from a file of unknown origin. */
+  commit: string | null;
+  /** The commit's date (ISO 8601), or the day it was pinned when the commit is unknown. */
+  date: string | null;
+}
+
+/**
+ * What a category text matching several names at one year is cut from, in a
+ * stored file of its own that only such joins read: for each held year, every
+ * category of its ceremony in order, as [place in the category list, start
+ * byte, end byte] of its element within the year's answer.
+ */
+export type JoinIndex = Record<string, [number, number, number][]>;
+
+/**
+ * The answer across all years of every text matching several full category
+ * names, stored whole, by the set of names it matches (`categorySetKey` of
+ * their places in the category list). Any such text is part of one of the
+ * names, so the build finds every set there is.
+ */
+export type JoinedAnswers = Record<string, FileRef>;
+
+/**
+ * What the runtime loads first: `_data/manifest.json`. Kept small, since a
+ * fresh isolate parses it before its first lookup: what only category
+ * lookups need is in files of its own, which it names.
+ */
+export interface Manifest {
+  /** Layout version; the runtime refuses other versions. */
+  format: 9;
+  /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
+  source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
+  /** Lowest and highest held year. */
+  yearRange: [number, number];
+  /** The whole archive. */
+  archive: FileRef;
+  /** One ceremony year: its Category[]. */
+  years: Record<string, FileRef>;
+  /** The stored CategoryIndex: the full category names and the answers across all years. */
+  categories: FileRef;
+  /** How many full category names there are (for /health, which reads no other file). */
+  categoryCount: number;
+  /** The stored CategoryYears: each name's answers at one year (category lookups at a year read it). */
+  categoryYears: FileRef;
+  /** The stored JoinIndex: what a text matching several names at one year is cut from. */
+  joins: FileRef;
+  /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
+  shards: FileRef[];
+  /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
+  ids: FileRef[];
+  /** The stored search index's shards (src/store/search.ts: StoredSearchIndex, by searchShard): read by searches, never sent. */
+  search: FileRef[];
+  /** The category list's answer (CategoryName[]). */
+  categoryList: FileRef;
+}
