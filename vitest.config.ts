@@ -4,13 +4,13 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The full archive exists before any test runs (fetched, or one line saying what to set).
-    globalSetup: ['test/_global-setup.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
     // Every file removes the temp folders it made.
-    setupFiles: ['test/_cleanup.ts'],
+    setupFiles: ['test/helpers/cleanup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    // gc() for memory checks that measure what is retained, not when the collector last ran (test/flood.test.ts).
+    // gc() for memory checks that measure what is retained, not when the collector last ran (test/api/flood.test.ts).
     execArgv: ['--expose-gc'],
     maxWorkers: 2,
     // The JSON report is what .ci/run counts; the default reporter is what people read.

@@ -1,0 +1,306 @@
+/**
+ * The behaviour suite on the full archive, in every place the API runs (the
+ * core in-process, the Node server, the Netlify edge function under Deno, the
+ * Cloudflare Worker under wrangler dev), plus the checks that only make sense
+ * across them: byte-identical bodies, and no data reachable without a key.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApi } from '../../src/api/handler.ts';
+import { GRACE_PERIODS, Keys } from '../../src/keys/keys.ts';
+import { portalKeys } from '../../src/keys/blobs.ts';
+import { DiskData } from '../../adapters/_node/disk-data.ts';
+import { createNodeServer } from '../../adapters/node.ts';
+import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { dataPath, parseRef, shardOf } from '../../src/store/refs.ts';
+import { ROUTES } from '../../src/shared/routes.ts';
+import type { Manifest, Shard } from '../../src/shared/types.ts';
+import { startBlobs } from '../helpers/blobs.ts';
+import { behaviourSuite, decoded, type Target } from './behaviour.ts';
+import { conformanceSuite } from './conformance.ts';
+import { hostileSuite } from './hostile.ts';
+import { operationIdFor, validateResponse } from './contract.ts';
+import { startMailApi } from '../helpers/mail.ts';
+import { buildInto, keyThroughPortal, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, startWorker, tempDir, treeDigest } from '../helpers/helpers.ts';
+import { idRows, type SpecArchive, type SpecIds } from '../oracle.ts';
+
+/** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
+let archive: SpecArchive;
+/** Its nominations with the IMDb ids their source rows carry: what the oracle's id lookups read. */
+let ids: SpecIds;
+let dist: string;
+/** The person lookup whose stored answer the setup corrupts, so every runtime can show section 7's 500. */
+let unreadablePath: string;
+
+/** Every name the suites below ask for (`name=…` in their sources and in the README's examples), decoded where it decodes. */
+function namesAsked(): string[] {
+  const sources = ['behaviour.ts', 'conformance.ts', 'behaviour.test.ts', '../../README.md'].map((f) => readFileSync(path.join(import.meta.dirname, f), 'utf8'));
+  return sources.flatMap((text) =>
+    [...text.matchAll(/name=([^/'"`$]+)/g)].map(([, raw]) => {
+      try {
+        return decodeURIComponent(raw);
+      } catch {
+        return raw;
+      }
+    }),
+  );
+}
+
+/**
+ * Corrupts (same length, other bytes) the stored answer of one person: one
+ * bit of it inside the pack of its person-index shard, a shard no name the
+ * suites ask for falls in. The pack no longer hashes to its name, so asking
+ * for that person must answer 500 (and every name of that pack with it),
+ * while everything the suites ask for keeps working.
+ */
+async function corruptOneAnswer(dist: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8')) as Manifest;
+  const asked = new Set(namesAsked().map((n) => shardOf(n, manifest.shards.length)));
+  const shard = manifest.shards.findIndex((_, i) => !asked.has(i));
+  const entries = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(manifest.shards[shard])!.id)!), 'utf8')) as Shard;
+  const [name, [ref]] = Object.entries(entries)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .find(([n, [r]]) => /^[A-Z][a-z]+ [A-Z][a-z]+$/.test(n) && parseRef(r)!.at.identity.range)!;
+  const { file, range } = parseRef(ref)!.at.identity;
+  const pack = path.join(dist, dataPath(file)!);
+  const bytes = await readFile(pack);
+  bytes[range![1] - 2] ^= 0x20; // one bit of the answer's last element: the pack is no longer the bytes its name (a hash of them) promises
+  await writeFile(pack, bytes);
+  return `/person/name=${encodeURIComponent(name)}`;
+}
+const targets: Record<'core' | 'node' | 'edge' | 'worker', Target> = {} as never;
+/** The runtimes other than the core, each over HTTP. */
+const SERVED = ['node', 'edge', 'worker'] as const;
+const stops: (() => Promise<void>)[] = [];
+let edgeLogs: string[] = [];
+
+beforeAll(async () => {
+  dist = await buildInto(SHARED_SOURCE, 'behaviour');
+  unreadablePath = await corruptOneAnswer(dist);
+  const dir = await tempDir('behaviour-keys');
+
+  // Core in-process and the Node server share one SQLite key store, as npm start and its portal do.
+  const backend = new SqliteKeyBackend(path.join(dir, 'keys.db'));
+  stops.push(async () => backend.close());
+  const fileKeys = new Keys(backend);
+  const data = new DiskData(dist);
+  const api = createApi({ data, keys: fileKeys, compression: true });
+  targets.core = {
+    compression: true,
+    seen: [],
+    issueKey: () => fileKeys.issue(`core-${Math.random()}@example.org`),
+    revokeKey: (k) => fileKeys.revokeKey(k),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => fileKeys.revokeKey(k),
+    async request(method, pathname, headers = {}) {
+      const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+      const out = await api.reply({ method, url: pathname, header: (n) => lower[n] });
+      return { status: out.status, headers: out.headers, body: Buffer.from(out.body ?? new Uint8Array(0)) };
+    },
+  };
+  const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
+  archive = JSON.parse(served.body.toString('utf8'));
+  ids = idRows(archive, await readFile(SHARED_SOURCE, 'utf8'));
+
+  const node = createNodeServer({ dist, keys: fileKeys });
+  await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));
+  const nodePort = (node.server.address() as AddressInfo).port;
+  stops.push(() => new Promise((resolve) => node.server.close(() => resolve())));
+  targets.node = {
+    compression: true,
+    seen: [],
+    issueKey: () => fileKeys.issue(`node-${Math.random()}@example.org`),
+    revokeKey: (k) => fileKeys.revokeKey(k),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => fileKeys.revokeKey(k),
+    request: (method, pathname, headers) => rawRequest(nodePort, method, pathname, headers),
+  };
+
+  // The edge function reads keys from Netlify Blobs: a local BlobsServer stands in.
+  const blobs = await startBlobs('behaviour-blobs');
+  stops.push(() => blobs.stop());
+  const blobKeys = portalKeys(blobs.access);
+  const edge = await startEdge(dist, {
+    NETLIFY_BLOBS_CONTEXT: blobs.context,
+    KEY_CACHE_TTL_MS: '1000',
+    // Not a number: the edge function logs it and keeps the default of 60, which the suite's rate test then sees.
+    RATE_LIMIT_PER_MINUTE: 'sixty',
+  });
+  edgeLogs = edge.logs;
+  stops.push(edge.stop);
+  targets.edge = {
+    compression: false,
+    seen: [],
+    issueKey: () => blobKeys.issue(`edge-${Math.random()}@example.org`),
+    revokeKey: (k) => blobKeys.revokeKey(k),
+    rotateKey: (k, grace) => blobKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    endGrace: (k) => blobKeys.revokeKey(k),
+    request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
+  };
+
+  // The Worker keeps keys in a local D1 and mails sign-in links through an HTTP e-mail API: keys are had through its portal, as a person has them.
+  const mailApi = await startMailApi();
+  stops.push(() => mailApi.stop());
+  const worker = await startWorker(dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000' });
+  stops.push(worker.stop);
+  const sessions = new Map<string, string>();
+  const workerBase = `http://127.0.0.1:${worker.port}`;
+  targets.worker = {
+    compression: false,
+    seen: [],
+    async issueKey() {
+      const { key, session } = await keyThroughPortal(workerBase, mailApi);
+      sessions.set(key, session);
+      return key;
+    },
+    async revokeKey(key) {
+      const response = await fetch(`${workerBase}/portal/keys/revoke`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(key)}` } });
+      if (response.status !== 200) throw new Error(`revoke answered ${response.status}`);
+    },
+    // As the portal page does it: the rotate dialog's choice, then "Stop the old key now".
+    async rotateKey(key, grace) {
+      const session = sessions.get(key);
+      const response = await fetch(`${workerBase}/portal/keys/rotate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ grace }),
+      });
+      if (response.status !== 200) throw new Error(`rotate answered ${response.status}`);
+      const { apiKey } = (await response.json()) as { apiKey: string };
+      sessions.set(apiKey, session!);
+      return apiKey;
+    },
+    async endGrace(old) {
+      const response = await fetch(`${workerBase}/portal/keys/end-grace`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(old)}` } });
+      if (response.status !== 200) throw new Error(`end-grace answered ${response.status}`);
+    },
+    request: (method, pathname, headers) => rawRequest(worker.port, method, pathname, headers),
+  };
+}, 300_000);
+
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+behaviourSuite('core', () => targets.core, () => archive, () => ids);
+behaviourSuite('node server', () => targets.node, () => archive, () => ids);
+behaviourSuite('edge function under Deno', () => targets.edge, () => archive, () => ids);
+behaviourSuite('Worker under wrangler dev', () => targets.worker, () => archive, () => ids);
+conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
+conformanceSuite('Worker under wrangler dev', () => targets.worker, () => archive, { get unreadablePath() { return unreadablePath; } });
+hostileSuite('core', () => targets.core, { dist: () => dist });
+hostileSuite('node server', () => targets.node, { dist: () => dist });
+hostileSuite('edge function under Deno', () => targets.edge, { dist: () => dist });
+hostileSuite('Worker under wrangler dev', () => targets.worker, { dist: () => dist });
+
+describe('edge settings', () => {
+  it('logs a setting that is not a whole number and keeps its default', () => {
+    expect(edgeLogs).toContain('Expected RATE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "sixty"; using 60');
+  });
+});
+
+describe('across runtimes', () => {
+  it('gives byte-identical bodies, statuses and ETags in every place', async () => {
+    const keys = { core: await targets.core.issueKey(), node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
+    const paths = [
+      '/archive/year=1930',
+      '/oscars/year=2026',
+      '/person/name=Meryl%20Streep',
+      '/person/name=Metro-Goldwyn-Mayer',
+      '/movie/name=Face%2FOff/year=1998',
+      '/award/name=Writing',
+      '/award/name=a/year=1950',
+      '/award/name=Actor/year=1930',
+      '/award/name=Best%20Picture/year=2026',
+      '/movie/name=KPop%20Demon%20Hunters/year=2026',
+      '/award/name=Sound',
+      '/person/name=Nobody',
+      '/archive/year=abc',
+      '/title/id=tt0120338',
+      '/name/id=nm0000658',
+      '/name/id=co0007143',
+      '/title/id=tt0000000',
+      '/name/id=tt0120338',
+    ];
+    for (const p of paths) {
+      const replies: Record<string, RawReply> = {};
+      for (const name of ['core', ...SERVED] as const) replies[name] = await targets[name].request('GET', `${p}/apikey=${keys[name]}`);
+      for (const name of SERVED) {
+        expect([p, name, replies[name].status]).toEqual([p, name, replies.core.status]);
+        expect([p, name, decoded(replies[name]).equals(decoded(replies.core))]).toEqual([p, name, true]);
+      }
+      expect(replies.edge.headers.etag).toBe(replies.core.headers.etag);
+      expect(replies.worker.headers.etag).toBe(replies.core.headers.etag);
+    }
+  });
+
+  it('never answers a data file by its own path, on the Node server, the edge function or the Worker', async () => {
+    const files = [...(await treeDigest(dist)).keys()];
+    const data = files.filter((f) => f.startsWith('_data/'));
+    expect(data.length).toBeGreaterThan(1000);
+    // Every data file is tried directly, with and without a key segment appended.
+    const key = { node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
+    // About 250 of them, spread over the whole tree, and the manifest; each target asked 16 at a time.
+    const sample = data.filter((_, i) => i % Math.ceil(data.length / 250) === 0).concat('_data/manifest.json');
+    for (const name of SERVED) {
+      const paths = sample.flatMap((file) => [`/${file}`, `/${file}/apikey=${key[name]}`, `/${encodeURI(file).replaceAll('/', '%2F')}`, `/x/..%2F${file}`]);
+      for (let at = 0; at < paths.length; at += 16) {
+        const replies = await Promise.all(paths.slice(at, at + 16).map(async (p) => [p, await targets[name].request('GET', p)] as const));
+        for (const [p, reply] of replies) expect([name, p, reply.status, reply.body.toString()]).toEqual([name, p, 404, '{"error":"Not Found"}']);
+      }
+    }
+  });
+
+  it('publishes the OpenAPI document and the reference page without a key, from every server', async () => {
+    const openapi = readFileSync(path.join(dist, 'openapi.json'));
+    const page = readFileSync(path.join(dist, 'index.html'));
+    for (const name of SERVED) {
+      const doc = await targets[name].request('GET', '/openapi.json');
+      expect([name, doc.status, doc.body.equals(openapi)]).toEqual([name, 200, true]);
+      const html = await targets[name].request('GET', '/', { accept: 'text/html,application/xhtml+xml' });
+      expect([name, html.status, html.body.equals(page)]).toEqual([name, 200, true]);
+    }
+  });
+
+  it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
+    const examples = readmeExamples();
+    expect(examples.length).toBe(ROUTES.length);
+    const k = await targets.core.issueKey();
+    for (const { request, answer } of examples) {
+      const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));
+      expect([request, reply.status]).toEqual([request, 200]);
+      if (!answer.includes('…')) expect([request, decoded(reply).toString('utf8')]).toEqual([request, answer]);
+    }
+  });
+
+  it('answers no data route without a valid key anywhere', async () => {
+    for (const name of SERVED) {
+      for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A', '/title/id=tt0120338', '/name/id=nm0000658/apikey=nope']) {
+        const reply = await targets[name].request('GET', p);
+        expect([name, p, reply.status]).toEqual([name, p, 403]);
+      }
+    }
+  });
+});
+
+describe('the contract', () => {
+  for (const name of ['core', ...SERVED] as const) {
+    it(`holds for every reply the suite saw from the ${name}`, () => {
+      const seen = targets[name].seen!;
+      expect(seen.length).toBeGreaterThan(50);
+      const statuses = new Set<number>();
+      for (const { path: p, reply } of seen) {
+        const text = decoded(reply).toString('utf8');
+        const errors = validateResponse(operationIdFor(p), reply.status, reply.status === 304 ? null : JSON.parse(text));
+        expect([p, reply.status, errors]).toEqual([p, reply.status, []]);
+        statuses.add(reply.status);
+      }
+      expect([...statuses].sort()).toEqual([200, 304, 400, 403, 404, 429, 500]);
+    });
+  }
+});

@@ -1,0 +1,168 @@
+/**
+ * The Cloudflare D1 key store on a real local D1 (Miniflare, offline), its
+ * schema applied from the repository's `migrations/` folder by `wrangler d1
+ * migrations apply --local`, as a user applies it: the
+ * shared behaviour and race suite through two bindings of one database (two
+ * Worker isolates), the schema the same as the one the local SQLite store
+ * makes, and the Worker's key check through the key cache: how soon a revoked
+ * key is refused, how often D1 is read under load, how much it holds.
+ */
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { promisify } from 'node:util';
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey, Keys } from '../../src/keys/keys.ts';
+import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../../src/keys/cache.ts';
+import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../src/keys/d1.ts';
+import { keySql } from '../../src/keys/sql.ts';
+import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { keyStoreSuite } from './key-store-suite.ts';
+import { tempDir } from '../helpers/helpers.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const DATABASE_ID = '00000000-0000-4000-8000-00000000d1d1';
+const run = promisify(execFile);
+
+let mf: Miniflare;
+let dir: string;
+/** Two bindings of the one database, as two Worker isolates have. */
+let isolates: D1DatabaseLike[];
+
+/** A D1 binding of the one database (each call: another isolate's binding). */
+const binding = async () => (await mf.getD1Database('KEYS')) as unknown as D1DatabaseLike;
+
+/**
+ * `wrangler d1 migrations apply --local` of the repository's `migrations/`
+ * folder, as a user runs it, into a local D1 under `dir` (a wrangler config
+ * of its own there, naming the folder); the folder local resources are kept in.
+ */
+async function migrateWithWrangler(dir: string): Promise<string> {
+  const config = { name: 'keys-d1-test', main: 'worker.js', compatibility_date: '2025-01-01', d1_databases: [{ binding: 'KEYS', database_name: 'keys', database_id: DATABASE_ID, migrations_dir: path.join(ROOT, 'migrations') }] };
+  await writeFile(path.join(dir, 'wrangler.json'), JSON.stringify(config));
+  await writeFile(path.join(dir, 'worker.js'), 'export default { fetch: () => new Response(null) }');
+  const state = path.join(dir, 'state');
+  const env = { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(dir, 'logs') };
+  const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/wrangler'), ['d1', 'migrations', 'apply', 'keys', '--local', '--persist-to', state], { cwd: dir, env });
+  expect(stdout).toMatch(/0001_keys\.sql\s*│ ✅/);
+  return path.join(state, 'v3');
+}
+
+beforeAll(async () => {
+  dir = await tempDir('keys-d1');
+  const resourcePersistencePath = await migrateWithWrangler(dir);
+  // No Request.cf download: offline; the database is the one wrangler migrated, under the temp folder.
+  mf = new Miniflare(
+    convertV4MiniflareOptions({ modules: true, script: 'export default { fetch: () => new Response(null) }', d1Databases: { KEYS: DATABASE_ID }, resourcePersistencePath, cf: false }),
+  );
+  isolates = [await binding(), await binding()];
+}, 120_000);
+
+afterAll(async () => {
+  await mf?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+keyStoreSuite('Cloudflare D1', () => {
+  const clock = { t: Date.now() };
+  return { a: new Keys(new D1KeyBackend(isolates[0]), () => clock.t), b: new Keys(new D1KeyBackend(isolates[1]), () => clock.t), clock, settle: () => {} };
+});
+
+describe('the D1 schema', () => {
+  it('is the one the local SQLite store makes: the same tables and indexes, from the same migration files', async () => {
+    const local = new SqliteKeyBackend(path.join(dir, 'schema.db'), { view: false });
+    const shape = `SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' ORDER BY name`;
+    try {
+      const d1 = (await (await binding()).prepare(shape).all()).results;
+      const sqlite = new DatabaseSync(local.file, { readOnly: true });
+      expect(d1).toEqual(sqlite.prepare(shape).all().map((row) => ({ ...row })));
+      expect(d1?.map((row) => row.name)).toEqual(expect.arrayContaining(['keys', 'keys_one_active', 'meta', 'sessions', 'tokens']));
+      sqlite.close();
+    } finally {
+      local.close();
+    }
+  });
+});
+
+/** A binding that counts the key checks it is asked (`SELECT ... FROM keys WHERE hash = ?`), as D1 would bill them. */
+function counting(db: D1DatabaseLike): { db: D1DatabaseLike; reads: () => number } {
+  let reads = 0;
+  const check = keySql.keyEnd('0'.repeat(64)).sql;
+  return {
+    db: { prepare: (sql) => ((reads += sql === check ? 1 : 0), db.prepare(sql)), batch: (statements) => db.batch(statements) },
+    reads: () => reads,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let workers = 0;
+const owner = () => `worker-${++workers}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+
+describe("the Worker's key check, d1Keys, over a real local D1", () => {
+  it('refuses a key revoked by another isolate within 2 seconds, on the real clock', async () => {
+    const portal = new Keys(new D1KeyBackend(isolates[1]));
+    const worker = d1Keys(isolates[0]);
+    const email = owner();
+    const key = await portal.issue(email);
+    expect(await worker.verify(key)).toBe(true);
+    expect(worker.verify(key)).toBe(true); // warm: answered from memory, no promise
+    await portal.revoke(email);
+    const revokedAt = performance.now();
+    while (await worker.verify(key)) await sleep(20);
+    const refusedAfter = performance.now() - revokedAt;
+    console.log(`revoked key refused after ${Math.round(refusedAfter)} ms (TTL ${KEY_CACHE_TTL_MS} ms)`);
+    expect(refusedAfter).toBeLessThan(2_000);
+  });
+
+  it('refuses a key at once when this isolate revokes or rotates it, even with a read of it in flight', async () => {
+    const worker = d1Keys(isolates[0], { ttlMs: KEY_CACHE_MAX_TTL_MS });
+    const email = owner();
+    const key = await worker.issue(email);
+    expect(await worker.verify(key)).toBe(true);
+    const next = await worker.rotate(email);
+    expect(await worker.verify(key)).toBe(false);
+    const inFlight = worker.verify(next); // read started before the revocation: its answer is not kept
+    await worker.revoke(email);
+    expect(await inFlight).toBe(true);
+    expect(await worker.verify(next)).toBe(false);
+  });
+
+  it('reads D1 once for a hundred checks of one uncached key at once, and about once a second per key under steady load', async () => {
+    const { db, reads } = counting(isolates[0]);
+    const worker = d1Keys(db);
+    const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
+    const first = await Promise.all(Array.from({ length: 100 }, () => worker.verify(keys[0])));
+    expect(first).toEqual(new Array(100).fill(true));
+    expect(reads()).toBe(1);
+
+    const started = performance.now();
+    let checks = 0;
+    while (performance.now() - started < 2_500) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => worker.verify(keys[i % 2])));
+      expect(answers.every(Boolean)).toBe(true);
+      checks += answers.length;
+      await sleep(5);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const perKeyPerSecond = (reads() - 1) / 2 / seconds;
+    console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${reads() - 1} D1 reads, ${perKeyPerSecond.toFixed(2)} per key per second`);
+    expect(reads() - 1).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
+  });
+
+  it('holds at most `max` answers however many made-up keys arrive', async () => {
+    const worker = d1Keys(isolates[0], { max: 50 });
+    const made = Array.from({ length: 150 }, () => generateKey());
+    expect(await Promise.all(made.map((key) => worker.verify(key)))).toEqual(new Array(150).fill(false));
+    expect(worker.cache!.size).toBe(50);
+    const real = await worker.issue(owner());
+    expect(await worker.verify(real)).toBe(true); // the newest answer is kept, the oldest made-up ones dropped
+    expect(worker.cache!.size).toBe(50);
+  });
+
+  it('refuses a TTL over 2 seconds, the bound on how long a revoked key may still work', () => {
+    expect(() => d1Keys(isolates[0], { ttlMs: 2_001 })).toThrow(/ttlMs/);
+    expect(() => d1Keys(isolates[0], { max: 0 })).toThrow(/max/);
+  });
+});

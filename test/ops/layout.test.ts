@@ -1,0 +1,183 @@
+/**
+ * The code's layout rules, checked on the source itself: every import runs
+ * down the map of folders (FLOORS) and none closes a circle; what the edge
+ * function and the Worker load is runtime-agnostic (no `node:` module, nothing
+ * Node-only); the spec's oracle is imported only by the tests and the
+ * benchmark; each runtime's adapter is one short file, its helpers beside it
+ * in `adapters/_node/` or `adapters/_fetch.ts`; and no function of the
+ * request path (src/, adapters/, netlify/) runs over 60 lines.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * The house, from the ground up: each folder with code and the folders it may
+ * import from. Every import is within a folder or runs to one named here, so
+ * the arrows only point down (a folder names only folders listed before it)
+ * and `build/` never imports `cli/`.
+ */
+export const FLOORS: [folder: string, mayImport: string[]][] = [
+  ['src/shared', []], // shapes of the answers, the routes, limits, messages, small tools
+  ['src/store', ['src/shared']], // the stored layout and its reader
+  ['src/http', ['src/shared', 'src/store']], // a request read, a reply made, shared-cache headers
+  ['src/keys', ['src/shared']], // the key rules, their cache and each store
+  ['src/portal', ['src/shared', 'src/http', 'src/keys']], // the developer portal's endpoints and mail
+  ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
+  ['src/client', ['src/shared']], // the client package
+  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']],
+  ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'src/api']],
+  ['netlify/edge-functions', ['adapters']],
+  ['netlify/functions', ['adapters']],
+  ['build', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'src/api', 'src/client', 'data']],
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'build']],
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'build', 'cli', 'test']],
+];
+
+/** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
+export function wrongWayImports(files: string[], floors = FLOORS): string[] {
+  const allowed = new Map(floors);
+  const order = floors.map(([folder]) => folder);
+  return files.flatMap((file) => {
+    const from = path.dirname(file);
+    return importsOf(file)
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => path.relative(ROOT, path.resolve(ROOT, from, spec)))
+      .flatMap((target) => {
+        const to = path.dirname(target);
+        if (to === from) return [];
+        const may = allowed.get(from);
+        if (!may) return [`${file} -> ${target} (${from} is not on the map)`];
+        // A folder listed earlier than the importer's: the map's order is the floors', so this runs down.
+        if (may.includes(to) && order.indexOf(to) < order.indexOf(from)) return [];
+        return [`${file} -> ${target} (${from} -> ${to})`];
+      });
+  });
+}
+const MAX_FUNCTION_LINES = 60;
+/** An adapter wires one runtime's abilities to the front door: a few dozen lines. */
+const MAX_ADAPTER_LINES = 60;
+
+const sourceFiles = (dir: string): string[] =>
+  readdirSync(path.join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.m?ts$/.test(e.name))
+    .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)));
+
+/** Module specifiers a file imports or re-exports (type-only imports included: they still say where a file reaches). */
+function importsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  return source.statements.flatMap((s) =>
+    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? [s.moduleSpecifier.text] : [],
+  );
+}
+
+/** Every project file a module loads at run time, following relative imports (type-only ones left out). */
+function runtimeGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+    for (const s of source.statements) {
+      // A re-export (`export { default } from`) loads its module as an import does.
+      const loads = (ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly) || (ts.isExportDeclaration(s) && !s.isTypeOnly);
+      if (!loads || !s.moduleSpecifier || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      const spec = s.moduleSpecifier.text;
+      if (spec.startsWith('.')) visit(path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec)));
+      else seen.add(`package:${spec}`);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+/** Functions, methods and arrow functions longer than the limit, as `file:line name (n lines)`. */
+function longFunctions(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line + 2 - start;
+      const name = (node as ts.FunctionDeclaration).name?.getText() ?? '(anonymous)';
+      if (lines > MAX_FUNCTION_LINES) found.push(`${file}:${start} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** Import cycles among `files` (relative imports, type-only ones included), each as `a -> b -> a`. */
+function importCycles(files: string[]): string[] {
+  const known = new Set(files);
+  const edges = new Map(files.map((f) => [f, importsOf(f).filter((spec) => spec.startsWith('.')).map((spec) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, f)), spec))).filter((to) => known.has(to))]));
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, trail: string[]) => {
+    if (state.get(file) === 'open') cycles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '));
+    if (state.has(file)) return;
+    state.set(file, 'open');
+    for (const to of edges.get(file) ?? []) visit(to, [...trail, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
+
+describe('the layout', () => {
+  it('runs every import down the map of folders, and build/ never into cli/', () => {
+    const files = ['src', 'adapters', 'netlify', 'build', 'cli', 'bench'].flatMap(sourceFiles);
+    expect(files.length).toBeGreaterThan(80);
+    expect(wrongWayImports(files)).toEqual([]);
+    // The map itself points down: no folder may import one listed after it.
+    for (const [i, [, may]] of FLOORS.entries()) for (const to of may) expect(FLOORS.findIndex(([f]) => f === to), `${FLOORS[i][0]} -> ${to}`).toBeLessThan(i);
+  });
+
+  it('refuses an import that runs up a floor, one between siblings, and one from a folder off the map', () => {
+    const floors: typeof FLOORS = [['src/shared', []], ['src/store', ['src/shared']], ['src/keys', ['src/shared']]];
+    expect(wrongWayImports(['src/store/archive.ts'], floors)).toEqual([]);
+    expect(wrongWayImports(['src/store/archive.ts'], [['src/shared', ['src/store']], ['src/store', []]])).toEqual(expect.arrayContaining([expect.stringMatching(/^src\/store\/archive\.ts -> src\/shared\/.* \(src\/store -> src\/shared\)$/)]));
+    expect(wrongWayImports(['src/keys/keys.ts'], floors.slice(0, 2))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
+    // Named as allowed but listed above the importer: still an arrow running up.
+    const upward: typeof FLOORS = [['src/shared', []], ['src/http', ['src/shared']], ['src/store', []], ['src/portal', ['src/shared', 'src/http', 'src/keys']], ['src/keys', ['src/shared']]];
+    expect(wrongWayImports(['src/portal/portal.ts'], upward)).toEqual([expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/keys\.ts \(src\/portal -> src\/keys\)$/)]);
+  });
+
+  it.each(['netlify/edge-functions/api.ts', 'adapters/cloudflare.ts'])('loads nothing Node-only into %s: no node: module, nothing of adapters/_node/ or *.node.ts, no build/ or test/ file', (entry) => {
+    const graph = [...runtimeGraph(entry)];
+    expect(graph).toContain('src/api/handler.ts');
+    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench|cli|adapters\/_node)\//.test(f));
+    expect(offending).toEqual([]);
+  });
+
+  it(`keeps every runtime's adapter short: one file each in adapters/, at most ${MAX_ADAPTER_LINES} lines`, () => {
+    const adapters = sourceFiles('adapters').filter((f) => !path.basename(f).startsWith('_') && !f.includes('/_'));
+    expect(adapters.length).toBeGreaterThanOrEqual(4);
+    const long = adapters.map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`).filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
+    expect(long).toEqual([]);
+    // Netlify finds its functions only in its own folders: what is there only re-exports an adapter (and the portal's paths).
+    for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
+  });
+
+  it('lets only the tests and the benchmark import the spec oracle', () => {
+    const files = ['src', 'build', 'netlify', 'test', 'bench'].flatMap(sourceFiles);
+    const importers = files.filter((f) => importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'));
+    expect(importers.length).toBeGreaterThan(2);
+    expect(importers.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+  });
+
+  it('has no import cycle among the project\'s own files', () => {
+    const files = ['src', 'build', 'cli', 'netlify', 'adapters'].flatMap(sourceFiles);
+    expect(files.length).toBeGreaterThan(40);
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, adapters/, netlify/)`, () => {
+    expect(['src', 'adapters', 'netlify'].flatMap(sourceFiles).flatMap(longFunctions)).toEqual([]);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * `npm run dev:cloudflare` as a process (test/helpers/helpers.ts startWorker: the
+ * Worker under wrangler dev, workerd, a local D1): what it hands wrangler.
+ * Secrets (MAIL_API_TOKEN) reach the Worker through an env file of
+ * wrangler's, mode 0600 in a private folder removed at exit, never on a
+ * command line, which any local user reads with `ps`. A request whose path
+ * does not parse as a URL is answered 400 as JSON, and it keeps running.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MailApi, startMailApi } from '../helpers/mail.ts';
+import { rawRequestLine, sampleSandbox, type Sandbox, startWorker } from '../helpers/helpers.ts';
+
+/** Every process's command line on this machine, as `ps` shows them: pid and arguments. */
+function commandLines(): { pid: number; args: string[] }[] {
+  const lines = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      lines.push({ pid: Number(entry), args });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return lines;
+}
+
+
+let box: Sandbox;
+let mailApi: MailApi;
+let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+// A `$NAME` that an env file's expansion would replace, and a quote that decides the file's quoting.
+const secret = `tok-${Math.random().toString(36).slice(2)}-$HOME-'q'`;
+
+beforeAll(async () => {
+  box = await sampleSandbox('cloudflare-dev');
+  mailApi = await startMailApi();
+  worker = await startWorker(box.dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: secret });
+}, 240_000);
+afterAll(async () => {
+  await worker?.stop();
+  await mailApi?.stop();
+  await box?.remove();
+});
+
+describe('dev:cloudflare and its secrets', () => {
+  it('puts no secret on any command line; wrangler reads them from a private env file', () => {
+    const lines = commandLines();
+    const carrying = lines.filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
+    expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
+    const dev = lines.filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
+    expect(dev.length).toBeGreaterThan(0);
+    const envFile = dev[0].args[dev[0].args.indexOf('--env-file') + 1];
+    expect(envFile).toMatch(/faa-worker-env-[^/]+\/worker\.env$/);
+    expect(statSync(envFile).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(envFile)).mode & 0o777).toBe(0o700);
+  });
+
+  it('still gives the Worker the secret as it was: the sign-in mail goes out with it', async () => {
+    const email = 'secret@example.org';
+    const asked = await fetch(`http://127.0.0.1:${worker!.port}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+    expect(asked.status).toBe(202);
+    expect(mailApi.to(email).map((c) => c.authorization)).toEqual([`Bearer ${secret}`]);
+  });
+
+  it('answers 400 with a JSON error to a path that does not parse as a URL, and keeps running', async () => {
+    for (const line of ['GET //x:y@%zz/ HTTP/1.1', 'GET //x:y@%zz/health HTTP/1.1', 'GET %zz HTTP/1.1', 'GET http://x:y@%zz/ HTTP/1.1', 'GET * HTTP/1.1', 'GET /a b/c HTTP/1.1']) {
+      const answer = await rawRequestLine(worker!.port, line);
+      expect([line, answer.status]).toEqual([line, 400]);
+      expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
+    }
+    expect((await fetch(`http://127.0.0.1:${worker!.port}/health`)).status).toBe(200);
+  });
+
+  it('removes the env file when it stops', async () => {
+    const dev = commandLines().find(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
+    const folder = path.dirname(dev.args[dev.args.indexOf('--env-file') + 1]);
+    await worker!.stop();
+    worker = undefined;
+    expect(readdirSync(os.tmpdir()).filter((name) => name.startsWith('faa-worker-env-'))).toEqual([]);
+    expect(() => statSync(folder)).toThrow();
+  });
+});

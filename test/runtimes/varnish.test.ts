@@ -1,0 +1,148 @@
+/**
+ * A real Varnish with deploy/varnish/default.vcl in front of `npm start`
+ * (README, "Caching"): identical keyed requests reach the server about once,
+ * a revoke through `npm run keys` purges the key's answers, a 429 is never
+ * stored, and a rebuilt revision is not answered from the old one's objects.
+ * Skipped only where `varnishd` is not installed (.ci/run installs it).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildInto, eventually, freePort, makeKeys, ROOT, SAMPLE_SOURCE, type Started, startServer, storeKeys, tempDir } from '../helpers/helpers.ts';
+
+const hasVarnish = (() => {
+  try {
+    execFileSync('varnishd', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** varnishd in the foreground with the project's VCL, its backend port rewritten, in a private working folder. */
+async function startVarnish(backendPort: number): Promise<{ port: number; stop(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'varnish-'));
+  const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
+  expect(vcl).toContain(`"${backendPort}"`);
+  await writeFile(path.join(dir, 'test.vcl'), vcl);
+  const port = await freePort();
+  // -j none: no privilege separation, so a private temp folder is readable; -s malloc keeps it off the disk.
+  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', path.join(dir, 'work'), '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const up = await eventually(async () => fetch(`http://127.0.0.1:${port}/health`).then(() => true, () => false), 20_000, 100);
+  if (!up) throw new Error(`varnishd did not answer:\n${output}`);
+  return {
+    port,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
+  let server: Started;
+  let varnish: { port: number; stop(): Promise<void> };
+  let dist: string;
+  let keysDb: string;
+  const { keys, records } = makeKeys(4, 'varnish');
+  let via: (p: string, headers?: Record<string, string>) => Promise<Response>;
+  /** Access lines the server wrote for a path (with its key's id, never the key). */
+  const reached = (pathname: string) => server.output().split('\n').filter((l) => l.includes(`GET ${pathname}`)).length;
+  const logged = (key: string, rest: string) => `${rest}/apikey=${key.slice(0, 12)}...`;
+
+  beforeAll(async () => {
+    dist = await buildInto(SAMPLE_SOURCE, 'varnish-dist');
+    keysDb = path.join(await tempDir('varnish-keys'), 'keys.db');
+    const backendPort = await freePort();
+    varnish = await startVarnish(backendPort);
+    storeKeys(keysDb, records);
+    server = await startServer({ PORT: String(backendPort), DIST_DIR: dist, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`, RATE_LIMIT_PER_MINUTE: '3', NODE_ENV: 'production' });
+    via = (p, headers = {}) => fetch(`http://127.0.0.1:${varnish.port}${p}`, { headers });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await varnish?.stop();
+  });
+
+  it('answers 50 identical keyed requests with about one request to the server, without the internal headers', async () => {
+    const url = `/person/name=Emil%20Jannings/apikey=${keys[0]}`;
+    let last: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      last = await via(url, { 'accept-encoding': 'gzip' });
+      expect(last.status).toBe(200);
+      await last.arrayBuffer();
+    }
+    expect(Number(last!.headers.get('age'))).toBeGreaterThanOrEqual(0);
+    expect(last!.headers.get('x-varnish')).toMatch(/^\d+ \d+$/); // two ids: a hit
+    expect(last!.headers.get('cache-control')).toBe('private, max-age=86400'); // browsers: as before
+    expect(last!.headers.get('xkey')).toBeNull();
+    expect(last!.headers.get('cdn-cache-control')).toBeNull();
+    await eventually(async () => reached(logged(keys[0], '/person/name=Emil%20Jannings')) >= 1, 3000);
+    const count = reached(logged(keys[0], '/person/name=Emil%20Jannings'));
+    console.log(`varnish: 50 identical requests, ${count} reached the server`);
+    expect(count).toBe(1);
+  });
+
+  it('stores a lookup 404 for a good key, never a 403', async () => {
+    const missing = `/person/name=Nobody%20At%20All/apikey=${keys[0]}`;
+    for (let i = 0; i < 3; i++) expect((await via(missing)).status).toBe(404);
+    const refused = `/person/name=Emil%20Jannings/apikey=faa_${'x'.repeat(32)}`;
+    for (let i = 0; i < 3; i++) expect((await via(refused)).status).toBe(403);
+    await eventually(async () => reached('/person/name=Nobody%20At%20All') >= 1 && reached('/person/name=Emil%20Jannings/apikey=faa_xxxxxxxx...') >= 3, 3000);
+    expect(reached('/person/name=Nobody%20At%20All')).toBe(1);
+    expect(reached('/person/name=Emil%20Jannings/apikey=faa_xxxxxxxx...')).toBe(3);
+  });
+
+  it('never stores a 429', async () => {
+    const names = ['Emil%20Jannings', 'Richard%20Barthelmess', 'A', 'B'];
+    const statuses: number[] = [];
+    for (const name of names) statuses.push((await via(`/person/name=${name}/apikey=${keys[1]}`)).status);
+    expect(statuses.slice(0, 3)).not.toContain(429);
+    expect(statuses[3]).toBe(429);
+    const again = await via(`/person/name=B/apikey=${keys[1]}`);
+    expect(again.status).toBe(429);
+    expect(again.headers.get('x-varnish')).toMatch(/^\d+$/); // one id: not from the cache
+    await eventually(async () => reached(logged(keys[1], '/person/name=B')) >= 2, 3000);
+    expect(reached(logged(keys[1], '/person/name=B'))).toBe(2);
+  });
+
+  it('answers 403 through the cache once `npm run keys -- revoke` returns', async () => {
+    const url = `/person/name=Emil%20Jannings/apikey=${keys[2]}`;
+    for (let i = 0; i < 3; i++) expect((await via(url)).status).toBe(200);
+    const started = Date.now();
+    const cli = spawn(process.execPath, ['cli/keys.ts', 'revoke', keys[2]], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Listened for from the start: the command may well have exited before the poll below ends.
+    const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
+    let said = '';
+    cli.stderr!.on('data', (c) => (said += c));
+    // Within 2 s of the revoke, through the cache, the key is refused (bounded poll).
+    const refused = await eventually(async () => (await via(url)).status === 403, 2000, 100);
+    const code = await exited;
+    expect(code, said).toBe(0);
+    expect(said).not.toContain('purge');
+    expect(refused, `not refused within 2 s (${Date.now() - started} ms)`).toBe(true);
+    expect((await via(url)).status).toBe(403);
+  });
+
+  it('does not answer a rebuilt revision from the old one’s objects', async () => {
+    const url = `/person/name=Richard%20Barthelmess/apikey=${keys[3]}`;
+    for (let i = 0; i < 2; i++) expect((await via(url)).status).toBe(200);
+    // The new revision: the sample without Richard Barthelmess, built and put where the server reads.
+    const sample = await readFile(SAMPLE_SOURCE, 'utf8');
+    const source = path.join(await tempDir('varnish-source'), 'oscars-sample.tsv');
+    await writeFile(source, sample.split('\n').filter((l) => !l.includes('Richard Barthelmess')).join('\n'));
+    const next = await buildInto(source, 'varnish-dist-2');
+    await rename(dist, `${dist}-old`);
+    await rename(next, dist);
+    expect(await eventually(async () => (await via(url)).status === 404, 5000, 100)).toBe(true);
+  });
+});
+
