@@ -11,13 +11,13 @@
  * every full category name (across years and at each of its years), every
  * name of the person index (across years and at each of its years), every
  * IMDb id, and category texts that join several names: every letter and
- * every word of a category name (also at two years), and every text that is
- * part of two names or more (across years: every join there is). It reads the
- * old build's index files itself (format 5: shards are files named by the
- * first 20 hex digits of a ref). With `--join-etags-may-change` (a change of
- * how joins across years are stored), a join across years may answer another
- * ETag, the same for every encoding; its bytes may not change, and each
- * build must answer 304 to its own ETag. Those are counted apart.
+ * every word of a category name (across years and at every held year), and
+ * every text that is part of two names or more (across years, and at three
+ * years). It reads the old build's index files itself (format 9: index files
+ * are files named by their ref). With `--join-etags-may-change` (a change of
+ * how joins are stored), the answer to a text matching several names may
+ * answer another ETag, the same for every encoding; its bytes may not change,
+ * and each build must answer 304 to its own ETag. Those are counted apart.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,8 +34,8 @@ OLD_CHECKOUT's src/ over OLD_DIST, this checkout's over NEW_DIST. For a change
 of the stored layout, which must change no answer.
 
 Options:
-  --join-etags-may-change   an answer across years to a text matching several
-                            category names may change its ETag, not its bytes
+  --join-etags-may-change   an answer to a text matching several category
+                            names may change its ETag, not its bytes
   -h, --help                this text`;
 const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' } }, positionals: 3 });
 const [oldRoot, oldDist, newDist] = positionals;
@@ -57,26 +57,44 @@ const enc = encodeURIComponent;
 const paths: string[] = ['/archive'];
 for (const year of Object.keys(manifest.years)) paths.push(`/archive/year=${year}`);
 const words = new Set<string>('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ('.split(''));
-const categoryList = readOld(manifest.categories) as { name: string; years: Record<string, string> }[];
-for (const c of categoryList) {
-  paths.push(`/award/name=${enc(c.name)}`);
-  for (const year of Object.keys(c.years)) paths.push(`/award/name=${enc(c.name)}/year=${year}`);
-  for (const word of c.name.split(/[ ()]+/)) if (word) words.add(word);
-}
-for (const word of words) paths.push(`/award/name=${enc(word)}`, `/award/name=${enc(word)}/year=2000`, `/award/name=${enc(word)}/year=1930`);
-/** Texts part of two full names or more: the joins across years (a text part of fewer stays so however it is extended). */
-const names = categoryList.map((c) => c.name);
+const categoryIndex = readOld(manifest.categories) as { categories: { name: string }[] };
+const categoryYears = readOld(manifest.categoryYears) as Record<string, string>[];
+const heldYears = Object.keys(manifest.years);
+/** Category paths whose text matches several full names: a join, whose ETag may change with --join-etags-may-change. */
+const names = categoryIndex.categories.map((c) => c.name);
 const joinPaths = new Set<string>();
+const joinable = (text: string) => names.filter((n) => n.includes(text)).length >= 2;
+categoryIndex.categories.forEach((c, i) => {
+  for (const p of [`/award/name=${enc(c.name)}`, ...Object.keys(categoryYears[i]).map((y) => `/award/name=${enc(c.name)}/year=${y}`)]) {
+    paths.push(p);
+    if (joinable(c.name)) joinPaths.add(p);
+  }
+  for (const word of c.name.split(/[ ()]+/)) if (word) words.add(word);
+});
+for (const word of words) {
+  for (const p of [`/award/name=${enc(word)}`, ...heldYears.map((y) => `/award/name=${enc(word)}/year=${y}`)]) {
+    paths.push(p);
+    if (joinable(word)) joinPaths.add(p);
+  }
+}
+/** Texts part of two full names or more: every join across years, and at three years (a text part of fewer stays so however it is extended). */
+const joinTexts = new Set<string>();
 for (const name of names) {
   for (let start = 0; start < name.length; start++) {
     for (let end = start + 1; end <= name.length; end++) {
       const text = name.slice(start, end);
-      if (names.filter((n) => n.includes(text)).length < 2) break;
-      joinPaths.add(`/award/name=${enc(text)}`);
+      if (!joinable(text)) break;
+      joinTexts.add(text);
     }
   }
 }
-for (const p of joinPaths) if (!paths.includes(p)) paths.push(p);
+for (const text of joinTexts) {
+  if (words.has(text)) continue;
+  for (const p of [`/award/name=${enc(text)}`, ...['1930', '2000', '2026'].map((y) => `/award/name=${enc(text)}/year=${y}`)]) {
+    paths.push(p);
+    joinPaths.add(p);
+  }
+}
 for (const ref of manifest.shards as string[]) {
   for (const [name, [, years]] of Object.entries(readOld(ref) as Record<string, [string, Record<string, string>]>)) {
     paths.push(`/person/name=${enc(name)}`);

@@ -1,8 +1,9 @@
 /**
- * Precomputes every answer the API can give into content-addressed files:
- * large answers as files of their own beside their compressed copies, small
- * ones (with theirs) packed together by the shard that names them, so that
- * the output stays a thousand or so files (a host may cap their number) and a
+ * Precomputes every answer the API can give for a text into content-addressed
+ * files: large answers as files of their own beside their compressed copies,
+ * small ones packed together by the shard that names them (their compressed
+ * copies in a pack of their own, which only the Node server reads), so that
+ * the output stays a few thousand files (a host may cap their number) and a
  * cold lookup reads few. Pure apart from compression: archive in,
  * { path -> bytes } and the manifest out. Writing them to disk is build.ts's job.
  */
@@ -11,7 +12,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
-import type { Archive, CategoryIndex, CategoryMatch, CategoryYears, FileRef, FilmMatch, IdShard, JoinIndex, Manifest, PersonMatch, Shard } from '../src/shared/types.ts';
+import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard } from '../src/shared/types.ts';
 import type { NameFacts, NominationIds } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedText } from '../src/store/search.ts';
@@ -81,7 +82,8 @@ class Store {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
     const packed = group !== undefined && bytes.length <= PACK_MAX_BYTES;
-    const key = packed ? `${group}\u0000${id}` : id;
+    // The same bytes sent as stored and with compressed copies are two answers (a join can equal a year's answer).
+    const key = `${packed ? group : ''}\u0000${variants}\u0000${id}`;
     let ref = this.refs.get(key);
     if (!ref) {
       const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(bytes) : Promise.resolve(null);
@@ -92,29 +94,35 @@ class Store {
     return ref;
   }
 
-  /** Writes every pack and resolves the refs into them; call once every answer is put. */
+  /**
+   * Writes every pack and resolves the refs into them; call once every answer
+   * is put. A group's answers go into one pack and their compressed copies
+   * into another, so a runtime that sends answers as stored (the edge, the
+   * Worker) reads and checks only bytes it sends.
+   */
   async seal(): Promise<void> {
     for (const slots of this.packs.values()) {
-      const chunks: Uint8Array[] = [];
-      const places: [string, number, number][][] = [];
-      let length = 0;
-      const add = (id: string, bytes: Uint8Array): [string, number, number] => {
-        chunks.push(bytes);
-        length += bytes.length;
-        return [id, length - bytes.length, length];
-      };
+      const plain = new Pack();
+      const encoded = new Pack();
+      const parts: [string, Pack, number, number][][] = [];
       for (const slot of slots) {
         const compressed = await slot.variants;
-        places.push([add(slot.id, slot.bytes), ...(compressed ? compressed.map((c) => add(idOf(c), c)) : [])]);
+        parts.push([plain.add(slot.id, slot.bytes), ...(compressed ? compressed.map((c) => encoded.add(idOf(c), c)) : [])]);
       }
-      const pack = Buffer.concat(chunks);
-      const packId = idOf(pack);
-      this.files.set(dataPath(packId)!, pack);
+      const ids = new Map([plain, encoded].filter((p) => p.length > 0).map((p) => [p, this.write(p)]));
       slots.forEach((slot, i) => {
-        slot.resolve(places[i].map(([id, start, end]) => refPart(id, { id: packId, start, end })).join('/'));
+        slot.resolve(parts[i].map(([id, pack, start, end]) => refPart(id, { id: ids.get(pack)!, start, end })).join('/'));
       });
     }
     this.packs.clear();
+  }
+
+  /** Stores a pack's bytes under their id. */
+  private write(pack: Pack): string {
+    const bytes = Buffer.concat(pack.chunks);
+    const id = idOf(bytes);
+    this.files.set(dataPath(id)!, bytes);
+    return id;
   }
 
   private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {
@@ -164,19 +172,19 @@ class Store {
   }
 }
 
-const array = (parts: string[]) => `[${parts.join(',')}]`;
+/** Answers laid end to end, each remembered with its place. */
+class Pack {
+  readonly chunks: Uint8Array[] = [];
+  length = 0;
 
-/** Byte ranges of each element of `[a,b,...]` built by `array(parts)`. */
-function slices(parts: string[]): [number, number][] {
-  const out: [number, number][] = [];
-  let at = 1; // after '['
-  for (const part of parts) {
-    const length = Buffer.byteLength(part);
-    out.push([at, at + length]);
-    at += length + 1; // the ',' between elements
+  add(id: string, bytes: Uint8Array): [string, Pack, number, number] {
+    this.chunks.push(bytes);
+    this.length += bytes.length;
+    return [id, this, this.length - bytes.length, this.length];
   }
-  return out;
 }
+
+const array = (parts: string[]) => `[${parts.join(',')}]`;
 
 /** Appends `value` to the list at `key`, creating it on first use. */
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -223,13 +231,14 @@ function inArchiveOrder(archive: Archive, byName: Fragments['byName'], placeOf: 
 }
 
 /**
- * Every set of two or more full category names that one text is part of
- * (the only texts matching several names are parts of a name), as places in
- * the category list. A text part of fewer than two names stays so however it
- * is extended, so each name's parts are extended only while two names hold them.
+ * Every set of full category names one text can match, as places in the
+ * name list: each name alone, and every set of two or more that one text is
+ * part of (the only texts matching several names are parts of a name). A
+ * text part of fewer than two names stays so however it is extended, so each
+ * name's parts are extended only while two names hold them.
  */
-function sharedNameSets(names: string[]): Map<string, number[]> {
-  const sets = new Map<string, number[]>();
+function nameSets(names: string[]): number[][] {
+  const sets = new Map(names.map((_, i) => [categorySetKey([i]), [i]]));
   for (const name of names) {
     for (let start = 0; start < name.length; start++) {
       for (let end = start + 1; end <= name.length; end++) {
@@ -240,16 +249,55 @@ function sharedNameSets(names: string[]): Map<string, number[]> {
       }
     }
   }
-  return sets;
+  return [...sets.values()];
 }
 
-/** The answer across all years of each set of names a text can match (by its key), whole, in a file of its own: sent as stored, so no compressed variants. */
-function joinedAnswers(store: Store, names: string[], matches: ReturnType<typeof inArchiveOrder>) {
-  return [...sharedNameSets(names)].map(([key, places]) => {
+type Stored = ReturnType<typeof storeGrouped>;
+type Entries = (readonly [string, Promise<FileRef>])[];
+
+/**
+ * The answer of every set of names a text can match, across all years: a
+ * name's own, or the join of several (whole, in a file of its own, sent as
+ * stored: no compressed copies).
+ */
+function answersAcrossYears(store: Store, sets: number[][], named: Stored[], matches: ReturnType<typeof inArchiveOrder>): Entries {
+  return sets.map((places) => {
+    if (places.length === 1) return [categorySetKey(places), named[places[0]].all] as const;
     const wanted = new Set(places);
-    const body = array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match));
-    return [key, store.put(body, { variants: false, sent: true })] as const;
+    return [categorySetKey(places), store.put(array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match)), { variants: false, sent: true })] as const;
   });
+}
+
+/**
+ * The answer of every set of names a text can match, at one year: of the
+ * set's names, those used that year; one name's answer there, or the join of
+ * the year's elements of several, in the ceremony's order, packed with the
+ * year's other joins and sent as stored. Sets none of whose names was used
+ * that year are left out.
+ */
+function answersAtYear(store: Store, sets: number[][], yearsOf: Map<string, Promise<FileRef>>[], year: string, elements: { place: number; part: string }[]): Entries {
+  const usedHere = new Set(elements.map((e) => e.place));
+  const joins = new Map<string, Promise<FileRef>>();
+  return sets.flatMap((places) => {
+    const used = places.filter((p) => usedHere.has(p));
+    if (used.length === 0) return [];
+    if (used.length === 1) return [[categorySetKey(places), yearsOf[used[0]].get(year)!] as const];
+    const usedKey = categorySetKey(used);
+    let ref = joins.get(usedKey);
+    if (!ref) {
+      const wanted = new Set(used);
+      ref = store.put(array(elements.filter((e) => wanted.has(e.place)).map((e) => e.part)), { variants: false, sent: true, group: `year ${year}` });
+      joins.set(usedKey, ref);
+    }
+    return [[categorySetKey(places), ref] as const];
+  });
+}
+
+/** Entries of refs, once resolved, as an object. */
+async function resolved(entries: Entries): Promise<Record<string, FileRef>> {
+  const out: Record<string, FileRef> = {};
+  for (const [key, ref] of entries) out[key] = await ref;
+  return out;
 }
 
 /** Stores an answer across all years and one answer per year, from fragments carrying both, in the pack of `group`. */
@@ -293,9 +341,13 @@ export async function buildArtifacts(
   const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
   const yearRefs = yearParts.map((parts) => store.put(array(parts)));
 
-  const categories = [...byName].map(([name, units], i) => ({ name, ...storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`) }));
-  const placeOf = new Map([...byName.keys()].map((name, i) => [name, i]));
-  const joined = joinedAnswers(store, [...byName.keys()], inArchiveOrder(archive, byName, placeOf));
+  const names = [...byName.keys()];
+  const named = [...byName.values()].map((units, i) => storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`));
+  const placeOf = new Map(names.map((name, i) => [name, i]));
+  const sets = nameSets(names);
+  const acrossYears = answersAcrossYears(store, sets, named, inArchiveOrder(archive, byName, placeOf));
+  const yearsOf = named.map((n) => new Map(n.years));
+  const atYear = years.map((y, i) => answersAtYear(store, sets, yearsOf, y, yearParts[i].map((part, pos) => ({ place: placeOf.get(archive[y][pos].category)!, part }))));
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -306,32 +358,22 @@ export async function buildArtifacts(
   const idRefs = idAnswers(store, byId);
   await store.seal();
 
-  const resolveYears = async (entries: (readonly [string, Promise<FileRef>])[]) => {
-    const out: Record<string, FileRef> = {};
-    for (const [y, ref] of entries) out[y] = await ref;
-    return out;
-  };
-
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
-  for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolveYears(p.years)];
+  for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolved(p.years)];
 
-  const categoryIndex: CategoryIndex = { categories: await Promise.all(categories.map(async (c) => ({ name: c.name, all: await c.all }))), joined: {} };
-  for (const [key, ref] of joined) categoryIndex.joined[key] = await ref;
-  const categoryYears: CategoryYears = await Promise.all(categories.map((c) => resolveYears(c.years)));
-  const joinIndex: JoinIndex = Object.fromEntries(
-    years.map((y, i) => [y, slices(yearParts[i]).map(([start, end], pos): [number, number, number] => [placeOf.get(archive[y][pos].category)!, start, end])]),
-  );
+  const categoryIndex: CategoryIndex = { names, all: await resolved(acrossYears) };
+  const categoryYears: Record<string, FileRef> = {};
+  for (const [i, y] of years.entries()) categoryYears[y] = await store.put(JSON.stringify((await resolved(atYear[i])) satisfies CategoryAnswers), { variants: false });
   const manifest: Manifest = {
-    format: 9,
+    format: LAYOUT_FORMAT,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
-    // What only category lookups read, and only joins, in files of their own: read, never sent, so no compressed variants.
+    // What only category lookups read, in files of their own: read, never sent, so no compressed variants.
     categories: await store.put(JSON.stringify(categoryIndex), { variants: false }),
-    categoryCount: categories.length,
-    categoryYears: await store.put(JSON.stringify(categoryYears), { variants: false }),
-    joins: await store.put(JSON.stringify(joinIndex), { variants: false }),
+    categoryCount: names.length,
+    categoryYears,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by every search, never sent.

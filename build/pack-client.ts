@@ -78,7 +78,7 @@ function yearRange(): [string, string] {
   return [years[0], years[years.length - 1]];
 }
 
-/** The package's README; its example compiles under `strict` (test/install.test.ts checks it with tsc). */
+/** The package's README; its example compiles under `strict` (test/ops/install.test.ts checks it with tsc). */
 export function packageReadme(): string {
   const [first, last] = yearRange();
   return `# ${CLIENT_PACKAGE}

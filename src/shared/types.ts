@@ -172,27 +172,21 @@ export type ArchiveSummary = Record<string, YearSummary>;
  */
 export type FileRef = string;
 
-/** One full category name with where its answer across all years is stored. */
-export interface ManifestCategory {
-  /** Full category name (title-cased). */
-  name: string;
-  /** CategoryMatch[] of every ceremony that used this name. */
-  all: FileRef;
-}
-
 /**
- * What every category lookup reads first, small since the widest lookups
- * are across all years: every full category name, in order of first
- * appearance, with its answer across all years, and the answers across all
- * years of texts matching several names.
+ * The answers to category texts in one scope (across all years, or at one
+ * year), by the set of full names a text matches: `categorySetKey` of their
+ * places in CategoryIndex.names. A text matching one name has that name's
+ * answer; one matching several, their join. At a year, a set none of whose
+ * names was used then is absent (no match).
  */
-export interface CategoryIndex {
-  categories: ManifestCategory[];
-  joined: JoinedAnswers;
-}
+export type CategoryAnswers = Record<string, FileRef>;
 
-/** For each full category name (in the CategoryIndex's order), its CategoryYearMatch[] at each held year it was used. */
-export type CategoryYears = Record<string, FileRef>[];
+/** What every category lookup reads first: the full names, and the answers across all years. */
+export interface CategoryIndex {
+  /** Full category names (title-cased), in order of first appearance: a name's place is its bit in a set key. */
+  names: string[];
+  all: CategoryAnswers;
+}
 
 /** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
 export type Shard = Record<string, [FileRef, Record<string, FileRef>]>;
@@ -216,24 +210,12 @@ export interface SourceRevision {
  * category of its ceremony in order, as [place in the category list, start
  * byte, end byte] of its element within the year's answer.
  */
-export type JoinIndex = Record<string, [number, number, number][]>;
+/** The stored layout's version: the build writes it, and the reader refuses any other. */
+export const LAYOUT_FORMAT = 10;
 
-/**
- * The answer across all years of every text matching several full category
- * names, stored whole, by the set of names it matches (`categorySetKey` of
- * their places in the category list). Any such text is part of one of the
- * names, so the build finds every set there is.
- */
-export type JoinedAnswers = Record<string, FileRef>;
-
-/**
- * What the runtime loads first: `_data/manifest.json`. Kept small, since a
- * fresh isolate parses it before its first lookup: what only category
- * lookups need is in files of its own, which it names.
- */
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
-  format: 9;
+  format: typeof LAYOUT_FORMAT;
   /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
@@ -242,14 +224,12 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** The stored CategoryIndex: the full category names and the answers across all years. */
+  /** The stored CategoryIndex: the full category names, and the answers across all years. */
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;
-  /** The stored CategoryYears: each name's answers at one year (category lookups at a year read it). */
-  categoryYears: FileRef;
-  /** The stored JoinIndex: what a text matching several names at one year is cut from. */
-  joins: FileRef;
+  /** The stored CategoryAnswers at each held year (category lookups at a year read one). */
+  categoryYears: Record<string, FileRef>;
   /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */

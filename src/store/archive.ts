@@ -1,29 +1,27 @@
 /**
- * Finding a lookup's answer among the files the build stored: the manifest,
- * a shard of the name index or of the IMDb id index, the category index (the
- * full category names, and the answers across all years the build joined for
- * texts matching several), each name's answers at one year, or (for a text
- * matching several names at one year) slices of the year's answer joined in
- * order, as the join index says. An answer is a file of its
+ * Finding a lookup's answer among the files the build stored: every lookup
+ * is the manifest, at most one index file (a shard of the name index or of
+ * the IMDb id index, the category index, or the category answers at one
+ * year), and the stored answer a ref there names. An answer is a file of its
  * own or a range of a pack; every file, a pack as a whole, is checked against
  * its content hash before its bytes are used, except an answer's own file
  * where the platform keeps files by their content and the source streams it
- * (`DataSource.stream`). Knows nothing of headers or keys.
+ * (`DataSource.stream`). Search alone makes its answer, from a stored index.
+ * Knows nothing of headers or keys.
  *
- * Caches hold data only, each bounded by bytes: parsed index files
+ * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
- * objects take), answers made at run time, joined at one year or searched
- * (`joinBytes`, counted at their size plus their query) and stored answers by
- * ref (`answerBytes`, 768 bytes each).
- * Raw file bytes are the DataSource's to keep; an index file is parsed again
- * when the source hands back other bytes, and joins go when the manifest changes.
+ * objects take), answers (`answerBytes`: a stored answer by ref counted at
+ * 768 bytes, a search's at its size and its text's), and, weakly, which of
+ * the source's byte arrays were checked (held by the source, not here). Raw
+ * file bytes are the DataSource's to keep; an index file is parsed again when
+ * the source hands back other bytes.
  */
 import { ByteLru } from '../shared/lru.ts';
 import { categorySetKey, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
-import type { CategoryIndex, CategoryYears, FileRef, IdShard, JoinIndex, Manifest, ManifestCategory, Shard } from '../shared/types.ts';
+import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
-import { concatBytes } from '../shared/bytes.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { routingWord, SearchIndex, searchKey, searchShard } from './search.ts';
 
@@ -31,31 +29,20 @@ import { routingWord, SearchIndex, searchKey, searchShard } from './search.ts';
 export class DataError extends Error {}
 
 export interface ArchiveOptions {
-  /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category index, the category years and the join index 1). */
+  /** Bytes of parsed index files kept; default 16 MiB (all 256 name shards of the full archive count about 8, the 128 id shards 3, the category index and answers at every year 3). */
   jsonBytes?: number;
-  /** Bytes of answers joined at one year kept; default 16 MiB (the widest, a whole ceremony, is at most about 30 KB). */
-  joinBytes?: number;
-  /** Bytes of stored answers kept (ids, ETags and paths, counted at 768 bytes each); default 8 MiB. */
+  /** Bytes of answers kept: stored ones (ids, ETags and paths, counted at 768 bytes each) and searches' (their size and their text's); default 16 MiB. */
   answerBytes?: number;
 }
 
-interface Joined {
+/** An answer as the answer cache counts it; a search's with the manifest it was made under. */
+interface Kept {
   size: number;
   answer: Answer;
+  of?: Manifest;
 }
 
 const COMPRESSED = ['gzip', 'br'] as const;
-
-/** The punctuation of a joined answer, shared by every join. */
-const OPEN = new Uint8Array([0x5b]);
-const COMMA = new Uint8Array([0x2c]);
-const CLOSE = new Uint8Array([0x5d]);
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
 
@@ -69,23 +56,23 @@ class NameIndex {
   private readonly starts: number[] = [];
   /** False should a name ever hold a NUL: then each name is searched on its own. */
   private readonly separable: boolean;
-  private readonly categories: ManifestCategory[];
+  private readonly names: string[];
 
-  constructor(categories: ManifestCategory[]) {
-    this.categories = categories;
+  constructor(names: string[]) {
+    this.names = names;
     let text = '';
-    for (const c of categories) {
+    for (const name of names) {
       this.starts.push(text.length);
-      text += `${c.name}\u0000`;
+      text += `${name}\u0000`;
     }
     this.text = text;
-    this.separable = !categories.some((c) => c.name.includes('\u0000'));
+    this.separable = !names.some((name) => name.includes('\u0000'));
   }
 
-  /** The places in the category index of the names containing `text`, in order (case-sensitive, as the spec's rule 3). */
+  /** The places in the name list of the names containing `text`, in order (case-sensitive, as the spec's rule 3). */
   containing(text: string): number[] {
     // No name holds a NUL, so a text with one matches none, and a match never spans two names.
-    if (!this.separable || text.includes('\u0000')) return this.categories.flatMap((c, i) => (c.name.includes(text) ? [i] : []));
+    if (!this.separable || text.includes('\u0000')) return this.names.flatMap((name, i) => (name.includes(text) ? [i] : []));
     const found: number[] = [];
     for (let at = this.text.indexOf(text); at !== -1; ) {
       const index = this.nameAt(at);
@@ -162,32 +149,32 @@ function slice(pack: Uint8Array, [start, end]: [number, number], file: string): 
   return pack.subarray(start, end);
 }
 
+/** A parsed category index: the names to search, and the answers across all years. */
+interface ParsedCategories {
+  names: NameIndex;
+  all: CategoryAnswers;
+}
+
+const parseCategories = (text: string): ParsedCategories => {
+  const index = JSON.parse(text) as CategoryIndex;
+  return { names: new NameIndex(index.names), all: index.all };
+};
+
 export class ArchiveReader {
-  private readonly verified = new WeakSet<Uint8Array>();
-  /** Bytes being hashed now: requests arriving meanwhile wait for the same hash rather than start another. */
-  private readonly verifying = new WeakMap<Uint8Array, Promise<Uint8Array>>();
-  private parsedManifest: { bytes: Uint8Array; manifest: Manifest } | null = null;
-  /** The full category names of the category index parsed last, for finding those containing a text. */
-  private names: { list: ManifestCategory[]; index: NameIndex } | null = null;
-  /** Parsed index files (name and id shards, the category index and years, the join index), by file id. */
-  private readonly indexes: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
-  private readonly joins: ByteLru<Joined>;
-  /** Stored answers by ref: data from the manifest and shards, never a client's text. */
-  private readonly answers: ByteLru<StoredAnswer>;
+  /** Which of the source's byte arrays are checked against their id (true), or being checked now: requests arriving meanwhile wait for the same hash. */
+  private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
+  /** Parsed index files by file id, and the manifest: kept with the bytes they were parsed from. */
+  private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
+  /** Stored answers by ref (data from the manifest and index files, never a client's text), and searches' by index and text. */
+  private readonly answers: ByteLru<Kept>;
 
   constructor(options: ArchiveOptions = {}) {
-    this.indexes = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
-    this.joins = new ByteLru(options.joinBytes ?? 16 * 1024 * 1024);
-    this.answers = new ByteLru(options.answerBytes ?? 8 * 1024 * 1024);
+    this.parsed = new ByteLru(options.jsonBytes ?? 16 * 1024 * 1024);
+    this.answers = new ByteLru(options.answerBytes ?? 16 * 1024 * 1024);
   }
 
-  /** Bytes the join cache holds now. */
-  get joinedBytes(): number {
-    return this.joins.bytes;
-  }
-
-  /** Bytes the stored-answer cache counts now. */
-  get storedBytes(): number {
+  /** Bytes the answer cache counts now. */
+  get answerBytes(): number {
     return this.answers.bytes;
   }
 
@@ -217,34 +204,36 @@ export class ArchiveReader {
       }
       case 'categoryByName':
       case 'categoryByNameAndYear':
-        return this.category(source, manifest, name, year);
+        return andThen(this.indexFile(source, manifest.categories, parseCategories), (index) => this.category(source, manifest, index, name, year));
       case 'categories':
         return this.stored(manifest.categoryList);
-      case 'search': {
-        const hit = this.joins.get(`search\u0000${name}`);
-        if (hit) return hit.answer;
-        const key = searchKey(name);
-        if (key === '') return this.searched('', null, name); // no letter or digit: nothing is close
-        const ref = manifest.search[searchShard(routingWord(key))];
-        if (!ref) throw new DataError('no search shard for this text');
-        return andThen(this.indexFile(source, ref, SearchIndex.parse), (index) => this.searched(ref, index, name, key));
-      }
+      case 'search':
+        return this.search(source, manifest, name);
     }
   }
 
   /**
    * A search's answer, made from the index (a scan of a few milliseconds)
-   * and then kept with the answers made at run time, counted at its size and
-   * its text's, so a repeated search costs what a stored answer does. Its
-   * ETag names the index and the text: the same text over the same index
-   * always answers the same bytes.
+   * and then kept with the stored answers, counted at its size and its
+   * text's, so a repeated search costs what a stored answer does. Its ETag
+   * names the index and the text: the same text over the same index always
+   * answers the same bytes.
    */
-  private async searched(ref: FileRef, index: SearchIndex | null, text: string, key?: string): Promise<Answer> {
-    const body = new TextEncoder().encode(JSON.stringify(index?.search(text, key) ?? []));
-    const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
-    const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
-    this.joins.set(`search\u0000${text}`, { answer, size: body.length + text.length * 2 + 64 });
-    return answer;
+  private search(source: DataSource, manifest: Manifest, text: string): Maybe<Answer> {
+    const cacheKey = `search\u0000${text}`;
+    const hit = this.answers.get(cacheKey);
+    if (hit?.of === manifest) return hit.answer;
+    const key = searchKey(text);
+    const ref = key === '' ? '' : manifest.search[searchShard(routingWord(key))]; // no letter or digit: nothing is close
+    if (ref === undefined) throw new DataError('no search shard for this text');
+    const index = ref === '' ? null : this.indexFile(source, ref, SearchIndex.parse);
+    return andThen(index, async (found) => {
+      const body = new TextEncoder().encode(JSON.stringify(found?.search(text, key) ?? []));
+      const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
+      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
+      this.answers.set(cacheKey, { answer, size: body.length + cacheKey.length * 2 + 64, of: manifest });
+      return answer;
+    });
   }
 
   /** A name's answer across all years, or at one year, from its shard. */
@@ -267,12 +256,8 @@ export class ArchiveReader {
 
   private parsedManifestOf(bytes: Uint8Array | null): Manifest {
     if (!bytes) throw new DataError('missing manifest');
-    if (this.parsedManifest?.bytes === bytes) return this.parsedManifest.manifest;
-    // The same bytes read again (the edge re-reads the manifest every minute): nothing to parse, no join to drop.
-    if (this.parsedManifest && sameBytes(this.parsedManifest.bytes, bytes)) {
-      this.parsedManifest.bytes = bytes;
-      return this.parsedManifest.manifest;
-    }
+    const hit = this.parsed.peek(MANIFEST_PATH);
+    if (hit?.bytes === bytes) return hit.parsed as Manifest;
     let manifest: Manifest;
     try {
       manifest = JSON.parse(new TextDecoder().decode(bytes));
@@ -280,10 +265,9 @@ export class ArchiveReader {
       throw new DataError('corrupt manifest');
     }
     if (
-      manifest?.format !== 9 ||
+      manifest?.format !== LAYOUT_FORMAT ||
       typeof manifest.categories !== 'string' ||
-      typeof manifest.joins !== 'string' ||
-      typeof manifest.categoryYears !== 'string' ||
+      typeof manifest.categoryYears !== 'object' ||
       !Array.isArray(manifest.shards) ||
       !Array.isArray(manifest.ids) ||
       !Array.isArray(manifest.search) ||
@@ -291,8 +275,7 @@ export class ArchiveReader {
     ) {
       throw new DataError('unknown manifest format');
     }
-    this.parsedManifest = { bytes, manifest };
-    this.joins.clear(); // joins are slices of the files the previous manifest named
+    this.parsed.set(MANIFEST_PATH, { size: bytes.length * 3, bytes, parsed: manifest });
     return manifest;
   }
 
@@ -304,30 +287,35 @@ export class ArchiveReader {
 
   private verifiedBytes(bytes: Uint8Array | null, id: string, path: string): Maybe<Uint8Array> {
     if (!bytes) throw new DataError(`missing ${path}`);
-    if (this.verified.has(bytes)) return bytes;
-    let checked = this.verifying.get(bytes);
-    if (!checked) {
-      checked = idOf(bytes)
-        .then((actual) => {
-          if (actual !== id) throw new DataError(`corrupt ${path}`);
-          this.verified.add(bytes);
-          return bytes;
-        })
-        .finally(() => this.verifying.delete(bytes));
-      this.verifying.set(bytes, checked);
-    }
-    return checked;
+    const check = this.checks.get(bytes);
+    if (check === true) return bytes;
+    if (check) return check;
+    const checking = idOf(bytes).then(
+      (actual) => {
+        if (actual !== id) {
+          this.checks.delete(bytes);
+          throw new DataError(`corrupt ${path}`);
+        }
+        this.checks.set(bytes, true);
+        return bytes;
+      },
+      (error: unknown) => {
+        this.checks.delete(bytes);
+        throw error;
+      },
+    );
+    this.checks.set(bytes, checking);
+    return checking;
   }
 
   /** The answer a ref names, made once per ref. */
-  private stored(ref: FileRef): StoredAnswer {
-    let answer = this.answers.peek(ref);
-    if (!answer) {
-      const parsed = parseRef(ref);
-      if (!parsed) throw new DataError(`bad ref ${ref}`);
-      answer = new StoredAnswer(parsed, this);
-      this.answers.set(ref, answer);
-    }
+  private stored(ref: FileRef): Answer {
+    const hit = this.answers.peek(ref);
+    if (hit) return hit.answer;
+    const parsed = parseRef(ref);
+    if (!parsed) throw new DataError(`bad ref ${ref}`);
+    const answer = new StoredAnswer(parsed, this);
+    this.answers.set(ref, { answer, size: answer.size });
     return answer;
   }
 
@@ -338,7 +326,7 @@ export class ArchiveReader {
     return this.indexFile<T>(source, ref);
   }
 
-  /** A stored JSON file the lookups read (a shard, the category index or years, the join index), parsed. */
+  /** A stored JSON file the lookups read (a shard, the category index or answers at a year, a search shard), parsed. */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
     const bytes = file.bytes('identity', source);
@@ -347,7 +335,7 @@ export class ArchiveReader {
 
   /** An index file's parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
   private parsedIndex<T>(id: string, bytes: Uint8Array, parse: (text: string) => T): T {
-    const hit = this.indexes.peek(id);
+    const hit = this.parsed.peek(id);
     if (hit?.bytes === bytes) return hit.parsed as T;
     let parsed: T;
     try {
@@ -355,70 +343,24 @@ export class ArchiveReader {
     } catch {
       throw new DataError(`unparsable index ${id}`);
     }
-    this.indexes.set(id, { size: bytes.length * 3, bytes, parsed });
+    this.parsed.set(id, { size: bytes.length * 3, bytes, parsed });
     return parsed;
   }
 
-  /** The search over the full category names of `list`, made once per parsed list. */
-  private namesOf(list: ManifestCategory[]): NameIndex {
-    if (this.names?.list !== list) this.names = { list, index: new NameIndex(list) };
-    return this.names.index;
-  }
-
-  /** Categories whose full name contains `text`: across all years a stored answer (one name's, or the build's join of several); at one year, one name's, or a join. */
-  private category(source: DataSource, manifest: Manifest, text: string, year: string | undefined): Maybe<Answer | null> {
-    return andThen(this.indexFile<CategoryIndex>(source, manifest.categories), (index) => {
-      const matches = this.namesOf(index.categories).containing(text);
-      if (matches.length === 0) return null;
-      if (year !== undefined) return andThen(this.indexFile<CategoryYears>(source, manifest.categoryYears), (years) => this.atOneYear(source, manifest, years, matches, text, year));
-      if (matches.length === 1) return this.stored(index.categories[matches[0]].all);
-      const key = categorySetKey(matches);
-      const ref = Object.hasOwn(index.joined, key) ? index.joined[key] : null;
-      if (!ref) throw new DataError(`no joined answer for ${key}`);
-      return this.stored(ref);
-    });
-  }
-
-  /** The names among `matches` used at `year`: one name's stored answer there, or their join (made once, then kept). */
-  private atOneYear(source: DataSource, manifest: Manifest, years: CategoryYears, matches: number[], text: string, year: string): Maybe<Answer | null> {
-    const used = matches.filter((place) => years[place] && Object.hasOwn(years[place], year));
-    if (used.length === 0) return null;
-    if (used.length === 1) return this.stored(years[used[0]][year]);
-    const key = `${year}\u0000${text}`;
-    const hit = this.joins.get(key);
-    if (hit) return hit.answer;
-    return this.join(source, manifest, used, year).then((joined) => {
-      this.joins.set(key, { ...joined, size: joined.size + key.length * 2 });
-      return joined.answer;
-    });
-  }
-
   /**
-   * A joined answer at one year: `[`, each matching element of the year's answer,
-   * the commas, `]`, copied into one buffer once, when the join is made. (Kept
-   * as pieces written one by one instead, the widest joins cost the Node
-   * server four times the CPU per request, for no saving in memory the bench
-   * could see.)
+   * Categories whose full name contains `text`: the stored answer of that
+   * set of names, across all years or at one year. At a year, a set absent
+   * from its answers had none of its names used then.
    */
-  private async join(source: DataSource, manifest: Manifest, places: number[], year: string): Promise<Joined> {
-    const joins = await this.indexFile<JoinIndex>(source, manifest.joins);
-    const from = Object.hasOwn(manifest.years, year) ? manifest.years[year] : null;
-    if (!from) throw new DataError(`no answer for ${year}`);
-    // The year's own answer holds every CategoryYearMatch: the elements of the matching names, in the ceremony's order.
-    const wanted = new Set(places);
-    const ranges = (Object.hasOwn(joins, year) ? joins[year] : []).filter(([place]) => wanted.has(place)).map(([, start, end]) => [start, end]);
-    if (ranges.length < places.length) throw new DataError(`the join index lacks a name used at ${year}`); // each name used there has an element there
-    const stored = this.stored(from);
-    const bytes = await stored.bytes('identity', source);
-    const pieces: Uint8Array[] = [OPEN];
-    ranges.forEach(([start, end], i) => {
-      if (i > 0) pieces.push(COMMA);
-      pieces.push(bytes.subarray(start, end));
-    });
-    pieces.push(CLOSE);
-    // The bytes are fully determined by the answer they are cut from (named by its hash) and where: so is the ETag.
-    const id = await idOf(new TextEncoder().encode(`join ${stored.ids.identity} ${ranges.join(' ')}`));
-    const body = concatBytes(pieces);
-    return { size: body.length, answer: { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body } };
+  private category(source: DataSource, manifest: Manifest, index: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
+    const matches = index.names.containing(text);
+    if (matches.length === 0) return null;
+    const key = categorySetKey(matches);
+    if (year === undefined) {
+      if (!Object.hasOwn(index.all, key)) throw new DataError(`no answer for the category set ${key}`);
+      return this.stored(index.all[key]);
+    }
+    if (!Object.hasOwn(manifest.categoryYears, year)) return null;
+    return andThen(this.indexFile<CategoryAnswers>(source, manifest.categoryYears[year]), (atYear) => (Object.hasOwn(atYear, key) ? this.stored(atYear[key]) : null));
   }
 }

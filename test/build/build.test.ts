@@ -219,21 +219,29 @@ describe("the full archive's dist/ fits Cloudflare Workers' free plan", () => {
     expect(largest).toBeLessThanOrEqual(WORKERS_FREE_FILE_BYTES);
   });
 
-  it('keeps the answers of one name or id shard in one pack, of at most 128 KiB, beside files of their own for large ones', async () => {
+  it('keeps the answers of one name or id shard in one pack of at most 128 KiB, their compressed copies in another', async () => {
     const sizes = await fileSizes(dist);
-    const packsOf = (refs: string[]) => new Set(refs.flatMap((r) => Object.values(parseRef(r)!.at).filter((p) => p.range).map((p) => p.file)));
+    const packsOf = (refs: string[], encodings: ('identity' | 'gzip' | 'br')[]) =>
+      new Set(refs.flatMap((r) => encodings.flatMap((e) => parseRef(r)!.at[e] ?? []).filter((p) => p.range).map((p) => p.file)));
     let packed = 0;
+    let compressed = 0;
     for (const [index, refs] of [manifest.shards, manifest.ids].entries()) {
       for (const ref of refs) {
         const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as Shard | IdShard;
         const answers = index === 0 ? Object.values(shard as Shard).flatMap(([all, years]) => [all, ...Object.values(years)]) : Object.values(shard as IdShard);
-        const packs = packsOf(answers);
-        expect(packs.size).toBe(1);
-        for (const pack of packs) expect(sizes.get(dataPath(pack)!)).toBeLessThanOrEqual(PACK_BOUND);
+        const plain = packsOf(answers, ['identity']);
+        const encoded = packsOf(answers, ['gzip', 'br']);
+        expect(plain.size).toBe(1);
+        expect(encoded.size).toBeLessThanOrEqual(1);
+        // What the edge and the Worker read (identity) holds no byte of a compressed copy.
+        for (const pack of encoded) expect(plain.has(pack)).toBe(false);
+        for (const pack of plain) expect(sizes.get(dataPath(pack)!)).toBeLessThanOrEqual(PACK_BOUND);
         packed += answers.filter((a) => parseRef(a)!.at.identity.range).length;
+        compressed += answers.filter((a) => parseRef(a)!.at.gzip?.range).length;
       }
     }
     expect(packed).toBeGreaterThan(20_000);
+    expect(compressed).toBeGreaterThan(1_000);
   });
 });
 
@@ -296,7 +304,7 @@ describe('the build', () => {
     const live = `dist.tmp-${process.pid}-writing`; // a build of this very process, still writing
     await fill(path.join(dir, live), 3);
     const starts = Array.from({ length: 6 }, () => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', "import { recoverOutput } from './output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.on('data', (c) => (stderr += c));
       return exited(child).then((code) => ({ code, stderr }));

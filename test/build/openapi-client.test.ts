@@ -58,7 +58,7 @@ afterAll(async () => {
 
 describe('a client generated from /openapi.json with openapi-typescript', () => {
   it('type-checks against one real answer of each operation', async () => {
-    const lines = ["import type { paths } from '../api.ts';"];
+    const lines = ["import type { paths } from './api.ts';"];
     for (const [i, [template, lookup]] of LOOKUPS.entries()) {
       const response = await fetch(`${local.baseUrl}${lookup}/apikey=${local.key}`);
       expect([lookup, response.status]).toEqual([lookup, 200]);
@@ -73,7 +73,7 @@ describe('a client generated from /openapi.json with openapi-typescript', () => 
     const ceremony = await (await fetch(`${local.baseUrl}/archive/year=1930/apikey=${local.key}`)).json();
     const { nomination, ...where } = person[0];
     const source = [
-      "import type { paths } from '../api.ts';",
+      "import type { paths } from './api.ts';",
       `export const flattened: ${okType(LOOKUPS[2][0])} = ${JSON.stringify([{ ...where, ...nomination }])};`,
       `export const withYear: ${okType(LOOKUPS[3][0])} = ${JSON.stringify([{ year: '1929', ...film[0] }])};`,
       `export const keyed: ${okType(LOOKUPS[1][0])} = ${JSON.stringify({ 1930: ceremony })};`,
