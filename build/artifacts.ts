@@ -16,6 +16,7 @@ import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMa
 import type { NameFacts, NominationIds } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedText } from '../src/store/search.ts';
+import type { Copies } from './compression-cache.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -32,6 +33,8 @@ export interface Artifacts {
   files: Map<string, Uint8Array>;
   manifest: Manifest;
   stats: { responses: number; names: number; nameYearPairs: number; categoryNames: number; ids: number };
+  /** Every compressed copy this build holds, by its answer's id: the next build's to reuse. */
+  compressed: Map<string, Copies>;
   /** Total bytes of the distinct answers, raw and as served compressed. */
   sizes: { raw: number; gzip: number; br: number };
 }
@@ -45,7 +48,7 @@ export const PACK_MAX_BYTES = 16 * 1024;
 interface Slot {
   id: string;
   bytes: Uint8Array;
-  variants: Promise<[Uint8Array, Uint8Array] | null>;
+  variants: Promise<Copies | null>;
   resolve: (ref: FileRef) => void;
 }
 
@@ -67,8 +70,13 @@ class Store {
   private readonly packs = new Map<string, Slot[]>();
   private readonly limit: ReturnType<typeof pLimit>;
 
-  constructor(limit: ReturnType<typeof pLimit>) {
+  /** Compressed copies an earlier build made, by answer id; and those this build uses. */
+  private readonly reuse: ReadonlyMap<string, Copies>;
+  readonly compressed = new Map<string, Copies>();
+
+  constructor(limit: ReturnType<typeof pLimit>, reuse: ReadonlyMap<string, Copies>) {
     this.limit = limit;
+    this.reuse = reuse;
   }
 
   /**
@@ -86,7 +94,7 @@ class Store {
     const key = `${packed ? group : ''}\u0000${variants}\u0000${id}`;
     let ref = this.refs.get(key);
     if (!ref) {
-      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(bytes) : Promise.resolve(null);
+      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(id, bytes) : Promise.resolve(null);
       if (sent) this.count(id, bytes, compressed);
       ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : this.own(id, bytes, compressed);
       this.refs.set(key, ref);
@@ -150,9 +158,15 @@ class Store {
   }
 
   /** Queues the compression of an answer, counting it for the progress line. */
-  private compressLater(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
+  private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
+    const known = this.reuse.get(id);
+    if (known) {
+      this.compressed.set(id, known);
+      return Promise.resolve(known);
+    }
     this.queued++;
     return this.limit(() => this.compress(bytes)).then((done) => {
+      this.compressed.set(id, done);
       this.progress?.(++this.finished, this.queued);
       return done;
     });
@@ -239,11 +253,14 @@ function inArchiveOrder(archive: Archive, byName: Fragments['byName'], placeOf: 
  */
 function nameSets(names: string[]): number[][] {
   const sets = new Map(names.map((_, i) => [categorySetKey([i]), [i]]));
+  const everyPlace = names.map((_, i) => i);
   for (const name of names) {
     for (let start = 0; start < name.length; start++) {
+      // A longer text is part of no more names than a shorter one: only those still holding it are searched.
+      let places = everyPlace;
       for (let end = start + 1; end <= name.length; end++) {
         const text = name.slice(start, end);
-        const places = names.flatMap((n, i) => (n.includes(text) ? [i] : []));
+        places = places.filter((i) => names[i].includes(text));
         if (places.length < 2) break;
         sets.set(categorySetKey(places), places);
       }
@@ -322,15 +339,19 @@ async function idShards(store: Store, answers: ReturnType<typeof idAnswers>): Pr
   return Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false })));
 }
 
-export async function buildArtifacts(
-  archive: Archive,
-  source: Manifest['source'],
-  ids: NominationIds = new Map(),
-  facts: NameFacts = { kinds: new Map(), awards: new Map() },
-  concurrency = DEFAULT_CONCURRENCY,
-  progress?: Progress,
-): Promise<Artifacts> {
-  const store = new Store(pLimit(concurrency));
+export interface ArtifactOptions {
+  ids?: NominationIds;
+  facts?: NameFacts;
+  /** Parallel compression jobs; default DEFAULT_CONCURRENCY. */
+  concurrency?: number;
+  progress?: Progress;
+  /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
+  compressed?: ReadonlyMap<string, Copies>;
+}
+
+export async function buildArtifacts(archive: Archive, source: Manifest['source'], options: ArtifactOptions = {}): Promise<Artifacts> {
+  const { ids = new Map(), facts = { kinds: new Map(), awards: new Map() }, concurrency = DEFAULT_CONCURRENCY, progress, compressed = new Map() } = options;
+  const store = new Store(pLimit(concurrency), compressed);
   store.progress = progress;
   const years = Object.keys(archive);
   const { byName, byPerson, byId } = fragments(archive, ids);
@@ -384,6 +405,7 @@ export async function buildArtifacts(
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));
   return {
     files: store.files,
+    compressed: store.compressed,
     manifest,
     sizes: store.sizes,
     stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size, ids: byId.size },

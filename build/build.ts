@@ -9,6 +9,7 @@ import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from './command-line.ts';
 import { buildArtifacts } from './artifacts.ts';
+import { COMPRESSION_CACHE_FILE, type Copies, readCompressionCache, writeCompressionCache } from './compression-cache.ts';
 import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
@@ -30,6 +31,8 @@ export interface BuildOptions {
   pin?: string;
   /** The long step's progress; default a count on a terminal's stderr when `log` is the console's. */
   progress?: { update: (done: number, total: number) => void; end: () => void };
+  /** Earlier builds' compressed copies, reused and then updated (build/compression-cache.ts); null for none. Default data/cache/compressed.bin. */
+  compressionCache?: string | null;
 }
 
 export interface BuildResult {
@@ -53,7 +56,8 @@ source is --source, else ARCHIVE_SOURCE, else the data:fetch cache
 (data/cache/), else the small built-in sample, loudly. The build compares the
 new archive with the summary and with what DIR holds, prints what changed, and
 refuses (leaving DIR as it was) if a year or a nomination would disappear or a
-win become a loss.
+win become a loss. Compressed copies an earlier build made are reused from
+data/cache/compressed.bin (deleting it only makes the next build slower).
 
   --source PATH      the source file (tab-separated: README.md, "Where the data comes from")
   --out DIR          where the build goes (default: dist/)
@@ -246,9 +250,15 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const sha256 = createHash('sha256').update(text).digest('hex');
   const revision = sample ? null : await pinnedRevision(sha256, options.pin);
   if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
-  log('storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores)');
+  const cacheFile = options.compressionCache === undefined ? COMPRESSION_CACHE_FILE : options.compressionCache;
+  const reuse = cacheFile ? await readCompressionCache(cacheFile, log) : new Map<string, Copies>();
+  log(
+    reuse.size
+      ? `storing every answer: packing them, compressing into gzip and brotli those of the ${reuse.size} copies earlier builds made that changed`
+      : 'storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores; rebuilds reuse the copies)',
+  );
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, ids, facts, undefined, counter?.update);
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse });
   counter?.end();
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
@@ -265,6 +275,8 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     log('these changes are not yet recorded: run with --accept-changes to record them in the summary');
   }
 
+  // Only after dist/ is whole: a cache the next build could not use costs it time, never an answer.
+  if (cacheFile) await writeCompressionCache(cacheFile, artifacts.compressed, reuse).catch((error: Error) => log(`compression cache not written (${error.message}): the next build compresses again`));
   const bytes = artifacts.sizes;
   const ms = performance.now() - started;
   const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;

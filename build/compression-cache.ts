@@ -1,0 +1,92 @@
+/**
+ * The compressed copies of earlier builds, kept so a rebuild does not make
+ * them again: gzip at level 9 and brotli at quality 11 take most of a cold
+ * build, and their bytes are fixed (an answer's compressed copy, and so its
+ * ETag, must not change from build to build). One file, data/cache/compressed.bin:
+ *
+ *   a header line naming this format and the zlib and brotli versions (other
+ *   versions may compress differently, so their copies are not reused),
+ *   then per answer: its id (20 ASCII hex digits), the gzip and brotli
+ *   lengths (4 bytes each, big-endian) and both copies, and last the sha256
+ *   of everything before it.
+ *
+ * A file that is damaged, of another format or too large is ignored (one
+ * line says so) and replaced after the build; deleting it only makes the next
+ * build slower. It is written whole to a temporary file and renamed, so
+ * builds running at once each see a complete file.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import fs from 'fs-extra';
+import { readFileBounded } from './bounded.ts';
+import { ROOT } from './source.ts';
+
+export const COMPRESSION_CACHE_FILE = path.join(ROOT, 'data/cache/compressed.bin');
+/** Larger than the full archive's copies (about 25 MB) with room for a few years more, yet bounded. */
+const MAX_BYTES = 256 * 1024 * 1024;
+const READ_TIMEOUT_MS = 30_000;
+const ID_LENGTH = 20;
+const HEADER = `faa-compressed 1 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
+
+export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];
+
+/** The copies a file holds, by answer id; an empty map (and the reason, logged) when there is none to use. */
+export async function readCompressionCache(file: string, log: (line: string) => void): Promise<Map<string, Copies>> {
+  const copies = new Map<string, Copies>();
+  if (!(await fs.pathExists(file))) return copies;
+  let bytes: Buffer;
+  try {
+    bytes = await readFileBounded(file, 'the compression cache', MAX_BYTES, READ_TIMEOUT_MS, null);
+  } catch (error) {
+    log(`compression cache not used (${(error as Error).message}): compressing every answer`);
+    return copies;
+  }
+  const body = bytes.subarray(0, bytes.length - 32);
+  const intact = bytes.length > HEADER.length + 32 && bytes.subarray(0, HEADER.length).toString('latin1') === HEADER && createHash('sha256').update(body).digest().equals(bytes.subarray(body.length));
+  if (!intact) {
+    log(`compression cache ${path.relative(ROOT, file)} is damaged or of other compressors: compressing every answer`);
+    return copies;
+  }
+  for (let at = HEADER.length; at < body.length; ) {
+    const id = body.toString('latin1', at, at + ID_LENGTH);
+    const gzipLength = body.readUInt32BE(at + ID_LENGTH);
+    const brLength = body.readUInt32BE(at + ID_LENGTH + 4);
+    const start = at + ID_LENGTH + 8;
+    copies.set(id, [body.subarray(start, start + gzipLength), body.subarray(start + gzipLength, start + gzipLength + brLength)]);
+    at = start + gzipLength + brLength;
+  }
+  return copies;
+}
+
+/**
+ * Writes `used` (this build's copies) and as many of `kept` (the file's
+ * others, say a full build's after a sample build) as fit the bound.
+ */
+export async function writeCompressionCache(file: string, used: Map<string, Copies>, kept: Map<string, Copies>): Promise<void> {
+  const chunks: Uint8Array[] = [Buffer.from(HEADER, 'latin1')];
+  let size = HEADER.length + 32;
+  const add = (id: string, [gzip, br]: Copies) => {
+    const head = Buffer.alloc(ID_LENGTH + 8);
+    head.write(id, 0, 'latin1');
+    head.writeUInt32BE(gzip.length, ID_LENGTH);
+    head.writeUInt32BE(br.length, ID_LENGTH + 4);
+    chunks.push(head, gzip, br);
+    size += head.length + gzip.length + br.length;
+  };
+  for (const [id, copies] of used) add(id, copies);
+  for (const [id, copies] of kept) {
+    if (used.has(id)) continue;
+    if (size + ID_LENGTH + 8 + copies[0].length + copies[1].length > MAX_BYTES) break;
+    add(id, copies);
+  }
+  const body = Buffer.concat(chunks);
+  const temp = `${file}.${process.pid}.tmp`;
+  await mkdir(path.dirname(file), { recursive: true });
+  try {
+    await writeFile(temp, Buffer.concat([body, createHash('sha256').update(body).digest()]));
+    await rename(temp, file);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
