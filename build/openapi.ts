@@ -13,7 +13,7 @@ import { servedSource } from '../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/http/reply.ts';
 import { HEALTH_PATH } from '../src/http/request.ts';
 import { KEY_PREFIX } from '../src/keys/keys.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, template } from '../src/shared/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../src/shared/routes.ts';
 import { SEARCH_LIMIT } from '../src/store/search.ts';
 import type { Manifest } from '../src/shared/types.ts';
 
@@ -312,8 +312,8 @@ function healthOperation(): Schema {
   };
 }
 
-/** Operations grouped as the spec's section 1 lists the lookups. */
-const TAGS = [
+/** Operations grouped as the spec's section 1 lists the lookups (each route names its tag). */
+const TAGS: { name: Tag | 'service'; description: string }[] = [
   { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
   { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
   { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony; and the list of every full category name.' },
@@ -321,18 +321,6 @@ const TAGS = [
   { name: 'service', description: 'The service itself, without a key.' },
   { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
 ];
-const TAG_OF: Record<Route['id'], string> = {
-  allCeremonies: 'ceremonies',
-  ceremonyByYear: 'ceremonies',
-  personByName: 'people and films',
-  filmByNameAndYear: 'people and films',
-  categoryByName: 'categories',
-  categoryByNameAndYear: 'categories',
-  titleById: 'IMDb ids',
-  nameById: 'IMDb ids',
-  search: 'search',
-  categories: 'categories',
-};
 
 /** The 200 schema of an operation, from the shape its route answers (`X[]`: an array of X, never empty but for a search that found nothing). */
 function okSchema(route: Route): Schema {
@@ -393,7 +381,7 @@ function operation(route: Route, yearRange: [number, number]): Schema {
   const alias = route.roots.slice(1).map((r) => `\`${template(route, r)}\``);
   return {
     operationId: route.id,
-    tags: [TAG_OF[route.id]],
+    tags: [route.tag],
     summary: route.summary,
     description:
       `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : ''),

@@ -20,37 +20,10 @@ import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './example
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
 
-/** Each operation's heading, in words people read (its operation id stands under it). */
-export const TITLES: Record<RouteId, string> = {
-  allCeremonies: 'The whole archive',
-  ceremonyByYear: 'One ceremony, by the year it was held',
-  personByName: 'A person, company or film across all ceremonies',
-  filmByNameAndYear: 'A film at one ceremony',
-  categoryByName: 'A category across all ceremonies',
-  categoryByNameAndYear: 'A category at one ceremony',
-  titleById: 'A film by its IMDb id',
-  nameById: 'A person or company by its IMDb id',
-  search: 'Search by approximate name',
-  categories: 'Every category name',
-};
-
-/** The client call that asks what each operation's example asks. */
+/** The client call that asks what an operation's example asks: its method, with the example's parameters in order. */
 function clientCall(route: Route): string {
-  const { name = '', year = '', id = '' } = route.example;
   const text = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
-  const calls: Record<RouteId, string> = {
-    allCeremonies: 'archive()',
-    ceremonyByYear: `ceremony(${year})`,
-    personByName: `person(${text(name)})`,
-    filmByNameAndYear: `film(${text(name)}, ${year})`,
-    categoryByName: `category(${text(name)})`,
-    categoryByNameAndYear: `categoryAt(${text(name)}, ${year})`,
-    titleById: `titleById(${text(id)})`,
-    nameById: `nameById(${text(id)})`,
-    search: `search(${text(name)})`,
-    categories: 'categories()',
-  };
-  return calls[route.id];
+  return `${route.client}(${route.params.map((p) => (p === 'year' ? route.example.year : text(route.example[p] ?? ''))).join(', ')})`;
 }
 
 /** The example request in JavaScript (fetch), Python and the client; `{{BASE}}` is where the API is served (the page's script puts in its own origin). */
@@ -131,7 +104,7 @@ function operationSection(route: Route, options: Required<Pick<ReferenceOptions,
     ['404 message', route.notFound ? code(JSON.stringify({ error: route.notFound })) : 'none (this lookup has no 404)'],
   ];
   return `<section class="operation" id="${route.id}" aria-labelledby="title-${route.id}">
-<h3 id="title-${route.id}">${escapeHtml(TITLES[route.id])}</h3>
+<h3 id="title-${route.id}">${escapeHtml(route.title)}</h3>
 <p class="operation-id">Operation <code>${escapeHtml(route.id)}</code></p>
 <p class="summary">${escapeHtml(route.summary)}</p>
 <dl class="facts">${facts.map(([term, html]) => `<dt>${term}</dt><dd>${html}</dd>`).join('')}</dl>
@@ -145,7 +118,7 @@ ${answerBlock(route.id, options.examples?.[route.id])}
 /** The "try it" form: one input per parameter any route takes, shown for the operations that take it. */
 function tryForm(): string {
   const params = [...new Set(ROUTES.flatMap((r) => r.params))];
-  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${TITLES[r.id]}: ${template(r)}`)}</option>`).join('');
+  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${r.title}: ${template(r)}`)}</option>`).join('');
   const fields = params
     .map((p) => `<div data-param="${p}"><label for="try-${p}">${escapeHtml(p)}</label><input id="try-${p}" name="${p}" autocomplete="off" spellcheck="false"></div>`)
     .join('\n');
@@ -210,7 +183,7 @@ function contents(): string {
 ${link('try-section', 'Try it')}
 <li><a href="#lookups">Lookups</a>
 <ol>
-${ROUTES.map((r) => link(r.id, TITLES[r.id])).join('\n')}
+${ROUTES.map((r) => link(r.id, r.title)).join('\n')}
 ${link('health', 'Health of this instance')}
 </ol></li>
 ${link('answers', 'Answers')}

@@ -1,7 +1,13 @@
 /**
  * The API's routes: one table shared by the router, the service description
- * at `/` and the OpenAPI generator.
+ * at `/`, the OpenAPI document, the reference page and its examples. A new
+ * lookup is a row here, its case in the archive reader (src/store/archive.ts),
+ * its method in the client, and, when it needs answers of its own, what
+ * stores them (build/artifacts.ts, and their place in the Manifest).
  */
+
+/** The groups of operations in the OpenAPI document and the reference page. */
+export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids';
 
 export type Param = 'name' | 'year' | 'id';
 export type RouteId =
@@ -19,6 +25,11 @@ export type RouteId =
 export interface Route {
   /** OpenAPI operation id. */
   id: RouteId;
+  /** Its heading on the reference page, in words people read. */
+  title: string;
+  tag: Tag;
+  /** The client's method that asks it, called with the parameters in order (src/client/client.ts). */
+  client: string;
   /** First path segment(s) accepted. */
   roots: string[];
   /** Parameter segments between the root and `apikey=`, in order. */
@@ -34,16 +45,16 @@ export interface Route {
 }
 
 export const ROUTES: Route[] = [
-  { id: 'allCeremonies', roots: ['archive', 'oscars'], params: [], summary: 'The whole archive: every ceremony year and its categories.', notFound: null, answer: 'Archive', example: {} },
-  { id: 'ceremonyByYear', roots: ['archive', 'oscars'], params: ['year'], summary: 'One ceremony year (the year it was held).', notFound: 'Data not found for the specified year', answer: 'Ceremony', example: { year: '1930' } },
-  { id: 'personByName', roots: ['person'], params: ['name'], summary: 'Every nomination naming this person, company or film, across all ceremonies.', notFound: 'Person not found', answer: 'PersonMatch[]', example: { name: 'Emma Stone' } },
-  { id: 'filmByNameAndYear', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', answer: 'FilmMatch[]', example: { name: 'Sinners', year: '2026' } },
-  { id: 'categoryByName', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', answer: 'CategoryMatch[]', example: { name: 'Actor' } },
-  { id: 'categoryByNameAndYear', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
-  { id: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
-  { id: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
-  { id: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
-  { id: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
+  { id: 'allCeremonies', title: 'The whole archive', tag: 'ceremonies', client: 'archive', roots: ['archive', 'oscars'], params: [], summary: 'The whole archive: every ceremony year and its categories.', notFound: null, answer: 'Archive', example: {} },
+  { id: 'ceremonyByYear', title: 'One ceremony, by the year it was held', tag: 'ceremonies', client: 'ceremony', roots: ['archive', 'oscars'], params: ['year'], summary: 'One ceremony year (the year it was held).', notFound: 'Data not found for the specified year', answer: 'Ceremony', example: { year: '1930' } },
+  { id: 'personByName', title: 'A person, company or film across all ceremonies', tag: 'people and films', client: 'person', roots: ['person'], params: ['name'], summary: 'Every nomination naming this person, company or film, across all ceremonies.', notFound: 'Person not found', answer: 'PersonMatch[]', example: { name: 'Emma Stone' } },
+  { id: 'filmByNameAndYear', title: 'A film at one ceremony', tag: 'people and films', client: 'film', roots: ['movie'], params: ['name', 'year'], summary: 'Every nomination naming this film (or person) at one ceremony.', notFound: 'Movie not found', answer: 'FilmMatch[]', example: { name: 'Sinners', year: '2026' } },
+  { id: 'categoryByName', title: 'A category across all ceremonies', tag: 'categories', client: 'category', roots: ['award'], params: ['name'], summary: 'Every category whose name contains this text (case-sensitive), across all ceremonies.', notFound: 'Award not found', answer: 'CategoryMatch[]', example: { name: 'Actor' } },
+  { id: 'categoryByNameAndYear', title: 'A category at one ceremony', tag: 'categories', client: 'categoryAt', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
+  { id: 'titleById', title: 'A film by its IMDb id', tag: 'IMDb ids', client: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
+  { id: 'nameById', title: 'A person or company by its IMDb id', tag: 'IMDb ids', client: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
+  { id: 'search', title: 'Search by approximate name', tag: 'search', client: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
+  { id: 'categories', title: 'Every category name', tag: 'categories', client: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
 ];
 
 /** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
