@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { categorySetKey, dataPath, ID_LENGTH, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
+import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
 import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard } from '../src/shared/types.ts';
 import type { NameFacts, NominationIds } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
@@ -39,7 +39,7 @@ export interface Artifacts {
   sizes: { raw: number; gzip: number; br: number };
 }
 
-const idOf = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex').slice(0, ID_LENGTH);
+const idOf = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
 
 /** Answers up to this many bytes go into their group's pack (with their compressed variants); larger ones are files of their own. */
 export const PACK_MAX_BYTES = 16 * 1024;

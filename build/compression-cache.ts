@@ -21,12 +21,12 @@ import path from 'node:path';
 import fs from 'fs-extra';
 import { readFileBounded } from './bounded.ts';
 import { ROOT } from './source.ts';
+import { ID_LENGTH } from '../src/store/refs.ts';
 
 export const COMPRESSION_CACHE_FILE = path.join(ROOT, 'data/cache/compressed.bin');
 /** Larger than the full archive's copies (about 25 MB) with room for a few years more, yet bounded. */
 const MAX_BYTES = 256 * 1024 * 1024;
 const READ_TIMEOUT_MS = 30_000;
-const ID_LENGTH = 20;
 const HEADER = `faa-compressed 1 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
 
 export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];

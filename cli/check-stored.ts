@@ -16,7 +16,7 @@
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../build/source.ts';
-import { DATA_PREFIX, dataPath, ID_LENGTH, MANIFEST_PATH, parseRef, type Place } from '../src/store/refs.ts';
+import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
@@ -25,7 +25,7 @@ export async function storedFilesNotMatchingTheirNames(dist: string): Promise<st
   for (const entry of await readdir(stored, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const file = path.join(entry.parentPath, entry.name);
-    if (sha256(await readFile(file)).slice(0, ID_LENGTH) !== entry.name) wrong.push(path.relative(dist, file));
+    if (contentId(sha256(await readFile(file))) !== entry.name) wrong.push(path.relative(dist, file));
   }
   return wrong.sort();
 }

@@ -29,7 +29,7 @@ import { isPromise, type Maybe } from '../shared/maybe.ts';
 import { KeyCache, type KeyCacheOptions, type KeyEnd } from './cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../shared/limits.ts';
 import { KEY_MESSAGES } from '../shared/messages.ts';
-import { SECRET_PREFIXES } from '../shared/redact.ts';
+import { KEY_ID_LENGTH, SECRET_PREFIXES } from '../shared/redact.ts';
 
 /** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
 export interface KeyCheck {
@@ -55,8 +55,8 @@ export type { KeyEnd } from './cache.ts';
 export const KEY_PREFIX = SECRET_PREFIXES.key;
 export const TOKEN_PREFIX = SECRET_PREFIXES.token;
 export const SESSION_PREFIX = SECRET_PREFIXES.session;
-/** Characters of a key kept as its id (prefix + 8 characters): shown by `keys list` and the portal, never enough to use it. */
-export const KEY_ID_LENGTH = KEY_PREFIX.length + 8;
+/** A key's id (KEY_ID_LENGTH characters, shown by `keys list` and the portal) is never enough to use it. */
+export { KEY_ID_LENGTH };
 export const KEY_LENGTH = KEY_PREFIX.length + 32;
 const KEY_SHAPE = /^faa_[A-Za-z0-9_-]{32}$/;
 const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;

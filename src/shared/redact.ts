@@ -24,8 +24,8 @@
  */
 
 export const SECRET_PREFIXES = { key: 'faa_', token: 'fat_', session: 'fas_' } as const;
-/** Characters of a key kept in logs: prefix and 8 characters, its id. */
-const KEY_ID_LENGTH = 12;
+/** A key's id, the characters of it kept in logs and shown to its owner: the prefix and 8 characters. */
+export const KEY_ID_LENGTH = SECRET_PREFIXES.key.length + 8;
 /** What replaces a secret: ASCII, so that a redacted line stays a one-byte string (with `…` every access line became a two-byte string, and the logger took about 0.4 µs longer to encode it). */
 const MASK = '...';
 /** Shortest text that holds a secret: a prefix and more than a key id's 8 characters after it (a bare secret needs 32). */

@@ -18,7 +18,7 @@
  * the source hands back other bytes.
  */
 import { ByteLru } from '../shared/lru.ts';
-import { categorySetKey, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
+import { categorySetKey, contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
@@ -44,7 +44,7 @@ interface Kept {
 
 const COMPRESSED = ['gzip', 'br'] as const;
 
-const idOf = async (bytes: Uint8Array) => (await sha256Hex(bytes)).slice(0, 20);
+const idOf = async (bytes: Uint8Array) => contentId(await sha256Hex(bytes));
 
 /**
  * The full category names in one string, NUL between them, so that the names

@@ -10,6 +10,14 @@ export const DATA_PREFIX = '_data';
 export const MANIFEST_PATH = `${DATA_PREFIX}/manifest.json`;
 export const ID_LENGTH = 20;
 
+/**
+ * A stored file's id, from the lower-case hex SHA-256 of its bytes: its first
+ * ID_LENGTH digits. The build hashes with Node's crypto, the reader with
+ * WebCrypto (sha256Hex) and the deploy check again with Node's: one digest,
+ * one id, named here.
+ */
+export const contentId = (sha256Hex: string): string => sha256Hex.slice(0, ID_LENGTH);
+
 export type Encoding = 'identity' | 'gzip' | 'br';
 
 /** Whether `text` from `start` holds an id: ID_LENGTH lower-case hex digits. */
