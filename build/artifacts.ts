@@ -401,7 +401,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     search: await Promise.all(searchIndex(archive, facts).map((shard) => store.put(storedText(shard), { variants: false }))),
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
   };
-  const responses = store.files.size; // before the manifest joins
+  const responses = store.files.size; // before the manifest is added
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));
   return {
     files: store.files,

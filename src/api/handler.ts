@@ -3,7 +3,7 @@
  * after that is decided here: preflight, method, the key portal, `/health`,
  * `/` (the reference page for browsers, the service description for JSON
  * clients), public files and the lookups. A lookup goes through the gate (key,
- * then rate), is found (a stored answer or a join) and becomes a reply
+ * then rate), is found (a stored answer, or a search's) and becomes a reply
  * (status, headers, encoding, ETag, 304). Each request ends with one access
  * line the front door makes from what it parsed, with the key's id and never
  * its text, so no runtime's log sink can leak a key.

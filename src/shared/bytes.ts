@@ -1,6 +1,6 @@
 /** Byte helpers shared by the store and the portal. */
 
-/** Chunks copied into one buffer (a joined answer, once; a request body). */
+/** Chunks copied into one buffer (a request body). */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   let length = 0;
   for (const chunk of chunks) length += chunk.length;

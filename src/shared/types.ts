@@ -204,12 +204,6 @@ export interface SourceRevision {
   date: string | null;
 }
 
-/**
- * What a category text matching several names at one year is cut from, in a
- * stored file of its own that only such joins read: for each held year, every
- * category of its ceremony in order, as [place in the category list, start
- * byte, end byte] of its element within the year's answer.
- */
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
 export const LAYOUT_FORMAT = 10;
 

@@ -104,7 +104,7 @@ export const refPart = (id: string, pack?: { id: string; start: number; end: num
   pack ? `${id}@${pack.id}:${pack.start}-${pack.end}` : id;
 
 /**
- * The key of a set of places in the category list (JoinedAnswers): a bitmask
+ * The key of a set of places in the category name list (CategoryAnswers): a bitmask
  * in hex digits, place 0 in the lowest bit of the first digit.
  */
 export function categorySetKey(places: Iterable<number>): string {
