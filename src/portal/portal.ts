@@ -21,7 +21,6 @@
  * required where there is one (415 otherwise). So only the portal page on the
  * same origin can use these endpoints from a browser.
  */
-import { concatBytes } from '../shared/bytes.ts';
 import { type ApiReply, jsonReply } from '../http/reply.ts';
 import type { ApiRequest } from '../http/request.ts';
 import { graceOf, KeyError, type Keys } from '../keys/keys.ts';
@@ -130,7 +129,13 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
     clearTimeout(timer);
     if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
-  return concatBytes(chunks);
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.length;
+  }
+  return body;
 }
 
 /** The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`. */
