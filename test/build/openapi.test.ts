@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { componentSchemas, openApiDocument } from '../../build/openapi.ts';
+import { openApiDocument } from '../../build/openapi.ts';
 import { publicFiles } from '../../build/public.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
@@ -150,38 +150,6 @@ describe('the OpenAPI document', () => {
       const want = Object.keys(schemas[name].properties).map((f) => (schemas[name].required.includes(f) ? f : `${f}?`));
       expect([name, fields]).toEqual([name, want]);
     }
-  });
-
-  it('follows a field added to the types without another copy to edit', () => {
-    const source = `
-      /** One nomination. */
-      export interface Nomination {
-        primary: string[];
-        secondary?: string[];
-        won: boolean;
-        /** Points. */
-        score?: number;
-      }
-      export interface Category { category: string; nominations: Nomination[] }
-      export type Ceremony = Category[];
-      export type Archive = Record<string, Ceremony>;
-      export interface PersonMatch { year: string; category: string; nomination: Nomination }
-      export interface FilmMatch { category: string; nomination: Nomination }
-      export interface CategoryMatch { year: string; category: string; nominations: Nomination[] }
-      export interface CategoryYearMatch { category: string; nominations: Nomination[] }
-      export interface ErrorBody { error: string }
-      export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }
-      export interface HealthBody { status: string; archive: ArchiveHealth }
-      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }
-      export interface SearchResult { name: string; kind: 'person' | 'film'; nominations: number; wins: number; firstYear: string; lastYear: string; path: string }
-      export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }`;
-    const schemas = componentSchemas(source);
-    expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
-    expect(schemas.Nomination.required).toEqual(['primary', 'won']);
-  });
-
-  it('refuses a type it cannot express', () => {
-    expect(() => componentSchemas('export interface Nomination { primary: string | number }')).toThrow(/cannot express the type `string \| number` of Nomination.primary/);
   });
 
   it('takes its servers from PUBLIC_BASE_URL and its years from the manifest', () => {
