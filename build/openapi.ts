@@ -1,13 +1,13 @@
 /**
  * The OpenAPI 3.1 document, generated at build time from what the runtime
  * itself uses: the route table (src/shared/routes.ts), the error messages
- * (src/shared/messages.ts) and the shapes in src/shared/types.ts. The schemas are
- * read from types.ts with the TypeScript parser, field descriptions from their
- * JSDoc lines, so a field added or renamed there shows up here without a
- * second copy; a type this generator cannot express fails the build.
+ * (src/shared/messages.ts) and the shapes in src/shared/types.ts. The shapes'
+ * schemas come from build/openapi-schemas.json, which `npm run
+ * openapi:schemas` derives from types.ts (build/openapi-schemas.ts) and the
+ * tests hold to it, so the build reads JSON and needs no TypeScript; what a
+ * type cannot say (patterns, bounds) is added here.
  */
 import { readFileSync } from 'node:fs';
-import ts from 'typescript';
 import { MESSAGES } from '../src/shared/messages.ts';
 import { servedSource } from '../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/http/reply.ts';
@@ -24,7 +24,8 @@ export const API_VERSION = '1.0.0';
  * wherever it is served from (any port, any host), as OpenAPI 3.1 allows.
  */
 export const DEFAULT_BASE_URL = '/';
-export const TYPES_FILE = new URL('../src/shared/types.ts', import.meta.url);
+/** The component schemas derived from src/shared/types.ts, checked in (npm run openapi:schemas writes it). */
+export const SCHEMAS_FILE = new URL('./openapi-schemas.json', import.meta.url);
 
 type Schema = Record<string, unknown>;
 
@@ -33,8 +34,6 @@ export interface OpenApiOptions {
   yearRange: [number, number];
   /** Where the API is served (PUBLIC_BASE_URL); default `/`, relative to the document. */
   baseUrl?: string;
-  /** Source of the shapes; default src/shared/types.ts. */
-  typesSource?: string;
   /** The manifest's record of the archive served: `info` names its source revision. */
   source?: Manifest['source'];
 }
@@ -49,7 +48,7 @@ function revisionSentence(source: Manifest['source'] | undefined): string[] {
   return ['', `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`];
 }
 
-/** Component name for each exported type of types.ts that answers carry. */
+/** Component name for each exported type of types.ts that answers carry (build/openapi-schemas.ts derives their schemas). */
 export const COMPONENTS = {
   Nomination: 'Nomination',
   Category: 'Category',
@@ -88,92 +87,13 @@ const REFINEMENTS: Record<string, Schema> = {
   ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
 };
 
-class SchemaError extends Error {}
-
-/** Component schemas from the shapes in types.ts. */
-export function componentSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Record<ComponentName, Schema> {
-  const file = ts.createSourceFile('types.ts', source, ts.ScriptTarget.ES2022, true);
-  const declarations = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();
-  for (const statement of file.statements) {
-    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) declarations.set(statement.name.text, statement);
-  }
-  const componentOf = new Map<string, ComponentName>(Object.entries(COMPONENTS).map(([c, t]) => [t, c as ComponentName]));
-  const docOf = (node: ts.Node) =>
-    ts
-      .getJSDocCommentsAndTags(node)
-      .map((d) => (ts.isJSDoc(d) ? ts.getTextOfJSDocComment(d.comment) : undefined))
-      .filter((t): t is string => !!t)
-      .join(' ')
-      .replace(/\s+/g, ' ')
-      .trim();
-
-  function typeSchema(node: ts.TypeNode, where: string): Schema {
-    switch (node.kind) {
-      case ts.SyntaxKind.StringKeyword:
-        return { type: 'string' };
-      case ts.SyntaxKind.BooleanKeyword:
-        return { type: 'boolean' };
-      case ts.SyntaxKind.NumberKeyword:
-        return { type: 'number' };
-    }
-    if (ts.isArrayTypeNode(node)) return { type: 'array', items: typeSchema(node.elementType, where) };
-    if (ts.isUnionTypeNode(node) && node.types.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
-      return { type: 'string', enum: node.types.map((t) => ((t as ts.LiteralTypeNode).literal as ts.StringLiteral).text) };
-    }
-    if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName)) {
-      const name = node.typeName.text;
-      const args = node.typeArguments ?? [];
-      if (name === 'Record' && args.length === 2 && args[0].kind === ts.SyntaxKind.StringKeyword) {
-        return { type: 'object', additionalProperties: typeSchema(args[1], where) };
-      }
-      const component = componentOf.get(name);
-      if (component && args.length === 0) return ref(component);
-    }
-    throw new SchemaError(`openapi: cannot express the type \`${node.getText()}\` of ${where} as a schema`);
-  }
-
-  /** Own and inherited properties, in declaration order (inherited first). */
-  function members(decl: ts.InterfaceDeclaration): ts.PropertySignature[] {
-    const inherited = (decl.heritageClauses ?? []).flatMap((clause) =>
-      clause.types.flatMap((t) => {
-        const base = ts.isIdentifier(t.expression) ? declarations.get(t.expression.text) : undefined;
-        if (!base || !ts.isInterfaceDeclaration(base)) throw new SchemaError(`openapi: ${decl.name.text} extends an unknown type`);
-        return members(base);
-      }),
-    );
-    const own = decl.members.map((m) => {
-      if (!ts.isPropertySignature(m) || !m.type || !ts.isIdentifier(m.name)) throw new SchemaError(`openapi: ${decl.name.text} has a member that is not a plain property`);
-      return m;
-    });
-    const ownNames = new Set(own.map((m) => (m.name as ts.Identifier).text));
-    return [...inherited.filter((m) => !ownNames.has((m.name as ts.Identifier).text)), ...own];
-  }
-
-  const schemas = {} as Record<ComponentName, Schema>;
-  for (const [component, typeName] of Object.entries(COMPONENTS) as [ComponentName, string][]) {
-    const decl = declarations.get(typeName);
-    if (!decl) throw new SchemaError(`openapi: src/shared/types.ts no longer declares ${typeName}`);
-    const description = docOf(decl);
-    if (ts.isTypeAliasDeclaration(decl)) {
-      schemas[component] = { ...(description ? { description } : {}), ...typeSchema(decl.type, typeName) };
-      continue;
-    }
-    const properties: Record<string, Schema> = {};
-    const required: string[] = [];
-    for (const m of members(decl)) {
-      const name = (m.name as ts.Identifier).text;
-      const doc = docOf(m);
-      properties[name] = { ...(doc ? { description: doc } : {}), ...typeSchema(m.type!, `${typeName}.${name}`) };
-      if (!m.questionToken) required.push(name);
-    }
-    // Closed objects: a field the service starts sending without a change here is drift, and the contract tests say so.
-    schemas[component] = { type: 'object', ...(description ? { description } : {}), properties, required, additionalProperties: false };
-  }
-
+/** The component schemas: those derived from types.ts (`derived`, default the checked-in file) with the refinements above. */
+export function componentSchemas(derived: Record<ComponentName, Schema> = JSON.parse(readFileSync(SCHEMAS_FILE, 'utf8'))): Record<ComponentName, Schema> {
+  const schemas = structuredClone(derived);
   for (const [target, refinement] of Object.entries(REFINEMENTS)) {
     const [component, field] = target.split('.') as [ComponentName, string];
     const property = (schemas[component]?.properties as Record<string, Schema> | undefined)?.[field];
-    if (!property) throw new SchemaError(`openapi: refinement for ${target}, which the types no longer have`);
+    if (!property) throw new Error(`openapi: refinement for ${target}, which the types no longer have`);
     Object.assign(property, refinement);
   }
   // The archive and a ceremony answer are keyed by held year.
@@ -445,7 +365,7 @@ export function openApiDocument(options: OpenApiOptions): Schema {
     tags: TAGS,
     paths,
     components: {
-      schemas: componentSchemas(options.typesSource),
+      schemas: componentSchemas(),
       headers: {
         ETag: { description: 'Identifies this answer (and its encoding); send it back in If-None-Match.', schema: { type: 'string' } },
         'Cache-Control': { description: 'How long a client may keep the answer.', schema: { type: 'string', examples: [DATA_CACHE_CONTROL] } },

@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import ts from 'typescript';
-import { commandLine } from './command-line.ts';
+import type { CompilerOptions } from 'typescript';
+import { commandLine, refuser } from './command-line.ts';
 import { API_VERSION } from './openapi.ts';
 import { createClient } from '../src/client/client.ts';
 
@@ -32,9 +32,22 @@ the last line. Install it anywhere with npm install <that path>.
   --out DIR   where the package and tarball go (default: client-package/)
   -h, --help  this text`;
 
+type TypeScript = typeof import('typescript');
+const NO_TYPESCRIPT = 'TypeScript is not installed (a development dependency): run npm ci, without --omit=dev';
+
+/** The TypeScript compiler, loaded only to compile the client (the build and the server never need it); null when it is not installed. */
+async function typescript(): Promise<TypeScript | null> {
+  try {
+    return (await import('typescript')).default;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') return null;
+    throw error;
+  }
+}
+
 /** Compiles the client and the shapes it names; throws with TypeScript's messages if anything does not compile. */
-function compile(outDir: string): void {
-  const options: ts.CompilerOptions = {
+function compile(ts: TypeScript, outDir: string): void {
+  const options: CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -128,9 +141,11 @@ async function manifest(): Promise<Record<string, unknown>> {
 /** Writes OUT/package and packs it; resolves to the tarball's path. */
 export async function packClient(out: string): Promise<string> {
   const dir = path.join(out, 'package');
+  const ts = await typescript();
+  if (!ts) throw new Error(`pack:client: ${NO_TYPESCRIPT}`);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  compile(dir);
+  compile(ts, dir);
   await pointDeclarationsAtJs(dir);
   await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(await manifest(), null, 2)}\n`);
   await writeFile(path.join(dir, 'README.md'), packageReadme());
@@ -143,5 +158,6 @@ export async function packClient(out: string): Promise<string> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
   const { values } = commandLine({ name: 'pack:client', usage: USAGE, options: { out: { type: 'string' } } });
+  if (!(await typescript())) refuser('pack:client')(NO_TYPESCRIPT);
   console.log(await packClient(path.resolve(values.out ?? path.join(ROOT, 'client-package'))));
 }

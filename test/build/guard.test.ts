@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../../build/build.ts';
 import { DIST_SUMMARY_PATH } from '../../build/dist-state.ts';
+import { LAYOUT_FORMAT } from '../../src/shared/types.ts';
 import { ROOT, SAMPLE_SOURCE, tempDir, treeDigest } from '../helpers/helpers.ts';
 
 const MINI = await readFile(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');
@@ -141,7 +142,7 @@ describe('the guard against what dist/ holds', () => {
     await writeFile(path.join(out, '_data/manifest.json'), '{"format": 4, "sou');
     summary = await freshSummary();
     await buildFrom(MINI);
-    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(9);
+    expect(JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8')).format).toBe(LAYOUT_FORMAT);
   });
 
   it('compares by row count with a dist/ built before the build recorded its summary', async () => {

@@ -2,9 +2,8 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { componentSchemas, openApiDocument } from '../../build/openapi.ts';
+import { openApiDocument } from '../../build/openapi.ts';
 import { publicFiles } from '../../build/public.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
@@ -13,15 +12,14 @@ import { startLocalServer, type LocalServer } from '../helpers/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const REDOCLY = path.join(ROOT, 'node_modules/.bin/redocly');
-const SPECTRAL = path.join(ROOT, 'node_modules/.bin/spectral');
-/** Runs a linter; its findings are on stdout whatever its exit code says. */
-const run = (bin: string, args: string[]) =>
-  promisify(execFile)(bin, args, { cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
+/** Runs Redocly; its findings are on stdout whatever its exit code says. */
+const redocly = (args: string[]) =>
+  promisify(execFile)(REDOCLY, args, { cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
     (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
   );
 
-type Operation = { operationId: string; parameters: { name: string; in: string; description: string }[]; responses: Record<string, any> };
-type Doc = { openapi: string; info: { version: string; description: string }; servers: { url: string }[]; paths: Record<string, { get: Operation }>; components: { schemas: Record<string, any> } };
+type Operation = { operationId: string; tags: string[]; parameters: { name: string; in: string; required: boolean; description: string }[]; responses: Record<string, any> };
+type Doc = { openapi: string; info: { version: string; description: string }; servers: { url: string }[]; tags: { name: string }[]; paths: Record<string, { get: Operation }>; components: { schemas: Record<string, any> } };
 
 const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByNameAndYear', 'categoryByName', 'categoryByNameAndYear'];
 /** The lookups by IMDb id, search and the category list, beyond the spec's six. */
@@ -32,12 +30,17 @@ const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown a
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
 
 describe('the OpenAPI document', () => {
-  it('is a valid OpenAPI 3.1 document, version 1.0.0', async () => {
+  // Whether it is valid OpenAPI 3.1 is Redocly's to say, on the built document below.
+  it('is OpenAPI 3.1.0, version 1.0.0', () => {
     const doc = document();
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    const result = await validate(structuredClone(doc) as never);
-    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('tags every operation with a tag it declares', () => {
+    const doc = document();
+    const declared = doc.tags.map((t) => t.name);
+    for (const item of Object.values(doc.paths)) expect([item.get.operationId, item.get.tags.filter((t) => !declared.includes(t))]).toEqual([item.get.operationId, []]);
   });
 
   it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search and the category list', () => {
@@ -70,10 +73,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('explains the name=, year= and apikey= segment shapes on every parameter', () => {
+  it('explains the name=, year= and apikey= segment shapes on every parameter, each a required path parameter', () => {
     for (const op of operations(document())) {
       for (const p of op.parameters) {
-        expect(p.in).toBe('path');
+        expect([p.name, p.in, p.required]).toEqual([p.name, 'path', true]);
         expect(p.description).toContain(`\`${p.name}=`);
       }
       expect(op.parameters.map((p) => p.name).at(-1)).toBe('apikey');
@@ -152,38 +155,6 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('follows a field added to the types without another copy to edit', () => {
-    const source = `
-      /** One nomination. */
-      export interface Nomination {
-        primary: string[];
-        secondary?: string[];
-        won: boolean;
-        /** Points. */
-        score?: number;
-      }
-      export interface Category { category: string; nominations: Nomination[] }
-      export type Ceremony = Category[];
-      export type Archive = Record<string, Ceremony>;
-      export interface PersonMatch { year: string; category: string; nomination: Nomination }
-      export interface FilmMatch { category: string; nomination: Nomination }
-      export interface CategoryMatch { year: string; category: string; nominations: Nomination[] }
-      export interface CategoryYearMatch { category: string; nominations: Nomination[] }
-      export interface ErrorBody { error: string }
-      export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }
-      export interface HealthBody { status: string; archive: ArchiveHealth }
-      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }
-      export interface SearchResult { name: string; kind: 'person' | 'film'; nominations: number; wins: number; firstYear: string; lastYear: string; path: string }
-      export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }`;
-    const schemas = componentSchemas(source);
-    expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
-    expect(schemas.Nomination.required).toEqual(['primary', 'won']);
-  });
-
-  it('refuses a type it cannot express', () => {
-    expect(() => componentSchemas('export interface Nomination { primary: string | number }')).toThrow(/cannot express the type `string \| number` of Nomination.primary/);
-  });
-
   it('takes its servers from PUBLIC_BASE_URL and its years from the manifest', () => {
     const manifest = { yearRange: [1929, 1930] } as Manifest;
     const file = publicFiles(manifest, { PUBLIC_BASE_URL: 'https://awards.example.org/' }).get('openapi.json')!;
@@ -210,17 +181,12 @@ describe('the built OpenAPI document', () => {
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 
-  it('is lint-clean: no error and no warning under Redocly’s recommended rules', async () => {
-    const { stdout } = await run(REDOCLY, ['lint', path.join(local.dist, 'openapi.json'), '--config', path.join(ROOT, 'redocly.yaml'), '--format=json']);
+  // Redocly's `struct` rule checks the document against OpenAPI 3.1; the recommended rules add refs, path parameters, unique ids and examples against their schemas.
+  it('is valid and lint-clean: no error and no warning under Redocly’s recommended rules', async () => {
+    const { stdout } = await redocly(['lint', path.join(local.dist, 'openapi.json'), '--config', path.join(ROOT, 'redocly.yaml'), '--format=json']);
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
-  });
-
-  it('is lint-clean: no error and no warning under Spectral’s OpenAPI rules', async () => {
-    const { stdout } = await run(SPECTRAL, ['lint', path.join(local.dist, 'openapi.json'), '--ruleset', path.join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet']);
-    const results = JSON.parse(stdout || '[]') as { code: string; message: string; severity: number }[];
-    expect(results.map((r) => `${r.code} (severity ${r.severity}): ${r.message}`)).toEqual([]);
   });
 
   it('is served publicly at /openapi.json, without a key', async () => {

@@ -2,10 +2,12 @@
  * The code's layout rules, checked on the source itself: every import runs
  * down the map of folders (FLOORS) and none closes a circle; what the edge
  * function and the Worker load is runtime-agnostic (no `node:` module, nothing
- * Node-only); the spec's oracle is imported only by the tests and the
- * benchmark; each runtime's adapter is one short file, its helpers beside it
- * in `adapters/_node/` or `adapters/_fetch.ts`; and no function of the
- * request path (src/, adapters/, netlify/) runs over 60 lines.
+ * Node-only); the build and `npm start` load only packages of
+ * `dependencies` (TypeScript is a development tool); the spec's oracle is
+ * imported only by the tests and the benchmark; each runtime's adapter is one
+ * short file, its helpers beside it in `adapters/_node/` or
+ * `adapters/_fetch.ts`; and no function of the request path (src/, adapters/,
+ * netlify/) runs over 60 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -153,6 +155,13 @@ describe('the layout', () => {
     expect(graph).toContain('src/api/handler.ts');
     const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench|cli|adapters\/_node)\//.test(f));
     expect(offending).toEqual([]);
+  });
+
+  it.each(['build/build.ts', 'cli/start.ts'])('loads into %s only packages a production install has (`dependencies`: no TypeScript)', (entry) => {
+    const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => /^package:((?:@[^/]+\/)?[^/]+)/.exec(f)![1]);
+    expect(packages).toContain('csv-parse');
+    expect(packages.filter((name) => !(name in dependencies))).toEqual([]);
   });
 
   it(`keeps every runtime's adapter short: one file each in adapters/, at most ${MAX_ADAPTER_LINES} lines`, () => {

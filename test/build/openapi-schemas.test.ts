@@ -1,0 +1,63 @@
+/**
+ * The component schemas are derived from src/shared/types.ts at development
+ * time (npm run openapi:schemas, with TypeScript) and checked in as
+ * build/openapi-schemas.json, which is all the build reads. A change to the
+ * types without running the command fails here, naming it.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { componentSchemas, openApiDocument, SCHEMAS_FILE } from '../../build/openapi.ts';
+import { derivedSchemas, schemasJson } from '../../build/openapi-schemas.ts';
+
+describe('the checked-in component schemas', () => {
+  it('are what npm run openapi:schemas derives from src/shared/types.ts now', () => {
+    const stale = 'build/openapi-schemas.json is not what src/shared/types.ts gives: run npm run openapi:schemas and commit the file';
+    expect(readFileSync(SCHEMAS_FILE, 'utf8'), stale).toBe(schemasJson());
+  });
+
+  it('are the document’s schemas, with the refinements a type cannot say', () => {
+    const schemas = (openApiDocument({ yearRange: [1929, 2026] }) as { components: { schemas: unknown } }).components.schemas;
+    expect(schemas).toEqual(componentSchemas(derivedSchemas()));
+    expect(schemas).toMatchObject({ PersonMatch: { properties: { year: { type: 'string', pattern: '^[0-9]{4}$' } } }, Archive: { propertyNames: { pattern: '^[0-9]{4}$' } } });
+  });
+
+  it('refuse a refinement for a field the types no longer have', () => {
+    const derived = derivedSchemas();
+    const { year: _, ...rest } = (derived.PersonMatch as { properties: Record<string, unknown> }).properties;
+    expect(() => componentSchemas({ ...derived, PersonMatch: { ...derived.PersonMatch, properties: rest } })).toThrow(/refinement for PersonMatch.year, which the types no longer have/);
+  });
+});
+
+describe('npm run openapi:schemas', () => {
+  it('follows a field added to the types without another copy to edit', () => {
+    const source = `
+      /** One nomination. */
+      export interface Nomination {
+        primary: string[];
+        secondary?: string[];
+        won: boolean;
+        /** Points. */
+        score?: number;
+      }
+      export interface Category { category: string; nominations: Nomination[] }
+      export type Ceremony = Category[];
+      export type Archive = Record<string, Ceremony>;
+      export interface PersonMatch { year: string; category: string; nomination: Nomination }
+      export interface FilmMatch { category: string; nomination: Nomination }
+      export interface CategoryMatch { year: string; category: string; nominations: Nomination[] }
+      export interface CategoryYearMatch { category: string; nominations: Nomination[] }
+      export interface ErrorBody { error: string }
+      export interface RateLimitErrorBody extends ErrorBody { limit: string; retryAfter: number }
+      export interface HealthBody { status: string; archive: ArchiveHealth }
+      export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }
+      export interface SearchResult { name: string; kind: 'person' | 'film'; nominations: number; wins: number; firstYear: string; lastYear: string; path: string }
+      export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }`;
+    const schemas = derivedSchemas(source);
+    expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
+    expect(schemas.Nomination.required).toEqual(['primary', 'won']);
+  });
+
+  it('refuses a type it cannot express', () => {
+    expect(() => derivedSchemas('export interface Nomination { primary: string | number }')).toThrow(/cannot express the type `string \| number` of Nomination.primary/);
+  });
+});
