@@ -70,13 +70,20 @@ function compile(ts: TypeScript, outDir: string): void {
   }
 }
 
-/** Declarations keep the source's `.ts` specifiers; what ships has only `.js` files beside them. */
-async function pointDeclarationsAtJs(dir: string): Promise<void> {
-  for (const name of ['client.d.ts', 'types.d.ts']) {
-    const file = path.join(dir, name);
-    const text = await readFile(file, 'utf8');
-    await writeFile(file, text.replace(/(from\s+'\.\/[\w-]+)\.ts'/g, "$1.js'"));
+/**
+ * What ships is flat: the compiler writes src/'s folders (client/client.*,
+ * shared/types.*), the package holds client.* and types.* side by side, the
+ * client naming `./types.js` (declarations keep the source's `.ts` specifiers).
+ */
+async function flatten(dir: string): Promise<void> {
+  const moves = [['client/client', 'client'], ['shared/types', 'types']];
+  for (const [from, to] of moves) {
+    for (const ext of ['.js', '.d.ts']) {
+      const text = await readFile(path.join(dir, `${from}${ext}`), 'utf8');
+      await writeFile(path.join(dir, `${to}${ext}`), text.replace(/(from\s+')\.\.\/shared\/types\.[jt]s'/g, "$1./types.js'"));
+    }
   }
+  for (const folder of new Set(moves.map(([from]) => from.split('/')[0]))) await rm(path.join(dir, folder), { recursive: true });
 }
 
 /** The client's methods, named as `createClient` returns them (a method added there is listed here without an edit). */
@@ -146,7 +153,7 @@ export async function packClient(out: string): Promise<string> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   compile(ts, dir);
-  await pointDeclarationsAtJs(dir);
+  await flatten(dir);
   await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(await manifest(), null, 2)}\n`);
   await writeFile(path.join(dir, 'README.md'), packageReadme());
   await copyFile(path.join(ROOT, 'LICENSE'), path.join(dir, 'LICENSE'));
