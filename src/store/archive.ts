@@ -155,15 +155,16 @@ function slice(pack: Uint8Array, [start, end]: [number, number], file: string): 
   return pack.subarray(start, end);
 }
 
-/** A parsed category index: the names to search, and the answers across all years. */
+/** A parsed category index: the names to search, each name's own set key (most texts match one name), and the answers across all years. */
 interface ParsedCategories {
   names: NameIndex;
+  ownKeys: string[];
   all: CategoryAnswers;
 }
 
 const parseCategories = (text: string): ParsedCategories => {
   const index = JSON.parse(text) as CategoryIndex;
-  return { names: new NameIndex(index.names), all: index.all };
+  return { names: new NameIndex(index.names), ownKeys: index.names.map((_, i) => categorySetKey([i])), all: index.all };
 };
 
 export class ArchiveReader {
@@ -361,7 +362,7 @@ export class ArchiveReader {
   private category(source: DataSource, manifest: Manifest, index: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
     const matches = index.names.containing(text);
     if (matches.length === 0) return null;
-    const key = categorySetKey(matches);
+    const key = matches.length === 1 ? index.ownKeys[matches[0]] : categorySetKey(matches);
     if (year === undefined) {
       if (!Object.hasOwn(index.all, key)) throw new DataError(`no answer for the category set ${key}`);
       return this.stored(index.all[key]);
