@@ -24,7 +24,12 @@ import { conformanceSuite } from './conformance.ts';
 import { hostileSuite } from './hostile.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
 import { startMailApi } from '../helpers/mail.ts';
-import { buildInto, keyThroughPortal, rawRequest, type RawReply, readmeExamples, SHARED_SOURCE, startEdge, startWorker, tempDir, treeDigest } from '../helpers/helpers.ts';
+import { type RawReply, rawRequest } from '../helpers/http.ts';
+import { keyThroughPortal } from '../helpers/keys.ts';
+import { FULL_SOURCE } from '../helpers/paths.ts';
+import { startEdge, startWorker } from '../helpers/processes.ts';
+import { readmeExamples } from '../helpers/readme.ts';
+import { buildInto, tempDir, treeDigest } from '../helpers/temp.ts';
 import { idRows, type SpecArchive, type SpecIds } from '../oracle.ts';
 
 /** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
@@ -78,7 +83,7 @@ const stops: (() => Promise<void>)[] = [];
 let edgeLogs: string[] = [];
 
 beforeAll(async () => {
-  dist = await buildInto(SHARED_SOURCE, 'behaviour');
+  dist = await buildInto(FULL_SOURCE, 'behaviour');
   unreadablePath = await corruptOneAnswer(dist);
   const dir = await tempDir('behaviour-keys');
 
@@ -103,7 +108,7 @@ beforeAll(async () => {
   };
   const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
   archive = JSON.parse(served.body.toString('utf8'));
-  ids = idRows(archive, await readFile(SHARED_SOURCE, 'utf8'));
+  ids = idRows(archive, await readFile(FULL_SOURCE, 'utf8'));
 
   const node = createNodeServer({ dist, keys: fileKeys });
   await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/shared/routes.ts';
 import { validateResponse } from './contract.ts';
-import { decodedBody, type RawReply, ROOT, SHARED_SOURCE } from '../helpers/helpers.ts';
+import { decodedBody, type RawReply } from '../helpers/http.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { expected, expectedById, type Expected, type SpecArchive, type SpecIds } from '../oracle.ts';
 
 /** The revision data/source.json pins, as the repository has it. */
@@ -495,7 +496,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(body).toEqual({
         status: 'ok',
         archive: {
-          revision: createHash('sha256').update(readFileSync(SHARED_SOURCE)).digest('hex'),
+          revision: createHash('sha256').update(readFileSync(FULL_SOURCE)).digest('hex'),
           // The suite builds from the pinned file, so the build knows its upstream commit and date.
           commit: PIN.commit,
           date: PIN.date,

@@ -15,7 +15,9 @@ import { createApi } from '../../src/api/handler.ts';
 import { keyId, Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
-import { buildInto, listen, type Running, SAMPLE_SOURCE } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { listen, type Running } from '../helpers/servers.ts';
+import { buildInto } from '../helpers/temp.ts';
 
 let dist: string;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decoded, json, type Target } from './behaviour.ts';
-import type { RawReply } from '../helpers/helpers.ts';
+import type { RawReply } from '../helpers/http.ts';
 import { expected, SPEC_ERRORS, SPEC_LIMIT, type SpecArchive } from '../oracle.ts';
 
 /** Section 4's operation ids, each with a path that finds something in the full archive. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';
 import { operationIdFor, validateResponse } from './contract.ts';
-import { startLocalServer, type LocalServer } from '../helpers/helpers.ts';
+import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 describe('operationIdFor', () => {
   it('maps each route’s example path to its operation id', () => {

@@ -11,7 +11,10 @@ import type { ApiReply } from '../../src/http/reply.ts';
 import { Keys } from '../../src/keys/keys.ts';
 import { RateLimiter } from '../../src/shared/rate-limit.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
-import { heapUsed, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, sampleSandbox, unissuedKey, storeKeys, type Running, type Sandbox } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { keyWatchingLog, makeKeys, memoryKeys, storeKeys, unissuedKey } from '../helpers/keys.ts';
+import { heapUsed } from '../helpers/memory.ts';
+import { listen, type Running, sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 const LIMIT = 3;
 const WINDOW_MS = 60_000;

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
-import { decodedBody, rawRequest, keyWatchingLog, listen, makeKeys, memoryKeys, ROOT, sampleSandbox, unissuedKey, storeKeys, type KeyRecord, type Running, type Sandbox } from '../helpers/helpers.ts';
+import { decodedBody, rawRequest } from '../helpers/http.ts';
+import { type KeyRecord, keyWatchingLog, makeKeys, memoryKeys, storeKeys, unissuedKey } from '../helpers/keys.ts';
+import { ROOT } from '../helpers/paths.ts';
+import { listen, type Running, sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 /** Every status the API documents for these routes (500 only on a damaged dist/, which this dist is not). */
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429]);

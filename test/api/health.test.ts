@@ -27,7 +27,9 @@ import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { startBlobs } from '../helpers/blobs.ts';
 import { validateResponse } from './contract.ts';
-import { eventually, listen, rawRequest, type Running, sampleSandbox, type Sandbox, startEdge } from '../helpers/helpers.ts';
+import { eventually, rawRequest } from '../helpers/http.ts';
+import { startEdge } from '../helpers/processes.ts';
+import { listen, type Running, sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 const UNAVAILABLE = '{"error":"Service Unavailable: the archive cannot be read"}';
 

@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../helpers/random.ts';
 import { decoded, type Target } from './behaviour.ts';
-import type { RawReply } from '../helpers/helpers.ts';
+import type { RawReply } from '../helpers/http.ts';
 
 /** Statuses the API documents; 500 only where a keyed lookup reads the stored answer the behaviour setup damaged. */
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429, 500]);

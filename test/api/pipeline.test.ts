@@ -13,7 +13,10 @@ import type { ApiReply } from '../../src/http/reply.ts';
 import { GRACE_PERIODS, Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
-import { buildInto, eventually, heapUsed, SAMPLE_SOURCE, tempDir } from '../helpers/helpers.ts';
+import { eventually } from '../helpers/http.ts';
+import { heapUsed } from '../helpers/memory.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 let dist: string;
 let db: string;

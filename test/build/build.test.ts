@@ -17,7 +17,9 @@ import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { dataPath, parseRef, shardOf } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { IdShard, Manifest, Shard } from '../../src/shared/types.ts';
-import { buildInto, eventually, ROOT, SAMPLE_SOURCE, SHARED_SOURCE, tempDir, treeDigest } from '../helpers/helpers.ts';
+import { eventually } from '../helpers/http.ts';
+import { FULL_SOURCE, ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { buildInto, tempDir, treeDigest } from '../helpers/temp.ts';
 import { expected, expectedById, type Expected, idRows, NAME_ID, type SpecArchive, TITLE_ID } from '../oracle.ts';
 
 let archive: SpecArchive;
@@ -52,7 +54,7 @@ const enc = encodeURIComponent;
 const distinct = <T>(xs: Iterable<T>) => [...new Set(xs)];
 
 beforeAll(async () => {
-  dist = await buildInto(SHARED_SOURCE, 'equivalence');
+  dist = await buildInto(FULL_SOURCE, 'equivalence');
   manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8'));
   const keys = new Keys(new SqliteKeyBackend(':memory:'));
   key = await keys.issue('equivalence@example.org');
@@ -159,7 +161,7 @@ describe('every precomputed answer equals the spec evaluated naively over the se
   });
 
   it('for every IMDb id of the source, title and name, and for ids carried by nothing or malformed', async () => {
-    const ids = idRows(archive, await readFile(SHARED_SOURCE, 'utf8'));
+    const ids = idRows(archive, await readFile(FULL_SOURCE, 'utf8'));
     const indexed: string[] = [];
     for (const ref of manifest.ids) indexed.push(...Object.keys(JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as IdShard));
     // The index holds every id of the source's FilmId and NomineeIds columns, each once, and nothing else.
@@ -256,7 +258,7 @@ async function previousDist(tag: string) {
 
 describe('the build', () => {
   it('is deterministic: two builds of the same source are identical byte for byte', async () => {
-    const second = await buildInto(SHARED_SOURCE, 'determinism');
+    const second = await buildInto(FULL_SOURCE, 'determinism');
     const [a, b] = await Promise.all([treeDigest(dist), treeDigest(second)]);
     expect(a.size).toBeGreaterThan(1000);
     expect(b).toEqual(a);
@@ -266,7 +268,7 @@ describe('the build', () => {
     const { dir, out, summary, before } = await previousDist('failed');
     let writes = 0;
     const failing = { ...nodeFs, writeFile: (f: string, b: Uint8Array) => (++writes > 500 ? Promise.reject(new Error('disk full (injected)')) : nodeFs.writeFile(f, b)) };
-    await expect(build({ source: SHARED_SOURCE, out, summary, acceptChanges: true, fs: failing, log: () => {} })).rejects.toThrow('disk full (injected)');
+    await expect(build({ source: FULL_SOURCE, out, summary, acceptChanges: true, fs: failing, log: () => {} })).rejects.toThrow('disk full (injected)');
     expect(writes).toBeGreaterThan(500);
     expect(await treeDigest(out)).toEqual(before);
     expect((await readdir(dir)).sort()).toEqual(['dist', 'summary.json']);
@@ -275,7 +277,7 @@ describe('the build', () => {
   it('leaves the previous dist/ whole when the build process is killed midway', async () => {
     const { dir, out, summary, before } = await previousDist('killed');
     // node itself, not npm, so that SIGKILL reaches the process doing the writing.
-    const child = spawn(process.execPath, ['build/build.ts', '--source', SHARED_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['build/build.ts', '--source', FULL_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
     // Kill it once it has started writing its temporary folder, before the swap.
     const writing = await eventually(async () => {
       const tmp = (await readdir(dir)).find((n) => n.startsWith('dist.tmp-'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
-import { startLocalServer, type LocalServer } from '../helpers/helpers.ts';
+import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 let local: LocalServer;
 beforeAll(async () => {

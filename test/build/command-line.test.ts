@@ -9,7 +9,9 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readCommandLine } from '../../build/command-line.ts';
-import { cleanCopy, randomPort, ROOT, tempDir } from '../helpers/helpers.ts';
+import { randomPort } from '../helpers/http.ts';
+import { ROOT } from '../helpers/paths.ts';
+import { cleanCopy, tempDir } from '../helpers/temp.ts';
 
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 

@@ -9,7 +9,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../build/build.ts';
-import { SAMPLE_SOURCE, tempDir, treeDigest } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { tempDir, treeDigest } from '../helpers/temp.ts';
 
 async function buildWith(dir: string, name: string, cache: string | null) {
   const lines: string[] = [];

@@ -6,7 +6,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../../build/build.ts';
 import { DIST_SUMMARY_PATH } from '../../build/dist-state.ts';
 import { LAYOUT_FORMAT } from '../../src/shared/types.ts';
-import { ROOT, SAMPLE_SOURCE, tempDir, treeDigest } from '../helpers/helpers.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { tempDir, treeDigest } from '../helpers/temp.ts';
 
 const MINI = await readFile(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');
 const lines = MINI.trimEnd().split('\n');

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { heldYear, importArchive, ImportError } from '../../build/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import type { Archive, Nomination } from '../../src/shared/types.ts';
-import { ROOT, SHARED_SOURCE } from '../helpers/helpers.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 
 const MINI = readFileSync(path.join(ROOT, 'test/fixtures/mini.tsv'), 'utf8');
 const HEADER = MINI.split('\n')[0];
@@ -154,7 +154,7 @@ describe('importing the full archive', () => {
   let archive: Archive;
   let rows: string[][];
   beforeAll(() => {
-    text = readFileSync(SHARED_SOURCE, 'utf8');
+    text = readFileSync(FULL_SOURCE, 'utf8');
     archive = importArchive(text).archive;
     rows = text.split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
   });

@@ -8,7 +8,7 @@ import { publicFiles } from '../../build/public.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
-import { startLocalServer, type LocalServer } from '../helpers/helpers.ts';
+import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const REDOCLY = path.join(ROOT, 'node_modules/.bin/redocly');

@@ -18,7 +18,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { examplePath, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
-import { ROOT, startLocalServer, type LocalServer } from '../helpers/helpers.ts';
+import { ROOT } from '../helpers/paths.ts';
+import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 const run = promisify(execFile);
 const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');

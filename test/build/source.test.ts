@@ -9,7 +9,8 @@ import { fetchData } from '../../build/fetch-data.ts';
 import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE, SUMMARY_FILE } from '../../build/source.ts';
 import source from '../../data/source.json' with { type: 'json' };
 import { missingArchive } from '../helpers/global-setup.ts';
-import { fullSource, ROOT, SHARED_SOURCE, tempDir } from '../helpers/helpers.ts';
+import { FULL_SOURCE, fullSource, ROOT } from '../helpers/paths.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 /** `npm run data:fetch` as a user runs it (node under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -22,8 +23,8 @@ function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; st
 
 describe('where the archive comes from', () => {
   it('prefers --source, then ARCHIVE_SOURCE', async () => {
-    expect((await resolveSource('/x', { ARCHIVE_SOURCE: SHARED_SOURCE }).catch((e: Error) => e.message))).toContain('--source points at /x, which does not exist');
-    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: SHARED_SOURCE })).toMatchObject({ file: SHARED_SOURCE, via: 'ARCHIVE_SOURCE' });
+    expect((await resolveSource('/x', { ARCHIVE_SOURCE: FULL_SOURCE }).catch((e: Error) => e.message))).toContain('--source points at /x, which does not exist');
+    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: FULL_SOURCE })).toMatchObject({ file: FULL_SOURCE, via: 'ARCHIVE_SOURCE' });
   });
 
   it('keeps the sample to its own summary when it is named as a source', async () => {
@@ -48,14 +49,14 @@ describe('where the archive comes from', () => {
   });
 
   it('pins the upstream revision with the sha256 of the shared copy', async () => {
-    const sha = createHash('sha256').update(await readFile(SHARED_SOURCE)).digest('hex');
+    const sha = createHash('sha256').update(await readFile(FULL_SOURCE)).digest('hex');
     expect(source.sha256).toBe(sha);
     expect(source.url).toContain(source.commit);
   });
 
   it('downloads the pinned file and checks its sha256, and says to set ARCHIVE_SOURCE when offline', async () => {
     const dir = await tempDir('fetch');
-    const bytes = await readFile(SHARED_SOURCE);
+    const bytes = await readFile(FULL_SOURCE);
     const target = path.join(dir, 'cache/oscars.csv');
     const ok = (async () => new Response(bytes)) as unknown as typeof fetch;
     expect(await fetchData({ fetch: ok, target, env: {} })).toEqual({ target, from: source.url });
@@ -80,14 +81,14 @@ describe('where the archive comes from', () => {
     const network = (async () => {
       throw new Error('data:fetch used the network although ARCHIVE_SOURCE was set');
     }) as unknown as typeof fetch;
-    expect(await fetchData({ fetch: network, target, env: { ARCHIVE_SOURCE: SHARED_SOURCE } })).toEqual({ target, from: SHARED_SOURCE });
-    expect((await readFile(target)).equals(await readFile(SHARED_SOURCE))).toBe(true);
+    expect(await fetchData({ fetch: network, target, env: { ARCHIVE_SOURCE: FULL_SOURCE } })).toEqual({ target, from: FULL_SOURCE });
+    expect((await readFile(target)).equals(await readFile(FULL_SOURCE))).toBe(true);
   });
 
   it('refuses an ARCHIVE_SOURCE that is not the pinned revision with one line, and saves nothing', async () => {
     const dir = await tempDir('fetch-wrong');
     const wrong = path.join(dir, 'oscars.csv');
-    await writeFile(wrong, (await readFile(SHARED_SOURCE)).subarray(0, 100_000));
+    await writeFile(wrong, (await readFile(FULL_SOURCE)).subarray(0, 100_000));
     const { stdout, stderr, code } = await fetchCommand({ ARCHIVE_SOURCE: wrong });
     expect(code).toBe(1);
     expect(stdout).toBe('');
@@ -111,7 +112,7 @@ describe('the full archive the tests read', () => {
 
   it('is fetched into the cache when neither exists and the network works', async () => {
     const cache = path.join(await tempDir('setup-online'), 'cache/oscars.csv');
-    const bytes = await readFile(SHARED_SOURCE);
+    const bytes = await readFile(FULL_SOURCE);
     const online = (async () => new Response(bytes)) as unknown as typeof fetch;
     expect(await missingArchive({ env: {}, cache, fetch: online })).toBeNull();
     expect((await readFile(cache)).equals(bytes)).toBe(true);

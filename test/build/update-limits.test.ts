@@ -17,7 +17,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { update, type UpdateOptions } from '../../build/update.ts';
-import { FULL_SOURCE, ROOT, tempDir } from '../helpers/helpers.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const run = promisify(execFile);
 const sha256 = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');

@@ -21,7 +21,9 @@ import { update, type UpdateOptions } from '../../build/update.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
-import { FULL_SOURCE, makeKeys, memoryKeys, ROOT, tempDir } from '../helpers/helpers.ts';
+import { makeKeys, memoryKeys } from '../helpers/keys.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const run = promisify(execFile);
 const sha256 = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');

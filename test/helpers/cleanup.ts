@@ -1,5 +1,5 @@
 /** Runs in every test file: removes the temp folders its tests made, whether they passed or not. */
 import { afterAll } from 'vitest';
-import { removeTempDirs } from './helpers.ts';
+import { removeTempDirs } from './temp.ts';
 
 afterAll(removeTempDirs);

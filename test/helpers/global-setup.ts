@@ -1,6 +1,6 @@
 /**
  * Runs once before any test file: makes sure the full archive the tests read
- * (FULL_SOURCE in test/helpers/helpers.ts) exists. With ARCHIVE_SOURCE unset it runs
+ * (FULL_SOURCE in test/helpers/paths.ts) exists. With ARCHIVE_SOURCE unset it runs
  * `npm run data:fetch`'s download into data/cache/ when the cache is empty;
  * when that is impossible (offline) it stops the run with one line saying
  * what to set, instead of letting three suites die on a bare ENOENT. Then it
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fetchData } from '../../build/fetch-data.ts';
 import { CACHE_FILE } from '../../build/source.ts';
-import { fullSource } from './helpers.ts';
+import { fullSource } from './paths.ts';
 
 export interface ArchiveCheck {
   env?: NodeJS.ProcessEnv;

@@ -14,7 +14,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSmtp, tokenIn, type Smtp } from '../helpers/mail.ts';
-import { buildInto, rawRequest, ROOT, SAMPLE_SOURCE, startServer, type Started, tempDir } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startServer } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 const run = promisify(execFile);
 let smtp: Smtp;

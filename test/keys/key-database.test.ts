@@ -15,7 +15,12 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../src/keys/keys.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
-import { buildInto, makeKeys, rawRequest, ROOT, SAMPLE_SOURCE, startServer, storeKeys, tempDir, portalFront } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { makeKeys, storeKeys } from '../helpers/keys.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { startServer } from '../helpers/processes.ts';
+import { portalFront } from '../helpers/servers.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 const run = promisify(execFile);
 let dist: string;

@@ -11,7 +11,7 @@ import { blobsKeyStore, KEY_STORE_NAME } from '../../src/keys/blobs.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 import { keyStoreSuite } from './key-store-suite.ts';
-import { tempDir } from '../helpers/helpers.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 let dir: string;
 let blobs: Blobs;

@@ -5,7 +5,7 @@
  * check through the key cache (default 1 s). The behaviour and race suite it shares with SQLite is in
  * key-stores.test.ts.
  */
-import { portalFront } from '../helpers/helpers.ts';
+import { portalFront } from '../helpers/servers.ts';
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRACE_PERIODS, hashSecret, Keys } from '../../src/keys/keys.ts';

@@ -20,7 +20,7 @@ import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../src/keys/d1.ts'
 import { keySql } from '../../src/keys/sql.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { keyStoreSuite } from './key-store-suite.ts';
-import { tempDir } from '../helpers/helpers.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DATABASE_ID = '00000000-0000-4000-8000-00000000d1d1';

@@ -17,7 +17,9 @@ import { createNodeServer } from '../../adapters/node.ts';
 import { KeyDatabaseError, SCHEMA_VERSION, SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { LegacyKeysError } from '../../src/keys/legacy.node.ts';
 import { DatabaseSync } from 'node:sqlite';
-import { buildInto, rawRequest, ROOT, SAMPLE_SOURCE, tempDir } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 const run = promisify(execFile);
 /** The README's key command, run as a user would (npm run --silent keys -- ...). */

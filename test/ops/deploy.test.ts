@@ -21,7 +21,8 @@ import { HEALTH_PATH } from '../../src/http/request.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { edgeRouter } from '../../cli/edge-routes.ts';
-import { cleanCopy, FULL_SOURCE, ROOT } from '../helpers/helpers.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { cleanCopy } from '../helpers/temp.ts';
 
 /** Netlify's limits (docs.netlify.com; summarised in shared/docs/NETLIFY.md, beside this repository). */
 const EDGE_BUNDLE_LIMIT = 20 * 1024 * 1024;

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/helpers.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const GUIDES = readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);

@@ -12,7 +12,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanCopy, DENO, FULL_SOURCE, randomPort, rawRequest, ROOT, tempDir } from '../helpers/helpers.ts';
+import { randomPort, rawRequest } from '../helpers/http.ts';
+import { DENO, FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { cleanCopy, tempDir } from '../helpers/temp.ts';
 import { expected, type SpecArchive } from '../oracle.ts';
 
 const run = promisify(execFile);

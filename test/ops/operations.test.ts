@@ -14,7 +14,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import source from '../../data/source.json' with { type: 'json' };
 import { MANIFEST_PATH } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';
-import { cleanCopy, FULL_SOURCE, rawRequest, startServer, treeDigest } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { FULL_SOURCE } from '../helpers/paths.ts';
+import { startServer } from '../helpers/processes.ts';
+import { cleanCopy, treeDigest } from '../helpers/temp.ts';
 
 let clone: string;
 let dist: string;

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ROUTES, template } from '../../src/shared/routes.ts';
-import { type LocalServer, readmeExamples, startLocalServer } from '../helpers/helpers.ts';
+import { readmeExamples } from '../helpers/readme.ts';
+import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 let local: LocalServer;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runTempFolder } from '../helpers/global-setup.ts';
-import { tempDir } from '../helpers/helpers.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 describe("a test run's temp folder", () => {
   it('is where this worker and what it starts make their temp files', async () => {

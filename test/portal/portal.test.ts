@@ -17,7 +17,9 @@ import { nodeMailer } from '../../adapters/_node/mail.ts';
 import { createNodeServer, REQUEST_TIMEOUT_MS } from '../../adapters/node.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { startSmtp, tokenIn, type Smtp } from '../helpers/mail.ts';
-import { buildInto, SAMPLE_SOURCE, portalFront } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { portalFront } from '../helpers/servers.ts';
+import { buildInto } from '../helpers/temp.ts';
 
 const ORIGIN = 'https://api.example.org';
 let smtp: Smtp;

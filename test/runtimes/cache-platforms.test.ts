@@ -11,7 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyTag } from '../../src/http/cache.ts';
 import { keyId } from '../../src/keys/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
-import { buildInto, eventually, keyThroughPortal, SAMPLE_SOURCE, type Started, startNetlifyLocal, startWorker, tempDir } from '../helpers/helpers.ts';
+import { eventually } from '../helpers/http.ts';
+import { keyThroughPortal } from '../helpers/keys.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startNetlifyLocal, startWorker } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 const LOOKUP = '/person/name=Emil%20Jannings';
 const bearer = (session: string) => ({ method: 'POST', headers: { authorization: `Bearer ${session}` } });

@@ -1,5 +1,5 @@
 /**
- * `npm run dev:cloudflare` as a process (test/helpers/helpers.ts startWorker: the
+ * `npm run dev:cloudflare` as a process (test/helpers/processes.ts startWorker: the
  * Worker under wrangler dev, workerd, a local D1): what it hands wrangler.
  * Secrets (MAIL_API_TOKEN) reach the Worker through an env file of
  * wrangler's, mode 0600 in a private folder removed at exit, never on a
@@ -11,7 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
-import { rawRequestLine, sampleSandbox, type Sandbox, startWorker } from '../helpers/helpers.ts';
+import { rawRequestLine } from '../helpers/http.ts';
+import { startWorker } from '../helpers/processes.ts';
+import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 /** Every process's command line on this machine, as `ps` shows them: pid and arguments. */
 function commandLines(): { pid: number; args: string[] }[] {

@@ -13,7 +13,9 @@ import { generateKey } from '../../src/keys/keys.ts';
 import { MAX_LINE, redactLine, shorten } from '../../src/shared/redact.ts';
 import { createLog } from '../../adapters/_node/log.ts';
 import { startSmtp, tokenIn, type Smtp } from '../helpers/mail.ts';
-import { buildInto, SAMPLE_SOURCE, startServer, type Started, tempDir } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startServer } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 let smtp: Smtp;
 let server: Started;

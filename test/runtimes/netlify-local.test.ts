@@ -16,7 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/handler.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { startMailApi } from '../helpers/mail.ts';
-import { buildInto, eventually, rawRequestLine, ROOT, SAMPLE_SOURCE, type Started, startNetlifyLocal, tempDir } from '../helpers/helpers.ts';
+import { eventually, rawRequestLine } from '../helpers/http.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startNetlifyLocal } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 /** Processes running the edge stand-in over `dist` (a temp folder of this test alone), by their command lines. */
 async function edgeProcesses(dist: string): Promise<string[]> {

@@ -13,7 +13,9 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { startMailApi } from '../helpers/mail.ts';
-import { cleanCopy, rawRequest, startServer, tempDir } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { startServer } from '../helpers/processes.ts';
+import { cleanCopy, tempDir } from '../helpers/temp.ts';
 
 let clone: string;
 /** The first test's settings, its dist/ built: later tests start without building again. */

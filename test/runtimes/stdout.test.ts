@@ -9,7 +9,10 @@ import { Writable } from 'node:stream';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLog } from '../../adapters/_node/log.ts';
-import { buildInto, rawRequest, SAMPLE_SOURCE, startServer, type Started, tempDir } from '../helpers/helpers.ts';
+import { rawRequest } from '../helpers/http.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startServer } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 let dist: string;
 beforeAll(async () => {

@@ -10,7 +10,11 @@ import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildInto, eventually, freePort, makeKeys, ROOT, SAMPLE_SOURCE, type Started, startServer, storeKeys, tempDir } from '../helpers/helpers.ts';
+import { eventually, freePort } from '../helpers/http.ts';
+import { makeKeys, storeKeys } from '../helpers/keys.ts';
+import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { type Started, startServer } from '../helpers/processes.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 const hasVarnish = (() => {
   try {

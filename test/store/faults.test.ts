@@ -12,7 +12,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRef, dataPath, MANIFEST_PATH, shardOf } from '../../src/store/refs.ts';
 import type { Manifest, Shard } from '../../src/shared/types.ts';
-import { eventually, FULL_SOURCE, rawRequest, keyWatchingLog, listen, makeKeys, ROOT, sampleSandbox, storeKeys, type RawReply, type Running, type Sandbox } from '../helpers/helpers.ts';
+import { eventually, type RawReply, rawRequest } from '../helpers/http.ts';
+import { keyWatchingLog, makeKeys, storeKeys } from '../helpers/keys.ts';
+import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { listen, type Running, sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 const FETCH_ERROR = '{"error":"Error fetching data"}';
 

@@ -20,7 +20,8 @@ import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { writeReply } from '../../adapters/_node/http.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import type { Manifest, Shard } from '../../src/shared/types.ts';
-import { buildInto, SAMPLE_SOURCE, tempDir } from '../helpers/helpers.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
 
 let dist: string;
 let key: string;

@@ -1,0 +1,156 @@
+/** The runtimes as processes: npm start and the other npm scripts, the edge function under Deno, the Worker under wrangler dev. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort, randomPort } from './http.ts';
+import { DENO, ROOT } from './paths.ts';
+import { tempDir } from './temp.ts';
+
+/** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
+export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), dist, '0'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`deno did not start:\n${logs.join('\n')}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (line) logs.push(line);
+        const m = /listening on (\d+)/.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`deno exited ${code}:\n${logs.join('\n')}`)));
+  });
+  return {
+    port,
+    child,
+    logs,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface Started {
+  port: number;
+  base: string;
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** SIGTERM, then the exit (after the logger flushed). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start` as a process, the way a developer or an operator runs it: the
+ * real start script in `cwd` (default: this checkout; a `cleanCopy` for a
+ * fresh clone) with `env` over the tests' own, but never ARCHIVE_SOURCE unless
+ * given, so a fresh machine's default data is what it serves. Resolves once it
+ * printed `ready`; rejects with its whole output if it exits first.
+ */
+export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<Started> {
+  // A port picked here may still be taken by another process: then try another, twice.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, options);
+    } catch (error) {
+      if (env.PORT || attempt === 3 || !String(error).includes('is in use')) throw error;
+    }
+  }
+}
+
+/** Where and what to start: `script` is `cli/start.ts` (npm start) unless given, `ready` what it prints once it answers. */
+interface StartOptions {
+  cwd?: string;
+  ready?: string;
+  script?: string;
+  /** Arguments after the script (`--production`). */
+  args?: string[];
+}
+
+/** `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function under Deno and the portal function, in front of a local Blobs store. */
+export const startNetlifyLocal = (env: Record<string, string>) => startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
+
+/**
+ * `npm run dev:cloudflare` over `dist`: the Worker under wrangler dev
+ * (workerd), a local D1 in a folder of its own; resolves once `/health`
+ * answers 200. `env` is passed on (MAIL_API_URL, settings).
+ */
+export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void> }> {
+  const port = await freePort();
+  const state = await tempDir('worker-state');
+  const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, DIST_DIR: dist, PORT: String(port), CLOUDFLARE_LOCAL_DIR: state, NO_COLOR: '1', FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const logs: string[] = [];
+  const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      process.kill(-child.pid!, 'SIGTERM'); // wrangler and the workerd it started
+    });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    if (ok) return { port, logs, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`dev:cloudflare did not answer:\n${logs.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function startOnce(env: Record<string, string>, options: StartOptions): Promise<Started> {
+  const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts', args = [] } = options;
+  const port = Number(env.PORT ?? randomPort());
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete fullEnv.ARCHIVE_SOURCE;
+  Object.assign(fullEnv, { PORT: String(port) }, env);
+  const child = spawn(process.execPath, [script, ...args], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes(ready)) {
+        clearTimeout(timer);
+        setTimeout(resolve, 50);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited ${code}:\n${output}`));
+    });
+  });
+  return {
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/** Temp folders removed after each test file, clean copies of the repository, builds into a temp folder, and a digest of a folder tree. */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { build } from '../../build/build.ts';
+import { ROOT } from './paths.ts';
+
+const made: string[] = [];
+
+/** A fresh folder in the system temp dir, removed after the test file (see {@link removeTempDirs}). */
+export async function tempDir(tag: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every folder {@link tempDir} made; test/helpers/cleanup.ts runs it after each test file. */
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/** Hard-links (across devices: copies) a folder tree, symlinks kept as symlinks: node_modules in a second or two. */
+async function linkTree(from: string, to: string): Promise<void> {
+  const entries = await readdir(from, { withFileTypes: true, recursive: true });
+  const dirs = entries.filter((e) => e.isDirectory()).map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
+  for (const dir of [to, ...dirs]) await mkdir(dir, { recursive: true });
+  for (const entry of entries) {
+    const src = path.join(entry.parentPath, entry.name);
+    const dest = path.join(to, path.relative(from, src));
+    if (entry.isSymbolicLink()) await symlink(await readlink(src), dest);
+    else if (entry.isFile()) await link(src, dest).catch(() => copyFile(src, dest));
+  }
+}
+
+/**
+ * The repository as a fresh clone of this working tree would have it (the
+ * files git knows, committed or not; nothing git ignores, so no dist/, no
+ * data/cache/, no keys) in a temp folder, with the installed node_modules:
+ * symlinked, or hard-linked where a tool must see real files (Netlify's
+ * function zipper keeps a symlink as a symlink), or none, for a test that
+ * installs them as a user would.
+ */
+export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | 'none' = 'symlink'): Promise<string> {
+  const dir = await tempDir(tag);
+  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
+  for (const file of new Set(stdout.split('\0').filter(Boolean))) {
+    if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await copyFile(path.join(ROOT, file), path.join(dir, file));
+  }
+  const modulesDir = path.join(ROOT, 'node_modules');
+  if (modules === 'none') return dir;
+  if (modules === 'symlink') await symlink(modulesDir, path.join(dir, 'node_modules'));
+  else await linkTree(modulesDir, path.join(dir, 'node_modules'));
+  return dir;
+}
+
+/** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
+export async function buildInto(source: string, tag = 'dist'): Promise<string> {
+  const dir = await tempDir(tag);
+  const out = path.join(dir, 'dist');
+  await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
+  return out;
+}
+
+/** Every file under `dir`, relative path to sha256. */
+export async function treeDigest(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    out.set(path.relative(dir, full), createHash('sha256').update(await readFile(full)).digest('hex'));
+  }
+  return out;
+}
