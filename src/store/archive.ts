@@ -167,6 +167,29 @@ const parseCategories = (text: string): ParsedCategories => {
   return { names: new NameIndex(index.names), ownKeys: index.names.map((_, i) => categorySetKey([i])), all: index.all };
 };
 
+/** The manifest, if it is one of this layout. */
+function parseManifest(text: string): Manifest {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    throw new DataError('corrupt manifest');
+  }
+  if (
+    manifest?.format !== LAYOUT_FORMAT ||
+    typeof manifest.categories !== 'string' ||
+    typeof manifest.categoryYears !== 'object' ||
+    manifest.categoryYears === null ||
+    !Array.isArray(manifest.shards) ||
+    !Array.isArray(manifest.ids) ||
+    !Array.isArray(manifest.search) ||
+    typeof manifest.categoryList !== 'string'
+  ) {
+    throw new DataError('unknown manifest format');
+  }
+  return manifest;
+}
+
 export class ArchiveReader {
   /** Which of the source's byte arrays are checked against their id (true), or being checked now: requests arriving meanwhile wait for the same hash. */
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
@@ -263,27 +286,7 @@ export class ArchiveReader {
 
   private parsedManifestOf(bytes: Uint8Array | null): Manifest {
     if (!bytes) throw new DataError('missing manifest');
-    const hit = this.parsed.peek(MANIFEST_PATH);
-    if (hit?.bytes === bytes) return hit.parsed as Manifest;
-    let manifest: Manifest;
-    try {
-      manifest = JSON.parse(new TextDecoder().decode(bytes));
-    } catch {
-      throw new DataError('corrupt manifest');
-    }
-    if (
-      manifest?.format !== LAYOUT_FORMAT ||
-      typeof manifest.categories !== 'string' ||
-      typeof manifest.categoryYears !== 'object' ||
-      !Array.isArray(manifest.shards) ||
-      !Array.isArray(manifest.ids) ||
-      !Array.isArray(manifest.search) ||
-      typeof manifest.categoryList !== 'string'
-    ) {
-      throw new DataError('unknown manifest format');
-    }
-    this.parsed.set(MANIFEST_PATH, { size: bytes.length * 3, bytes, parsed: manifest });
-    return manifest;
+    return this.parsedIndex(MANIFEST_PATH, bytes, parseManifest);
   }
 
   /** The bytes at `path` (the file of `id`), once they are known to be what their id (a hash of them) says. */
@@ -340,15 +343,15 @@ export class ArchiveReader {
     return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
   }
 
-  /** An index file's parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
+  /** An index file's (or the manifest's) parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
   private parsedIndex<T>(id: string, bytes: Uint8Array, parse: (text: string) => T): T {
     const hit = this.parsed.peek(id);
     if (hit?.bytes === bytes) return hit.parsed as T;
     let parsed: T;
     try {
       parsed = parse(new TextDecoder().decode(bytes));
-    } catch {
-      throw new DataError(`unparsable index ${id}`);
+    } catch (error) {
+      throw error instanceof DataError ? error : new DataError(`unparsable ${id}`);
     }
     this.parsed.set(id, { size: bytes.length * 3, bytes, parsed });
     return parsed;
