@@ -251,7 +251,7 @@ function inArchiveOrder(archive: Archive, byName: Fragments['byName'], placeOf: 
  * text part of fewer than two names stays so however it is extended, so each
  * name's parts are extended only while two names hold them.
  */
-function nameSets(names: string[]): number[][] {
+function nameSets(names: string[]): NameSet[] {
   const sets = new Map(names.map((_, i) => [categorySetKey([i]), [i]]));
   const everyPlace = names.map((_, i) => i);
   for (const name of names) {
@@ -266,7 +266,13 @@ function nameSets(names: string[]): number[][] {
       }
     }
   }
-  return [...sets.values()];
+  return [...sets].map(([key, places]) => ({ key, places }));
+}
+
+/** A set of full category names, as places in the name list, and its key (`categorySetKey`). */
+interface NameSet {
+  key: string;
+  places: number[];
 }
 
 type Stored = ReturnType<typeof storeGrouped>;
@@ -277,11 +283,11 @@ type Entries = (readonly [string, Promise<FileRef>])[];
  * name's own, or the join of several (whole, in a file of its own, sent as
  * stored: no compressed copies).
  */
-function answersAcrossYears(store: Store, sets: number[][], named: Stored[], matches: ReturnType<typeof inArchiveOrder>): Entries {
-  return sets.map((places) => {
-    if (places.length === 1) return [categorySetKey(places), named[places[0]].all] as const;
+function answersAcrossYears(store: Store, sets: NameSet[], named: Stored[], matches: ReturnType<typeof inArchiveOrder>): Entries {
+  return sets.map(({ key, places }) => {
+    if (places.length === 1) return [key, named[places[0]].all] as const;
     const wanted = new Set(places);
-    return [categorySetKey(places), store.put(array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match)), { variants: false, sent: true })] as const;
+    return [key, store.put(array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match)), { variants: false, sent: true })] as const;
   });
 }
 
@@ -292,13 +298,13 @@ function answersAcrossYears(store: Store, sets: number[][], named: Stored[], mat
  * year's other joins and sent as stored. Sets none of whose names was used
  * that year are left out.
  */
-function answersAtYear(store: Store, sets: number[][], yearsOf: Map<string, Promise<FileRef>>[], year: string, elements: { place: number; part: string }[]): Entries {
+function answersAtYear(store: Store, sets: NameSet[], yearsOf: Map<string, Promise<FileRef>>[], year: string, elements: { place: number; part: string }[]): Entries {
   const usedHere = new Set(elements.map((e) => e.place));
   const joins = new Map<string, Promise<FileRef>>();
-  return sets.flatMap((places) => {
+  return sets.flatMap(({ key, places }) => {
     const used = places.filter((p) => usedHere.has(p));
     if (used.length === 0) return [];
-    if (used.length === 1) return [[categorySetKey(places), yearsOf[used[0]].get(year)!] as const];
+    if (used.length === 1) return [[key, yearsOf[used[0]].get(year)!] as const];
     const usedKey = categorySetKey(used);
     let ref = joins.get(usedKey);
     if (!ref) {
@@ -306,7 +312,7 @@ function answersAtYear(store: Store, sets: number[][], yearsOf: Map<string, Prom
       ref = store.put(array(elements.filter((e) => wanted.has(e.place)).map((e) => e.part)), { variants: false, sent: true, group: `year ${year}` });
       joins.set(usedKey, ref);
     }
-    return [[categorySetKey(places), ref] as const];
+    return [[key, ref] as const];
   });
 }
 
