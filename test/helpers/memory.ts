@@ -1,5 +1,4 @@
-/** Heap in use after a full collection, for the memory checks. */
-
+/** Heap in use after a full collection, for the memory checks (run with --expose-gc). */
 
 /** Heap in use after a full collection: what is retained, whenever the collector last ran. */
 export function heapUsed(): number {
