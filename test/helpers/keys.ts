@@ -1,4 +1,4 @@
-/** Keys for the robustness tests: many made at once and stored straight in SQLite, a log sink that watches for whole keys, and a key got through the portal. */
+/** Keys for tests: many made at once and stored straight in SQLite, one never issued, a log sink that watches for whole keys, and a key got through the portal. */
 import { generateKey, hashSecret, keyId, type NewKey } from '../../src/keys/keys.ts';
 import { redactLine } from '../../src/shared/redact.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
