@@ -72,9 +72,10 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
     // Purged even in its grace period: answers kept before the rotation would outlive its end.
     await purgeCached(keyId(arg.trim()), err);
   } else if (command === 'revoke' && one) {
-    await keys.revokeKey(arg.trim());
-    err('revoked');
-    await purgeCached(keyId(arg.trim()), err);
+    // Revoking the current key stops its address's key in grace too: both keys' cached answers go.
+    const stopped = await keys.revokeKey(arg.trim());
+    err(stopped.length > 1 ? 'revoked, and the old key in its grace period with it' : 'revoked');
+    for (const id of stopped) await purgeCached(id, err);
   } else if (command === 'end-grace' && one) {
     const ending = await keys.endingKey(arg);
     await keys.endGrace(arg);

@@ -502,14 +502,17 @@ export class Keys implements KeyCheck {
   /**
    * Revokes the key given (the CLI): the current key (and its address's key in
    * grace with it), or a key in its grace period (ended now); 403 for any other.
+   * Resolves to the ids of the keys it stopped, for the shared cache's purge.
    */
-  async revokeKey(current: string): Promise<void> {
+  async revokeKey(current: string): Promise<string[]> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
     const now = this.now();
     if (!owner || !worksAt(owner.end, now)) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    const ending = owner.end === null ? await this.backend.endingKey(owner.email, now) : null;
     const done = owner.end === null ? await this.backend.revoke(owner.email, now, hash) : await this.backend.endGrace(owner.email, now, hash);
     if (!this.retired(done)) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    return ending ? [keyId(current), ending.id] : [keyId(current)];
   }
 
   /** The address's active key, without the key. */

@@ -21,11 +21,11 @@ export interface Target {
   /** Sends one request; the path goes out exactly as given. */
   request(method: string, path: string, headers?: Record<string, string>): Promise<RawReply>;
   issueKey(): Promise<string>;
-  revokeKey(key: string): Promise<void>;
+  revokeKey(key: string): Promise<unknown>;
   /** Rotates the current key `key`, leaving it `grace` to live (the portal's or the CLI's choice): the new key. */
   rotateKey(key: string, grace: 'now' | '1h'): Promise<string>;
   /** Stops now the old key `old`, in its grace period ("Stop the old key now", or revoke of the old key). */
-  endGrace(old: string): Promise<void>;
+  endGrace(old: string): Promise<unknown>;
   /** Whether this runtime negotiates precompressed variants itself. */
   compression: boolean;
   /** Every reply the suite saw, for the contract check. */

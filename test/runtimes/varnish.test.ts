@@ -55,7 +55,7 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   let varnish: { port: number; stop(): Promise<void> };
   let dist: string;
   let keysDb: string;
-  const { keys, records } = makeKeys(4, 'varnish');
+  const { keys, records } = makeKeys(5, 'varnish');
   let via: (p: string, headers?: Record<string, string>) => Promise<Response>;
   /** Access lines the server wrote for a path (with its key's id, never the key). */
   const reached = (pathname: string) => server.output().split('\n').filter((l) => l.includes(`GET ${pathname}`)).length;
@@ -134,6 +134,33 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     expect(said).not.toContain('purge');
     expect(refused, `not refused within 2 s (${Date.now() - started} ms)`).toBe(true);
     expect((await via(url)).status).toBe(403);
+  });
+
+  it('answers 403 through the cache for the key in grace too, once revoking the current key returns', async () => {
+    const keysCli = (...args: string[]) => {
+      const cli = spawn(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let said = '';
+      cli.stdout!.on('data', (c) => (out += c));
+      cli.stderr!.on('data', (c) => (said += c));
+      return new Promise<{ code: number | null; out: string; said: string }>((resolve) => cli.once('close', (code) => resolve({ code, out, said })));
+    };
+    const old = keys[4];
+    const rotated = await keysCli('rotate', old, '--grace', '1h');
+    expect(rotated.code, rotated.said).toBe(0);
+    const current = rotated.out.trim();
+    const oldUrl = `/person/name=Emil%20Jannings/apikey=${old}`;
+    const currentUrl = `/person/name=Emil%20Jannings/apikey=${current}`;
+    // Both keys answer while the old one is in its grace period, and Varnish keeps both answers.
+    expect(await eventually(async () => (await via(currentUrl)).status === 200, 2000, 100)).toBe(true);
+    expect((await via(oldUrl)).status).toBe(200);
+    const kept = await via(oldUrl);
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get('x-varnish')).toMatch(/^\d+ \d+$/); // a hit: without a purge it would outlive the revoke
+    const revoked = await keysCli('revoke', current);
+    expect(revoked.code, revoked.said).toBe(0);
+    expect(revoked.said).toContain('the old key in its grace period with it');
+    expect(await eventually(async () => (await via(oldUrl)).status === 403 && (await via(currentUrl)).status === 403, 2000, 100)).toBe(true);
   });
 
   it('does not answer a rebuilt revision from the old one’s objects', async () => {
