@@ -208,6 +208,11 @@ export class ArchiveReader {
     return this.answers.bytes;
   }
 
+  /** Bytes the cache of parsed files counts now. */
+  get parsedBytes(): number {
+    return this.parsed.bytes;
+  }
+
   /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
   find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
     const manifest = this.manifest(source);

@@ -166,6 +166,32 @@ describe('the pipeline', () => {
     }
   });
 
+  it('keeps parsed index files within their byte bound, and answers the same after evicting', async () => {
+    // Room for a few of the files these lookups parse (the manifest, name shards, the category index, answers at a year), not all.
+    const bound = 24 * 1024;
+    const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, jsonBytes: bound });
+    const unbounded = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
+    const key = await newKey();
+    const lookups = ['Emil%20Jannings', 'Janet%20Gaynor', 'Richard%20Barthelmess', 'Nobody%20At%20All', 'Wings', 'Emma%20Stone', 'Sinners', 'Someone%20Else']
+      .map((name) => `/person/name=${name}`)
+      .concat(['Actor', 'Actress', 'Picture', 'e'].flatMap((text) => [`/award/name=${text}`, `/award/name=${text}/year=1929`, `/award/name=${text}/year=2026`]));
+    const first = new Map<string, string>();
+    let most = 0;
+    for (const lookup of lookups) {
+      const out = await settle(api.reply(get(`${lookup}/apikey=${key}`)));
+      first.set(lookup, `${out.status} ${Buffer.from(out.body ?? new Uint8Array(0)).toString()}`);
+      most = Math.max(most, api.archive.parsedBytes);
+      expect(api.archive.parsedBytes).toBeLessThanOrEqual(bound);
+      await settle(unbounded.reply(get(`${lookup}/apikey=${key}`)));
+    }
+    expect(most).toBeGreaterThan(bound / 2);
+    expect(unbounded.archive.parsedBytes).toBeGreaterThan(bound * 2); // so files were evicted
+    for (const lookup of lookups) {
+      const again = await settle(api.reply(get(`${lookup}/apikey=${key}`)));
+      expect([lookup, `${again.status} ${Buffer.from(again.body ?? new Uint8Array(0)).toString()}`]).toEqual([lookup, first.get(lookup)]);
+    }
+  });
+
   it('hashes a file once when many requests for it arrive together, cold', async () => {
     const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
     const key = await newKey();
