@@ -342,6 +342,11 @@ export class SqliteKeyBackend implements KeyBackend {
   /** Runs `work` in a transaction, waiting as long as SQLite's busy timeout allows (opening, the import). */
   private blockingWrite<T>(work: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
+    return this.commit(work);
+  }
+
+  /** Runs `work` in the transaction just begun: committed when it returns, rolled back (and the error thrown on) when it throws. */
+  private commit<T>(work: () => T): T {
     try {
       const out = work();
       this.db.exec('COMMIT');
@@ -370,11 +375,8 @@ export class SqliteKeyBackend implements KeyBackend {
         continue;
       }
       try {
-        const out = work();
-        this.db.exec('COMMIT');
-        return out;
+        return this.commit(work);
       } catch (error) {
-        if (this.db.isTransaction) this.db.exec('ROLLBACK');
         throw this.failure(error);
       }
     }
