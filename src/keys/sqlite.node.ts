@@ -27,7 +27,7 @@
  * so key-dependent requests fail rather than answer from a store that can no
  * longer follow revocations.
  */
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
@@ -58,20 +58,6 @@ export const POLL_MS = 250;
 export const LOCK_WAIT_MS = 10_000;
 
 const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
-/** The first 16 bytes of every SQLite database file; they never change once written. */
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-
-/** The file's first bytes (as many as the header has, fewer for a shorter file). */
-function headerOf(file: string): Buffer {
-  const fd = openSync(file, 'r');
-  try {
-    const bytes = Buffer.alloc(SQLITE_HEADER.length);
-    return bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0));
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The key database cannot be used; the message says why and what to do. */
 export class KeyDatabaseError extends Error {}
 /** Another process held the key database's lock for longer than this one waits: nothing is wrong with it, try again. */
@@ -417,28 +403,34 @@ export class SqliteKeyBackend implements KeyBackend {
   /**
    * `/health`: throws when key checks cannot be trusted. The in-memory set
    * would go on answering from a file overwritten under it (its pages
-   * cached), so the file itself is looked at: its header (16 bytes; not an
-   * SQLite file any more is damage, marked as such), then one read of the
-   * keys table through the connection (SQLITE_CORRUPT is damage too). A file
-   * that cannot be opened any more (gone, no permission) throws without
-   * marking anything: putting it back heals it. Busy is not a failure.
+   * cached), so the file itself is looked at, through SQLite and never
+   * through a descriptor of our own: POSIX locks belong to the process, and
+   * closing any descriptor of the file would drop every lock this process
+   * holds on it, so the next outside client to close it (`sqlite3
+   * ".backup"`) would take itself for the last user and delete our -wal and
+   * -shm. A fresh read-only connection reads the header and the keys table
+   * from the file (SQLite shares its descriptors and locks between its
+   * connections, and keeps them until the last one closes): not a database
+   * any more, or SQLITE_CORRUPT, is damage, marked as such. A file that
+   * cannot be opened any more (gone, no permission) throws without marking
+   * anything: putting it back heals it. Busy is not a failure.
    */
   probe(): void {
     if (this.damaged) throw this.damaged;
-    if (this.file !== ':memory:') {
-      let header: Buffer;
-      try {
-        header = headerOf(this.file);
-      } catch (error) {
-        throw unreadable(this.file, `it cannot be opened any more (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-      }
-      // An empty file is a new one SQLite has not written yet; anything else must start as SQLite files do.
-      if (header.length > 0 && !header.equals(SQLITE_HEADER)) throw this.markDamaged('it is not an SQLite database any more: its header was overwritten');
-    }
-    try {
+    if (this.file === ':memory:') {
       this.get(keySql.probe());
+      return;
+    }
+    let fresh: DatabaseSync | undefined;
+    try {
+      fresh = new DatabaseSync(this.file, { readOnly: true, timeout: 0 });
+      fresh.prepare(keySql.probe().sql).get();
     } catch (error) {
-      if (!isBusy(error)) throw this.failure(error);
+      if (isBusy(error)) return;
+      if (isDamage(error)) throw this.markDamaged(resultCode(error) === 26 ? 'it is not an SQLite database any more' : (error as Error).message);
+      throw unreadable(this.file, `it cannot be opened any more (${(error as Error).message})`);
+    } finally {
+      if (fresh?.isOpen) fresh.close();
     }
   }
 
