@@ -12,7 +12,7 @@
  * never repeats). The key store then behaves as it does on Netlify.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { BlobsServer } from '@netlify/blobs/server';
 
 const etagOf = (bytes: Uint8Array) => `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
@@ -59,6 +59,9 @@ export interface LocalBlobsAccess {
 
 /** Starts the strict local Blobs server on 127.0.0.1 over `directory` (kept: it holds the site's blobs). */
 export async function startLocalBlobs(directory: string, token = randomBytes(16).toString('hex')) {
+  // The server makes its files as the umask says (0644): a folder of our own, 0700, keeps the keys' addresses private.
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await chmod(directory, 0o700);
   const server = new BlobsServer({ directory, token });
   serializeWrites(server);
   tagReads(server);

@@ -27,7 +27,7 @@
  * so key-dependent requests fail rather than answer from a store that can no
  * longer follow revocations.
  */
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
@@ -142,6 +142,22 @@ function damageIn(db: DatabaseSync): string | null {
   return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
 }
 
+/**
+ * Makes `file` empty and 0600 if it does not exist yet, so SQLite, which
+ * creates files 0644 and gives the -wal and -shm the database's mode, keeps
+ * addresses and hashes from other users. The one descriptor opened outside
+ * SQLite is of a file this call just created (O_EXCL): no connection of this
+ * process can hold a lock on it yet, so closing it drops none. An existing
+ * file is left as it is.
+ */
+function createPrivate(file: string): void {
+  try {
+    closeSync(openSync(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Refuses, without writing, a file that is not a key database this code can read, or one that is damaged. */
 function checkReadable(file: string): void {
   if (file === ':memory:' || !existsSync(file) || statSync(file).size === 0) return;
@@ -187,7 +203,8 @@ export class SqliteKeyBackend implements KeyBackend {
     if (file !== ':memory:') {
       const why = notWritable(file);
       if (why) throw readOnly(file, why);
-      mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+      createPrivate(file);
     }
     let db: DatabaseSync | undefined;
     try {
