@@ -5,7 +5,7 @@
  * serves on 127.0.0.1:PORT (default 8888).
  *
  * Production mode (NODE_ENV=production, or --production): no development
- * key and no mail outbox; without a mail transport the portal's sign-in
+ * key (one an earlier start left is revoked) and no mail outbox; without a mail transport the portal's sign-in
  * answers 503 saying so, and the start-up lines say where keys and mail go.
  *
  * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
@@ -66,6 +66,19 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   return key;
 }
 
+/**
+ * Production mode refuses the development key: one an earlier development
+ * start left in the database (its address is ours alone) is revoked, with its
+ * key in grace if any, and the start says so once; null when there was none.
+ */
+async function revokeDevKey(keys: Keys): Promise<string | null> {
+  const [current, ending] = await Promise.all([keys.activeKey(DEV_ADDRESS), keys.endingKey(DEV_ADDRESS)]);
+  if (!current && !ending) return null;
+  await (current ? keys.revoke(DEV_ADDRESS) : keys.endGrace(DEV_ADDRESS));
+  const ids = [current?.id, ending?.id].filter(Boolean).map((id) => `${id}…`).join(' and ');
+  return `production mode: revoked the development key ${ids} (${DEV_ADDRESS}) an earlier development start made; it is refused from now on`;
+}
+
 /** Without a transport in production: sign-in answers 503 (src/portal/portal.ts), and the start-up line says why. */
 const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
 
@@ -92,7 +105,8 @@ a development key on first start (kept in data/dev-key.txt) and serves the API,
 the OpenAPI document, the reference page and the key portal on
 http://127.0.0.1:8888 until stopped (Ctrl-C).
 
-Production mode (NODE_ENV=production, or --production): no development key,
+Production mode (NODE_ENV=production, or --production): no development key
+(one an earlier development start left is revoked, and the start says so),
 and mail goes only to MAIL_API_URL or SMTP_URL (never the console or data/mail/);
 without either, the portal's sign-in answers 503 saying mail is not set up.
 
@@ -135,6 +149,7 @@ async function main() {
     },
   });
   const dev = production ? '' : await devKey(keys, backend).catch(refuseKeys);
+  const revokedDev = production ? await revokeDevKey(keys).catch(refuseKeys) : null;
 
   await new Promise<void>((resolve) => {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
@@ -150,6 +165,7 @@ async function main() {
   });
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)${production ? '  [production mode]' : ''}`);
   console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
+  if (revokedDev) console.log(revokedDev);
   if (dev) {
     const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
     console.log(`development key: ${keyId(dev)}… (the whole key is in ${file}; logs never show it)`);

@@ -8,6 +8,7 @@
  * it cannot read, a numeric setting that is not a whole number, or a port
  * already taken, stops it with one line, the database left alone.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -131,6 +132,36 @@ it('in production mode (NODE_ENV=production) makes no development key and prints
     expect(existsSync(path.join(dir, 'mail'))).toBe(false);
   } finally {
     await server.stop();
+  }
+});
+
+it('in production mode refuses the development key an earlier start left in the database, and says so once', async () => {
+  const dir = await tempDir('start-production-dev-key');
+  const env = { DIST_DIR: built?.DIST_DIR ?? path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db') };
+  const development = await startServer(env, { cwd: clone, ready: 'curl ' });
+  const devKey = readFileSync(path.join(dir, 'dev-key.txt'), 'utf8').trim();
+  let other: string;
+  try {
+    expect((await rawRequest(development.port, 'GET', `/archive/year=1929/apikey=${devKey}`)).status).toBe(200);
+    other = execFileSync(process.execPath, ['cli/keys.ts', 'issue', 'owner@example.org'], { cwd: clone, env: { ...process.env, KEYS_DB: env.KEYS_DB } }).toString().trim();
+  } finally {
+    await development.stop();
+  }
+  const production = await startServer({ ...env, NODE_ENV: 'production' }, { cwd: clone, ready: 'keys: ' });
+  try {
+    expect(production.output()).toContain(`production mode: revoked the development key ${devKey.slice(0, 12)}… (dev@localhost.localdomain) an earlier development start made; it is refused from now on`);
+    expect(production.output()).not.toContain(devKey);
+    expect((await rawRequest(production.port, 'GET', `/archive/year=1929/apikey=${devKey}`)).status).toBe(403);
+    expect((await rawRequest(production.port, 'GET', `/archive/year=1929/apikey=${other}`)).status).toBe(200);
+  } finally {
+    await production.stop();
+  }
+  const again = await startServer({ ...env, NODE_ENV: 'production' }, { cwd: clone, ready: 'keys: ' });
+  try {
+    expect(again.output()).not.toContain('development key');
+    expect((await rawRequest(again.port, 'GET', `/archive/year=1929/apikey=${devKey}`)).status).toBe(403);
+  } finally {
+    await again.stop();
   }
 });
 
