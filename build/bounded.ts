@@ -20,8 +20,16 @@ export const MAX_API_ANSWER_BYTES = 1024 * 1024;
 /** A read passed its size or time limit: the command stops with exit 2 and this one line. */
 export class ReadLimitError extends Error {}
 
-/** DATA_MAX_BYTES as a number of bytes, or the default; a RangeError naming it for anything but a whole number from 1. */
-export const maxSourceBytes = (env: NodeJS.ProcessEnv = process.env) => wholeNumberSetting('DATA_MAX_BYTES', env.DATA_MAX_BYTES, DEFAULT_MAX_SOURCE_BYTES, 1);
+/**
+ * The most a limit may be set to (DATA_MAX_BYTES, --max-bytes): 1 GB, about
+ * 450 times today's file. The bytes are held whole, and joined once, so a
+ * limit far above this lets a huge source read until Node runs out of memory.
+ */
+export const MAX_SOURCE_BYTES_BOUND = 1024 * 1024 * 1024;
+
+/** DATA_MAX_BYTES as a number of bytes, or the default; a RangeError naming it for anything but a whole number from 1 to 1 GB. */
+export const maxSourceBytes = (env: NodeJS.ProcessEnv = process.env) =>
+  wholeNumberSetting('DATA_MAX_BYTES', env.DATA_MAX_BYTES, DEFAULT_MAX_SOURCE_BYTES, 1, MAX_SOURCE_BYTES_BOUND);
 
 /** What the size-limit line advises for a revision: the setting that raises the limit. */
 export const SOURCE_LIMIT_ADVICE = 'If a revision really is that large, set DATA_MAX_BYTES higher';

@@ -74,7 +74,7 @@ const USAGE = `usage: npm run data:fetch
 Puts the source revision pinned in data/source.json into data/cache/, after
 checking its sha256: copied from ARCHIVE_SOURCE when that is set (no network),
 otherwise downloaded from the pinned URL. Nothing unverified is saved. A
-source larger than DATA_MAX_BYTES (default 20 MB; today's is 2.2 MB) or one
+source larger than DATA_MAX_BYTES (default 20 MB, at most 1 GB; today's is 2.2 MB) or one
 that takes longer than 60 s is refused with exit 2.
 
 Exit 0 saved; 1 a failure (the line says what to do); 2 over a limit.

@@ -13,7 +13,7 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from './command-line.ts';
-import { fetchBounded, MAX_API_ANSWER_BYTES, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
+import { fetchBounded, MAX_API_ANSWER_BYTES, MAX_SOURCE_BYTES_BOUND, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
 import { formatSummary, summarize } from './guard.ts';
@@ -314,8 +314,8 @@ data/cache/, data/archive-summary.json and an entry in CHANGELOG.md.
   --nominations-only  pin it even though a new ceremony has no winners yet
   --report FILE       also write the report here when a revision is pinned
   --timeout SECONDS   give up on a download or a read after this long (default 60)
-  --max-bytes N       refuse a revision larger than N bytes (default DATA_MAX_BYTES,
-                      else 20 MB; today's oscars.csv is 2.2 MB)
+  --max-bytes N       refuse a revision larger than N bytes, at most 1 GB (default
+                      DATA_MAX_BYTES, else 20 MB; today's oscars.csv is 2.2 MB)
   --root DIR          the checkout to update (default this one)
   --changelog FILE    default CHANGELOG.md in the checkout
 
@@ -352,8 +352,8 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
     return 2;
   }
   const maxBytes = values['max-bytes'] === undefined ? undefined : Number(values['max-bytes']);
-  if (maxBytes !== undefined && !(Number.isInteger(maxBytes) && maxBytes > 0)) {
-    console.error(`data:update: --max-bytes must be a whole number of bytes above 0, found ${JSON.stringify(values['max-bytes'])}; see --help`);
+  if (maxBytes !== undefined && !(Number.isInteger(maxBytes) && maxBytes > 0 && maxBytes <= MAX_SOURCE_BYTES_BOUND)) {
+    console.error(`data:update: --max-bytes must be a whole number of bytes from 1 to ${MAX_SOURCE_BYTES_BOUND} (1 GB), found ${JSON.stringify(values['max-bytes'])}; see --help`);
     return 2;
   }
   try {

@@ -171,6 +171,24 @@ describe('a revision past the size limit', () => {
     await expect(updateIn(root, { env: { GITHUB_API_URL: `${base}/api` } })).rejects.toThrow(/^the newest revision of oscars\.csv at .* is larger than 1 MB \(1048576 bytes\); nothing written$/);
   });
 
+  it('has an upper bound: --max-bytes or DATA_MAX_BYTES above 1 GB is refused with one line and exit 2, before anything is read', async () => {
+    const root = await checkout();
+    const before = await snapshot(root);
+    const over = String(1024 ** 3 + 1);
+    for (const args of [['--max-bytes', over], ['--max-bytes', '1e15']]) {
+      const out = await measured('build/update.ts', ['--root', root, '--from', '/dev/null', ...args]);
+      expect([out.code, out.lines]).toEqual([2, [`data:update: --max-bytes must be a whole number of bytes from 1 to 1073741824 (1 GB), found ${JSON.stringify(args[1])}; see --help`]]);
+    }
+    const setting = await measured('build/update.ts', ['--root', root, '--from', '/dev/null'], { DATA_MAX_BYTES: over });
+    expect([setting.code, setting.lines]).toEqual([2, [`data:update: Expected DATA_MAX_BYTES to be a whole number from 1 to 1073741824, got "${over}"`]]);
+    const fetched = await measured('build/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/null', DATA_MAX_BYTES: over });
+    expect([fetched.code, fetched.lines]).toEqual([2, [`data:fetch: Expected DATA_MAX_BYTES to be a whole number from 1 to 1073741824, got "${over}"`]]);
+    // The bound itself is taken.
+    const at = await measured('build/update.ts', ['--root', root, '--from', '/dev/null', '--max-bytes', String(1024 ** 3)]);
+    expect(at.lines.join('\n')).not.toContain('--max-bytes');
+    expect(await snapshot(root)).toEqual(before);
+  });
+
   it('for data:fetch: exit 2 and one line, from ARCHIVE_SOURCE or with DATA_MAX_BYTES below the pinned file', async () => {
     const zero = await measured('build/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/zero' });
     expect([zero.code, zero.lines]).toEqual([2, [expect.stringMatching(/^data:fetch: ARCHIVE_SOURCE \(\/dev\/zero\) is larger than 20 MB/)]]);
