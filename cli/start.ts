@@ -197,6 +197,24 @@ async function main() {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWithNpm(stop);
+}
+
+/** How often a server started by npm looks whether its npm is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * Under `npm start` a supervisor (systemd, a container runtime) holds and
+ * signals npm's pid. The start script `exec`s this process, so npm hands it
+ * SIGTERM and SIGINT; an npm killed outright hands on nothing, and this
+ * process would serve on, orphaned: once its parent is no longer the one it
+ * started under, it stops as if signalled. Run directly (`node cli/start.ts`,
+ * nohup) it keeps serving whatever its parent does.
+ */
+function stopWithNpm(stop: () => void): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && stop(), PARENT_CHECK_MS).unref();
 }
 
 await main();

@@ -6,15 +6,18 @@
  * mode none of those: no development key, no outbox, a sign-in that says mail
  * is not set up (or mails through the transport it is given); and a key database
  * it cannot read, a numeric setting that is not a whole number, or a port
- * already taken, stops it with one line, the database left alone.
+ * already taken, stops it with one line, the database left alone. Production
+ * mode revokes a development key an earlier start left. And as a supervisor
+ * runs it (docs/deploy.md's systemd unit): the npm process signalled, or
+ * killed outright, takes the server with it.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { startMailApi } from '../helpers/mail.ts';
-import { rawRequest } from '../helpers/http.ts';
+import { eventually, freePort, rawRequest } from '../helpers/http.ts';
 import { startServer } from '../helpers/processes.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';
 
@@ -180,5 +183,92 @@ it('in production mode mails sign-in links through MAIL_API_URL', async () => {
   } finally {
     await server.stop();
     await mail.stop();
+  }
+});
+
+/** The systemd unit docs/deploy.md gives (an indented block from `[Unit]`), as section -> key -> values. */
+function documentedUnit(): Map<string, Map<string, string[]>> {
+  const doc = readFileSync(path.join(clone, 'docs/deploy.md'), 'utf8');
+  const block = /\n {4}\[Unit\]\n((?: {4}.*\n|\n)+)/.exec(doc);
+  if (!block) throw new Error('docs/deploy.md gives no systemd unit (an indented block starting [Unit])');
+  const unit = new Map<string, Map<string, string[]>>();
+  let section = unit.set('Unit', new Map()).get('Unit')!;
+  for (const line of block[1].split('\n').map((l) => l.trim())) {
+    if (!line || line.startsWith('#')) continue;
+    const header = /^\[(\w+)\]$/.exec(line);
+    if (header) section = unit.set(header[1], new Map()).get(header[1])!;
+    else {
+      const [key, ...rest] = line.split('=');
+      section.set(key, [...(section.get(key) ?? []), rest.join('=')]);
+    }
+  }
+  return unit;
+}
+
+/** The pids of `pid`'s children, and theirs. */
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().split('\n').filter((l) => l.trim()).map(Number);
+  } catch {
+    // ps exits 1 when there is none.
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)]).toString().trim()[0] !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+it("docs/deploy.md's systemd unit runs npm start as package.json has it, signals npm alone, and gives the stop its time", () => {
+  const unit = documentedUnit();
+  const service = unit.get('Service')!;
+  const scripts = JSON.parse(readFileSync(path.join(clone, 'package.json'), 'utf8')).scripts;
+  expect(service.get('ExecStart')).toHaveLength(1);
+  const [program, ...args] = service.get('ExecStart')![0].split(/\s+/);
+  expect([path.isAbsolute(program), path.basename(program), args]).toEqual([true, 'npm', ['start']]);
+  expect(scripts.start).toMatch(/^(exec )?node cli\/start\.ts$/);
+  expect(path.isAbsolute(service.get('WorkingDirectory')![0])).toBe(true);
+  expect(service.get('Environment')).toContain('NODE_ENV=production');
+  // Only npm is signalled (KillMode=mixed): npm start itself must take the server down, as any supervisor needs.
+  expect(service.get('KillMode')).toEqual(['mixed']);
+  expect(service.get('KillSignal') ?? ['SIGTERM']).toEqual(['SIGTERM']);
+  expect(Number(service.get('TimeoutStopSec')![0])).toBeGreaterThanOrEqual(5);
+  expect(unit.get('Install')!.get('WantedBy')).toEqual(['multi-user.target']);
+});
+
+it.each(['SIGTERM', 'SIGINT', 'SIGKILL'] as const)('stops, server and all, when the npm start process a supervisor holds gets %s', async (signal) => {
+  const [program, ...args] = documentedUnit().get('Service')!.get('ExecStart')![0].split(/\s+/);
+  const dir = await tempDir('start-signal');
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DIST_DIR: built?.DIST_DIR ?? path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), PORT: String(port), LOG_REQUESTS: '0' };
+  delete env.ARCHIVE_SOURCE;
+  // As systemd or a container runtime starts it: npm is the process it holds and signals.
+  const npm = spawn(program, args, { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  npm.stdout!.on('data', (c: Buffer) => (output += c));
+  npm.stderr!.on('data', (c: Buffer) => (output += c));
+  const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+  let started: number[] = [];
+  try {
+    expect(await eventually(async () => output.includes('key portal:'), 90_000, 100)).toBe(true);
+    expect((await rawRequest(port, 'GET', '/health')).status).toBe(200);
+    started = descendants(npm.pid!);
+    expect(started.length).toBeGreaterThan(0);
+    npm.kill(signal);
+    // npm waits for its script to end: an npm still there after 10 s is the failure, said below.
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    expect({ npmExited: npm.exitCode !== null || npm.signalCode !== null }).toEqual({ npmExited: true });
+    const closed = async () => rawRequest(port, 'GET', '/health').then(() => false, () => true);
+    expect(await eventually(closed, 10_000, 100)).toBe(true);
+    expect(await eventually(async () => started.every((pid) => !alive(pid)), 10_000, 100)).toBe(true);
+  } finally {
+    for (const pid of started.filter(alive)) process.kill(pid, 'SIGKILL');
+    if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
   }
 });
