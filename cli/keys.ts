@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { readCommandLine } from '../build/command-line.ts';
-import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys/keys.ts';
+import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys/keys.ts';
 import { purgeHook, purgeKey } from '../src/http/cache.ts';
 import { LegacyKeysError } from '../src/keys/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
@@ -67,20 +67,21 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
   }
   if (command === 'issue' && one) out(await keys.issue(arg));
   else if (command === 'rotate' && one) {
-    out(await keys.rotateKey(arg.trim(), graceMs ?? 0));
+    const { key, stopped } = await keys.rotateKey(arg.trim(), graceMs ?? 0);
+    out(key);
     if (graceMs) err(`the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`);
-    // Purged even in its grace period: answers kept before the rotation would outlive its end.
-    await purgeCached(keyId(arg.trim()), err);
+    if (stopped.length > 1) err('the key in its grace period from an earlier rotation stopped now');
+    // Every key it stopped is purged, the old one even in its grace period: answers kept before would outlive its end.
+    for (const id of stopped) await purgeCached(id, err);
   } else if (command === 'revoke' && one) {
     // Revoking the current key stops its address's key in grace too: both keys' cached answers go.
     const stopped = await keys.revokeKey(arg.trim());
     err(stopped.length > 1 ? 'revoked, and the old key in its grace period with it' : 'revoked');
     for (const id of stopped) await purgeCached(id, err);
   } else if (command === 'end-grace' && one) {
-    const ending = await keys.endingKey(arg);
-    await keys.endGrace(arg);
+    const stopped = await keys.endGrace(arg);
     err('the old key stopped');
-    if (ending) await purgeCached(ending.id, err);
+    for (const id of stopped) await purgeCached(id, err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
     for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);

@@ -60,7 +60,7 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   if (kept && keys.verify(kept) === true) return kept;
   // A server with keys of its own and no development key (self-hosted) gets none.
   if (!kept && backend.activeCount() > 0) return '';
-  const key = (await keys.activeKey(DEV_ADDRESS)) ? await keys.rotate(DEV_ADDRESS) : await keys.issue(DEV_ADDRESS);
+  const key = (await keys.activeKey(DEV_ADDRESS)) ? (await keys.rotate(DEV_ADDRESS)).key : await keys.issue(DEV_ADDRESS);
   await writeFile(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE) || DEV_KEY_FILE}, git-ignored)`);
   return key;

@@ -39,10 +39,11 @@ import {
   type KeyListing,
   type NewKey,
   type NewToken,
+  type StoppedKey,
   type TokenOutcome,
   type TokenQuota,
 } from './keys.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query } from './sql.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy.node.ts';
 
 /** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
@@ -511,36 +512,36 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   /** The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
-  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
     const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
     const { old, ended, rotated } = await this.write(() => {
       this.run(store);
-      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
-      const old = this.get<{ hash: string }>(revoke)?.hash ?? null;
+      const ended = this.all<StoppedKey>(endGrace).map(stoppedKey);
+      const old = this.get<StoppedKey>(revoke);
       return { old, ended, rotated: this.get(activate) !== undefined };
     });
-    if (old === null || !rotated) return [];
+    if (old === undefined || !rotated) return [];
     // Same synchronous step as the commit's answer: the next request already sees it.
-    for (const hash of ended) this.setEnd(hash, now);
-    this.setEnd(old, endsAt);
+    for (const { hash } of ended) this.setEnd(hash, now);
+    this.setEnd(old.hash, endsAt);
     this.setEnd(key.hash, null);
-    return [old, ...ended];
+    return [stoppedKey(old), ...ended];
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+  async revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]> {
     const [endGrace, revoke] = keySql.revoke(email, now, expected);
-    const hashes = await this.write(() => {
-      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
-      return [...this.all<{ hash: string }>(revoke).map((r) => r.hash), ...ended];
+    const stopped = await this.write(() => {
+      const ended = this.all<StoppedKey>(endGrace).map(stoppedKey);
+      return [...this.all<StoppedKey>(revoke).map(stoppedKey), ...ended];
     });
-    for (const hash of hashes) this.setEnd(hash, now);
-    return hashes;
+    for (const { hash } of stopped) this.setEnd(hash, now);
+    return stopped;
   }
 
-  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
-    const ended = await this.write(() => this.get<{ hash: string }>(keySql.endGrace(email, now, expected))?.hash ?? null);
-    if (ended !== null) this.setEnd(ended, now);
-    return ended;
+  async endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null> {
+    const ended = await this.write(() => this.get<StoppedKey>(keySql.endGrace(email, now, expected)) ?? null);
+    if (ended !== null) this.setEnd(ended.hash, now);
+    return ended && stoppedKey(ended);
   }
 
   owner(hash: string): Promise<{ email: string; end: number | null } | null> {
