@@ -193,6 +193,8 @@ export class SqliteKeyBackend implements KeyBackend {
   /** What damage was found once running; from then on every use throws. */
   private damaged: KeyDatabaseError | null = null;
   private readonly onDamage: ((message: string) => void) | undefined;
+  /** Told the ids of keys another process stopped (or gave an end), as `follow` finds them. */
+  private stopped: ((ids: string[]) => void) | undefined;
 
   constructor(file: string, options: SqliteKeysOptions = {}) {
     this.file = file;
@@ -315,6 +317,17 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   /**
+   * Calls `listener` with the ids of the keys another process (the keys CLI)
+   * stopped or gave an end, once `follow` sees it: each key this view held as
+   * working whose end moved earlier, so the server can purge its shared
+   * answers whoever revoked it. This process's own writes are not reported:
+   * their callers purge what the rules return.
+   */
+  onStopped(listener: (ids: string[]) => void): void {
+    this.stopped = listener;
+  }
+
+  /**
    * Applies other processes' key changes to the in-memory set. `data_version`
    * changes only for their commits; rows carry the number of their last change.
    */
@@ -324,16 +337,22 @@ export class SqliteKeyBackend implements KeyBackend {
       this.forgetEnded();
       const version = this.readDataVersion();
       if (version === this.dataVersion) return;
-      const rows = this.db.prepare('SELECT hash, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+      const rows = this.db.prepare('SELECT hash, id, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
         hash: string;
+        id: string;
         revoked_at: number | null;
         seq: number;
       }[];
+      const stopped: string[] = [];
       for (const row of rows) {
-        this.setEnd(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
+        const end = row.revoked_at === null ? null : Number(row.revoked_at);
+        const was = this.active.get(row.hash);
+        if (end !== null && was !== undefined && (was === null || end < was)) stopped.push(row.id);
+        this.setEnd(row.hash, end);
         this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
       }
       this.dataVersion = version;
+      if (stopped.length > 0) this.stopped?.(stopped);
     } catch (error) {
       // Busy: the next tick tries again. Anything else is never thrown from the timer, where it would end the process.
       if (!isBusy(error)) this.failure(error);

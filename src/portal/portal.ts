@@ -70,8 +70,8 @@ export interface PortalOptions {
   issueLimitPerMinute?: number;
   /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
   ownerLimitPerMinute?: number;
-  /** Takes back the shared cache's answers to a key rotated away or revoked, by its id; never rejects (src/http/cache.ts: purgeKey). */
-  purgeKey?: (id: string) => Promise<void>;
+  /** Takes back the shared cache's answers to the keys rotated away or revoked, by id; never rejects (src/http/cache.ts: purgeKeys). */
+  purgeKeys?: (ids: string[]) => Promise<unknown>;
   /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
@@ -262,7 +262,7 @@ class PortalEndpoints {
    * even in its grace period, since its answers, kept before, would outlive its end.
    */
   private async purge(stopped: string[]): Promise<void> {
-    for (const id of stopped) await this.options.purgeKey?.(id);
+    await this.options.purgeKeys?.(stopped);
   }
 
   private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {
