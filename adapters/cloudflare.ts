@@ -6,7 +6,7 @@
  * variables: RATE_LIMIT_PER_MINUTE, PORTAL_ISSUE_LIMIT_PER_MINUTE,
  * MAIL_API_URL, MAIL_API_TOKEN (a secret), MAIL_FROM, PUBLIC_BASE_URL.
  */
-import { CLOUDFLARE_CACHE, neverShared, purgeKey, type WorkerCacheContext, workersPurge } from '../src/http/cache.ts';
+import { CLOUDFLARE_CACHE, neverShared, purgeKeys, type WorkerCacheContext, workersPurge } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from './_fetch.ts';
 import { type D1DatabaseLike, d1Keys } from '../src/keys/d1.ts';
@@ -39,7 +39,7 @@ function apiFor(env: Env): Api {
     log: (line) => console.log(line),
     // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
     sharedCache: CLOUDFLARE_CACHE,
-    portal: { keys, sendMail, purgeKey: (id) => purgeKey(cache.purge, id, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) },
+    portal: { keys, sendMail, purgeKeys: (ids) => purgeKeys(cache.purge, ids, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) },
   });
 }
 

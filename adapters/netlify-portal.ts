@@ -13,7 +13,7 @@
  * `npm run dev:netlify` on a developer's machine; never on a deploy.
  */
 import { purgeCache } from '@netlify/functions';
-import { guardedPurge, purgeKey } from '../src/http/cache.ts';
+import { guardedPurge, purgeKeys } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
 import { portalKeys } from '../src/keys/blobs.ts';
 import { noTransport } from '../src/portal/mail.ts';
@@ -30,7 +30,7 @@ const api = createApi({
   portal: {
     keys,
     sendMail: mailer ? mailer.send : noTransport,
-    purgeKey: (id) => purgeKey(purge, id, (line) => console.error(line)),
+    purgeKeys: (ids) => purgeKeys(purge, ids, (line) => console.error(line)),
     publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
     issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
   },

@@ -31,11 +31,11 @@ export interface ServerOptions {
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
-  /** The log sink: lines come free of secrets. */
-  log?: (line: string, time?: number) => void;
+  /** The log sink: lines come free of secrets; its `warn`, when it has one, takes warnings (a failed purge), else stderr. */
+  log?: ((line: string, time?: number) => void) & { warn?(line: string): void };
   /** The key portal's mailer and settings, over this server's keys; without it `/portal/...` is 404. */
   portal?: Omit<PortalOptions, 'keys' | 'log' | 'now'>;
-  /** A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key are then marked for it, and purged (src/http/cache.ts). */
+  /** A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key are then marked for it, and purged (adapters/_node/cache-watch.ts). */
   cachePurgeUrl?: string;
 }
 
@@ -43,8 +43,8 @@ export function createNodeServer(options: ServerOptions) {
   const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });
   if (!options.keys && !options.keysDb) throw new TypeError('Expected `keys` or `keysDb` (the SQLite key database)');
   const keys = options.keys ?? new Keys(new SqliteKeyBackend(options.keysDb!));
-  const cache = options.cachePurgeUrl ? hookCache(options.cachePurgeUrl, options.log) : undefined;
-  const portal = options.portal && { ...options.portal, keys, purgeKey: cache?.purgeKey };
+  const cache = options.cachePurgeUrl ? hookCache(options.cachePurgeUrl, options.log?.warn, keys.backend) : undefined;
+  const portal = options.portal && { ...options.portal, keys, purgeKeys: cache?.purgeKeys };
   const api = createApi({ data, keys, portal, compression: true, rateLimitPerMinute: options.rateLimitPerMinute, log: options.log, sharedCache: cache?.sharedCache });
   // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
   const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;

@@ -6,13 +6,15 @@
  * data/keys.db), safely while the server runs: each command is one
  * transaction, and the server sees it within a second. `issue` and `rotate`
  * print the new key alone on stdout; everything else goes to stderr. Exit
- * codes: 0 done, 1 refused (the line says why), 2 usage, 75 when another
- * process held the database longer than it waits (run it again).
+ * codes: 0 done, 1 refused (the line says why), 2 usage (or a malformed
+ * CACHE_PURGE_URL), 69 done but the shared cache's purge gave up (the key
+ * stays stopped; the server purges it too once it sees the change), 75 when
+ * another process held the database longer than it waits (run it again).
  */
 import path from 'node:path';
 import { readCommandLine } from '../build/command-line.ts';
-import { GRACE_PERIODS, graceOf, KeyError, keyId, Keys, printable } from '../src/keys/keys.ts';
-import { purgeHook, purgeKey } from '../src/http/cache.ts';
+import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys/keys.ts';
+import { type Purge, purgeHook, purgeKeys, purgeUrlSetting } from '../src/http/cache.ts';
 import { LegacyKeysError } from '../src/keys/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { KEYS_DB } from './paths.ts';
@@ -58,7 +60,7 @@ function stateOf(state: string | undefined, revokedAt: string | null): string {
   return `${state === 'ending' ? 'ending' : 'revoked'} ${revokedAt}`;
 }
 
-async function run(keys: Keys, argv: string[], graceMs: number | undefined, out: Print, err: Print): Promise<number> {
+async function run(keys: Keys, argv: string[], graceMs: number | undefined, purge: Purge | undefined, out: Print, err: Print): Promise<number> {
   const [command, arg, ...rest] = argv;
   const one = arg !== undefined && rest.length === 0;
   if (graceMs !== undefined && command !== 'rotate') {
@@ -67,20 +69,21 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
   }
   if (command === 'issue' && one) out(await keys.issue(arg));
   else if (command === 'rotate' && one) {
-    out(await keys.rotateKey(arg.trim(), graceMs ?? 0));
+    const { key, stopped } = await keys.rotateKey(arg.trim(), graceMs ?? 0);
+    out(key);
     if (graceMs) err(`the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`);
-    // Purged even in its grace period: answers kept before the rotation would outlive its end.
-    await purgeCached(keyId(arg.trim()), err);
+    if (stopped.length > 1) err('the key in its grace period from an earlier rotation stopped now');
+    // Every key it stopped is purged, the old one even in its grace period: answers kept before would outlive its end.
+    return purgeCached(purge, stopped, err);
   } else if (command === 'revoke' && one) {
     // Revoking the current key stops its address's key in grace too: both keys' cached answers go.
     const stopped = await keys.revokeKey(arg.trim());
     err(stopped.length > 1 ? 'revoked, and the old key in its grace period with it' : 'revoked');
-    for (const id of stopped) await purgeCached(id, err);
+    return purgeCached(purge, stopped, err);
   } else if (command === 'end-grace' && one) {
-    const ending = await keys.endingKey(arg);
-    await keys.endGrace(arg);
+    const stopped = await keys.endGrace(arg);
     err('the old key stopped');
-    if (ending) await purgeCached(ending.id, err);
+    return purgeCached(purge, stopped, err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
     for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);
@@ -91,10 +94,20 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, out:
   return 0;
 }
 
-/** With a shared cache in front (CACHE_PURGE_URL), the key's cached answers are purged: now and once the server's key cache has seen the change. */
-async function purgeCached(id: string, err: Print): Promise<void> {
-  const url = process.env.CACHE_PURGE_URL;
-  if (url) await purgeKey(purgeHook(url), id, (line) => err(`keys: ${line}`));
+/** sysexits' EX_UNAVAILABLE: the command was done, but the shared cache could not be told. */
+export const EXIT_PURGE_FAILED = 69;
+
+/**
+ * With a shared cache in front (CACHE_PURGE_URL), the stopped keys' cached
+ * answers are purged: now and once the server's key cache has seen the
+ * change. The exit code: 0, or EXIT_PURGE_FAILED (said in a line) when the
+ * purge gave up. Without the hook the server, which sees the change within
+ * 250 ms, purges them (when it has one).
+ */
+async function purgeCached(purge: Purge | undefined, ids: string[], err: Print): Promise<number> {
+  if (!purge || (await purgeKeys(purge, ids, (line) => err(`keys: warning: ${line}`)))) return 0;
+  err(`keys: done, and the key stays stopped, but the shared cache's purge gave up: a running server with CACHE_PURGE_URL purges it too; else purge ${ids.map((id) => `key-${id}`).join(' ')} by hand`);
+  return EXIT_PURGE_FAILED;
 }
 
 /** sysexits' EX_TEMPFAIL: another process held the database; the same command may simply be run again. */
@@ -121,6 +134,13 @@ export async function keysCli(argv: string[], file: string, out: Print = console
     err(`keys: --grace takes ${GRACE_NAMES} (or 0), not ${JSON.stringify(printable(String(graceText)))}\n${USAGE}`);
     return 2;
   }
+  let purge: Purge | undefined;
+  try {
+    purge = process.env.CACHE_PURGE_URL ? purgeHook(purgeUrlSetting(process.env.CACHE_PURGE_URL)) : undefined;
+  } catch (error) {
+    err(`keys: ${(error as Error).message}`);
+    return 2;
+  }
   let backend: SqliteKeyBackend;
   try {
     // The CLI checks single keys: it asks the file and keeps no view of every key.
@@ -129,7 +149,7 @@ export async function keysCli(argv: string[], file: string, out: Print = console
     return refusal(error, err);
   }
   try {
-    return await run(new Keys(backend), line.positionals, graceMs, out, err);
+    return await run(new Keys(backend), line.positionals, graceMs, purge, out, err);
   } catch (error) {
     return refusal(error, err);
   } finally {

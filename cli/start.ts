@@ -23,6 +23,7 @@ import { DIST, KEYS_DB, ROOT } from './paths.ts';
 import { keyId, Keys } from '../src/keys/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/shared/limits.ts';
 import { issueLimitFrom } from '../src/portal/portal.ts';
+import { purgeUrlSetting } from '../src/http/cache.ts';
 import { createLog, type Log } from '../adapters/_node/log.ts';
 import { type Mailer, noTransport } from '../src/portal/mail.ts';
 import { nodeMailer } from '../adapters/_node/mail.ts';
@@ -60,7 +61,7 @@ async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
   if (kept && keys.verify(kept) === true) return kept;
   // A server with keys of its own and no development key (self-hosted) gets none.
   if (!kept && backend.activeCount() > 0) return '';
-  const key = (await keys.activeKey(DEV_ADDRESS)) ? await keys.rotate(DEV_ADDRESS) : await keys.issue(DEV_ADDRESS);
+  const key = (await keys.activeKey(DEV_ADDRESS)) ? (await keys.rotate(DEV_ADDRESS)).key : await keys.issue(DEV_ADDRESS);
   await writeFile(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE) || DEV_KEY_FILE}, git-ignored)`);
   return key;
@@ -82,6 +83,15 @@ async function revokeDevKey(keys: Keys): Promise<string | null> {
 /** Without a transport in production: sign-in answers 503 (src/portal/portal.ts), and the start-up line says why. */
 const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
 
+/** CACHE_PURGE_URL, checked: a malformed one stops npm start with one line (exit 2, as a usage error), naming no password. */
+function purgeUrl(value: string | undefined): string | undefined {
+  try {
+    return value ? purgeUrlSetting(value) : undefined;
+  } catch (error) {
+    refuse((error as Error).message, 2);
+  }
+}
+
 /** The settings, checked before anything is built or opened: a bad one stops npm start with one line. */
 function settings(production: boolean) {
   try {
@@ -91,6 +101,7 @@ function settings(production: boolean) {
       port: wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535),
       rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
+      cachePurgeUrl: purgeUrl(process.env.CACHE_PURGE_URL),
     };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
@@ -122,7 +133,7 @@ data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
 async function main() {
   const { values } = commandLine({ name: 'start', usage: USAGE, options: { production: { type: 'boolean' } } });
   const production = values.production === true || process.env.NODE_ENV === 'production';
-  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer } = settings(production);
+  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer, cachePurgeUrl } = settings(production);
   await currentDist(refuse);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
@@ -140,7 +151,7 @@ async function main() {
     rateLimitPerMinute,
     log: quiet ? undefined : log,
     // A shared cache in front (deploy/varnish/default.vcl): answers are marked for it and purged through this hook.
-    cachePurgeUrl: process.env.CACHE_PURGE_URL || undefined,
+    cachePurgeUrl,
     portal: {
       sendMail: mailer.send,
       // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.

@@ -1,19 +1,29 @@
 /**
  * The Node server's side of a shared cache in front (CACHE_PURGE_URL): it
- * notices which build it serves and purges the answers of any other.
+ * notices which build it serves and purges the answers of any other, and
+ * purges the answers of keys stopped in its key database.
  */
 import type http from 'node:http';
-import { ALL_TAG, type Purge, purgeHook, purgeKey, purgeTags, revisionTag, VARNISH_CACHE } from '../../src/http/cache.ts';
+import { ALL_TAG, type Purge, purgeHook, purgeKeys, purgeTags, revisionTag, VARNISH_CACHE } from '../../src/http/cache.ts';
 import type { Maybe } from '../../src/shared/maybe.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import type { DiskData } from './disk-data.ts';
+import type { KeyBackend } from '../../src/keys/keys.ts';
+import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 
-/** The server's shared cache through the purge hook at `url` (Varnish's headers); lines go to `log`, else stderr. */
-export function hookCache(url: string, log: ((line: string) => void) | undefined) {
+/**
+ * The server's shared cache through the purge hook at `url` (Varnish's
+ * headers); a failed purge is a warning for `warn`, else stderr. Over the
+ * SQLite store, a key another process (the keys CLI) stops is purged too,
+ * whether or not that process could purge: the store sees it within 250 ms.
+ */
+export function hookCache(url: string, warn: ((line: string) => void) | undefined, backend?: KeyBackend) {
   const purge = purgeHook(url);
-  const say = (line: string) => (log ?? console.error)(line);
+  const say = (line: string) => (warn ?? console.error)(line);
   // A purge's second round (after key caches settle) runs after the portal's reply: the process outlives it.
-  return { purge, log: say, sharedCache: VARNISH_CACHE, purgeKey: (id: string) => purgeKey(purge, id, say, () => {}) };
+  const purgeStopped = (ids: string[]) => purgeKeys(purge, ids, say, () => {});
+  if (backend instanceof SqliteKeyBackend) backend.onStopped((ids) => void purgeStopped(ids));
+  return { purge, log: say, sharedCache: VARNISH_CACHE, purgeKeys: purgeStopped };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface Log {
   /** One line at info level (the access log, the portal's log), at `time` (ms since the epoch; default now). */
   (line: string, time?: number): void;
   error(line: string): void;
+  /** One line at warn level: something failed that the server carries on without (a cache purge). */
+  warn(line: string): void;
   /**
    * Writes out what is batched; resolves once the destination has written it
    * all (or dropped it), or after `withinMs` at the latest: true when
@@ -212,7 +214,7 @@ export function createLog(options: LogOptions = {}): Log {
     used += chunk.write(text, used);
   }
 
-  function push(level: 'info' | 'error', whole: string, time = Date.now()): void {
+  function push(level: 'info' | 'warn' | 'error', whole: string, time = Date.now()): void {
     // Encoded at once, here where it is written: no line (nor the request's URL in it) waits as a string.
     // Lines come free of secrets: the front door makes them with a key's id, never its text.
     append(`{"level":"${level}","time":"${iso(time)}","msg":${JSON.stringify(shorten(whole))}}\n`);
@@ -227,6 +229,7 @@ export function createLog(options: LogOptions = {}): Log {
 
   const log = ((line: string, time?: number) => push('info', line, time)) as Log;
   log.error = (line) => push('error', line);
+  log.warn = (line) => push('warn', line);
   log.flush = (withinMs?: number) => {
     write();
     const drained = out.drained().then(() => true);

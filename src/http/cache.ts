@@ -49,30 +49,65 @@ export function shared(reply: ApiReply, cache: SharedCache, id: string, revision
   return { ...reply, headers };
 }
 
-/** A runtime's purge: takes back everything carrying any of `tags`; rejects when the cache did not confirm. */
-export type Purge = (tags: string[]) => Promise<void>;
+/**
+ * A runtime's purge: takes back everything carrying any of `tags`; rejects
+ * when the cache did not confirm. `signal` ends an attempt that takes too long
+ * (a purge that cannot be cut off is left behind: `purgeTags` waits no longer).
+ */
+export type Purge = (tags: string[], signal?: AbortSignal) => Promise<void>;
 
 /** Attempts and the pause before each retry, ms. */
 const RETRY_PAUSES = [0, 200, 600];
+/** Longest one purge attempt may take, ms: a hanging endpoint never holds a revoke (or the CLI) long. */
+export const PURGE_ATTEMPT_MS = 2_000;
+/** Longest all of a purge's attempts and pauses together may take, ms. */
+export const PURGE_TOTAL_MS = 5_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `work`, or a rejection as soon as `signal` aborts, whichever comes first. */
+function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let stop: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(signal.reason);
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+  work.catch(() => {}); // an attempt given up on may still fail later: nobody waits for it
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', stop!));
+}
+
+/** Why an attempt failed, in a few words: a timeout says so; a network error gives its code. */
+function reasonOf(error: unknown): string {
+  const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } } | null;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${PURGE_ATTEMPT_MS / 1000} s`;
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  return cause ? `${e?.message} (${cause})` : (e?.message ?? String(error));
+}
 
 /**
- * Purges `tags`, retrying a failure; never rejects: a purge that kept failing
- * is logged with `what` (a key's id, never the key) and the revoke it follows
- * stands. Resolves true when the cache confirmed.
+ * Purges `tags`, retrying a failure, each attempt within PURGE_ATTEMPT_MS and
+ * all within PURGE_TOTAL_MS; never rejects: each failure is a line for `warn`
+ * naming `what` (a key's id, never the key), and the revoke it follows
+ * stands. Resolves true when the cache confirmed, false when it gave up.
  */
-export async function purgeTags(purge: Purge, tags: string[], what: string, log: (line: string) => void = console.error): Promise<boolean> {
+export async function purgeTags(purge: Purge, tags: string[], what: string, warn: (line: string) => void = console.error): Promise<boolean> {
+  const deadline = Date.now() + PURGE_TOTAL_MS;
   let last: unknown;
   for (const [attempt, pause] of RETRY_PAUSES.entries()) {
-    if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+    if (pause) await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const signal = AbortSignal.timeout(Math.min(PURGE_ATTEMPT_MS, left));
     try {
-      await purge(tags);
+      await bounded(purge(tags, signal), signal);
       return true;
     } catch (error) {
       last = error;
-      log(`cache purge for ${what} failed (attempt ${attempt + 1} of ${RETRY_PAUSES.length}): ${(error as Error)?.message ?? String(error)}`);
+      warn(`cache purge for ${what} failed (attempt ${attempt + 1} of ${RETRY_PAUSES.length}): ${reasonOf(error)}`);
     }
   }
-  log(`cache purge for ${what} gave up: its cached answers stay until purged by hand (${(last as Error)?.message ?? String(last)})`);
+  warn(`cache purge for ${what} gave up: its cached answers stay until purged by hand (${reasonOf(last)})`);
   return false;
 }
 
@@ -84,32 +119,85 @@ export async function purgeTags(purge: Purge, tags: string[], what: string, log:
 export const KEY_SETTLE_MS = 1_200;
 
 /**
- * Takes back a revoked or rotated-away key's shared answers: a purge at once
- * and another after KEY_SETTLE_MS. Never rejects; `wait` (the Worker's and
- * Netlify's waitUntil) keeps the second purge alive after the reply, else it
- * is awaited.
+ * Takes back the shared answers of keys revoked or rotated away, by id: one
+ * purge of all their tags at once and, once it is confirmed, another after
+ * KEY_SETTLE_MS. Never rejects; resolves true when every purge it awaited was
+ * confirmed. `wait` (the Worker's and Netlify's waitUntil) keeps the second
+ * purge alive after the reply, else it is awaited.
  */
-export async function purgeKey(purge: Purge, id: string, log?: (line: string) => void, wait?: (done: Promise<unknown>) => void): Promise<void> {
-  const tags = [keyTag(id)];
-  await purgeTags(purge, tags, `key ${id}…`, log);
-  const again = new Promise((resolve) => setTimeout(resolve, KEY_SETTLE_MS)).then(() => purgeTags(purge, tags, `key ${id}…`, log));
-  if (wait) wait(again);
-  else await again;
+export async function purgeKeys(purge: Purge, ids: string[], warn?: (line: string) => void, wait?: (done: Promise<unknown>) => void): Promise<boolean> {
+  if (ids.length === 0) return true;
+  const tags = ids.map(keyTag);
+  const what = ids.map((id) => `key ${id}…`).join(', ');
+  // Gave up: the cache is unreachable, and a second round would only make the caller wait as long again.
+  if (!(await purgeTags(purge, tags, what, warn))) return false;
+  const again = sleep(KEY_SETTLE_MS).then(() => purgeTags(purge, tags, what, warn));
+  if (wait) {
+    wait(again);
+    return true;
+  }
+  return again;
 }
 
-/** Longest a purge request to the hook may take, ms. */
-const HOOK_TIMEOUT_MS = 2_000;
+/** Query parameters whose value is a secret by its name. */
+const SECRET_PARAM = /token|key|secret|pass|auth|sig|session|credential|code/i;
+
+/**
+ * A purge URL as it may be printed: no user or password (`***` stands for
+ * them), and the value of every query parameter named like a secret or
+ * shaped like one (16 characters or more) as `***`.
+ */
+export function shownUrl(url: URL): string {
+  const who = url.username || url.password ? '***@' : '';
+  const query = [...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAM.test(name) || value.length >= 16 ? '***' : encodeURIComponent(value)}`);
+  return `${url.protocol}//${who}${url.host}${url.pathname}${query.length ? `?${query.join('&')}` : ''}`;
+}
+
+/**
+ * CACHE_PURGE_URL checked: an absolute http or https URL with a host, as
+ * given; a RangeError in one line otherwise (naming no password).
+ */
+export function purgeUrlSetting(value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // said below
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) {
+    const shown = url ? ` (${shownUrl(url)})` : '';
+    throw new RangeError(`CACHE_PURGE_URL must be an http or https URL with a host, such as http://127.0.0.1:6081/; got an unusable value${shown}`);
+  }
+  return value;
+}
 
 /**
  * The own server's purge hook (CACHE_PURGE_URL): `PURGE` with the tags in an
  * `xkey-purge` header, as deploy/varnish/default.vcl takes it (from
- * localhost only); any 2xx confirms.
+ * localhost only); any 2xx confirms. A user and password in the URL are sent
+ * as Basic authentication (fetch refuses them in a URL) and never printed; a
+ * redirect is not followed (it could send the credentials and the purge to
+ * another host) and counts as a failure.
  */
 export function purgeHook(url: string): Purge {
-  return async (tags) => {
-    const reply = await fetch(url, { method: 'PURGE', headers: { 'xkey-purge': tags.join(' ') }, signal: AbortSignal.timeout(HOOK_TIMEOUT_MS) });
+  const target = new URL(purgeUrlSetting(url));
+  const shown = shownUrl(target);
+  const headers: Record<string, string> = {};
+  if (target.username || target.password) {
+    const user = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    headers.authorization = `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(user)))}`;
+    target.username = target.password = '';
+  }
+  return async (tags, signal) => {
+    let reply: Response;
+    try {
+      reply = await fetch(target, { method: 'PURGE', headers: { ...headers, 'xkey-purge': tags.join(' ') }, redirect: 'manual', signal });
+    } catch (error) {
+      throw new Error(`${shown}: ${reasonOf(error)}`);
+    }
     await reply.body?.cancel();
-    if (!reply.ok) throw new Error(`${url} answered ${reply.status}`);
+    if (reply.status >= 300 && reply.status < 400) throw new Error(`${shown} answered ${reply.status}, a redirect (not followed)`);
+    if (!reply.ok) throw new Error(`${shown} answered ${reply.status}`);
   };
 }
 

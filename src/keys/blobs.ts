@@ -42,6 +42,7 @@ import {
   Keys,
   type NewKey,
   type NewToken,
+  type StoppedKey,
   type TokenOutcome,
   type TokenQuota,
 } from './keys.ts';
@@ -122,6 +123,11 @@ export class BlobsContentionError extends Error {}
 export class BlobsRecordError extends Error {}
 
 /** Whether a value is a key as an account names it (and, for `ending`, with a finite `endsAt`). */
+/** The keys a rotate or revoke of `account` stopped: its active key, then its key in grace that ended with it. */
+function stoppedIn(account: Account, ended: AccountKey | null | undefined): StoppedKey[] {
+  return [account.active!, ...(ended ? [ended] : [])].map(({ hash, id }) => ({ hash, id }));
+}
+
 function isAccountKey(value: unknown, ending = false): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const { hash, id, createdAt, endsAt } = value as Record<string, unknown>;
@@ -334,7 +340,7 @@ export class BlobsKeyBackend implements KeyBackend {
     return written;
   }
 
-  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(key.email)),
       (current) => {
@@ -348,11 +354,10 @@ export class BlobsKeyBackend implements KeyBackend {
     );
     if (!written) return [];
     await this.publish(key);
-    const ended = this.graced(current, now);
-    return ended ? [current!.active!.hash, ended.hash] : [current!.active!.hash];
+    return stoppedIn(current!, this.graced(current, now));
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+  async revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(email)),
       (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null, ending: null }),
@@ -362,11 +367,10 @@ export class BlobsKeyBackend implements KeyBackend {
       },
     );
     if (!written) return [];
-    const ended = this.graced(current, now);
-    return ended ? [current!.active!.hash, ended.hash] : [current!.active!.hash];
+    return stoppedIn(current!, this.graced(current, now));
   }
 
-  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
+  async endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(email)),
       (current) => {
@@ -375,7 +379,8 @@ export class BlobsKeyBackend implements KeyBackend {
       },
       (current) => this.retire(this.graced(current, now), email, now),
     );
-    return written ? this.graced(current, now)!.hash : null;
+    const ended = written ? this.graced(current, now) : null;
+    return ended ? { hash: ended.hash, id: ended.id } : null;
   }
 
   async owner(hash: string): Promise<{ email: string; end: number | null } | null> {

@@ -11,9 +11,9 @@
  * `d1Keys(env.DB)`, which puts the key cache (src/keys/cache.ts) above the
  * store: D1 is read at most once per key per second per isolate.
  */
-import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type TokenOutcome, type TokenQuota } from './keys.ts';
+import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from './keys.ts';
 import type { KeyCacheOptions } from './cache.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue } from './sql.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue, stoppedKey } from './sql.ts';
 
 /** What this store uses of a D1 result. */
 export interface D1ResultLike<T = Record<string, unknown>> {
@@ -107,20 +107,21 @@ export class D1KeyBackend implements KeyBackend {
     return (await this.statement(keySql.issue(key)).run()).meta.changes === 1;
   }
 
-  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
-    const [, ended, revoked, activated] = await this.batch<{ hash: string }>(keySql.rotate(key, now, endsAt, expected));
-    const old = revoked.results?.[0]?.hash;
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
+    const [, ended, revoked, activated] = await this.batch<StoppedKey>(keySql.rotate(key, now, endsAt, expected));
+    const old = revoked.results?.[0];
     if (old === undefined || activated.results?.length !== 1) return [];
-    return [old, ...(ended.results ?? []).map((r) => r.hash)];
+    return [old, ...(ended.results ?? [])].map(stoppedKey);
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
-    const [ended, revoked] = await this.batch<{ hash: string }>(keySql.revoke(email, now, expected));
-    return [...(revoked.results ?? []), ...(ended.results ?? [])].map((r) => r.hash);
+  async revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]> {
+    const [ended, revoked] = await this.batch<StoppedKey>(keySql.revoke(email, now, expected));
+    return [...(revoked.results ?? []), ...(ended.results ?? [])].map(stoppedKey);
   }
 
-  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
-    return (await this.first<{ hash: string }>(keySql.endGrace(email, now, expected)))?.hash ?? null;
+  async endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null> {
+    const ended = await this.first<StoppedKey>(keySql.endGrace(email, now, expected));
+    return ended ? stoppedKey(ended) : null;
   }
 
   async owner(hash: string): Promise<{ email: string; end: number | null } | null> {

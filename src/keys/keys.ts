@@ -109,6 +109,18 @@ export interface NewKey {
   createdAt: number;
 }
 
+/** A key a rotate, revoke or end of grace stopped (or, for a rotate's old key, gave an end): its hash and its id, for the shared cache's purge. */
+export interface StoppedKey {
+  hash: string;
+  id: string;
+}
+
+/** A rotation's outcome: the new key, and the ids of the keys it stopped or gave an end (the old key's first). */
+export interface Rotation {
+  key: string;
+  stopped: string[];
+}
+
 /** A sign-in token about to be stored: its hash, never the token; times in milliseconds since the epoch. */
 export interface NewToken {
   hash: string;
@@ -173,19 +185,19 @@ export interface KeyBackend {
    * Replaces the address's active key by `key` (only if that is `expected`,
    * when given), in one atomic step: the old key's end becomes `endsAt`
    * (`now`, or later for a grace period) and a key whose end is after `now`
-   * (in its grace period) ends at `now`. The hashes whose end changed, the
+   * (in its grace period) ends at `now`. The keys whose end changed, the
    * old active key's first; empty (nothing changed) when there is no such
    * active key.
    */
-  rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]>;
+  rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]>;
   /**
    * Revokes the address's active key (only if it is `expected`, when given)
-   * and ends, in the same step, a key whose end is after `now`: the hashes
+   * and ends, in the same step, a key whose end is after `now`: the keys
    * ended, the active key's first; empty when there is no such active key.
    */
-  revoke(email: string, now: number, expected?: string): Promise<string[]>;
-  /** Ends at `now` the address's key whose end is after `now` (only if it is `expected`, when given): its hash, or null when there is none. */
-  endGrace(email: string, now: number, expected?: string): Promise<string | null>;
+  revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]>;
+  /** Ends at `now` the address's key whose end is after `now` (only if it is `expected`, when given): that key, or null when there is none. */
+  endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null>;
   /** The owner of a key hash and its stored end (null while current), or null for a hash never issued. */
   owner(hash: string): Promise<{ email: string; end: number | null } | null>;
   /** Every key ever issued, oldest first. */
@@ -386,11 +398,15 @@ export class Keys implements KeyCheck {
     return shared;
   }
 
-  /** A revocation's answer: whether a key's end changed; their cached answers are dropped, so this isolate sees the new ends at once. */
-  private retired(hashes: string[] | string | null): boolean {
-    const changed = hashes === null ? [] : typeof hashes === 'string' ? [hashes] : hashes;
-    for (const hash of changed) this.cache?.drop(hash);
-    return changed.length > 0;
+  /**
+   * The ids of the keys a store write stopped (or gave an end), for the
+   * shared cache's purge; their cached answers are dropped, so this isolate
+   * sees the new ends at once. Empty: nothing changed.
+   */
+  private retired(stopped: StoppedKey[] | StoppedKey | null): string[] {
+    const changed = stopped === null ? [] : Array.isArray(stopped) ? stopped : [stopped];
+    for (const { hash } of changed) this.cache?.drop(hash);
+    return changed.map((k) => k.id);
   }
 
   /**
@@ -470,33 +486,42 @@ export class Keys implements KeyCheck {
    * A new key in place of the address's active one, which goes on working for
    * `graceMs` (0: stops at once; see `GRACE_PERIODS`); a key still in its grace
    * period from an earlier rotation stops now. 409 when it has no key.
+   * Every rule that stops a key resolves to the ids of all it stopped, so the
+   * caller purges each from a shared cache (the old key's answers, kept
+   * before, would outlive its grace; an earlier key's grace ends here).
    */
-  async rotate(email: string, graceMs = 0): Promise<string> {
+  async rotate(email: string, graceMs = 0): Promise<Rotation> {
     const { key, record } = this.newKey(normalizeEmail(email));
     const now = this.now();
-    if (!this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs)))) throw new KeyError(409, KEY_MESSAGES.noKey);
-    return key;
+    const stopped = this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs)));
+    if (stopped.length === 0) throw new KeyError(409, KEY_MESSAGES.noKey);
+    return { key, stopped };
   }
 
-  /** Revokes the address's active key, and its key in its grace period with it; 409 when it has no active key. */
-  async revoke(email: string): Promise<void> {
-    if (!this.retired(await this.backend.revoke(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noKey);
+  /** Revokes the address's active key, and its key in its grace period with it: the ids stopped; 409 when it has no active key. */
+  async revoke(email: string): Promise<string[]> {
+    const stopped = this.retired(await this.backend.revoke(normalizeEmail(email), this.now()));
+    if (stopped.length === 0) throw new KeyError(409, KEY_MESSAGES.noKey);
+    return stopped;
   }
 
-  /** Stops now the address's key in its grace period (the portal's "Stop the old key now"); 409 when it has none. */
-  async endGrace(email: string): Promise<void> {
-    if (!this.retired(await this.backend.endGrace(normalizeEmail(email), this.now()))) throw new KeyError(409, KEY_MESSAGES.noEnding);
+  /** Stops now the address's key in its grace period (the portal's "Stop the old key now"): its id; 409 when it has none. */
+  async endGrace(email: string): Promise<string[]> {
+    const stopped = this.retired(await this.backend.endGrace(normalizeEmail(email), this.now()));
+    if (stopped.length === 0) throw new KeyError(409, KEY_MESSAGES.noEnding);
+    return stopped;
   }
 
   /** Rotates the key given (the CLI), leaving it `graceMs` to live: 403 unless it is the current key; of two at once, one wins. */
-  async rotateKey(current: string, graceMs = 0): Promise<string> {
+  async rotateKey(current: string, graceMs = 0): Promise<Rotation> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
     if (!owner || owner.end !== null) throw new KeyError(403, KEY_MESSAGES.forbidden);
     const { key, record } = this.newKey(owner.email);
     const now = this.now();
-    if (!this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs), hash))) throw new KeyError(403, KEY_MESSAGES.forbidden);
-    return key;
+    const stopped = this.retired(await this.backend.rotate(record, now, now + checkedGrace(graceMs), hash));
+    if (stopped.length === 0) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    return { key, stopped };
   }
 
   /**
@@ -509,10 +534,10 @@ export class Keys implements KeyCheck {
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
     const now = this.now();
     if (!owner || !worksAt(owner.end, now)) throw new KeyError(403, KEY_MESSAGES.forbidden);
-    const ending = owner.end === null ? await this.backend.endingKey(owner.email, now) : null;
     const done = owner.end === null ? await this.backend.revoke(owner.email, now, hash) : await this.backend.endGrace(owner.email, now, hash);
-    if (!this.retired(done)) throw new KeyError(403, KEY_MESSAGES.forbidden);
-    return ending ? [keyId(current), ending.id] : [keyId(current)];
+    const stopped = this.retired(done);
+    if (stopped.length === 0) throw new KeyError(403, KEY_MESSAGES.forbidden);
+    return stopped;
   }
 
   /** The address's active key, without the key. */

@@ -83,7 +83,7 @@ export const keySql = {
    */
   revoke: (email: string, now: number, expected?: string) => [
     q(
-      `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE ${ACTIVE_AS_EXPECTED}) RETURNING hash`,
+      `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE ${ACTIVE_AS_EXPECTED}) RETURNING hash, id`,
       now,
       email,
       now,
@@ -91,11 +91,11 @@ export const keySql = {
       expected ?? null,
       expected ?? null,
     ),
-    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash`, now, email, expected ?? null, expected ?? null),
+    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash, id`, now, email, expected ?? null, expected ?? null),
   ],
-  /** Ends now the address's key in its grace period (if it is `expected`, when given): the hash ended, or no row. */
+  /** Ends now the address's key in its grace period (if it is `expected`, when given): the key ended, or no row. */
   endGrace: (email: string, now: number, expected?: string) =>
-    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (? IS NULL OR hash = ?) RETURNING hash`, now, email, now, expected ?? null, expected ?? null),
+    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (? IS NULL OR hash = ?) RETURNING hash, id`, now, email, now, expected ?? null, expected ?? null),
 
   /**
    * Replaces the address's active key (if it is `expected`, when given) by
@@ -104,7 +104,7 @@ export const keySql = {
    * a key still in its grace period (an end after `now`) is ended now, and the
    * old active key given its end `endsAt` (`now`: refused at once; later: its
    * grace period), only if the new one was stored (the rows are returned: the
-   * hashes ended); the new one is made active only once the address has no
+   * keys ended); the new one is made active only once the address has no
    * active key (its row is returned: the rotation happened). When there is no
    * such key, none of the four changes anything. So an address has at most one
    * current key and at most one in its grace period.
@@ -123,10 +123,10 @@ export const keySql = {
         old,
         old,
       ),
-      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, now, key.email, now, key.hash),
-      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash`, endsAt, key.email, old, old, key.hash),
+      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`, now, key.email, now, key.hash),
+      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`, endsAt, key.email, old, old, key.hash),
       q(
-        `UPDATE keys SET revoked_at = NULL, seq = ${NEXT_SEQ} WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE email = ? AND revoked_at IS NULL) RETURNING hash`,
+        `UPDATE keys SET revoked_at = NULL, seq = ${NEXT_SEQ} WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE email = ? AND revoked_at IS NULL) RETURNING hash, id`,
         key.hash,
         key.email,
       ),
@@ -152,3 +152,6 @@ export const endingInfo = (r: { id: string; revoked_at: number }) => ({ id: r.id
 
 /** The row of `keySql.activeKey` as the portal shows it. */
 export const keyInfo = (r: Pick<KeyRow, 'id' | 'created_at'>) => ({ id: r.id, createdAt: iso(r.created_at) });
+
+/** A row of `RETURNING hash, id` as a plain record (node:sqlite gives objects without a prototype). */
+export const stoppedKey = (r: { hash: string; id: string }) => ({ hash: r.hash, id: r.id });

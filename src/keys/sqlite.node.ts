@@ -39,10 +39,11 @@ import {
   type KeyListing,
   type NewKey,
   type NewToken,
+  type StoppedKey,
   type TokenOutcome,
   type TokenQuota,
 } from './keys.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query } from './sql.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy.node.ts';
 
 /** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
@@ -194,6 +195,8 @@ export class SqliteKeyBackend implements KeyBackend {
   /** What damage was found once running; from then on every use throws. */
   private damaged: KeyDatabaseError | null = null;
   private readonly onDamage: ((message: string) => void) | undefined;
+  /** Told the ids of keys another process stopped (or gave an end), as `follow` finds them. */
+  private stopped: ((ids: string[]) => void) | undefined;
 
   constructor(file: string, options: SqliteKeysOptions = {}) {
     this.file = file;
@@ -317,6 +320,17 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   /**
+   * Calls `listener` with the ids of the keys another process (the keys CLI)
+   * stopped or gave an end, once `follow` sees it: each key this view held as
+   * working whose end moved earlier, so the server can purge its shared
+   * answers whoever revoked it. This process's own writes are not reported:
+   * their callers purge what the rules return.
+   */
+  onStopped(listener: (ids: string[]) => void): void {
+    this.stopped = listener;
+  }
+
+  /**
    * Applies other processes' key changes to the in-memory set. `data_version`
    * changes only for their commits; rows carry the number of their last change.
    */
@@ -326,16 +340,22 @@ export class SqliteKeyBackend implements KeyBackend {
       this.forgetEnded();
       const version = this.readDataVersion();
       if (version === this.dataVersion) return;
-      const rows = this.db.prepare('SELECT hash, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+      const rows = this.db.prepare('SELECT hash, id, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
         hash: string;
+        id: string;
         revoked_at: number | null;
         seq: number;
       }[];
+      const stopped: string[] = [];
       for (const row of rows) {
-        this.setEnd(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
+        const end = row.revoked_at === null ? null : Number(row.revoked_at);
+        const was = this.active.get(row.hash);
+        if (end !== null && was !== undefined && (was === null || end < was)) stopped.push(row.id);
+        this.setEnd(row.hash, end);
         this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
       }
       this.dataVersion = version;
+      if (stopped.length > 0) this.stopped?.(stopped);
     } catch (error) {
       // Busy: the next tick tries again. Anything else is never thrown from the timer, where it would end the process.
       if (!isBusy(error)) this.failure(error);
@@ -520,36 +540,36 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   /** The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
-  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<string[]> {
+  async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
     const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
     const { old, ended, rotated } = await this.write(() => {
       this.run(store);
-      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
-      const old = this.get<{ hash: string }>(revoke)?.hash ?? null;
+      const ended = this.all<StoppedKey>(endGrace).map(stoppedKey);
+      const old = this.get<StoppedKey>(revoke);
       return { old, ended, rotated: this.get(activate) !== undefined };
     });
-    if (old === null || !rotated) return [];
+    if (old === undefined || !rotated) return [];
     // Same synchronous step as the commit's answer: the next request already sees it.
-    for (const hash of ended) this.setEnd(hash, now);
-    this.setEnd(old, endsAt);
+    for (const { hash } of ended) this.setEnd(hash, now);
+    this.setEnd(old.hash, endsAt);
     this.setEnd(key.hash, null);
-    return [old, ...ended];
+    return [stoppedKey(old), ...ended];
   }
 
-  async revoke(email: string, now: number, expected?: string): Promise<string[]> {
+  async revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]> {
     const [endGrace, revoke] = keySql.revoke(email, now, expected);
-    const hashes = await this.write(() => {
-      const ended = this.all<{ hash: string }>(endGrace).map((r) => r.hash);
-      return [...this.all<{ hash: string }>(revoke).map((r) => r.hash), ...ended];
+    const stopped = await this.write(() => {
+      const ended = this.all<StoppedKey>(endGrace).map(stoppedKey);
+      return [...this.all<StoppedKey>(revoke).map(stoppedKey), ...ended];
     });
-    for (const hash of hashes) this.setEnd(hash, now);
-    return hashes;
+    for (const { hash } of stopped) this.setEnd(hash, now);
+    return stopped;
   }
 
-  async endGrace(email: string, now: number, expected?: string): Promise<string | null> {
-    const ended = await this.write(() => this.get<{ hash: string }>(keySql.endGrace(email, now, expected))?.hash ?? null);
-    if (ended !== null) this.setEnd(ended, now);
-    return ended;
+  async endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null> {
+    const ended = await this.write(() => this.get<StoppedKey>(keySql.endGrace(email, now, expected)) ?? null);
+    if (ended !== null) this.setEnd(ended.hash, now);
+    return ended && stoppedKey(ended);
   }
 
   owner(hash: string): Promise<{ email: string; end: number | null } | null> {

@@ -70,8 +70,8 @@ export interface PortalOptions {
   issueLimitPerMinute?: number;
   /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
   ownerLimitPerMinute?: number;
-  /** Takes back the shared cache's answers to a key rotated away or revoked, by its id; never rejects (src/http/cache.ts: purgeKey). */
-  purgeKey?: (id: string) => Promise<void>;
+  /** Takes back the shared cache's answers to the keys rotated away or revoked, by id; never rejects (src/http/cache.ts: purgeKeys). */
+  purgeKeys?: (ids: string[]) => Promise<unknown>;
   /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
   log?: (line: string) => void;
   /** Clock, for tests. */
@@ -240,30 +240,29 @@ class PortalEndpoints {
     const email = await this.keys.sessionEmail(bearer(request));
     const refused = this.overLimit(request, action !== 'issue');
     if (refused) return refused;
-    // The keys a rotate, revoke or end-grace takes away, for the shared cache's purge after it (by id: the store keeps no key).
-    // A rotate with a grace period purges the old key too: its answers, kept before, would outlive its end.
-    const purge = action === 'issue' ? undefined : this.options.purgeKey;
-    const current = purge && action !== 'endGrace' ? (await this.keys.activeKey(email))?.id : undefined;
-    const ending = purge ? (await this.keys.endingKey(email))?.id : undefined;
-    const purgeGone = async () => {
-      for (const id of [current, ending]) if (purge && id) await purge(id);
-    };
+    if (action === 'issue') return portalReply(201, { apiKey: await this.keys.issue(email) });
     if (action === 'revoke') {
-      await this.keys.revoke(email);
-      await purgeGone();
+      await this.purge(await this.keys.revoke(email));
       return portalReply(200, { revoked: true });
     }
     if (action === 'endGrace') {
-      await this.keys.endGrace(email);
-      await purgeGone();
+      await this.purge(await this.keys.endGrace(email));
       return portalReply(200, { ended: true });
     }
-    if (action === 'issue') return portalReply(201, { apiKey: await this.keys.issue(email) });
     const grace = await this.graceOf(request);
     if (typeof grace !== 'number') return grace;
-    const apiKey = await this.keys.rotate(email, grace);
-    await purgeGone();
-    return portalReply(200, { apiKey, ending: grace > 0 ? await this.keys.endingKey(email) : null });
+    const { key, stopped } = await this.keys.rotate(email, grace);
+    await this.purge(stopped);
+    return portalReply(200, { apiKey: key, ending: grace > 0 ? await this.keys.endingKey(email) : null });
+  }
+
+  /**
+   * Takes back the shared cache's answers to every key a rotate, revoke or
+   * end-grace stopped, by id (the store keeps no key); a rotate's old key
+   * even in its grace period, since its answers, kept before, would outlive its end.
+   */
+  private async purge(stopped: string[]): Promise<void> {
+    await this.options.purgeKeys?.(stopped);
   }
 
   private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {

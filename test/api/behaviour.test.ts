@@ -98,7 +98,7 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => fileKeys.issue(`core-${Math.random()}@example.org`),
     revokeKey: (k) => fileKeys.revokeKey(k),
-    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]).then((r) => r.key),
     endGrace: (k) => fileKeys.revokeKey(k),
     async request(method, pathname, headers = {}) {
       const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -119,7 +119,7 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => fileKeys.issue(`node-${Math.random()}@example.org`),
     revokeKey: (k) => fileKeys.revokeKey(k),
-    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    rotateKey: (k, grace) => fileKeys.rotateKey(k, GRACE_PERIODS[grace]).then((r) => r.key),
     endGrace: (k) => fileKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(nodePort, method, pathname, headers),
   };
@@ -141,7 +141,7 @@ beforeAll(async () => {
     seen: [],
     issueKey: () => blobKeys.issue(`edge-${Math.random()}@example.org`),
     revokeKey: (k) => blobKeys.revokeKey(k),
-    rotateKey: (k, grace) => blobKeys.rotateKey(k, GRACE_PERIODS[grace]),
+    rotateKey: (k, grace) => blobKeys.rotateKey(k, GRACE_PERIODS[grace]).then((r) => r.key),
     endGrace: (k) => blobKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
   };

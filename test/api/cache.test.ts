@@ -10,14 +10,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOUDFLARE_CACHE, KEY_SETTLE_MS, keyTag, NETLIFY_CACHE, purgeKey, type SharedCache, VARNISH_CACHE } from '../../src/http/cache.ts';
+import { CLOUDFLARE_CACHE, KEY_SETTLE_MS, keyTag, NETLIFY_CACHE, PURGE_TOTAL_MS, purgeHook, purgeKeys, purgeTags, purgeUrlSetting, type SharedCache, VARNISH_CACHE } from '../../src/http/cache.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { keyId, Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { listen, type Running } from '../helpers/servers.ts';
-import { buildInto } from '../helpers/temp.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
+import { EXIT_PURGE_FAILED, keysCli } from '../../cli/keys.ts';
 
 let dist: string;
 beforeAll(async () => {
@@ -99,6 +100,7 @@ describe('revoke and rotate purge the key’s tag', () => {
   let running: Running;
   const keys = new Keys(new SqliteKeyBackend(':memory:'));
   const logged: string[] = [];
+  const warned: string[] = [];
 
   beforeAll(async () => {
     // A stand-in for Varnish's PURGE: records the tags; fails the next `failing` calls.
@@ -108,7 +110,7 @@ describe('revoke and rotate purge the key’s tag', () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`;
-    running = await listen({ dist: path.resolve(dist), keys, cachePurgeUrl: hookUrl, log: (line) => logged.push(line), portal: { sendMail: async () => {} } });
+    running = await listen({ dist: path.resolve(dist), keys, cachePurgeUrl: hookUrl, log: Object.assign((line: string) => logged.push(line), { warn: (line: string) => warned.push(line) }), portal: { sendMail: async () => {} } });
   });
   afterAll(async () => {
     await running?.close();
@@ -138,14 +140,15 @@ describe('revoke and rotate purge the key’s tag', () => {
     expect(purgedFor(apiKey)).toBe(0);
   });
 
-  it('a failed purge is retried and logged with the key’s id; the revoke stands', async () => {
+  it('a failed purge is retried and warned of with the key’s id, never logged as info; the revoke stands', async () => {
     const { key, bearer } = await owner(keys, 'failing@example.org');
     failing = 2;
     expect((await portalPost(base(), '/portal/keys/revoke', bearer)).status).toBe(200);
     expect(keys.verify(key)).toBe(false);
     expect(purgedFor(key)).toBe(3); // two refusals, then confirmed
-    expect(logged.filter((l) => l.includes(`key ${keyId(key)}`) && l.includes('failed'))).toHaveLength(2);
-    expect(logged.join('\n')).not.toContain(key);
+    expect(warned.filter((l) => l.includes(`key ${keyId(key)}`) && l.includes('failed'))).toHaveLength(2);
+    expect(logged.filter((l) => l.includes('purge'))).toEqual([]);
+    expect([...warned, ...logged].join('\n')).not.toContain(key);
   });
 
   it('a purge that never succeeds gives up without rejecting', async () => {
@@ -155,8 +158,166 @@ describe('revoke and rotate purge the key’s tag', () => {
       calls++;
       throw new Error('down');
     };
-    await purgeKey(down, 'faa_abcdefgh', (l) => lines.push(l), () => {});
-    expect(calls).toBe(3);
+    expect(await purgeKeys(down, ['faa_abcdefgh'], (l) => lines.push(l), () => {})).toBe(false);
+    expect(calls).toBe(3); // and no second round after it gave up
     expect(lines.at(-1)).toContain('key faa_abcdefgh… gave up');
+  });
+});
+
+describe('the purge hook (CACHE_PURGE_URL)', () => {
+  /** A stand-in purge endpoint on loopback: `answer` decides each reply; every request is recorded. */
+  async function endpoint(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+    const seen: http.IncomingMessage[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req);
+      answer(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    return {
+      port,
+      seen,
+      close: () => new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+    };
+  }
+
+  it('never logs the URL’s password or a token in its query, and sends the credentials as Basic authentication', async () => {
+    const hook = await endpoint((_req, res) => res.writeHead(503).end());
+    const lines: string[] = [];
+    try {
+      const url = `http://purger:s3cret-Pa55word@127.0.0.1:${hook.port}/purge?token=tok_0123456789abcdefABCDEF&zone=main`;
+      expect(await purgeTags(purgeHook(url), ['key-faa_abcdefgh'], 'key faa_abcdefgh…', (l) => lines.push(l))).toBe(false);
+      expect(lines.length).toBeGreaterThan(0);
+      const said = lines.join('\n');
+      expect(said).not.toContain('s3cret-Pa55word');
+      expect(said).not.toContain('tok_0123456789abcdefABCDEF');
+      expect(said).toContain('key faa_abcdefgh…');
+      expect(said).toContain(`127.0.0.1:${hook.port}/purge`);
+      expect(hook.seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('purger:s3cret-Pa55word').toString('base64')}`);
+      expect(hook.seen[0]?.url).toBe('/purge?token=tok_0123456789abcdefABCDEF&zone=main');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('follows no redirect: a 3xx is a failed purge, and the place it points to is never asked', async () => {
+    const elsewhere = await endpoint((_req, res) => res.writeHead(200).end());
+    const hook = await endpoint((_req, res) => res.writeHead(307, { location: `http://127.0.0.1:${elsewhere.port}/` }).end());
+    const lines: string[] = [];
+    try {
+      expect(await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l))).toBe(false);
+      expect(elsewhere.seen).toHaveLength(0);
+      expect(hook.seen.length).toBeGreaterThan(0);
+      expect(lines.at(-1)).toContain('gave up');
+      expect(lines.join('\n')).toContain('307');
+    } finally {
+      await Promise.all([hook.close(), elsewhere.close()]);
+    }
+  });
+
+  it('gives each attempt at most 2 s and all of them together at most 5 s against an endpoint that never answers', async () => {
+    const hook = await endpoint(() => {}); // holds every request open
+    const lines: string[] = [];
+    try {
+      const started = performance.now();
+      expect(await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l))).toBe(false);
+      const took = performance.now() - started;
+      expect(took).toBeLessThan(PURGE_TOTAL_MS + 500);
+      expect(hook.seen.length).toBeGreaterThanOrEqual(2); // each attempt was cut off at its own bound, not the total's
+      expect(lines.at(-1)).toContain('gave up');
+    } finally {
+      await hook.close();
+    }
+  }, 15_000);
+
+  it('refuses a malformed URL with one line naming the setting, and never prints its password', () => {
+    for (const bad of ['not a url', 'ftp://127.0.0.1/', 'http://user:hunter22@', '127.0.0.1:6081']) {
+      let said = '';
+      try {
+        purgeUrlSetting(bad);
+      } catch (error) {
+        said = (error as Error).message;
+      }
+      expect(said, bad).toMatch(/^CACHE_PURGE_URL /);
+      expect(said).not.toContain('\n');
+      expect(said).not.toContain('hunter22');
+    }
+    expect(purgeUrlSetting('http://127.0.0.1:6081/')).toBe('http://127.0.0.1:6081/');
+  });
+});
+
+describe('npm run keys and its purge', () => {
+  let hook: http.Server;
+  let hookUrl = '';
+  let answer = 503;
+  let file = '';
+  const purged: string[] = [];
+  const saved = process.env.CACHE_PURGE_URL;
+
+  beforeAll(async () => {
+    hook = http.createServer((req, res) => {
+      purged.push(String(req.headers['xkey-purge']));
+      res.writeHead(answer).end();
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`;
+    file = path.join(await tempDir('keys-purge'), 'keys.db');
+  });
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.CACHE_PURGE_URL;
+    else process.env.CACHE_PURGE_URL = saved;
+    await new Promise((resolve) => hook?.close(resolve));
+  });
+
+  /** The CLI in this process on `file`, with CACHE_PURGE_URL as given: its exit code and what it printed. */
+  async function cli(purgeUrl: string | undefined, ...argv: string[]) {
+    if (purgeUrl === undefined) delete process.env.CACHE_PURGE_URL;
+    else process.env.CACHE_PURGE_URL = purgeUrl;
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await keysCli(argv, file, (l) => out.push(l), (l) => err.push(l));
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+  const works = (key: string) => {
+    const backend = new SqliteKeyBackend(file, { view: false });
+    try {
+      return new Keys(backend).verify(key);
+    } finally {
+      backend.close();
+    }
+  };
+
+  it('says so and exits 69 when the purge gave up, and the key stays revoked', async () => {
+    const key = (await cli(undefined, 'issue', 'gave-up@example.org')).out;
+    answer = 503;
+    const revoked = await cli(hookUrl, 'revoke', key);
+    expect(revoked.code, revoked.err).toBe(EXIT_PURGE_FAILED);
+    expect(revoked.err).toContain(`key-${keyId(key)}`);
+    expect(revoked.err).toMatch(/purge gave up/);
+    expect(revoked.err).not.toContain(key);
+    expect(works(key)).toBe(false);
+  }, 15_000);
+
+  it('exits 0 once the purge is confirmed, having purged every key it stopped in one call', async () => {
+    const first = (await cli(undefined, 'issue', 'confirmed@example.org')).out;
+    const second = (await cli(undefined, 'rotate', first, '--grace', '1h')).out;
+    answer = 200;
+    purged.length = 0;
+    const rotated = await cli(hookUrl, 'rotate', second, '--grace', '1h');
+    expect(rotated.code, rotated.err).toBe(0);
+    expect(purged[0]).toBe(`key-${keyId(second)} key-${keyId(first)}`);
+    expect(purged).toHaveLength(2); // now, and once key caches settled
+  });
+
+  it('refuses a malformed CACHE_PURGE_URL with one line and exit 2, before touching a key', async () => {
+    const key = (await cli(undefined, 'issue', 'malformed@example.org')).out;
+    const refused = await cli('http//127.0.0.1:6081', 'revoke', key);
+    expect(refused.code).toBe(2);
+    expect(refused.err.split('\n')).toHaveLength(1);
+    expect(refused.err).toMatch(/^keys: CACHE_PURGE_URL /);
+    expect(works(key)).toBe(true);
   });
 });

@@ -137,12 +137,12 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       expect(await works(a, first)).toBe(true);
       expect(await status(b.issue(email))).toBe(409);
       expect(await a.activeKey(email)).toMatchObject({ id: first.slice(0, 12) });
-      const second = await b.rotate(email);
+      const second = await b.rotate(email).then((r) => r.key);
       expect([await works(a, first), await works(a, second), await works(b, second)]).toEqual([false, true, true]);
       await a.revoke(email);
       expect(await works(b, second)).toBe(false);
       expect(await status(a.revoke(email))).toBe(409);
-      expect(await status(a.rotate(email))).toBe(409);
+      expect(await status(a.rotate(email).then((r) => r.key))).toBe(409);
       expect(await a.activeKey(email)).toBeNull();
       expect(await works(b, await b.issue(email))).toBe(true);
     });
@@ -151,12 +151,12 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const { a, b } = open();
       const email = address('cli');
       const key = await a.issue(email);
-      const next = await b.rotateKey(key);
-      expect(await status(a.rotateKey(key))).toBe(403);
+      const next = await b.rotateKey(key).then((r) => r.key);
+      expect(await status(a.rotateKey(key).then((r) => r.key))).toBe(403);
       expect(await status(a.revokeKey(key))).toBe(403);
       await a.revokeKey(next);
       expect(await works(a, next)).toBe(false);
-      expect(await status(a.rotateKey('not-a-key'))).toBe(403);
+      expect(await status(a.rotateKey('not-a-key').then((r) => r.key))).toBe(403);
     });
 
     it('rotates with a grace period: both keys work until its end, then the old one is refused without any write', async () => {
@@ -164,11 +164,11 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const email = address('grace');
       const old = await a.issue(email);
       const session = await signedIn(b, email);
-      const next = await b.rotate(email, GRACE_PERIODS['1h']);
+      const next = await b.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
       const endsAt = new Date(clock.t + GRACE_PERIODS['1h']).toISOString();
       expect([await works(a, old), await works(a, next), await works(b, old)]).toEqual([true, true, true]);
       expect(await a.account(session)).toEqual({ email, key: { id: next.slice(0, 12), createdAt: expect.any(String) }, ending: { id: old.slice(0, 12), endsAt } });
-      expect(await status(a.rotateKey(old))).toBe(403); // only the current key rotates
+      expect(await status(a.rotateKey(old).then((r) => r.key))).toBe(403); // only the current key rotates
       clock.t += GRACE_PERIODS['1h'] - 1;
       expect(await works(b, old)).toBe(true);
       clock.t += 1;
@@ -182,16 +182,16 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const { a, b } = open();
       const email = address('end-grace');
       const first = await a.issue(email);
-      const second = await a.rotate(email, GRACE_PERIODS['24h']);
+      const second = await a.rotate(email, GRACE_PERIODS['24h']).then((r) => r.key);
       await b.endGrace(email);
       expect([await works(a, first), await works(a, second)]).toEqual([false, true]);
       expect(await a.endingKey(email)).toBeNull();
       expect(await status(a.endGrace(email))).toBe(409);
-      const third = await b.rotateKey(second, GRACE_PERIODS['7d']);
+      const third = await b.rotateKey(second, GRACE_PERIODS['7d']).then((r) => r.key);
       expect(await works(a, second)).toBe(true);
       await a.revokeKey(second); // the CLI's revoke, on the key in its grace period
       expect([await works(b, second), await works(b, third)]).toEqual([false, true]);
-      const fourth = await a.rotate(email, GRACE_PERIODS['1h']);
+      const fourth = await a.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
       await b.revoke(email); // the current key: both stop
       expect([await works(a, third), await works(a, fourth)]).toEqual([false, false]);
       expect(await a.endingKey(email)).toBeNull();
@@ -202,13 +202,13 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const email = address('one-grace');
       const first = await a.issue(email);
       clock.t += 1000;
-      const second = await a.rotate(email, GRACE_PERIODS['7d']);
+      const second = await a.rotate(email, GRACE_PERIODS['7d']).then((r) => r.key);
       clock.t += 1000;
-      const third = await b.rotate(email, GRACE_PERIODS['1h']);
+      const third = await b.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
       expect([await works(a, first), await works(a, second), await works(a, third)]).toEqual([false, true, true]);
       expect(await a.endingKey(email)).toEqual({ id: second.slice(0, 12), endsAt: new Date(clock.t + GRACE_PERIODS['1h']).toISOString() });
       clock.t += 1000;
-      const fourth = await a.rotate(email);
+      const fourth = await a.rotate(email).then((r) => r.key);
       expect([await works(b, second), await works(b, third), await works(b, fourth)]).toEqual([false, false, true]);
       expect(await b.endingKey(email)).toBeNull();
       const states = [];
@@ -216,12 +216,30 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       expect(states).toEqual(['revoked', 'revoked', 'revoked', 'current']);
     });
 
+    it('names every key each rule stopped, so each is purged: a rotate ending an earlier grace, a revoke ending a key in grace', async () => {
+      const { a, b } = open();
+      const email = address('stopped');
+      const id = (key: string) => key.slice(0, 12);
+      const first = await a.issue(email);
+      const second = await a.rotateKey(first, GRACE_PERIODS['1h']);
+      expect(second.stopped).toEqual([id(first)]); // in grace: its answers kept before would outlive its end
+      const third = await b.rotateKey(second.key, GRACE_PERIODS['1h']);
+      expect(third.stopped).toEqual([id(second.key), id(first)]);
+      const fourth = await a.rotate(email, GRACE_PERIODS['24h']);
+      expect(fourth.stopped).toEqual([id(third.key), id(second.key)]);
+      expect(await b.endGrace(email)).toEqual([id(third.key)]);
+      const fifth = await a.rotate(email, GRACE_PERIODS['7d']);
+      expect(await b.revoke(email)).toEqual([id(fifth.key), id(fourth.key)]);
+      const sixth = await a.issue(email).then((k) => a.rotateKey(k, GRACE_PERIODS['1h']));
+      expect(await b.revokeKey(sixth.key)).toHaveLength(2);
+    });
+
     it('lists each key’s state: current, ending at its end, revoked', async () => {
       const { a, clock } = open();
       const email = address('states');
       const first = await a.issue(email);
       clock.t += 1000;
-      const second = await a.rotate(email, GRACE_PERIODS['24h']);
+      const second = await a.rotate(email, GRACE_PERIODS['24h']).then((r) => r.key);
       const listed = [];
       for await (const r of a.list()) if (r.email === email) listed.push(r);
       expect(listed.map((r) => [r.id, r.state, r.revokedAt])).toEqual([
@@ -239,7 +257,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       const email = address('list');
       const key = await a.issue(email);
       clock.t += 1000;
-      const next = await a.rotate(email);
+      const next = await a.rotate(email).then((r) => r.key);
       const listed = [];
       for await (const r of a.list()) if (r.email === email) listed.push(r);
       expect(listed.map((r) => [r.id, r.revokedAt === null])).toEqual([
@@ -264,13 +282,13 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
         const { a, b } = open();
         const email = address('rotate-race');
         const first = await a.issue(email);
-        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email)));
+        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email).then((r) => r.key)));
         const working = [];
         for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
         expect(working).toHaveLength(1);
         expect(handed).toContain(working[0]);
         expect((await a.activeKey(email))?.id).toBe(working[0].slice(0, 12));
-        const again = await b.rotate(email);
+        const again = await b.rotate(email).then((r) => r.key);
         expect([await works(a, working[0]), await works(a, again)]).toEqual([false, true]);
       });
 
@@ -278,19 +296,19 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
         const { a, b } = open();
         const email = address('two-rotates');
         const key = await a.issue(email);
-        const outcomes = await Promise.all([a.rotateKey(key), b.rotateKey(key)].map((p) => p.then((k) => k, (e: KeyError) => e.status)));
+        const outcomes = await Promise.all([a.rotateKey(key).then((r) => r.key), b.rotateKey(key).then((r) => r.key)].map((p) => p.then((k) => k, (e: KeyError) => e.status)));
         const won = outcomes.filter((o): o is string => typeof o === 'string');
         expect(won).toHaveLength(1);
         expect(outcomes).toContain(403);
         expect([await works(a, key), await works(a, won[0])]).toEqual([false, true]);
-        expect(await works(a, await b.rotateKey(won[0]))).toBe(true);
+        expect(await works(a, await b.rotateKey(won[0]).then((r) => r.key))).toBe(true);
       });
 
       it('leaves one current key and at most one in its grace period after ten rotations with and without grace at once', async () => {
         const { a, b, clock } = open();
         const email = address('grace-race');
         const first = await a.issue(email);
-        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0)));
+        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0).then((r) => r.key)));
         const working = [];
         for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
         expect(working.length).toBeGreaterThanOrEqual(1);
@@ -318,7 +336,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
             const keys = i % 2 ? a : b;
             const op = i % 4;
             if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
-            else if (op === 1) await keys.rotate(email, GRACE_PERIODS['24h']).then((k) => handed.push(k), () => {});
+            else if (op === 1) await keys.rotate(email, GRACE_PERIODS['24h']).then((r) => r.key).then((k) => handed.push(k), () => {});
             else if (op === 2) await keys.endGrace(email).catch(() => {});
             else {
               const before = [...handed];
@@ -362,7 +380,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
             const keys = i % 2 ? a : b;
             const op = i % 3;
             if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
-            else if (op === 1) await keys.rotate(email).then((k) => handed.push(k), () => {});
+            else if (op === 1) await keys.rotate(email).then((r) => r.key).then((k) => handed.push(k), () => {});
             else {
               const before = [...handed];
               if (await keys.revoke(email).then(() => true, () => false)) revokedBefore.push(before);

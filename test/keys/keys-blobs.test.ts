@@ -69,7 +69,7 @@ describe('the Blobs key backend', () => {
     for (const broken of ['{"email": "damaged@exa', '[]', 'null']) {
       await raw.set(account, broken);
       await expect(keys.issue(email)).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
-      await expect(keys.rotate(email)).rejects.toThrow(BlobsRecordError);
+      await expect(keys.rotate(email).then((r) => r.key)).rejects.toThrow(BlobsRecordError);
       await expect(keys.revoke(email)).rejects.toThrow(BlobsRecordError);
       await expect(keys.activeKey(email)).rejects.toThrow(BlobsRecordError);
       expect(await raw.get(account, { type: 'text' })).toBe(broken);
@@ -107,7 +107,7 @@ describe('the Blobs key backend', () => {
     for (const broken of shapes) {
       await raw.set(account, broken);
       await expect(keys.issue(email), broken).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
-      await expect(keys.rotate(email), broken).rejects.toThrow(BlobsRecordError);
+      await expect(keys.rotate(email).then((r) => r.key), broken).rejects.toThrow(BlobsRecordError);
       await expect(keys.revoke(email), broken).rejects.toThrow(BlobsRecordError);
       await expect(keys.activeKey(email), broken).rejects.toThrow(BlobsRecordError);
       expect(await raw.get(account, { type: 'text' })).toBe(broken);
@@ -167,7 +167,7 @@ describe("the edge function's key check", () => {
     const edge = edgeKeyStore({ ...options, now: () => t, ttlMs: 2_000 });
     const portal = new Keys(blobsKeyStore(options), () => t);
     const old = await portal.issue('grace-edge@example.org');
-    const next = await portal.rotate('grace-edge@example.org', GRACE_PERIODS['1h']);
+    const next = await portal.rotate('grace-edge@example.org', GRACE_PERIODS['1h']).then((r) => r.key);
     t += GRACE_PERIODS['1h'] - 500;
     expect(await edge.verify(old)).toBe(true); // read now, held for 2 s
     expect(edge.verify(old)).toBe(true); // from the cache
@@ -192,7 +192,7 @@ describe("the edge function's key check", () => {
     const edge = edgeKeyStore(options);
     const portal = portalKeys(options);
     await portal.issue('new@example.org');
-    const next = await portal.rotate('new@example.org');
+    const next = await portal.rotate('new@example.org').then((r) => r.key);
     expect(await edge.verify(next)).toBe(true);
   });
 

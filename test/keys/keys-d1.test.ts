@@ -121,7 +121,7 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     const email = owner();
     const key = await worker.issue(email);
     expect(await worker.verify(key)).toBe(true);
-    const next = await worker.rotate(email);
+    const next = await worker.rotate(email).then((r) => r.key);
     expect(await worker.verify(key)).toBe(false);
     const inFlight = worker.verify(next); // read started before the revocation: its answer is not kept
     await worker.revoke(email);

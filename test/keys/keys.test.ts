@@ -89,7 +89,7 @@ PRAGMA user_version = 1;`);
     const backend = new SqliteKeyBackend(file);
     const keys = new Keys(backend);
     expect(keys.verify(key)).toBe(true);
-    const next = await keys.rotate('old@example.org');
+    const next = await keys.rotate('old@example.org').then((r) => r.key);
     expect([keys.verify(key), keys.verify(next)]).toEqual([false, true]);
     expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION }); // later migrations (0002: an index) applied
     backend.close();
@@ -180,7 +180,7 @@ PRAGMA user_version = 1;`);
     expect(first.imported).toMatchObject({ keys: 3, revoked: 1 });
     const keys = new Keys(first);
     expect([keys.verify(a), keys.verify(b), keys.verify(c)]).toEqual([false, true, false]);
-    await keys.rotate('old@example.org');
+    await keys.rotate('old@example.org').then((r) => r.key);
     first.close();
     const again = new SqliteKeyBackend(path.join(sub, 'keys.db'), { legacyJson: json });
     expect(again.imported).toBeNull();

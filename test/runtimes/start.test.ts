@@ -103,6 +103,15 @@ it('stops with one clear line, and leaves the file alone, when KEYS_DB is not a 
   expect(readFileSync(file, 'utf8')).toBe('not a database'.repeat(100));
 });
 
+it('stops with one line and exit 2, before building anything, when CACHE_PURGE_URL is malformed', async () => {
+  const dir = await tempDir('start-bad-purge-url');
+  const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), CACHE_PURGE_URL: 'http://purger:hunter22@' };
+  const refusal = startServer(env, { cwd: clone });
+  await expect(refusal).rejects.toThrow(/exited 2:\nnpm start: CACHE_PURGE_URL [^\n]*\n$/);
+  await expect(refusal).rejects.not.toThrow('hunter22');
+  expect(existsSync(path.join(dir, 'dist'))).toBe(false);
+});
+
 it('stops with one clear line, before building anything, when a numeric setting is not a whole number', async () => {
   const dir = await tempDir('start-bad-setting');
   for (const [name, value, range] of [

@@ -55,11 +55,21 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   let varnish: { port: number; stop(): Promise<void> };
   let dist: string;
   let keysDb: string;
-  const { keys, records } = makeKeys(5, 'varnish');
+  const { keys, records } = makeKeys(7, 'varnish');
   let via: (p: string, headers?: Record<string, string>) => Promise<Response>;
   /** Access lines the server wrote for a path (with its key's id, never the key). */
   const reached = (pathname: string) => server.output().split('\n').filter((l) => l.includes(`GET ${pathname}`)).length;
   const logged = (key: string, rest: string) => `${rest}/apikey=${key.slice(0, 12)}...`;
+  /** `npm run keys -- …` on the server's database, purging through Varnish (or as `env` says): its exit code, stdout and stderr. */
+  const keysCli = (...args: string[]) => keysCliWith({ CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, ...args);
+  const keysCliWith = (env: Record<string, string>, ...args: string[]) => {
+    const cli = spawn(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let said = '';
+    cli.stdout!.on('data', (c) => (out += c));
+    cli.stderr!.on('data', (c) => (said += c));
+    return new Promise<{ code: number | null; out: string; said: string }>((resolve) => cli.once('close', (code) => resolve({ code, out, said })));
+  };
 
   beforeAll(async () => {
     dist = await buildInto(SAMPLE_SOURCE, 'varnish-dist');
@@ -137,14 +147,6 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   });
 
   it('answers 403 through the cache for the key in grace too, once revoking the current key returns', async () => {
-    const keysCli = (...args: string[]) => {
-      const cli = spawn(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let said = '';
-      cli.stdout!.on('data', (c) => (out += c));
-      cli.stderr!.on('data', (c) => (said += c));
-      return new Promise<{ code: number | null; out: string; said: string }>((resolve) => cli.once('close', (code) => resolve({ code, out, said })));
-    };
     const old = keys[4];
     const rotated = await keysCli('rotate', old, '--grace', '1h');
     expect(rotated.code, rotated.said).toBe(0);
@@ -161,6 +163,30 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     expect(revoked.code, revoked.said).toBe(0);
     expect(revoked.said).toContain('the old key in its grace period with it');
     expect(await eventually(async () => (await via(oldUrl)).status === 403 && (await via(currentUrl)).status === 403, 2000, 100)).toBe(true);
+  });
+
+  it('stops serving the earlier key in grace once a second rotate ends its grace', async () => {
+    const first = keys[5];
+    const second = await keysCli('rotate', first, '--grace', '1h');
+    expect(second.code, second.said).toBe(0);
+    const firstUrl = `/person/name=Emil%20Jannings/apikey=${first}`;
+    expect((await via(firstUrl)).status).toBe(200);
+    const kept = await via(firstUrl);
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get('x-varnish')).toMatch(/^\d+ \d+$/); // a hit: only a purge takes it back
+    // Rotating the second key ends the first key's grace now: its kept answers must go too.
+    const third = await keysCli('rotate', second.out.trim(), '--grace', '1h');
+    expect(third.code, third.said).toBe(0);
+    expect(await eventually(async () => (await via(firstUrl)).status === 403, 2000, 100)).toBe(true);
+  });
+
+  it('answers 403 through the cache once a revoke by `npm run keys` without CACHE_PURGE_URL returns: the server purges it', async () => {
+    const url = `/person/name=Emil%20Jannings/apikey=${keys[6]}`;
+    expect((await via(url)).status).toBe(200);
+    expect((await via(url)).headers.get('x-varnish')).toMatch(/^\d+ \d+$/); // a hit: only a purge takes it back
+    const revoked = await keysCliWith({}, 'revoke', keys[6]);
+    expect(revoked.code, revoked.said).toBe(0);
+    expect(await eventually(async () => (await via(url)).status === 403, 2000, 100)).toBe(true);
   });
 
   it('does not answer a rebuilt revision from the old one’s objects', async () => {
