@@ -49,6 +49,7 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
+    if (file === 'node_modules') continue; // a symlink git does not ignore (node_modules/ matches folders only): linked below
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await copyFile(path.join(ROOT, file), path.join(dir, file));
   }
@@ -59,13 +60,25 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   return dir;
 }
 
+/** The source each {@link buildInto} build was made from, by its dist path. */
+const builtFrom = new Map<string, string>();
+
 /** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
 export async function buildInto(source: string, tag = 'dist'): Promise<string> {
   const dir = await tempDir(tag);
   const out = path.join(dir, 'dist');
   await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
+  builtFrom.set(out, source);
   return out;
 }
+
+/**
+ * The source a build of {@link buildInto} was made from (undefined for any
+ * other folder): what a process started over that build must be told to
+ * serve, or it picks the source itself (data/cache/oscars.csv when
+ * `npm run data:fetch` left one) and may rebuild the test's dist/ from it.
+ */
+export const sourceOf = (dist: string): string | undefined => builtFrom.get(path.resolve(dist));
 
 /** Every file under `dir`, relative path to sha256. */
 export async function treeDigest(dir: string): Promise<Map<string, string>> {
