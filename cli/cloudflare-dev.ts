@@ -168,7 +168,9 @@ async function main() {
   console.log(`key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`);
   // Secrets (MAIL_API_TOKEN, credentials in a URL) never go on argv: only the env file's path does.
   const secrets = envFile(vars);
-  const child = wrangler(['dev', '--config', config, '--port', String(inner), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
+  // wrangler's devtools port too: its default (9229, when it looks free) is taken by whichever of two dev:cloudflare at once binds it first, and the other dies.
+  const inspector = await freePort();
+  const child = wrangler(['dev', '--config', config, '--port', String(inner), '--inspector-port', String(inspector), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
   const stopChild = () => child.kill('SIGTERM');
   // Every exit this process sees (a refusal, an uncaught error, a signal) stops wrangler too.
   process.once('exit', stopChild);

@@ -28,8 +28,9 @@ import { type RawReply, rawRequest } from '../helpers/http.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { startEdge, startWorker } from '../helpers/processes.ts';
+import { QUICK } from '../helpers/quick.ts';
 import { readmeExamples } from '../helpers/readme.ts';
-import { buildInto, tempDir, treeDigest } from '../helpers/temp.ts';
+import { copyOfSharedBuild, tempDir, treeDigest } from '../helpers/temp.ts';
 import { idRows, type SpecArchive, type SpecIds } from '../oracle.ts';
 
 /** The whole archive as the core serves it: what the spec's oracle is evaluated over. */
@@ -79,11 +80,13 @@ async function corruptOneAnswer(dist: string): Promise<string> {
 const targets: Record<'core' | 'node' | 'edge' | 'worker', Target> = {} as never;
 /** The runtimes other than the core, each over HTTP. */
 const SERVED = ['node', 'edge', 'worker'] as const;
+/** The targets this run starts: `npm run test:quick` the core alone (test/helpers/quick.ts). */
+const RUNNING = QUICK ? (['core'] as const) : (['core', ...SERVED] as const);
 const stops: (() => Promise<void>)[] = [];
 let edgeLogs: string[] = [];
 
 beforeAll(async () => {
-  dist = await buildInto(FULL_SOURCE, 'behaviour');
+  dist = await copyOfSharedBuild(FULL_SOURCE, 'behaviour');
   unreadablePath = await corruptOneAnswer(dist);
   const dir = await tempDir('behaviour-keys');
 
@@ -109,6 +112,7 @@ beforeAll(async () => {
   const served = await targets.core.request('GET', `/archive/apikey=${await targets.core.issueKey()}`);
   archive = JSON.parse(served.body.toString('utf8'));
   ids = idRows(archive, await readFile(FULL_SOURCE, 'utf8'));
+  if (QUICK) return;
 
   const node = createNodeServer({ dist, keys: fileKeys });
   await new Promise<void>((resolve) => node.server.listen(0, '127.0.0.1', resolve));
@@ -190,26 +194,18 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-behaviourSuite('core', () => targets.core, () => archive, () => ids);
-behaviourSuite('node server', () => targets.node, () => archive, () => ids);
-behaviourSuite('edge function under Deno', () => targets.edge, () => archive, () => ids);
-behaviourSuite('Worker under wrangler dev', () => targets.worker, () => archive, () => ids);
-conformanceSuite('core', () => targets.core, () => archive, { get unreadablePath() { return unreadablePath; } });
-conformanceSuite('node server', () => targets.node, () => archive, { get unreadablePath() { return unreadablePath; } });
-conformanceSuite('edge function under Deno', () => targets.edge, () => archive, { get unreadablePath() { return unreadablePath; } });
-conformanceSuite('Worker under wrangler dev', () => targets.worker, () => archive, { get unreadablePath() { return unreadablePath; } });
-hostileSuite('core', () => targets.core, { dist: () => dist });
-hostileSuite('node server', () => targets.node, { dist: () => dist });
-hostileSuite('edge function under Deno', () => targets.edge, { dist: () => dist });
-hostileSuite('Worker under wrangler dev', () => targets.worker, { dist: () => dist });
+const TARGET_NAMES = { core: 'core', node: 'node server', edge: 'edge function under Deno', worker: 'Worker under wrangler dev' } as const;
+for (const t of RUNNING) behaviourSuite(TARGET_NAMES[t], () => targets[t], () => archive, () => ids);
+for (const t of RUNNING) conformanceSuite(TARGET_NAMES[t], () => targets[t], () => archive, { get unreadablePath() { return unreadablePath; } });
+for (const t of RUNNING) hostileSuite(TARGET_NAMES[t], () => targets[t], { dist: () => dist });
 
-describe('edge settings', () => {
+describe.skipIf(QUICK)('edge settings', () => {
   it('logs a setting that is not a whole number and keeps its default', () => {
     expect(edgeLogs).toContain('Expected RATE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "sixty"; using 60');
   });
 });
 
-describe('across runtimes', () => {
+describe.skipIf(QUICK)('across runtimes', () => {
   it('gives byte-identical bodies, statuses and ETags in every place', async () => {
     const keys = { core: await targets.core.issueKey(), node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
     const paths = [
@@ -272,17 +268,6 @@ describe('across runtimes', () => {
     }
   });
 
-  it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
-    const examples = readmeExamples();
-    expect(examples.length).toBe(ROUTES.length);
-    const k = await targets.core.issueKey();
-    for (const { request, answer } of examples) {
-      const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));
-      expect([request, reply.status]).toEqual([request, 200]);
-      if (!answer.includes('…')) expect([request, decoded(reply).toString('utf8')]).toEqual([request, answer]);
-    }
-  });
-
   it('answers no data route without a valid key anywhere', async () => {
     for (const name of SERVED) {
       for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A', '/title/id=tt0120338', '/name/id=nm0000658/apikey=nope']) {
@@ -293,8 +278,21 @@ describe('across runtimes', () => {
   });
 });
 
+describe('the README', () => {
+  it('answers the README’s example requests with the answers it prints (where not abridged)', async () => {
+    const examples = readmeExamples();
+    expect(examples.length).toBe(ROUTES.length);
+    const k = await targets.core.issueKey();
+    for (const { request, answer } of examples) {
+      const reply = await targets.core.request('GET', request.replace('apikey=KEY', `apikey=${k}`));
+      expect([request, reply.status]).toEqual([request, 200]);
+      if (!answer.includes('…')) expect([request, decoded(reply).toString('utf8')]).toEqual([request, answer]);
+    }
+  });
+});
+
 describe('the contract', () => {
-  for (const name of ['core', ...SERVED] as const) {
+  for (const name of RUNNING) {
     it(`holds for every reply the suite saw from the ${name}`, () => {
       const seen = targets[name].seen!;
       expect(seen.length).toBeGreaterThan(50);

@@ -14,7 +14,7 @@ import { type Api, createApi } from '../../src/api/handler.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { seeded } from '../helpers/random.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
-import { buildInto } from '../helpers/temp.ts';
+import { sharedBuild } from '../helpers/temp.ts';
 import { categoryByName, personByName, type SpecArchive } from '../oracle.ts';
 
 /** The served names of the source, as the spec's arrays hold them: each Film value, and each Nominees value (or Name, when there are none). */
@@ -56,7 +56,7 @@ const ask = async (path: string) => {
 };
 
 beforeAll(async () => {
-  const dist = await buildInto(FULL_SOURCE, 'search');
+  const dist = await sharedBuild(FULL_SOURCE);
   api = createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
   names = sourceNames(await readFile(FULL_SOURCE, 'utf8')).filter((n) => bare(n) !== '');
   archive = (await ask('/archive')).body as SpecArchive;

@@ -19,7 +19,7 @@ import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { IdShard, Manifest, Shard } from '../../src/shared/types.ts';
 import { eventually } from '../helpers/http.ts';
 import { FULL_SOURCE, ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
-import { buildInto, tempDir, treeDigest } from '../helpers/temp.ts';
+import { buildInto, sharedBuild, tempDir, treeDigest } from '../helpers/temp.ts';
 import { expected, expectedById, type Expected, idRows, NAME_ID, type SpecArchive, TITLE_ID } from '../oracle.ts';
 
 let archive: SpecArchive;
@@ -54,7 +54,7 @@ const enc = encodeURIComponent;
 const distinct = <T>(xs: Iterable<T>) => [...new Set(xs)];
 
 beforeAll(async () => {
-  dist = await buildInto(FULL_SOURCE, 'equivalence');
+  dist = await sharedBuild(FULL_SOURCE);
   manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8'));
   const keys = new Keys(new SqliteKeyBackend(':memory:'));
   key = await keys.issue('equivalence@example.org');

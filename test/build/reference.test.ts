@@ -1,6 +1,6 @@
 /**
- * The reference page at `/` in headless Chromium (Debian's package, driven by
- * playwright-core; never a downloaded browser), over a Node server on the
+ * The reference page at `/` in headless Chromium (the one test/helpers/browser.ts
+ * finds, driven by playwright-core; never a downloaded browser), over a Node server on the
  * built sample: every operation of the route table with its curl line, copy
  * button and example answer (checked against what the server really answers),
  * the "try it" form calling the API with a real key (200) and a bad one (403),
@@ -14,10 +14,11 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { examplePath, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import { launchChromium } from '../helpers/browser.ts';
 import { ROOT } from '../helpers/paths.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
@@ -25,11 +26,6 @@ const run = promisify(execFile);
 const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');
 
 const SCREENSHOTS = path.resolve('test-results/screenshots');
-/** Never downloads a browser: the system Chromium, with nothing phoning home. */
-const CHROMIUM = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-};
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 const OPERATIONS = [...ROUTES.map((r) => r.id), 'health'];
 
@@ -64,7 +60,7 @@ describe('the reference page at /', () => {
   let browser: Browser;
   beforeAll(async () => {
     local = await startLocalServer();
-    browser = await chromium.launch(CHROMIUM);
+    browser = await launchChromium();
     await mkdir(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {

@@ -3,7 +3,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort, randomPort } from './http.ts';
 import { DENO, ROOT } from './paths.ts';
-import { tempDir } from './temp.ts';
+import { sourceOf, tempDir } from './temp.ts';
+
+/**
+ * ARCHIVE_SOURCE for a process started over `dist`: the source the tests
+ * built it from, so that what the process serves (and whether it rebuilds
+ * `dist`) does not hang on what data/cache/ or the run's own ARCHIVE_SOURCE
+ * holds. Nothing for a folder the tests did not build.
+ */
+function pinnedSource(dist: string | undefined): { ARCHIVE_SOURCE?: string } {
+  const source = dist === undefined ? undefined : sourceOf(dist);
+  return source ? { ARCHIVE_SOURCE: source } : {};
+}
 
 /** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
 export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
@@ -55,7 +66,8 @@ export interface Started {
  * `npm start` as a process, the way a developer or an operator runs it: the
  * real start script in `cwd` (default: this checkout; a `cleanCopy` for a
  * fresh clone) with `env` over the tests' own, but never ARCHIVE_SOURCE unless
- * given, so a fresh machine's default data is what it serves. Resolves once it
+ * given, so a fresh machine's default data is what it serves; over a build of
+ * `buildInto`, the source it was built from (whatever data/cache/ holds). Resolves once it
  * printed `ready`; rejects with its whole output if it exits first.
  */
 export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<Started> {
@@ -86,12 +98,12 @@ export const startNetlifyLocal = (env: Record<string, string>) => startServer(en
  * (workerd), a local D1 in a folder of its own; resolves once `/health`
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
-export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void> }> {
+export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void>; pid: number }> {
   const port = await freePort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
     cwd: ROOT,
-    env: { ...process.env, ...env, DIST_DIR: dist, PORT: String(port), CLOUDFLARE_LOCAL_DIR: state, NO_COLOR: '1', FORCE_COLOR: '0' },
+    env: { ...process.env, ...pinnedSource(dist), ...env, DIST_DIR: dist, PORT: String(port), CLOUDFLARE_LOCAL_DIR: state, NO_COLOR: '1', FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -109,7 +121,8 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
   for (;;) {
     if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (ok) return { port, logs, stop };
+    // pid: also the process group of wrangler and the workerd it started (detached), so a test can tell its own processes from others'.
+    if (ok) return { port, logs, stop, pid: child.pid! };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`dev:cloudflare did not answer:\n${logs.join('\n')}`);
@@ -123,7 +136,7 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   const port = Number(env.PORT ?? randomPort());
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
-  Object.assign(fullEnv, { PORT: String(port) }, env);
+  Object.assign(fullEnv, { PORT: String(port) }, pinnedSource(env.DIST_DIR), env);
   const child = spawn(process.execPath, [script, ...args], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

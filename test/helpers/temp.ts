@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { copyFile, cp, link, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -49,6 +49,7 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
+    if (file === 'node_modules') continue; // a symlink git does not ignore (node_modules/ matches folders only): linked below
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await copyFile(path.join(ROOT, file), path.join(dir, file));
   }
@@ -59,13 +60,25 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   return dir;
 }
 
+/** The source each {@link buildInto} build was made from, by its dist path. */
+const builtFrom = new Map<string, string>();
+
 /** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
 export async function buildInto(source: string, tag = 'dist'): Promise<string> {
   const dir = await tempDir(tag);
   const out = path.join(dir, 'dist');
   await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
+  builtFrom.set(out, source);
   return out;
 }
+
+/**
+ * The source a build of {@link buildInto} was made from (undefined for any
+ * other folder): what a process started over that build must be told to
+ * serve, or it picks the source itself (data/cache/oscars.csv when
+ * `npm run data:fetch` left one) and may rebuild the test's dist/ from it.
+ */
+export const sourceOf = (dist: string): string | undefined => builtFrom.get(path.resolve(dist));
 
 /** Every file under `dir`, relative path to sha256. */
 export async function treeDigest(dir: string): Promise<Map<string, string>> {
@@ -75,5 +88,45 @@ export async function treeDigest(dir: string): Promise<Map<string, string>> {
     const full = path.join(entry.parentPath, entry.name);
     out.set(path.relative(dir, full), createHash('sha256').update(await readFile(full)).digest('hex'));
   }
+  return out;
+}
+
+/**
+ * One build of `source` for the whole run, shared by every test file that
+ * only reads it (the full archive takes 15 s or more to build; building it
+ * again per file was most of `npm run test:quick`). It lives in the run's own
+ * temp folder (test/helpers/global-setup.ts), so it goes with the run; the
+ * first file to ask builds it, the others wait for it. Never write into it:
+ * {@link copyOfSharedBuild} gives a copy to change.
+ */
+export async function sharedBuild(source: string): Promise<string> {
+  const { size, mtimeMs } = await stat(source);
+  const id = createHash('sha256').update(`${path.resolve(source)} ${size} ${mtimeMs}`).digest('hex').slice(0, 16);
+  const dir = path.join(os.tmpdir(), `faa-shared-build-${id}`);
+  const out = path.join(dir, 'dist');
+  const claimed = await mkdir(dir).then(() => true, (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') return false;
+    throw error;
+  });
+  if (claimed) {
+    const building = path.join(dir, 'building');
+    await build({ source, out: building, summary: path.join(dir, 'summary.json'), log: () => {} });
+    await rename(building, out);
+  } else {
+    // Another file is building it: the full archive took up to 60 s under load; wait nearly three times that (within the 180 s a hook may take).
+    for (const until = Date.now() + 170_000; !existsSync(out); await new Promise((r) => setTimeout(r, 200))) {
+      if (Date.now() > until) throw new Error(`the shared build of ${source} in ${dir} did not appear within 170 s`);
+    }
+  }
+  builtFrom.set(out, source);
+  return out;
+}
+
+/** A copy of {@link sharedBuild}'s build, in a temp folder of its own, free to change. */
+export async function copyOfSharedBuild(source: string, tag = 'dist'): Promise<string> {
+  const shared = await sharedBuild(source);
+  const out = path.join(await tempDir(tag), 'dist');
+  await cp(shared, out, { recursive: true });
+  builtFrom.set(out, source);
   return out;
 }

@@ -20,6 +20,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { rawRequest } from '../helpers/http.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
+import { QUICK } from '../helpers/quick.ts';
 
 const run = promisify(execFile);
 /** The README's key command, run as a user would (npm run --silent keys -- ...). */
@@ -221,7 +222,8 @@ describe('the rate limiter', () => {
   });
 });
 
-describe('the keys command and a running server', () => {
+// The keys command as a process: not in npm run test:quick, which starts none.
+describe.skipIf(QUICK)('the keys command and a running server', () => {
   let db: string;
   let port: number;
   let close: () => Promise<void>;

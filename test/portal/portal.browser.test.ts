@@ -1,6 +1,6 @@
 /**
- * The portal page in headless Chromium (Debian's package, driven by
- * playwright-core; never a downloaded browser), the whole way a person goes:
+ * The portal page in headless Chromium (the one test/helpers/browser.ts
+ * finds, driven by playwright-core; never a downloaded browser), the whole way a person goes:
  * ask for a link, read the mail (a real SMTP server in this process), open the
  * link, get a key, call the API, reload and stay signed in, rotate and revoke
  * through their confirmation step (cancelling once), sign out (the session
@@ -13,8 +13,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
 import { startMailApi, startSmtp, type Smtp } from '../helpers/mail.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startNetlifyLocal, startServer, startWorker } from '../helpers/processes.ts';
@@ -27,10 +28,7 @@ let dist: string;
 beforeAll(async () => {
   smtp = await startSmtp();
   dist = await buildInto(SAMPLE_SOURCE, 'portal-browser');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -7,7 +7,6 @@
  * does not parse as a URL is answered 400 as JSON, and it keeps running.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
@@ -15,12 +14,20 @@ import { rawRequestLine } from '../helpers/http.ts';
 import { startWorker } from '../helpers/processes.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
-/** Every process's command line on this machine, as `ps` shows them: pid and arguments. */
-function commandLines(): { pid: number; args: string[] }[] {
+/**
+ * Every process's command line on this machine, as `ps` shows them: pid and
+ * arguments; with `group`, only the processes of that process group (the
+ * dev:cloudflare this test started, its wrangler and workerd), never another
+ * project's wrangler running beside it.
+ */
+function commandLines(group?: number): { pid: number; args: string[] }[] {
   const lines = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
+      // stat is `pid (name) state ppid pgrp …`; the name may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (group !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== group) continue;
       const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
       lines.push({ pid: Number(entry), args });
     } catch {
@@ -50,10 +57,10 @@ afterAll(async () => {
 
 describe('dev:cloudflare and its secrets', () => {
   it('puts no secret on any command line; wrangler reads them from a private env file', () => {
-    const lines = commandLines();
-    const carrying = lines.filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
+    // The secret is on no command line anywhere on the machine; wrangler's own is looked up among the processes this test started.
+    const carrying = commandLines().filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
     expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
-    const dev = lines.filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
+    const dev = commandLines(worker!.pid).filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
     expect(dev.length).toBeGreaterThan(0);
     const envFile = dev[0].args[dev[0].args.indexOf('--env-file') + 1];
     expect(envFile).toMatch(/faa-worker-env-[^/]+\/worker\.env$/);
@@ -78,11 +85,12 @@ describe('dev:cloudflare and its secrets', () => {
   });
 
   it('removes the env file when it stops', async () => {
-    const dev = commandLines().find(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
+    const dev = commandLines(worker!.pid).find(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
     const folder = path.dirname(dev.args[dev.args.indexOf('--env-file') + 1]);
     await worker!.stop();
     worker = undefined;
-    expect(readdirSync(os.tmpdir()).filter((name) => name.startsWith('faa-worker-env-'))).toEqual([]);
+    // Its own folder only: another dev:cloudflare of this run (another test file) may have one of its own meanwhile.
+    expect(readdirSync(path.dirname(folder))).not.toContain(path.basename(folder));
     expect(() => statSync(folder)).toThrow();
   });
 });

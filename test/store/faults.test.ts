@@ -15,6 +15,7 @@ import type { Manifest, Shard } from '../../src/shared/types.ts';
 import { eventually, type RawReply, rawRequest } from '../helpers/http.ts';
 import { keyWatchingLog, makeKeys, storeKeys } from '../helpers/keys.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
+import { QUICK } from '../helpers/quick.ts';
 import { listen, type Running, sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 
 const FETCH_ERROR = '{"error":"Error fetching data"}';
@@ -189,7 +190,8 @@ describe('a manifest of another layout', () => {
   });
 });
 
-describe('a build killed midway', () => {
+// A build process: not in npm run test:quick, which starts none.
+describe.skipIf(QUICK)('a build killed midway', () => {
   it(
     'leaves the previous dist/ serving identical answers',
     async () => {
