@@ -15,6 +15,8 @@
 export interface Thing {
   /** The name as the archive serves it (the most frequent one beside an id). */
   name: string;
+  /** Every name served for it. */
+  names: string[];
   id?: string;
   kind: 'person' | 'company' | 'film';
   /** The source's Year column, for a film with an id. */
@@ -115,13 +117,14 @@ export function sourceFacts(text: string, titleCase: (raw: string) => string): S
   }
   const things = [...byKey.values()].map(({ names, id, kind, filmYear, weight }) => {
     const name = [...names].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0];
-    return { name, kind, weight, ...(id ? { id } : {}), ...(filmYear ? { filmYear } : {}) } as Thing;
+    return { name, names: [...names.keys()], kind, weight, ...(id ? { id } : {}), ...(filmYear ? { filmYear } : {}) } as Thing;
   });
   return { things: things.filter((t) => bare(t.name) !== ''), awards };
 }
 
 const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
-const ROMAN = ['', 'i', 'ii', 'iii', 'iv', 'v', 'vi', 'vii', 'viii', 'ix', 'x', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
+/** Roman numerals from 2 (I, V and X alone are more often an initial than a number). */
+const ROMAN = ['', '', 'ii', 'iii', 'iv', '', 'vi', 'vii', 'viii', 'ix', '', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
 
 /** Award names as people say them, each with the source's CanonicalCategory it means. */
 const AWARD_QUERIES: [string, string][] = [
@@ -246,11 +249,21 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
   const pick = <T>(list: T[]) => list[Math.floor(next() * list.length)];
   const { things } = facts;
   const byWords = new Map<string, Thing[]>();
-  for (const t of things) byWords.set(wordsOf(t.name), [...(byWords.get(wordsOf(t.name)) ?? []), t]);
+  for (const t of things) for (const n of t.names) byWords.set(wordsOf(n), [...(byWords.get(wordsOf(n)) ?? []), t]);
   const byBare = new Map<string, Thing[]>();
-  for (const t of things) byBare.set(bare(t.name), [...(byBare.get(bare(t.name)) ?? []), t]);
+  for (const t of things) for (const n of t.names) byBare.set(bare(n), [...(byBare.get(bare(n)) ?? []), t]);
+  /** A name's words without small words, numbers in digits, in order: two names alike so read the same to a search. */
+  const loose = (text: string) =>
+    wordsOf(text)
+      .split(' ')
+      .filter((w) => !['the', 'a', 'an', 'and', 'of'].includes(w))
+      .map((w) => (NUMBER_WORDS.includes(w) ? String(NUMBER_WORDS.indexOf(w)) : ROMAN.indexOf(w) > 1 ? String(ROMAN.indexOf(w)) : w))
+      .sort()
+      .join(' ');
+  const byLoose = new Map<string, Thing[]>();
+  for (const t of things) for (const n of t.names) byLoose.set(loose(n), [...(byLoose.get(loose(n)) ?? []), t]);
   /** True when no other thing reads as `text` does (so the query can only mean `t`). */
-  const onlyOne = (text: string, t: Thing) => (byBare.get(bare(text)) ?? []).every((o) => o === t) && (byBare.get([...wordsOf(text).split(' ')].sort().join('')) ?? []).every((o) => o === t);
+  const onlyOne = (text: string, t: Thing) => (byBare.get(bare(text)) ?? []).every((o) => o === t) && (byLoose.get(loose(text)) ?? []).every((o) => o === t);
   const queries: Query[] = [];
   const family = (name: string, make: (t: Thing) => string | null, pool = things, expect: (t: Thing, text: string) => Thing | null = (t) => t, count = perFamily) => {
     const seen = new Set(queries.filter((q) => q.family === name).map((q) => q.text));
@@ -302,7 +315,7 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
     (t, text) => (onlyOne(t.name, t) && byWords.get(text) === undefined ? t : null),
   );
   // The start of a name: its first word and the start of the next, or the start of its one word; it means the heaviest name starting so.
-  const starting = (prefix: string) => things.filter((o) => wordsOf(o.name).startsWith(prefix) && wordsOf(o.name) !== prefix);
+  const starting = (prefix: string) => things.filter((o) => o.names.some((n) => wordsOf(n).startsWith(prefix)) && !o.names.some((n) => wordsOf(n) === prefix));
   const heaviest = (list: Thing[]) => {
     const sorted = [...list].sort((a, b) => b.weight - a.weight);
     return sorted.length > 0 && (sorted.length === 1 || sorted[0].weight > sorted[1].weight) ? sorted[0] : null;
@@ -317,7 +330,7 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
     names.filter((t) => t.weight >= 2),
     (_, text) => (byWords.has(text) ? null : heaviest(starting(text))),
   );
-  const wholeWord = (word: string) => things.filter((o) => ` ${wordsOf(o.name)} `.includes(` ${word} `));
+  const wholeWord = (word: string) => things.filter((o) => o.names.some((n) => ` ${wordsOf(n)} `.includes(` ${word} `)));
   family(
     'surname alone',
     (t) => {
@@ -345,7 +358,7 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
   const numberForm = (word: string): string | null => {
     const n = /^\d+$/.test(word) ? Number(word) : NUMBER_WORDS.indexOf(word) >= 0 ? NUMBER_WORDS.indexOf(word) : ROMAN.indexOf(word) > 1 ? ROMAN.indexOf(word) : -1;
     if (n < 1 || n > 20) return null;
-    if (/^\d+$/.test(word)) return next() < 0.5 ? NUMBER_WORDS[n] : ROMAN[n];
+    if (/^\d+$/.test(word)) return next() < 0.5 || !ROMAN[n] ? NUMBER_WORDS[n] : ROMAN[n];
     return String(n);
   };
   family(
@@ -411,6 +424,7 @@ export function isExpected(found: Found, query: Query): boolean {
   if ('award' in expected) return found.kind === 'category' && expected.names.has(found.name);
   const { thing } = expected;
   if (found.kind === 'category') return false;
-  if (found.id !== undefined && thing.id !== undefined) return found.id === thing.id || (query.family !== 'title and year' && bare(found.name) === bare(thing.name));
-  return found.name === thing.name || (query.family !== 'title and year' && bare(found.name) === bare(thing.name));
+  const alike = query.family !== 'title and year' && thing.names.some((n) => bare(n) === bare(found.name));
+  if (found.id !== undefined && thing.id !== undefined) return found.id === thing.id || alike;
+  return thing.names.includes(found.name) || alike;
 }

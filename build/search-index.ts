@@ -42,6 +42,7 @@ const combined = (a: Tally, b: Tally): Tally => ({
  * with its parenthesis read both ways ("Music (Original Song)": "original
  * song music", "music original song"), without "in a Leading Role", with
  * "supporting" first for "in a Supporting Role", "director" for Directing,
+ * "film" for "feature film",
  * and each of these after "best" ("best original song", "best actress").
  */
 export function awardAliases(names: string[]): string[] {
@@ -58,7 +59,7 @@ export function awardAliases(names: string[]): string[] {
     for (const form of plain) {
       const leading = / in a leading role$/.exec(form);
       const supporting = / in a supporting role$/.exec(form);
-      const spoken = leading ? form.slice(0, leading.index) : supporting ? `supporting ${form.slice(0, supporting.index)}` : form === 'directing' ? 'director' : form;
+      const spoken = leading ? form.slice(0, leading.index) : supporting ? `supporting ${form.slice(0, supporting.index)}` : form === 'directing' ? 'director' : form.replace(/ feature film$/, ' film');
       for (const f of new Set([form, spoken])) {
         forms.add(f);
         forms.add(f.startsWith('best ') ? f : `best ${f}`);

@@ -139,7 +139,9 @@ function bitCount(n: number): number {
 /** A search's text, taken apart once. */
 interface Asked {
   text: string;
+  /** Its words with numbers in digits, and as written (two of them may be one word of a name: "hartst one"). */
   words: string[];
+  written: string[];
   /** The words run together, and without the years asked (a year may be no part of the name). */
   compact: string;
   compactNoYear: string;
@@ -147,17 +149,58 @@ interface Asked {
   bare: string;
   bareNoYear: string;
   years: string[];
+  /** A long text: one of its words may hold two typos. */
+  long: boolean;
+  /** Per word asked, the index's words within its typos, each with its edits (filled by the index; null: the word itself only). */
+  close: (Map<string, number> | null)[];
+  /** Per word asked, it and the next as one word (`pairOf`). */
+  pairs: (string | null)[];
 }
 
 function asked(text: string, key: string): Asked {
+  const written = key.split(' ');
   const words = indexKey(key).split(' ');
   const kept = words.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
-  return { text, words, compact: join(words), compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear) };
+  const compact = join(words);
+  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
+  q.pairs = words.map((w, i) => pairOf(q, i));
+  return q;
 }
 
-/** How well one key answers the words asked: its class (lower is better; -1 no match), whether all its words were named, whether it starts as asked, whether a year asked is no part of it. */
+/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8, or in a long text from 6. */
+function typosBetween(q: Asked, asked: string, word: string): number {
+  if (asked.length < 3) return 0;
+  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
+}
+
+/** The most typos forgiven a word asked, against a word of any length. */
+const mostTypos = (q: Asked, asked: string) => (asked.length < 3 ? 0 : Math.max(typosFor(asked.length + 1), q.long && asked.length >= 6 ? 2 : 0));
+
+/** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
+function pairOf(q: Asked, i: number): string | null {
+  if (i + 1 >= q.words.length || SMALL.has(q.words[i]) || SMALL.has(q.words[i + 1])) return null;
+  const word = q.written[i] + q.written[i + 1];
+  return NUMBERS.get(word) ?? word;
+}
+
+/** A key of an entry, taken apart once. */
+interface Key {
+  words: string[];
+  compact: string;
+  /** Without a leading article. */
+  bare: string;
+  article: boolean;
+}
+
+function keyOf(key: string): Key {
+  const compact = key.replaceAll(' ', '');
+  const article = ARTICLE.test(key);
+  return { words: key.split(' '), compact, bare: article ? compact.slice(key.indexOf(' ')) : compact, article };
+}
+
+/** How well one key answers the words asked: its rank (lower is better; -1 no match), whether it starts as asked, whether a year asked is no part of it. */
 interface Fit {
   rank: number;
   starts: boolean;
@@ -166,25 +209,32 @@ interface Fit {
 
 const NO_FIT: Fit = { rank: -1, starts: false, yearAside: false };
 
-/** Ranks: 1 the same key; 2 every word asked a whole word, naming all of the key's words but small ones; 3 some of them; 4 the last word asked the start of one; 4 + edits a typo or two. (0, the name exactly as asked, is told apart by the caller.) */
-function fit(q: Asked, key: string): Fit {
-  const compact = key.replaceAll(' ', '');
-  const keyBare = ARTICLE.test(key) ? compact.slice(key.indexOf(' ')) : compact;
+/**
+ * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
+ * caller); then by what the words asked are to the key's words: whole words
+ * (8), the last word asked a start (12), a typo (16) or two (20); within
+ * each, 2 more when a small word or a year asked is not in it; and 1 more
+ * for whole words when some of the key's words (but small ones) were not
+ * asked, for a start when the key does not start as asked.
+ */
+function fit(q: Asked, key: Key): Fit {
+  const { compact, bare: keyBare, words: k, article } = key;
   if (compact === q.compact || keyBare === q.bare) return { rank: 1, starts: true, yearAside: false };
   if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return { rank: 1, starts: true, yearAside: true };
-  const k = key.split(' ');
   if (k.length > 30) return NO_FIT;
   const words = q.words;
   let used = 0;
   let prefix = false;
   let edits = 0;
   let yearAside = false;
+  let unasked = 0; // small words and years asked that the key does not have
   let lead = -1; // where the first word asked that is not a small word was found
   for (let i = 0; i < words.length; i++) {
     const w = words[i];
     // Two words asked that are one word of the name ("god father").
-    if (i + 1 < words.length) {
-      const j = k.indexOf(w + words[i + 1]);
+    const pair = q.pairs[i];
+    if (pair !== null) {
+      const j = k.indexOf(pair);
       if (j >= 0 && !(used & (1 << j))) {
         used |= 1 << j;
         if (lead < 0) lead = j;
@@ -197,7 +247,7 @@ function fit(q: Asked, key: string): Fit {
     let width = 1;
     for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j] === w) found = j;
     // One word asked that is two or three of the name ("otoole", "lalaland").
-    for (let j = 0; j + 1 < k.length && found < 0; j++) {
+    for (let j = 0; j + 1 < k.length && found < 0 && w.length >= 4; j++) {
       if (used & (3 << j) || !w.startsWith(k[j])) continue;
       const two = k[j] + k[j + 1];
       if (two === w) [found, width] = [j, 2];
@@ -206,18 +256,21 @@ function fit(q: Asked, key: string): Fit {
     if (found < 0 && i === words.length - 1 && w.length >= (words.length > 1 ? 1 : 3)) {
       for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) [found, prefix] = [j, true];
     }
-    const typos = typosFor(w.length);
-    if (found < 0 && typos > 0) {
+    const close = q.close[i];
+    if (found < 0 && close) {
       for (let j = 0; j < k.length; j++) {
         if (used & (1 << j)) continue;
-        const d = editsWithin(w, k[j], typos);
-        if (d <= typos && (found < 0 || d < cost)) [found, cost] = [j, d];
+        const d = close.get(k[j]);
+        if (d !== undefined && d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
       }
     }
     if (found < 0) {
-      if (SMALL.has(w)) continue;
+      if (SMALL.has(w)) {
+        unasked = 2;
+        continue;
+      }
       if (isYear(w)) {
-        yearAside = true;
+        [yearAside, unasked] = [true, 2];
         continue;
       }
       return NO_FIT;
@@ -226,11 +279,13 @@ function fit(q: Asked, key: string): Fit {
     edits += cost;
     if (lead < 0 && !SMALL.has(w)) lead = found;
   }
-  if (used === 0) return NO_FIT;
-  let all = true;
-  for (let j = 0; j < k.length && all; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) all = false;
-  const starts = lead === (ARTICLE.test(key) ? 1 : 0);
-  return { rank: edits > 0 ? 4 + edits : prefix ? 4 : all ? 2 : 3, starts, yearAside };
+  if (used === 0 || edits > 2) return NO_FIT;
+  const starts = lead === (article ? 1 : 0);
+  if (edits > 0) return { rank: (3 + edits) * 4 + unasked, starts, yearAside };
+  if (prefix) return { rank: 12 + unasked + (starts ? 0 : 1), starts, yearAside };
+  let some = 0;
+  for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
+  return { rank: 8 + unasked + some, starts, yearAside };
 }
 
 export class SearchIndex {
@@ -238,6 +293,8 @@ export class SearchIndex {
   private readonly postingText: string[];
   private readonly postingCache: (Int32Array | undefined)[];
   private readonly keys: string[];
+  /** Each entry's keys taken apart, as searches first rank it. */
+  private readonly keyParts: (Key[] | undefined)[];
   private readonly weightText: string[];
   private readonly rowText: string;
   private rows: string[] | null = null;
@@ -252,6 +309,7 @@ export class SearchIndex {
     this.weightText = blocks[3].split('\n');
     this.rowText = blocks[4];
     this.postingCache = new Array(this.words.length);
+    this.keyParts = new Array(this.keys.length);
     if (this.postingText.length !== this.words.length || this.weightText.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
   }
 
@@ -266,10 +324,10 @@ export class SearchIndex {
   search(text: string, key = searchKey(text)): SearchResult[] {
     if (key === '') return [];
     const q = asked(text, key);
-    // The most telling words first: the longest that are neither small words nor years; then any.
-    const order = q.words
-      .map((w, i) => i)
-      .sort((a, b) => Number(SMALL.has(q.words[a]) || isYear(q.words[a])) - Number(SMALL.has(q.words[b]) || isYear(q.words[b])) || q.words[b].length - q.words[a].length || a - b);
+    q.close = q.words.map((w) => (w.length < 3 || SMALL.has(w) ? null : this.closeTo(q, w)));
+    // The most telling words first: the longest that are neither small words, years nor a short start; then any.
+    const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
+    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || q.words[b].length - q.words[a].length || a - b);
     for (const i of order.slice(0, 2)) {
       const found = this.ranked(q, this.candidates(q, i));
       if (found.length > 0) return found;
@@ -289,21 +347,34 @@ export class SearchIndex {
       if (this.words[at] === word) add(at);
       return this.words[at] === word;
     };
-    exact(w);
     if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
-    if (i + 1 < q.words.length) this.near(w + q.words[i + 1], add);
-    if (i > 0) this.near(q.words[i - 1] + w, add);
-    for (let cut = 1; cut < w.length; cut++) if (this.has(w.slice(0, cut)) && this.has(w.slice(cut))) exact(w.slice(cut));
-    this.near(w, add);
+    for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
+    // Two or three words of a name run together.
+    for (let cut = 1; cut < w.length && w.length >= 4; cut++) {
+      if (!this.has(w.slice(0, cut))) continue;
+      const rest = w.slice(cut);
+      if (!exact(rest)) for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second))) exact(rest.slice(second));
+    }
+    const close = q.close[i];
+    if (close) for (const word of close.keys()) exact(word);
+    else exact(w);
     return out;
   }
 
-  /** Every word within `word`'s typos (and the word itself). */
-  private near(word: string, add: (word: number) => void) {
-    const typos = typosFor(word.length);
+  /** The index's words within the typos forgiven `w`, each with its edits. */
+  private closeTo(q: Asked, w: string): Map<string, number> {
+    const out = new Map<string, number>();
+    this.near(w, mostTypos(q, w), (at, edits) => {
+      if (edits <= typosBetween(q, w, this.words[at])) out.set(this.words[at], edits);
+    });
+    return out;
+  }
+
+  /** Every word within `typos` of `word` (and the word itself), with its edits. */
+  private near(word: string, typos: number, add: (word: number, edits: number) => void) {
     if (typos === 0) {
       const at = this.lowerBound(word);
-      if (this.words[at] === word) add(at);
+      if (this.words[at] === word) add(at, 0);
       return;
     }
     const { byLength, bits } = this.lengths();
@@ -311,7 +382,8 @@ export class SearchIndex {
     for (let length = word.length - typos; length <= word.length + typos; length++) {
       for (const at of byLength[length] ?? []) {
         if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
-        if (editsWithin(word, this.words[at], typos) <= typos) add(at);
+        const edits = editsWithin(word, this.words[at], typos);
+        if (edits <= typos) add(at, edits);
       }
     }
   }
@@ -362,7 +434,7 @@ export class SearchIndex {
   private ranked(q: Asked, candidates: Set<number>): SearchResult[] {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const keys = this.keys[entry].split('|');
+      const keys = (this.keyParts[entry] ??= this.keys[entry].split('|').map(keyOf));
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -370,14 +442,14 @@ export class SearchIndex {
         if (f.rank >= 0 && (best.rank < 0 || f.rank < best.rank || (f.rank === best.rank && f.starts && !best.starts))) [best, which] = [f, n];
       }
       if (best.rank < 0) continue;
-      hits.push({ entry, rank: best.rank, year: 0, weight: Number(this.weightText[entry]), starts: best.starts, key: which });
+      hits.push({ entry, rank: best.rank, year: best.yearAside ? 1 : 0, weight: Number(this.weightText[entry]), starts: best.starts, key: which });
     }
     if (hits.length === 0) return [];
     const rows = (this.rows ??= this.rowText.split('\n'));
     for (const hit of hits) {
       const row = rows[hit.entry];
       if (hit.rank === 1 && row.split('\t')[0].split('|').includes(q.text)) hit.rank = 0;
-      if (q.years.length > 0) hit.year = q.years.some((y) => yearFits(row, y)) ? 0 : 1;
+      if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
     return hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key));
