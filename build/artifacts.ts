@@ -13,7 +13,7 @@ import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
 import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard } from '../src/shared/types.ts';
-import type { NameFacts, NominationIds } from './import.ts';
+import { type NameFacts, type NominationIds, noFacts } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedText } from '../src/store/search.ts';
 import type { Copies } from './compression-cache.ts';
@@ -356,7 +356,7 @@ export interface ArtifactOptions {
 }
 
 export async function buildArtifacts(archive: Archive, source: Manifest['source'], options: ArtifactOptions = {}): Promise<Artifacts> {
-  const { ids = new Map(), facts = { kinds: new Map(), awards: new Map() }, concurrency = DEFAULT_CONCURRENCY, progress, compressed = new Map() } = options;
+  const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY, progress, compressed = new Map() } = options;
   const store = new Store(pLimit(concurrency), compressed);
   store.progress = progress;
   const years = Object.keys(archive);
@@ -404,7 +404,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by every search, never sent.
-    search: await Promise.all(searchIndex(archive, facts).map((shard) => store.put(storedText(shard), { variants: false }))),
+    search: [await store.put(storedText(searchIndex(archive, facts, ids)), { variants: false })],
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
   };
   const responses = store.files.size; // before the manifest is added

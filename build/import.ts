@@ -64,14 +64,25 @@ export type NameKind = 'person' | 'company' | 'film';
  * for each name, how often it stands beside each kind of IMDb id (`nm` a
  * person, `co` a company, `tt` a film) or, with no id, in which column (the
  * Film column: a film; Nominees: a person; the Name column standing alone,
- * such as a country for International Feature Film: a company); and the
- * canonical category (the award) of each full category name.
+ * such as a country for International Feature Film: a company); the
+ * canonical category (the award) of each full category name; and what search
+ * tells apart by IMDb id (a film, person or company that shares its name
+ * with another is a result of its own).
  */
 export interface NameFacts {
   kinds: Map<string, Record<NameKind, number>>;
   /** Full category name (as served) to its award's name (CanonicalCategory, cased as served names are). */
   awards: Map<string, string>;
+  /** Each IMDb id: the served names standing at its place, with how often. */
+  idNames: Map<string, Map<string, number>>;
+  /** The source's Year column (the film's year) of the first nomination of each film id, and of each film name served without an id. */
+  filmYears: Map<string, string>;
+  /** Served names that stand at least once where the source gives no id: search keeps them as names. */
+  unidentified: Set<string>;
 }
+
+/** Facts of an archive the source said nothing more about. */
+export const noFacts = (): NameFacts => ({ kinds: new Map(), awards: new Map(), idNames: new Map(), filmYears: new Map(), unidentified: new Set() });
 
 export interface ImportResult {
   archive: Archive;
@@ -138,11 +149,22 @@ export function importArchive(text: string): ImportResult {
   const ceremonies = new Map<number, Map<string, Category>>();
   const notCarried: Record<string, number> = {};
   const ids: NominationIds = new Map();
-  const facts: NameFacts = { kinds: new Map(), awards: new Map() };
+  const facts = noFacts();
   const seen = (name: string, kind: NameKind) => {
     let counts = facts.kinds.get(name);
     if (!counts) facts.kinds.set(name, (counts = { person: 0, company: 0, film: 0 }));
     counts[kind]++;
+  };
+  /** A served name at a place with these ids (none: the source gives it no id there). */
+  const placed = (name: string, placeIds: string[], filmYear?: string) => {
+    const known = placeIds.filter((id) => id !== '' && id !== NO_ID);
+    if (known.length === 0) facts.unidentified.add(name);
+    for (const id of known) {
+      let names = facts.idNames.get(id);
+      if (!names) facts.idNames.set(id, (names = new Map()));
+      names.set(name, (names.get(name) ?? 0) + 1);
+    }
+    if (filmYear !== undefined) for (const key of known.length > 0 ? known : [name]) if (!facts.filmYears.has(key)) facts.filmYears.set(key, filmYear);
   };
   let rows = 0;
 
@@ -192,12 +214,18 @@ export function importArchive(text: string): ImportResult {
     const nomination: Nomination = { primary, secondary, won: winner === 'True' };
     if (notes.length > 0) nomination.notes = notes.join('\n');
     const carried = new Set([...idsOf('FilmId', field('FilmId'), line), ...idsOf('NomineeIds', field('NomineeIds'), line)]);
-    for (const film of films) seen(film, 'film');
+    const filmIds = field('FilmId').split('|');
+    films.forEach((film, i) => {
+      seen(film, 'film');
+      placed(film, (filmIds[i] ?? '').split(','), field('Year'));
+    });
     // Nominees and their ids share places (a pseudonym's place holds several ids, all of one kind); the Name column alone takes a lone id.
     const nomineeIds = values(field('NomineeIds'));
     people.forEach((person, i) => {
-      const id = (individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] ?? '' : '').split(',')[0];
+      const place = individuals.length > 0 || nomineeIds.length === 1 ? (nomineeIds[i] ?? '') : '';
+      const id = place.split(',')[0];
       seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : individuals.length > 0 ? 'person' : 'company');
+      placed(person, place.split(','));
     });
     if (carried.size > 0) ids.set(nomination, [...carried]);
 

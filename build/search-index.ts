@@ -1,15 +1,17 @@
 /**
  * What search and the category list read, made from the archive the build
- * serves: every name in a nomination's `primary` or `secondary` (with the
- * count of nominations and wins the person lookup answers for it, and its
- * first and last year) and every full category name (with what the category
- * lookup across years answers for it: every category whose name contains it),
- * each under its search key (src/store/search.ts). Also the list of every
- * category name with its years and its award. Pure: archive in, JSON out.
+ * serves: every film, person and company (one entry per IMDb id the source
+ * gives, named as it is most often beside it; a name standing somewhere
+ * without an id is an entry of its own, as the person lookup answers it)
+ * with the count of nominations and wins its lookup answers and its first
+ * and last year, and every full category name (with what the category lookup
+ * across years answers for it: every category whose name contains it, and
+ * the names people give its award). Also the list of every category name
+ * with its years and its award. Pure: archive in, JSON out.
  */
-import { KIND_CODES, SEARCH_SHARDS, searchKey, searchShard, type SearchKind, type StoredSearchIndex } from '../src/store/search.ts';
+import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../src/store/search.ts';
 import type { Archive, CategoryName } from '../src/shared/types.ts';
-import type { NameFacts, NameKind } from './import.ts';
+import type { NameFacts, NameKind, NominationIds } from './import.ts';
 
 interface Tally {
   nominations: number;
@@ -35,40 +37,130 @@ const combined = (a: Tally, b: Tally): Tally => ({
   last: a.last > b.last ? a.last : b.last,
 });
 
-/** The search index of an archive, as stored: SEARCH_SHARDS shards, each entry in the shard of the first letter of each of its words. */
-export function searchIndex(archive: Archive, facts: NameFacts): StoredSearchIndex[] {
+/**
+ * The names people give an award, from each of its full names: the name
+ * with its parenthesis read both ways ("Music (Original Song)": "original
+ * song music", "music original song"), without "in a Leading Role", with
+ * "supporting" first for "in a Supporting Role", "director" for Directing,
+ * "film" for "feature film",
+ * and each of these after "best" ("best original song", "best actress").
+ */
+export function awardAliases(names: string[]): string[] {
+  const forms = new Set<string>();
+  for (const name of names) {
+    const key = searchKey(name);
+    const parts = /^(.*?) \((.*)\)$/.exec(name);
+    const plain = [key];
+    if (parts) {
+      const [base, inner] = [searchKey(parts[1]), searchKey(parts[2])];
+      plain.push(`${inner} ${base}`, `${base} ${inner}`);
+      forms.add(`best ${inner}`);
+    }
+    for (const form of plain) {
+      const leading = / in a leading role$/.exec(form);
+      const supporting = / in a supporting role$/.exec(form);
+      const spoken = leading ? form.slice(0, leading.index) : supporting ? `supporting ${form.slice(0, supporting.index)}` : form === 'directing' ? 'director' : form.replace(/ feature film$/, ' film');
+      for (const f of new Set([form, spoken])) {
+        forms.add(f);
+        forms.add(f.startsWith('best ') ? f : `best ${f}`);
+      }
+    }
+  }
+  return [...forms];
+}
+
+interface Entry {
+  /** Names shown, the most used first. */
+  names: string[];
+  /** Other texts it is found by (an award's names as people say them). */
+  aliases: string[];
+  kind: SearchKind;
+  tally: Tally;
+  weight: number;
+  id?: string;
+  filmYear?: string;
+  others?: string[];
+  awardNames?: string[];
+}
+
+/** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
+const SEPARATORS = /[\u0000\t\n|~]/;
+
+/** The search index of an archive, as stored (src/store/search.ts: StoredSearchIndex): one file. */
+export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationIds = new Map()): StoredSearchIndex {
   const names = new Map<string, Tally>();
+  const byId = new Map<string, Tally>();
   const categories = new Map<string, Tally>();
   for (const [year, ceremony] of Object.entries(archive)) {
     for (const { category, nominations } of ceremony) {
       for (const nomination of nominations) {
         categories.set(category, tallied(categories.get(category), year, nomination.won));
         for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) names.set(name, tallied(names.get(name), year, nomination.won));
+        for (const id of new Set(ids.get(nomination) ?? [])) byId.set(id, tallied(byId.get(id), year, nomination.won));
       }
     }
   }
-  const shards: StoredSearchIndex[] = Array.from({ length: SEARCH_SHARDS }, () => ({ keys: [], nominations: [], rows: [] }));
-  const add = (name: string, kind: SearchKind, t: Tally, others?: string[]) => {
-    // The stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name.
-    if (/[\u0000\t\n|]/.test(name) || others?.some((o) => o.includes('|'))) throw new Error(`search index: the name ${JSON.stringify(name)} holds a NUL, tab, line break or |`);
-    const key = searchKey(name);
-    if (key === '') return; // nothing a search could ask for
-    const row = [name, KIND_CODES[kind], t.nominations, t.wins, t.first, t.last, ...(others ? [others.join('|')] : [])].join('\t');
-    for (const shard of new Set(key.split(' ').map(searchShard))) {
-      shards[shard].keys.push(key);
-      shards[shard].nominations.push(t.nominations);
-      shards[shard].rows.push(row);
-    }
-  };
-  for (const [name, t] of names) add(name, kindOf(facts.kinds.get(name)), t);
+  const entries: Entry[] = [];
+  const identified = new Set<string>();
+  for (const [id, beside] of facts.idNames) {
+    const tally = byId.get(id);
+    if (!tally) continue; // an id no nomination carries: no lookup answers it
+    const shown = [...beside].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
+    for (const name of shown) identified.add(name);
+    const kind: SearchKind = id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person';
+    entries.push({ names: shown, aliases: [], kind, tally, weight: tally.nominations, id, filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined });
+  }
+  for (const [name, tally] of names) {
+    if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
+    const kind = kindOf(facts.kinds.get(name));
+    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined });
+  }
   const categoryNames = [...categories.keys()];
+  const awardOf = (name: string) => facts.awards.get(name) ?? name;
   for (const name of categoryNames) {
     // What /award/name=<name> answers: every category whose full name contains it, every year.
-    const t = categoryNames.filter((n) => n.includes(name)).map((n) => categories.get(n)!).reduce(combined);
-    const award = facts.awards.get(name);
-    add(name, 'category', t, categoryNames.filter((n) => n !== name && award !== undefined && facts.awards.get(n) === award));
+    const tally = categoryNames.filter((n) => n.includes(name)).map((n) => categories.get(n)!).reduce(combined);
+    const award = categoryNames.filter((n) => awardOf(n) === awardOf(name));
+    const others = facts.awards.has(name) ? award.filter((n) => n !== name) : [];
+    entries.push({
+      names: [name],
+      aliases: awardAliases([awardOf(name), ...award]),
+      kind: 'category',
+      tally,
+      weight: categories.get(name)!.nominations,
+      others,
+      awardNames: award.map((n) => `${n}~${categories.get(n)!.first}~${categories.get(n)!.last}`),
+    });
   }
-  return shards;
+  entries.sort((a, b) => b.weight - a.weight || (a.names[0] < b.names[0] ? -1 : a.names[0] > b.names[0] ? 1 : 0));
+  return stored(entries);
+}
+
+/** Entries as the stored index: the vocabulary, its postings, and per entry its keys, weight and row. */
+function stored(entries: Entry[]): StoredSearchIndex {
+  const postings = new Map<string, number[]>();
+  const keys: string[] = [];
+  const weights: number[] = [];
+  const rows: string[] = [];
+  for (const entry of entries) {
+    const { names, tally: t } = entry;
+    for (const text of [...names, ...(entry.others ?? [])]) if (SEPARATORS.test(text)) throw new Error(`search index: the name ${JSON.stringify(text)} holds a NUL, tab, line break, | or ~`);
+    const own = names.map((n) => indexKey(searchKey(n)));
+    if (own.every((k) => k === '')) continue; // nothing a search could ask for
+    const entryKeys = [...own, ...entry.aliases.map((a) => indexKey(searchKey(a))).filter((k) => k !== '' && !own.includes(k))];
+    const at = keys.length;
+    for (const word of new Set(entryKeys.join(' ').split(' '))) {
+      if (word === '') continue;
+      const list = postings.get(word);
+      if (list) list.push(at);
+      else postings.set(word, [at]);
+    }
+    keys.push(entryKeys.join('|'));
+    weights.push(entry.weight);
+    rows.push([names.join('|'), KIND_CODES[entry.kind], t.nominations, t.wins, t.first, t.last, entry.id ?? '', entry.filmYear ?? '', entry.others?.join('|') ?? '', entry.awardNames?.join('|') ?? ''].join('\t'));
+  }
+  const words = [...postings.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { words, postings: words.map((w) => postings.get(w)!.map((n) => n.toString(36)).join(',')), keys, weights, rows };
 }
 
 /** Every full category name, in order of first appearance, with its first and last held year and its award. */

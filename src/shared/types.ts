@@ -81,8 +81,24 @@ export interface SearchResult {
   lastYear: string;
   /** The lookup that answers this name, without its key: append `/apikey=...`. */
   path: string;
+  /** The IMDb id `path` answers (`tt…` a film, `nm…` a person, `co…` a company), when the source gives one: two films of one title are two results. */
+  id?: string;
+  /** For a film: the source's year of the film (its Year column: `1997`, `1927/28`), which is not the ceremony's. */
+  filmYear?: string;
   /** For a category: the same award's other full names over the years (the source's canonical category). */
   otherNames?: string[];
+  /** For a category: every full name of its award, this one included, each with the held years it was used. */
+  awardNames?: AwardName[];
+}
+
+/** One full name of an award and the held years it was used (`SearchResult.awardNames`). */
+export interface AwardName {
+  /** Full category name. */
+  name: string;
+  /** Held year of the first ceremony that used it. */
+  firstYear: string;
+  /** Held year of the last ceremony that used it. */
+  lastYear: string;
 }
 
 /** One full category name, as the category list (`/categories`) answers it. */
@@ -205,7 +221,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 10;
+export const LAYOUT_FORMAT = 11;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
@@ -228,7 +244,7 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
-  /** The stored search index's shards (src/store/search.ts: StoredSearchIndex, by searchShard): read by searches, never sent. */
+  /** The stored search index, one file (src/store/search.ts: StoredSearchIndex): read by searches, never sent. */
   search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;

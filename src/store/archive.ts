@@ -23,7 +23,7 @@ import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, L
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
-import { routingWord, SearchIndex, searchKey, searchShard } from './search.ts';
+import { SearchIndex, searchKey } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -259,8 +259,8 @@ export class ArchiveReader {
     const hit = this.answers.get(cacheKey);
     if (hit?.of === manifest) return hit.answer;
     const key = searchKey(text);
-    const ref = key === '' ? '' : manifest.search[searchShard(routingWord(key))]; // no letter or digit: nothing is close
-    if (ref === undefined) throw new DataError('no search shard for this text');
+    const ref = key === '' ? '' : manifest.search[0]; // no letter or digit: nothing is close
+    if (ref === undefined) throw new DataError('no search index');
     const index = ref === '' ? null : this.indexFile(source, ref, SearchIndex.parse);
     return andThen(index, async (found) => {
       const body = new TextEncoder().encode(JSON.stringify(found?.search(text, key) ?? []));

@@ -1,44 +1,38 @@
 /**
- * Search by approximate name (`/search/name=…`): every name the archive
- * serves (people, companies, films: each entry of `primary` and `secondary`)
- * and every full category name, found whatever the case, marks, punctuation
- * and spacing, by the start of its words, or with a typo or two. The build
- * writes the index (build/search-index.ts) in shards: each name's normalised
- * key, and beside it what a result shows. A search scans one shard's keys
- * once; nothing here reads a file or knows a runtime.
+ * Search by approximate name (`/search/name=…`): every film, person and
+ * company the archive names (one result per IMDb id where the source gives
+ * one, else per name) and every full category name, found however it is
+ * typed. The build writes one index (build/search-index.ts): a sorted
+ * vocabulary of the words of every name, each word's postings (the entries
+ * holding it), each entry's keys (its names, and for a category the names
+ * people give its award: "best actress"), a weight (nominations) and what a
+ * result shows. A search finds the entries holding its most telling word
+ * (its longest: as written, as the start of a word, within one or two edits
+ * anywhere in it, or as two words of a name written as one, or the other way
+ * round), then ranks each of them against every word asked. Nothing here
+ * reads a file or knows a runtime.
+ *
+ * What is forgiven: case, marks, punctuation and spacing; one typo in a word
+ * of 4 letters or more, two in one of 8 or more (a letter wrong, missing,
+ * added, or two swapped, the first letters too); `&` for "and" and a
+ * leading article (such small words are optional on either side); digits,
+ * number words and roman numerals (1 to 20); words in any order; words the
+ * name does not have, when they are small words or a year (a year ranks the
+ * film of that year, or a name nominated then, first); words of the name
+ * not asked; and words joined or split ("otoole", "god father").
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
- * case, marks, punctuation and spacing; the asked words starting the name's
- * words, from its first; the asked words starting some of its words, in
- * order; then a name within one or two edits (the fewer the better); ties by
- * more nominations, then by name.
+ * case, marks, punctuation, spacing, small words and how numbers are
+ * written; every word asked a whole word of the name (those naming all of
+ * its words first); the last word asked the start of one; a typo or two (the
+ * fewer the better). Within one class: the year asked, then more
+ * nominations, then a name starting as asked, then the name.
  */
 
 import type { SearchResult } from '../shared/types.ts';
 
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
-
-/**
- * Index shards. An entry is in the shard of the first two letters of each of
- * its words, and a search reads only the shard of its longest word (a cold
- * Worker then scans a few hundred names, not every one). So a typo is found
- * anywhere but in the first two letters of the longest word asked, and a
- * one-letter word is found only as a whole word.
- */
-export const SEARCH_SHARDS = 128;
-
-/** The shard holding the names with a word that starts as `word` does (its first two letters). */
-export function searchShard(word: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < Math.min(2, word.length); i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
-  return h % SEARCH_SHARDS;
-}
-
-/** The word of a search key whose shard a search reads: its longest (the first of the longest). */
-export function routingWord(key: string): string {
-  return key.split(' ').reduce((longest, word) => (word.length > longest.length ? word : longest), '');
-}
 
 /** Letters NFKD does not take apart, as their plain spellings. */
 const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
@@ -55,36 +49,58 @@ export function searchKey(text: string): string {
     .trim();
 }
 
+const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
+/** Roman numerals 2 to 20 (I, V and X alone are too often a letter or a word). */
+const ROMAN = ['', '', 'ii', 'iii', 'iv', '', 'vi', 'vii', 'viii', 'ix', '', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
+const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, String(n)] as const), ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : []))]);
+/** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
+const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
+const ARTICLE = /^(?:the|a|an) /;
+
+/** A search key with each number word and roman numeral written in digits: how both sides are compared. */
+export function indexKey(key: string): string {
+  return key === '' ? '' : key.split(' ').map((w) => NUMBERS.get(w) ?? w).join(' ');
+}
+
+/** A year someone might add to a title. */
+const isYear = (word: string) => word.length === 4 && word >= '1900' && word <= '2099' && /^\d{4}$/.test(word);
+
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
 export type SearchKind = SearchResult['kind'];
 const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film', a: 'category' };
 export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
 
 /**
- * The index as stored, three blocks of text with a NUL after each of the
- * first two, one entry a line in each, so that reading it is one decode and
- * three splits, no JSON: every entry's key; each entry's count of
- * nominations (ties are broken by it); each entry's result, tab-separated:
- * name, kind code, nominations, wins, first year, last year, and for a
- * category its other names, `|` between them (no served name holds a NUL, a
- * tab, a line break or `|`).
+ * The index as stored: five blocks of text, a NUL after each of the first
+ * four, one line per item in each, so reading it is one decode and five
+ * splits, no JSON. `words`: every word of every key, sorted; `postings`: per
+ * word, the entries holding it (base 36, ascending, `,` between); `keys`: per
+ * entry, its keys (`indexKey` of each name, then of each other name people
+ * give it), `|` between; `weights`: per entry, what breaks ties (its
+ * nominations); `rows`: per entry, what a result shows, tab-separated (see
+ * `resultOf`). No served name holds a NUL, a tab, a line break, `|` or `~`.
  */
 export interface StoredSearchIndex {
+  words: string[];
+  postings: string[];
   keys: string[];
-  nominations: number[];
+  weights: number[];
   rows: string[];
 }
 
 /** The stored text of an index. */
-export const storedText = (index: StoredSearchIndex) => `${index.keys.join('\n')}\u0000${index.nominations.join('\n')}\u0000${index.rows.join('\n')}`;
+export const storedText = (index: StoredSearchIndex) => [index.words, index.postings, index.keys, index.weights, index.rows].map((block) => block.join('\n')).join('\u0000');
 
-/** Rows of the edit table, kept between calls: a scan makes no garbage per name. */
-const ROWS = { before: new Int32Array(256), previous: new Int32Array(256), current: new Int32Array(256) };
+/** Edits allowed in a word asked: none under 4 letters, one under 8, two from 8. */
+const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
+
+/** Rows of the edit table, kept between calls: a comparison makes no garbage. */
+const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current: new Int32Array(64) };
 
 /** Edits (insertions, deletions, substitutions, swaps of neighbours) between `a` and `b`, or `max + 1` once more than `max`. */
-function editsWithin(a: string, b: string, max: number): number {
+export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  if (b.length >= ROWS.previous.length) return max + 1; // longer than any text a search accepts
+  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
   let { before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -104,83 +120,374 @@ function editsWithin(a: string, b: string, max: number): number {
   return previous[b.length];
 }
 
-/** Whether each asked word starts the key's word at the same place, from `first` on. */
-function wordsStart(keyWords: string[], asked: string[], first: number): boolean {
-  for (let i = 0; i < asked.length; i++) if (!keyWords[first + i]?.startsWith(asked[i])) return false;
-  return true;
+/** The letters of a word as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
+function letterBits(word: string): number {
+  let bits = 0;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i) - 97;
+    bits |= 1 << (c >= 0 && c < 26 ? c : 26 + (c & 3));
+  }
+  return bits;
 }
 
-/** Typos allowed for a text of this length: none under 4 characters, one under 8, two from 8. */
-const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
+function bitCount(n: number): number {
+  n -= (n >>> 1) & 0x55555555;
+  n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
+  return (Math.imul((n + (n >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
+}
 
-export class SearchIndex {
-  private readonly keys: string[];
-  private readonly nominations: Int32Array;
-  private readonly rowText: string;
-  private rows: string[] | null = null;
+/** A search's text, taken apart once. */
+interface Asked {
+  text: string;
+  /** Its words with numbers in digits, and as written (two of them may be one word of a name: "hartst one"). */
+  words: string[];
+  written: string[];
+  /** The words run together, and without the years asked (a year may be no part of the name). */
+  compact: string;
+  compactNoYear: string;
+  /** The same without a leading article. */
+  bare: string;
+  bareNoYear: string;
+  years: string[];
+  /** A long text: one of its words may hold two typos. */
+  long: boolean;
+  /** Per word asked, the index's words within its typos, each with its edits (filled by the index; null: the word itself only). */
+  close: (Map<string, number> | null)[];
+  /** Per word asked, it and the next as one word (`pairOf`). */
+  pairs: (string | null)[];
+}
 
-  private constructor(keys: string[], nominations: Int32Array, rowText: string) {
-    this.keys = keys;
-    this.nominations = nominations;
-    this.rowText = rowText;
-  }
+function asked(text: string, key: string): Asked {
+  const written = key.split(' ');
+  const words = indexKey(key).split(' ');
+  const kept = words.filter((w) => !isYear(w));
+  const join = (list: string[]) => list.join('');
+  const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
+  const compact = join(words);
+  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
+  q.pairs = words.map((w, i) => pairOf(q, i));
+  return q;
+}
 
-  /** An index from its stored text (`storedText`); its rows are split only when a search first finds something. */
-  static parse(text: string): SearchIndex {
-    const first = text.indexOf('\u0000');
-    const second = text.indexOf('\u0000', first + 1);
-    if (first < 0 || second < 0) throw new Error('not a search index');
-    const keys = text.slice(0, first).split('\n');
-    const counts = text.slice(first + 1, second).split('\n');
-    if (counts.length !== keys.length) throw new Error('a search index whose blocks disagree');
-    const nominations = new Int32Array(counts.length);
-    for (let i = 0; i < counts.length; i++) nominations[i] = Number(counts[i]);
-    return new SearchIndex(keys, nominations, text.slice(second + 1));
-  }
+/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8, or in a long text from 6. */
+function typosBetween(q: Asked, asked: string, word: string): number {
+  if (asked.length < 3) return 0;
+  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
+}
 
-  /** Entries found for `text` (whose search key is `asked`, when the caller has it), best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
-  search(text: string, asked = searchKey(text)): SearchResult[] {
-    if (asked === '') return [];
-    const compact = asked.replaceAll(' ', '');
-    const words = asked.split(' ');
-    const inside = ` ${words[0]}`;
-    const typos = typosFor(asked.length);
-    const { keys } = this;
-    // Per entry, its rank: 1 the same key, 2 the words start the name's, 3 they start some of its words, 4 + edits a typo (0, the name exactly as asked, is told apart below).
-    const hits: number[] = [];
-    const ranks: number[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      let rank = -1;
-      if (key === asked || (key.length > compact.length && key.charCodeAt(0) === compact.charCodeAt(0) && key.replaceAll(' ', '') === compact)) rank = 1;
-      else if (key.startsWith(words[0]) && (words.length === 1 || wordsStart(key.split(' '), words, 0))) rank = 2;
-      else if (key.includes(inside)) {
-        const keyWords = key.split(' ');
-        for (let first = 1; first + words.length <= keyWords.length && rank < 0; first++) if (wordsStart(keyWords, words, first)) rank = 3;
-      }
-      if (rank < 0 && typos > 0) {
-        const edits = editsWithin(asked, key, typos);
-        if (edits <= typos) rank = 4 + edits;
-      }
-      if (rank >= 0) {
-        hits.push(i);
-        ranks[i] = rank;
+/** The most typos forgiven a word asked, against a word of any length. */
+const mostTypos = (q: Asked, asked: string) => (asked.length < 3 ? 0 : Math.max(typosFor(asked.length + 1), q.long && asked.length >= 6 ? 2 : 0));
+
+/** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
+function pairOf(q: Asked, i: number): string | null {
+  if (i + 1 >= q.words.length || SMALL.has(q.words[i]) || SMALL.has(q.words[i + 1])) return null;
+  const word = q.written[i] + q.written[i + 1];
+  return NUMBERS.get(word) ?? word;
+}
+
+/** A key of an entry, taken apart once. */
+interface Key {
+  words: string[];
+  compact: string;
+  /** Without a leading article. */
+  bare: string;
+  article: boolean;
+}
+
+function keyOf(key: string): Key {
+  const compact = key.replaceAll(' ', '');
+  const article = ARTICLE.test(key);
+  return { words: key.split(' '), compact, bare: article ? compact.slice(key.indexOf(' ')) : compact, article };
+}
+
+/** How well one key answers the words asked: its rank (lower is better; -1 no match), whether it starts as asked, whether a year asked is no part of it. */
+interface Fit {
+  rank: number;
+  starts: boolean;
+  yearAside: boolean;
+}
+
+const NO_FIT: Fit = { rank: -1, starts: false, yearAside: false };
+
+/**
+ * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
+ * caller); then by what the words asked are to the key's words: whole words
+ * (8), the last word asked a start (12), a typo (16) or two (20); within
+ * each, 2 more when a small word or a year asked is not in it; and 1 more
+ * for whole words when some of the key's words (but small ones) were not
+ * asked, for a start when the key does not start as asked.
+ */
+function fit(q: Asked, key: Key): Fit {
+  const { compact, bare: keyBare, words: k, article } = key;
+  if (compact === q.compact || keyBare === q.bare) return { rank: 1, starts: true, yearAside: false };
+  if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return { rank: 1, starts: true, yearAside: true };
+  if (k.length > 30) return NO_FIT;
+  const words = q.words;
+  let used = 0;
+  let prefix = false;
+  let edits = 0;
+  let yearAside = false;
+  let unasked = 0; // small words and years asked that the key does not have
+  let lead = -1; // where the first word asked that is not a small word was found
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    // Two words asked that are one word of the name ("god father").
+    const pair = q.pairs[i];
+    if (pair !== null) {
+      const j = k.indexOf(pair);
+      if (j >= 0 && !(used & (1 << j))) {
+        used |= 1 << j;
+        if (lead < 0) lead = j;
+        i++;
+        continue;
       }
     }
+    let found = -1;
+    let cost = 0;
+    let width = 1;
+    for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j] === w) found = j;
+    // One word asked that is two or three of the name ("otoole", "lalaland").
+    for (let j = 0; j + 1 < k.length && found < 0 && w.length >= 4; j++) {
+      if (used & (3 << j) || !w.startsWith(k[j])) continue;
+      const two = k[j] + k[j + 1];
+      if (two === w) [found, width] = [j, 2];
+      else if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) [found, width] = [j, 3];
+    }
+    if (found < 0 && i === words.length - 1 && w.length >= (words.length > 1 ? 1 : 3)) {
+      for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) [found, prefix] = [j, true];
+    }
+    const close = q.close[i];
+    if (found < 0 && close) {
+      for (let j = 0; j < k.length; j++) {
+        if (used & (1 << j)) continue;
+        const d = close.get(k[j]);
+        if (d !== undefined && d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
+      }
+    }
+    if (found < 0) {
+      if (SMALL.has(w)) {
+        unasked = 2;
+        continue;
+      }
+      if (isYear(w)) {
+        [yearAside, unasked] = [true, 2];
+        continue;
+      }
+      return NO_FIT;
+    }
+    used |= ((1 << width) - 1) << found;
+    edits += cost;
+    if (lead < 0 && !SMALL.has(w)) lead = found;
+  }
+  if (used === 0 || edits > 2) return NO_FIT;
+  const starts = lead === (article ? 1 : 0);
+  if (edits > 0) return { rank: (3 + edits) * 4 + unasked, starts, yearAside };
+  if (prefix) return { rank: 12 + unasked + (starts ? 0 : 1), starts, yearAside };
+  let some = 0;
+  for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
+  return { rank: 8 + unasked + some, starts, yearAside };
+}
+
+export class SearchIndex {
+  private readonly words: string[];
+  private readonly postingText: string[];
+  private readonly postingCache: (Int32Array | undefined)[];
+  private readonly keys: string[];
+  /** Each entry's keys taken apart, as searches first rank it. */
+  private readonly keyParts: (Key[] | undefined)[];
+  private readonly weightText: string[];
+  private readonly rowText: string;
+  private rows: string[] | null = null;
+  /** Words by length, and the letters of each, made on the first search with a typo. */
+  private byLength: Int32Array[] | null = null;
+  private bits: Int32Array | null = null;
+
+  private constructor(blocks: string[]) {
+    this.words = blocks[0].split('\n');
+    this.postingText = blocks[1].split('\n');
+    this.keys = blocks[2].split('\n');
+    this.weightText = blocks[3].split('\n');
+    this.rowText = blocks[4];
+    this.postingCache = new Array(this.words.length);
+    this.keyParts = new Array(this.keys.length);
+    if (this.postingText.length !== this.words.length || this.weightText.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
+  }
+
+  /** An index from its stored text (`storedText`); postings, weights and rows are read only as searches need them. */
+  static parse(text: string): SearchIndex {
+    const blocks = text.split('\u0000');
+    if (blocks.length !== 5) throw new Error('not a search index');
+    return new SearchIndex(blocks);
+  }
+
+  /** Entries found for `text` (whose search key is `key`, when the caller has it), best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
+  search(text: string, key = searchKey(text)): SearchResult[] {
+    if (key === '') return [];
+    const q = asked(text, key);
+    q.close = q.words.map((w) => (w.length < 3 || SMALL.has(w) ? null : this.closeTo(q, w)));
+    // The most telling words first: the longest that are neither small words, years nor a short start; then any.
+    const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
+    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || q.words[b].length - q.words[a].length || a - b);
+    for (const i of order.slice(0, 2)) {
+      const found = this.ranked(q, this.candidates(q, i));
+      if (found.length > 0) return found;
+    }
+    return [];
+  }
+
+  /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
+  private candidates(q: Asked, i: number): Set<number> {
+    const w = q.words[i];
+    const out = new Set<number>();
+    const add = (word: number) => {
+      for (const entry of this.postings(word)) out.add(entry);
+    };
+    const exact = (word: string) => {
+      const at = this.lowerBound(word);
+      if (this.words[at] === word) add(at);
+      return this.words[at] === word;
+    };
+    if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
+    for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
+    // Two or three words of a name run together.
+    for (let cut = 1; cut < w.length && w.length >= 4; cut++) {
+      if (!this.has(w.slice(0, cut))) continue;
+      const rest = w.slice(cut);
+      if (!exact(rest)) for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second))) exact(rest.slice(second));
+    }
+    const close = q.close[i];
+    if (close) for (const word of close.keys()) exact(word);
+    else exact(w);
+    return out;
+  }
+
+  /** The index's words within the typos forgiven `w`, each with its edits. */
+  private closeTo(q: Asked, w: string): Map<string, number> {
+    const out = new Map<string, number>();
+    this.near(w, mostTypos(q, w), (at, edits) => {
+      if (edits <= typosBetween(q, w, this.words[at])) out.set(this.words[at], edits);
+    });
+    return out;
+  }
+
+  /** Every word within `typos` of `word` (and the word itself), with its edits. */
+  private near(word: string, typos: number, add: (word: number, edits: number) => void) {
+    if (typos === 0) {
+      const at = this.lowerBound(word);
+      if (this.words[at] === word) add(at, 0);
+      return;
+    }
+    const { byLength, bits } = this.lengths();
+    const mine = letterBits(word);
+    for (let length = word.length - typos; length <= word.length + typos; length++) {
+      for (const at of byLength[length] ?? []) {
+        if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
+        const edits = editsWithin(word, this.words[at], typos);
+        if (edits <= typos) add(at, edits);
+      }
+    }
+  }
+
+  private lengths(): { byLength: Int32Array[]; bits: Int32Array } {
+    if (!this.byLength || !this.bits) {
+      const counts: number[] = [];
+      for (const w of this.words) counts[w.length] = (counts[w.length] ?? 0) + 1;
+      const byLength = counts.map((n) => new Int32Array(n ?? 0));
+      const filled = counts.map(() => 0);
+      const bits = new Int32Array(this.words.length);
+      this.words.forEach((w, at) => {
+        byLength[w.length][filled[w.length]++] = at;
+        bits[at] = letterBits(w);
+      });
+      [this.byLength, this.bits] = [byLength, bits];
+    }
+    return { byLength: this.byLength, bits: this.bits };
+  }
+
+  private has(word: string): boolean {
+    return this.words[this.lowerBound(word)] === word;
+  }
+
+  /** The first place in the sorted vocabulary at or after `word`. */
+  private lowerBound(word: string): number {
+    let [low, high] = [0, this.words.length];
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.words[mid] < word) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  private postings(word: number): Int32Array {
+    let list = this.postingCache[word];
+    if (!list) {
+      const parts = this.postingText[word].split(',');
+      list = new Int32Array(parts.length);
+      for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
+      this.postingCache[word] = list;
+    }
+    return list;
+  }
+
+  /** The candidates that answer every word asked, best first, as results. */
+  private ranked(q: Asked, candidates: Set<number>): SearchResult[] {
+    const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
+    for (const entry of candidates) {
+      const keys = (this.keyParts[entry] ??= this.keys[entry].split('|').map(keyOf));
+      let best = NO_FIT;
+      let which = 0;
+      for (let n = 0; n < keys.length; n++) {
+        const f = fit(q, keys[n]);
+        if (f.rank >= 0 && (best.rank < 0 || f.rank < best.rank || (f.rank === best.rank && f.starts && !best.starts))) [best, which] = [f, n];
+      }
+      if (best.rank < 0) continue;
+      hits.push({ entry, rank: best.rank, year: best.yearAside ? 1 : 0, weight: Number(this.weightText[entry]), starts: best.starts, key: which });
+    }
+    if (hits.length === 0) return [];
     const rows = (this.rows ??= this.rowText.split('\n'));
-    for (const i of hits) if (ranks[i] === 1 && rows[i].startsWith(`${text}\t`)) ranks[i] = 0;
-    const { nominations } = this;
-    hits.sort((a, b) => ranks[a] - ranks[b] || nominations[b] - nominations[a] || (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : a - b));
-    return hits.slice(0, SEARCH_LIMIT).map((i) => resultOf(rows[i]));
+    for (const hit of hits) {
+      const row = rows[hit.entry];
+      if (hit.rank === 1 && row.split('\t')[0].split('|').includes(q.text)) hit.rank = 0;
+      if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
+    }
+    hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
+    return hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key));
   }
 }
 
-/** A row of the index as a result, with the lookup that answers it. */
-function resultOf(row: string): SearchResult {
-  const [name, code, nominations, wins, firstYear, lastYear, others] = row.split('\t');
+/** Whether a result's row is of the year asked: a film of that year, or a name nominated at the ceremony of that year or the next. */
+function yearFits(row: string, year: string): boolean {
+  const [, , , , firstYear, lastYear, , filmYear] = row.split('\t');
+  if (filmYear) return filmYear.startsWith(year);
+  return Number(firstYear) <= Number(year) + 1 && Number(year) <= Number(lastYear);
+}
+
+/**
+ * A row of the index as a result. A row holds: the entry's names (`|`
+ * between, the most used first), kind code, nominations, wins, first and
+ * last held year, IMDb id, film year, and for a category its other names
+ * (`|` between) and every name of its award with its years (`name~first~last`,
+ * `|` between). The name shown is the one whose key matched, when it is one
+ * of the names.
+ */
+function resultOf(row: string, key: number): SearchResult {
+  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames] = row.split('\t');
+  const all = names.split('|');
+  const name = all[key < all.length ? key : 0];
   const kind = KINDS[code];
-  const path = `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
+  const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
   const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
-  if (kind === 'category') found.otherNames = others ? others.split('|') : [];
+  if (id) found.id = id;
+  if (filmYear) found.filmYear = filmYear;
+  if (kind === 'category') {
+    found.otherNames = others ? others.split('|') : [];
+    found.awardNames = awardNames
+      ? awardNames.split('|').map((n) => {
+          const [award, first, last] = n.split('~');
+          return { name: award, firstYear: first, lastYear: last };
+        })
+      : [];
+  }
   return found;
 }
