@@ -131,6 +131,7 @@ const PARAM_SHAPES: Record<Param | 'apikey', string> = {
   name: 'name=<value>',
   year: 'year=<value>',
   id: 'id=<value>',
+  file: 'file=<value>',
   apikey: 'apikey=<key>',
 };
 
