@@ -236,15 +236,12 @@ export interface Manifest {
   dataset?: { list: FileRef; files: Record<string, FileRef> };
 }
 
-/** The forms the dataset comes in (`/dataset`). */
-export type DatasetFormat = 'sqlite' | 'ndjson' | 'csv';
-
 /** One file of the dataset, as the dataset list (`/dataset`) names it. */
 export interface DatasetEntry {
   /** Its name: `/dataset/file={name}` downloads it. */
   name: string;
   /** `sqlite`, `ndjson` or `csv`. */
-  format: DatasetFormat;
+  format: 'sqlite' | 'ndjson' | 'csv';
   /** Its size in bytes, as stored (uncompressed). */
   bytes: number;
   /** Lower-case hex sha256 of its bytes: check a download against it. */
@@ -270,3 +267,6 @@ export interface DatasetList {
   /** Every file, the SQLite file first. */
   files: DatasetEntry[];
 }
+
+/** The forms the dataset comes in (`/dataset`). */
+export type DatasetFormat = DatasetEntry['format'];

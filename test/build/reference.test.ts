@@ -31,7 +31,8 @@ const CHROMIUM = {
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 };
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
-const OPERATIONS = [...ROUTES.map((r) => r.id), 'health'];
+/** Every operation with an example answer to show: a dataset file is a download, not one. */
+const OPERATIONS = [...ROUTES.filter((r) => r.answer !== 'file').map((r) => r.id), 'health'];
 
 /**
  * Whether `shown` is `real` with parts left out as the page says it leaves
