@@ -12,11 +12,12 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
 import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
-import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard } from '../src/shared/types.ts';
+import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedText } from '../src/store/search.ts';
 import type { Copies } from './compression-cache.ts';
+import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -170,6 +171,20 @@ class Store {
       this.progress?.(++this.finished, this.queued);
       return done;
     });
+  }
+
+  /**
+   * Stores a dataset file (build/dataset.ts) as a file of its own with its
+   * compressed copies, made faster than an answer's (gzip 6, brotli 5 with a
+   * 16 MiB window: for megabytes, within a few percent of the best, in a
+   * fraction of the time); reused from earlier builds like any copy.
+   */
+  async putFile(bytes: Uint8Array): Promise<FileRef> {
+    const id = idOf(bytes);
+    const known = this.reuse.get(id);
+    const copies = known ?? (await Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]));
+    this.compressed.set(id, copies);
+    return this.own(id, bytes, Promise.resolve(copies));
   }
 
   private async compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
@@ -353,6 +368,24 @@ export interface ArtifactOptions {
   progress?: Progress;
   /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
   compressed?: ReadonlyMap<string, Copies>;
+  /** The dataset's files (build/dataset.ts), stored with their list (`/dataset`). */
+  dataset?: DatasetFile[];
+}
+
+/** The dataset's files, each a file of its own, and the list that names them. */
+async function storeDataset(store: Store, files: DatasetFile[], source: Manifest['source']): Promise<NonNullable<Manifest['dataset']>> {
+  const revision = source.revision;
+  const list: DatasetList = {
+    revision: source.sha256,
+    ...(revision?.commit ? { commit: revision.commit } : {}),
+    ...(revision?.date ? { date: revision.date } : {}),
+    licence: LICENCE,
+    attribution: ATTRIBUTION,
+    files: files.map((f) => ({ name: f.name, format: f.format, bytes: f.bytes.length, sha256: createHash('sha256').update(f.bytes).digest('hex'), revision: source.sha256, licence: LICENCE })),
+  };
+  const refs: Record<string, FileRef> = {};
+  for (const f of files) refs[f.name] = await store.putFile(f.bytes);
+  return { list: await store.put(JSON.stringify(list)), files: refs };
 }
 
 export async function buildArtifacts(archive: Archive, source: Manifest['source'], options: ArtifactOptions = {}): Promise<Artifacts> {
@@ -406,6 +439,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     // Read by every search, never sent.
     search: [await store.put(storedText(searchIndex(archive, facts, ids)), { variants: false })],
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
+    ...(options.dataset ? { dataset: await storeDataset(store, options.dataset, source) } : {}),
   };
   const responses = store.files.size; // before the manifest is added
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));

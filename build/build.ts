@@ -14,6 +14,7 @@ import { compare, describe, formatSummary, summarize } from './guard.ts';
 import { importArchive, ImportError } from './import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './examples.ts';
+import { datasetFiles } from './dataset.ts';
 import { publicFiles } from './public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
@@ -237,7 +238,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     if (error instanceof ImportError) throw new BuildRefused(`malformed source, nothing written: ${error.message}`);
     throw error;
   }
-  const { archive, stats, ids, facts } = imported;
+  const { archive, stats, ids, facts, rows } = imported;
   log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
   const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
@@ -258,7 +259,10 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
       : 'storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores; rebuilds reuse the copies)',
   );
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse });
+  const datasetStarted = performance.now();
+  const dataset = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision });
+  log(`dataset: ${dataset.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - datasetStarted) / 1000).toFixed(2)} s`);
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset });
   counter?.end();
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);

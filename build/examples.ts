@@ -24,7 +24,8 @@ export type ExampleAnswers = Partial<Record<RouteId | 'health', ExampleAnswer>>;
 export async function exampleAnswers(files: ReadonlyMap<string, Uint8Array>, manifest: Manifest): Promise<ExampleAnswers> {
   const api = createApi({ data: { read: (p) => files.get(p) ?? null }, keys: { verify: () => true }, rateLimitPerMinute: 1_000 });
   const answers: ExampleAnswers = { health: { status: 200, body: JSON.stringify(healthBody(manifest)) } };
-  for (const route of ROUTES) {
+  // A dataset file is a download (megabytes, binary), not an answer to show.
+  for (const route of ROUTES.filter((r) => r.answer !== 'file')) {
     const reply = await api.reply({ method: 'GET', url: examplePath(route, 'example'), header: () => null });
     answers[route.id] = { status: reply.status, body: new TextDecoder().decode(reply.body ?? new Uint8Array()) };
   }

@@ -89,6 +89,33 @@ export interface ImportResult {
   stats: ImportStats;
   ids: NominationIds;
   facts: NameFacts;
+  /** Every source row with all its fields, in source order: what the dataset (build/dataset.ts) is made of. */
+  rows: SourceRow[];
+}
+
+/** One source row, every field read (quotes unescaped), beside the nomination the API serves for it. */
+export interface SourceRow {
+  ceremony: number;
+  /** The Year column: the film year as the source writes it (`1927/28`, `2025`). */
+  filmYear: string;
+  klass: string;
+  /** CanonicalCategory and Category as the source writes them. */
+  canonical: string;
+  category: string;
+  /** Film values and, at each place, its id (`tt…`), or '' where the source has none. */
+  films: string[];
+  filmIds: string[];
+  /** The Academy's display text (the Name column). */
+  name: string;
+  /** The people (Nominees, else Name standing alone) and, at each place, their id text ('' for none; a pseudonym's several ids comma-separated). */
+  people: string[];
+  peopleIds: string[];
+  /** Whether `people` is the Name column standing alone (no Nominees): a company, a country. */
+  nameAlone: boolean;
+  detail: string[];
+  note: string[];
+  citation: string;
+  nomination: Nomination;
 }
 
 /** `\"` is the source's escape for a plain double quote. */
@@ -167,6 +194,7 @@ export function importArchive(text: string): ImportResult {
     if (filmYear !== undefined) for (const key of known.length > 0 ? known : [name]) if (!facts.filmYears.has(key)) facts.filmYears.set(key, filmYear);
   };
   let rows = 0;
+  const sourceRows: SourceRow[] = [];
 
   for (let i = 1; i < records.length; i++) {
     const { record, info } = records[i];
@@ -228,6 +256,14 @@ export function importArchive(text: string): ImportResult {
       placed(person, place.split(','));
     });
     if (carried.size > 0) ids.set(nomination, [...carried]);
+    const placeId = (id: string | undefined) => (id === undefined || id === NO_ID ? '' : id);
+    const filmIds = values(field('FilmId'));
+    sourceRows.push({
+      ceremony, filmYear: field('Year'), klass, canonical: field('CanonicalCategory'), category: rawCategory,
+      films, filmIds: films.map((_, i) => placeId(filmIds[i])), name,
+      people, peopleIds: people.map((_, i) => placeId(individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] : undefined)), nameAlone: individuals.length === 0 && people.length > 0,
+      detail: values(detail), note: values(field('Note')), citation, nomination,
+    });
 
     let categories = ceremonies.get(ceremony);
     if (!categories) ceremonies.set(ceremony, (categories = new Map()));
@@ -245,7 +281,7 @@ export function importArchive(text: string): ImportResult {
     const year = String(heldYear(ceremony));
     (archive[year] ??= []).push(...ceremonies.get(ceremony)!.values());
   }
-  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids, facts };
+  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids, facts, rows: sourceRows };
 }
 
 /** Object keys that look like integers are ordered numerically by JS anyway; this makes it explicit. */

@@ -13,7 +13,7 @@ import { servedSource } from '../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/http/reply.ts';
 import { HEALTH_PATH } from '../src/http/request.ts';
 import { KEY_PREFIX } from '../src/keys/keys.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../src/shared/routes.ts';
+import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../src/shared/routes.ts';
 import { SEARCH_LIMIT } from '../src/store/search.ts';
 import type { Manifest } from '../src/shared/types.ts';
 
@@ -60,6 +60,8 @@ export const COMPONENTS = {
   CategoryYearMatch: 'CategoryYearMatch',
   SearchResult: 'SearchResult',
   CategoryName: 'CategoryName',
+  DatasetList: 'DatasetList',
+  DatasetEntry: 'DatasetEntry',
   Error: 'ErrorBody',
   RateLimitError: 'RateLimitErrorBody',
   Health: 'HealthBody',
@@ -84,6 +86,10 @@ const REFINEMENTS: Record<string, Schema> = {
   ...Object.fromEntries(['firstYear', 'lastYear', 'years', 'categories', 'nominations'].map((f) => [`ArchiveHealth.${f}`, { type: 'integer', minimum: 0 }])),
   'SearchResult.nominations': { type: 'integer', minimum: 1 },
   'SearchResult.wins': { type: 'integer', minimum: 0 },
+  'DatasetEntry.bytes': { type: 'integer', minimum: 0 },
+  'DatasetEntry.sha256': { pattern: '^[0-9a-f]{64}$' },
+  'DatasetEntry.revision': { pattern: '^[0-9a-f]{64}$' },
+  'DatasetList.revision': { pattern: '^[0-9a-f]{64}$' },
   ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
 };
 
@@ -103,12 +109,14 @@ export function componentSchemas(derived: Record<ComponentName, Schema> = JSON.p
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
+  206: 'Partial Content',
   304: 'Not Modified',
   400: 'Bad Request',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
   429: 'Too Many Requests',
+  416: 'Range Not Satisfiable',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -131,6 +139,7 @@ const PARAM_SHAPES: Record<Param | 'apikey', string> = {
   name: 'name=<value>',
   year: 'year=<value>',
   id: 'id=<value>',
+  file: 'file=<value>',
   apikey: 'apikey=<key>',
 };
 
@@ -171,6 +180,16 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
     };
   }
   if (p === 'id') return idParameter(route, literally);
+  if (p === 'file') {
+    return {
+      name: 'file',
+      in: 'path',
+      required: true,
+      description: `A file's name as the dataset list (\`/dataset\`) gives it, such as \`oscars.sqlite\`. ${literally} A name no file can have answers 400; one the list does not name, 404.`,
+      schema: { type: 'string', pattern: DATASET_FILE_NAME.source },
+      examples: { example: { value: route.example.file } },
+    };
+  }
   if (p === 'year') {
     return {
       name: 'year',
@@ -240,7 +259,15 @@ const TAGS: { name: Tag | 'service'; description: string }[] = [
   { name: 'search', description: 'Names and category names close to a text, best first, each with the lookup that answers it.' },
   { name: 'service', description: 'The service itself, without a key.' },
   { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
+  { name: 'dataset', description: 'The whole source to keep, with every field the lookups leave out (IMDb ids, film years, characters and songs, canonical awards): SQLite, NDJSON and CSV.' },
 ];
+
+/** A dataset file's 200 and 206 bodies: the file's bytes, by its format. */
+const DATASET_CONTENT = {
+  'application/vnd.sqlite3': { schema: { type: 'string', contentMediaType: 'application/vnd.sqlite3' } },
+  'application/x-ndjson': { schema: { type: 'string', contentMediaType: 'application/x-ndjson' } },
+  'text/csv': { schema: { type: 'string', contentMediaType: 'text/csv' } },
+};
 
 /** The 200 schema of an operation, from the shape its route answers (`X[]`: an array of X, never empty but for a search that found nothing). */
 function okSchema(route: Route): Schema {
@@ -254,20 +281,32 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     200: {
       description: `${STATUS_TEXT[200]}. Stored answers carry an ETag; send it back in If-None-Match to get a 304.`,
       headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } },
-      content: { 'application/json': { schema: okSchema(route) } },
+      content: route.answer === 'file' ? DATASET_CONTENT : { 'application/json': { schema: okSchema(route) } },
     },
     304: {
       description: `${STATUS_TEXT[304]}: the If-None-Match sent names the current answer; reuse your copy. No body.`,
       headers: { ETag: { $ref: '#/components/headers/ETag' } },
     },
   };
+  if (route.answer === 'file') {
+    responses[206] = {
+      description: `${STATUS_TEXT[206]}: the bytes a \`Range: bytes=start-end\` asked for (one range; with \`If-Range\`, only while it names this file's ETag), of the file as stored, uncompressed, to resume a download.`,
+      headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Content-Range': { description: '`bytes start-end/size`.', schema: { type: 'string' } } },
+      content: DATASET_CONTENT,
+    };
+    responses[416] = {
+      description: `${STATUS_TEXT[416]}: the range starts past the end of the file. No body.`,
+      headers: { 'Content-Range': { description: '`bytes */size`: the file\'s size.', schema: { type: 'string' } } },
+    };
+  }
   if (route.params.length > 0) {
     const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [route.id === 'search' ? MESSAGES.badSearch : MESSAGES.badName] : [])];
     const year = route.params.includes('year');
     if (year) messages.push(MESSAGES.badYear);
     const id = ID_PARAMS[route.id];
     if (id) messages.push(id.error);
-    const what = id ? `an id not of the form ${id.form.expected}` : `an empty or too long name${year ? ', a year that is not a whole number' : ''}`;
+    if (route.params.includes('file')) messages.push(MESSAGES.badFileName);
+    const what = id ? `an id not of the form ${id.form.expected}` : route.params.includes('file') ? 'a file name no dataset file can have' : `an empty or too long name${year ? ', a year that is not a whole number' : ''}`;
     responses[400] = errorResponse(
       `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, ${what}).`,
       messages,

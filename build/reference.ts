@@ -29,6 +29,14 @@ function clientCall(route: Route): string {
 /** The example request in JavaScript (fetch), Python and the client; `{{BASE}}` is where the API is served (the page's script puts in its own origin). */
 function codeExamples(route: Route): [string, string][] {
   const url = `{{BASE}}${examplePath(route, PLACEHOLDER_KEY)}`;
+  const file = route.example.file;
+  if (file) {
+    return [
+      ['JavaScript (fetch)', `import { writeFile } from 'node:fs/promises';\n\nconst response = await fetch('${url}');\nawait writeFile('${file}', new Uint8Array(await response.arrayBuffer()));`],
+      ['Python', `import urllib.request\n\nurllib.request.urlretrieve('${url}', '${file}')`],
+      ['The client', `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconst bytes = await api.${clientCall(route)}; // checked against the list's sha256`],
+    ];
+  }
   return [
     ['JavaScript (fetch)', `const response = await fetch('${url}');\nconsole.log(JSON.stringify(await response.json(), null, 2));`],
     ['Python', `import json, urllib.request\n\nwith urllib.request.urlopen('${url}') as response:\n    print(json.dumps(json.load(response), indent=2, ensure_ascii=False))`],
@@ -100,7 +108,7 @@ function operationSection(route: Route, options: Required<Pick<ReferenceOptions,
   const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
   const facts: [string, string][] = [
     ['Path', `${code(template(route))}${aliases}`],
-    ['Answers', `<a href="#shape-${escapeHtml(shapeName)}">${code(route.answer)}</a>`],
+    ['Answers', route.answer === 'file' ? 'the file itself (SQLite, NDJSON or CSV), with its ETag; <code>Range</code> resumes a download (206, or 416 past its end)' : `<a href="#shape-${escapeHtml(shapeName)}">${code(route.answer)}</a>`],
     ['404 message', route.notFound ? code(JSON.stringify({ error: route.notFound })) : 'none (this lookup has no 404)'],
   ];
   return `<section class="operation" id="${route.id}" aria-labelledby="title-${route.id}">
@@ -111,8 +119,7 @@ function operationSection(route: Route, options: Required<Pick<ReferenceOptions,
 ${curlBlock(route.id, examplePath(route, PLACEHOLDER_KEY), options.baseUrl)}
 ${codeBlock(route, options.baseUrl)}
 ${answerBlock(route.id, options.examples?.[route.id])}
-<p><button type="button" class="quiet" data-try="${route.id}">Try ${escapeHtml(route.id)} with your key</button></p>
-</section>`;
+${route.answer === 'file' ? '' : `<p><button type="button" class="quiet" data-try="${route.id}">Try ${escapeHtml(route.id)} with your key</button></p>\n`}</section>`;
 }
 
 /** The "try it" form: one input per parameter any route takes, shown for the operations that take it. */

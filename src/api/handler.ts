@@ -26,7 +26,7 @@ import { MESSAGES } from '../shared/messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal/portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-files.ts';
 import { loggable } from '../shared/redact.ts';
-import { type ApiReply, answerReply, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
+import { type ApiReply, answerReply, DATA_CACHE_CONTROL, datasetFileReply, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
 import type { Manifest } from '../shared/types.ts';
 import { type ApiRequest, decode, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
@@ -163,7 +163,9 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
 }
 
 function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
-  return answer ? answerReply(answer, request, !!s.options.compression, source, cacheControl) : NOT_FOUND_OF.get(lookup.route)!;
+  if (!answer) return NOT_FOUND_OF.get(lookup.route)!;
+  if (lookup.file !== undefined) return datasetFileReply(answer, lookup.file, request, !!s.options.compression, source, cacheControl);
+  return answerReply(answer, request, !!s.options.compression, source, cacheControl);
 }
 
 /**

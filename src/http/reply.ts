@@ -140,3 +140,47 @@ function withStream(headers: Record<string, string>, { body, length }: StoredStr
   if (length !== null) headers['content-length'] = String(length);
   return { status: 200, headers, body: null, stream: body };
 }
+
+/** Content types of the dataset's files, by their name's ending. */
+const DATASET_TYPES: Record<string, string> = { sqlite: 'application/vnd.sqlite3', ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8; header=present' };
+
+/**
+ * The byte range a `Range` header asks of a file of `size` bytes: [start,
+ * end) when it names one satisfiable range, 'unsatisfiable' when its one
+ * range starts past the end, null to send the whole file (no header, a
+ * malformed one or several ranges, which RFC 9110 lets a server ignore).
+ */
+export function byteRange(header: string | null | undefined, size: number): [number, number] | 'unsatisfiable' | null {
+  const m = header ? /^bytes=(\d{0,16})-(\d{0,16})$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') return Number(m[2]) === 0 ? 'unsatisfiable' : [Math.max(0, size - Number(m[2])), size]; // the last N bytes
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size : Math.min(size, Number(m[2]) + 1);
+  if (m[2] !== '' && Number(m[2]) < start) return null;
+  return start >= size ? 'unsatisfiable' : [start, end];
+}
+
+/**
+ * A dataset file: as any stored answer (its ETag, a 304, the compressed copy
+ * the client accepts) with its own content type and name, or, for a `Range`
+ * (whose If-Range, when sent, names this file), a 206 of those bytes of the
+ * file as stored, uncompressed, or a 416 for a range past its end.
+ */
+export function datasetFileReply(answer: Answer, name: string, request: ApiRequest, compression: boolean, source: DataSource, cacheControl = DATA_CACHE_CONTROL): Maybe<ApiReply> {
+  const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
+  const range = request.header('range');
+  const ifRange = request.header('if-range');
+  const ranged = range && (!ifRange || ifRange.trim() === answer.etags.identity) && !etagMatches(request.header('if-none-match'), Object.values(answer.ids));
+  if (!ranged) return andThenReply(answerReply(answer, request, compression, source, cacheControl), (r) => ({ ...r, headers: { ...r.headers, ...own } }));
+  return andThenReply(answer.bytes('identity', source), (bytes) => {
+    const at = byteRange(range, bytes.length);
+    const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
+    if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
+    if (at === null) return withBody(headers, bytes);
+    if (at === 'unsatisfiable') return { status: 416, headers: { ...headers, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
+    const reply = withBody({ ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` }, bytes.subarray(at[0], at[1]));
+    return { ...reply, status: 206 };
+  });
+}
+
+const andThenReply = <T>(value: Maybe<T>, next: (v: T) => ApiReply): Maybe<ApiReply> => (isPromise(value) ? value.then(next) : next(value));

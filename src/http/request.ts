@@ -3,7 +3,7 @@
  * (after the gate) the decoded, checked parameters. Paths are split on `/`
  * before anything is decoded, so `%2F` stays inside a name.
  */
-import { ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type Lookup, type RouteId, ROUTES } from '../shared/routes.ts';
+import { DATASET_FILE_NAME, ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type Lookup, type RouteId, ROUTES } from '../shared/routes.ts';
 import { MESSAGES } from '../shared/messages.ts';
 
 /** What the pipeline needs of a request. */
@@ -27,7 +27,7 @@ export interface RouteMatch {
   /** The path, and where the key's text starts in it (its length when there is no key): the access log writes the key's id there instead. */
   pathname: string;
   keyAt: number;
-  /** The `name=`, `year=` and `id=` values as sent; undefined where the route has none. */
+  /** The `name=`, `year=`, `id=` and `file=` values as sent; undefined where the route has none. */
   raw: Record<Param, string | undefined>;
 }
 
@@ -111,7 +111,7 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
 
 /** Segments 2 .. as a route names them (`name=…`, `year=…`), or null when they differ. */
 function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['raw'] | null {
-  const raw: RouteMatch['raw'] = { name: undefined, year: undefined, id: undefined };
+  const raw: RouteMatch['raw'] = { name: undefined, year: undefined, id: undefined, file: undefined };
   for (let i = 0; i < route.params.length; i++) {
     const p = route.params[i];
     const start = cuts[2 + i] + 1;
@@ -187,7 +187,9 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
   const id = m.raw.id === undefined ? undefined : decode(m.raw.id);
-  if (name === null || year === null || id === null) return { error: MESSAGES.badEncoding };
+  const file = m.raw.file === undefined ? undefined : decode(m.raw.file);
+  if (name === null || year === null || id === null || file === null) return { error: MESSAGES.badEncoding };
+  if (file !== undefined && !DATASET_FILE_NAME.test(file)) return { error: MESSAGES.badFileName };
   if (m.route.id === 'search') {
     if (name === undefined || name.length === 0 || !withinCodePoints(name, MAX_SEARCH_LENGTH)) return { error: MESSAGES.badSearch };
   } else if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
@@ -195,5 +197,5 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   if (held === null) return { error: MESSAGES.badYear };
   const idRoute = ID_ROUTES[m.route.id];
   if (idRoute && !idRoute.form.test(id ?? '')) return { error: idRoute.error };
-  return { route: m.route.id, name, year: held, id };
+  return { route: m.route.id, name, year: held, id, file };
 }

@@ -7,9 +7,9 @@
  */
 
 /** The groups of operations in the OpenAPI document and the reference page. */
-export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids';
+export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids' | 'dataset';
 
-export type Param = 'name' | 'year' | 'id';
+export type Param = 'name' | 'year' | 'id' | 'file';
 export type RouteId =
   | 'allCeremonies'
   | 'ceremonyByYear'
@@ -20,7 +20,9 @@ export type RouteId =
   | 'titleById'
   | 'nameById'
   | 'search'
-  | 'categories';
+  | 'categories'
+  | 'datasetList'
+  | 'datasetFile';
 
 export interface Route {
   /** OpenAPI operation id. */
@@ -38,8 +40,8 @@ export interface Route {
   summary: string;
   /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
   notFound: string | null;
-  /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch. */
-  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]';
+  /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch; `file`, a dataset file's own bytes. */
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
 }
@@ -54,6 +56,8 @@ export const ROUTES: Route[] = [
   { id: 'titleById', title: 'A film by its IMDb id', tag: 'IMDb ids', client: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
   { id: 'nameById', title: 'A person or company by its IMDb id', tag: 'IMDb ids', client: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
   { id: 'search', title: 'Search by approximate name', tag: 'search', client: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
+  { id: 'datasetList', title: 'The dataset: its files', tag: 'dataset', client: 'dataset', roots: ['dataset'], params: [], summary: 'The whole source to keep (every field, IMDb ids, characters and songs): its files, SQLite, NDJSON and a CSV per table, each with its size, sha256, revision and licence.', notFound: null, answer: 'DatasetList', example: {} },
+  { id: 'datasetFile', title: 'One file of the dataset', tag: 'dataset', client: 'datasetFile', roots: ['dataset'], params: ['file'], summary: 'One file of the dataset, by its name in the list; a Range resumes a download, and the whole download counts as one request.', notFound: 'Dataset file not found', answer: 'file', example: { file: 'oscars.sqlite' } },
   { id: 'categories', title: 'Every category name', tag: 'categories', client: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
 ];
 
@@ -74,6 +78,9 @@ export const ID_FORMS = {
   titleById: idForm('^tt[0-9]+$', '`tt` followed by digits (an IMDb title id such as tt0120338)'),
   nameById: idForm('^(?:nm|co)[0-9]+$', '`nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)'),
 } as const;
+
+/** A dataset file's name, as the list names them: lower-case letters, digits and `_`, then `.sqlite`, `.ndjson` or `.csv`. */
+export const DATASET_FILE_NAME = /^[a-z0-9_]{1,64}\.(?:sqlite|ndjson|csv)$/;
 
 /** The path template of a route, as documented: `/person/name={name}/apikey={apikey}`. */
 export function template(route: Route, root = route.roots[0]): string {
@@ -107,6 +114,8 @@ export const SHAPES = {
   CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
   SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "otherNames"?: string[]}',
   CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
+  DatasetList: '{"revision": string, "commit"?: string, "date"?: string, "licence": string, "attribution": string, "files": DatasetEntry[]}',
+  DatasetEntry: '{"name": string, "format": "sqlite" | "ndjson" | "csv", "bytes": number, "sha256": string, "revision": string, "licence": string}',
 } as const;
 
 /** A lookup with its parameters decoded and checked. */
@@ -117,4 +126,6 @@ export interface Lookup {
   year?: string;
   /** An IMDb id of the form its route accepts. */
   id?: string;
+  /** A dataset file's name, of the form DATASET_FILE_NAME. */
+  file?: string;
 }

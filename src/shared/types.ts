@@ -248,4 +248,41 @@ export interface Manifest {
   search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;
+  /** The dataset (`/dataset`): its list's answer (DatasetList) and each file by name; absent in builds without one. */
+  dataset?: { list: FileRef; files: Record<string, FileRef> };
 }
+
+/** One file of the dataset, as the dataset list (`/dataset`) names it. */
+export interface DatasetEntry {
+  /** Its name: `/dataset/file={name}` downloads it. */
+  name: string;
+  /** `sqlite`, `ndjson` or `csv`. */
+  format: 'sqlite' | 'ndjson' | 'csv';
+  /** Its size in bytes, as stored (uncompressed). */
+  bytes: number;
+  /** Lower-case hex sha256 of its bytes: check a download against it. */
+  sha256: string;
+  /** sha256 of the source file the dataset was built from (what /health calls the revision). */
+  revision: string;
+  /** The data's licence (SPDX id); its text and attribution travel inside every file. */
+  licence: string;
+}
+
+/** What `/dataset` answers: the source revision, its licence and attribution, and every file. */
+export interface DatasetList {
+  /** sha256 of the source file the dataset was built from. */
+  revision: string;
+  /** The upstream commit of that file, when the build knew it. */
+  commit?: string;
+  /** That revision's date (ISO 8601), when the build knew it. */
+  date?: string;
+  /** The data's licence (SPDX id). */
+  licence: string;
+  /** Who made the data, and where it comes from. */
+  attribution: string;
+  /** Every file, the SQLite file first. */
+  files: DatasetEntry[];
+}
+
+/** The forms the dataset comes in (`/dataset`). */
+export type DatasetFormat = DatasetEntry['format'];

@@ -244,6 +244,12 @@ export class ArchiveReader {
         return this.stored(manifest.categoryList);
       case 'search':
         return this.search(source, manifest, name);
+      case 'datasetList':
+        return manifest.dataset ? this.stored(manifest.dataset.list) : null;
+      case 'datasetFile': {
+        const files = manifest.dataset?.files;
+        return files && Object.hasOwn(files, lookup.file!) ? this.stored(files[lookup.file!]) : null;
+      }
     }
   }
 

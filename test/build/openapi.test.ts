@@ -25,6 +25,7 @@ const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByName
 /** The lookups by IMDb id, search and the category list, beyond the spec's six. */
 const ID_IDS = ['titleById', 'nameById'];
 const FINDING_IDS = ['search', 'categories'];
+const DATASET_IDS = ['datasetList', 'datasetFile'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
 /** The lookups: every operation but the keyless health check, which has its own test. */
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
@@ -43,8 +44,8 @@ describe('the OpenAPI document', () => {
     for (const item of Object.values(doc.paths)) expect([item.get.operationId, item.get.tags.filter((t) => !declared.includes(t))]).toEqual([item.get.operationId, []]);
   });
 
-  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search and the category list', () => {
-    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS].sort());
+  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search, the category list and the dataset', () => {
+    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS].sort());
   });
 
   it('gives each id lookup its id pattern, and a 400 naming the form it expects', () => {
@@ -83,10 +84,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive, search and the category list', () => {
+  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive, search, the category list and the dataset list', () => {
     for (const op of operations(document())) {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '403', '405', '429', '500']));
-      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, !['allCeremonies', ...FINDING_IDS].includes(op.operationId)]);
+      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, !['allCeremonies', ...FINDING_IDS, 'datasetList'].includes(op.operationId)]);
       expect(op.responses['429'].headers['Retry-After']).toBeDefined();
       expect(op.responses['429'].content['application/json'].schema.$ref).toBe('#/components/schemas/RateLimitError');
       expect(op.responses['500'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.fetchError);
@@ -177,7 +178,7 @@ describe('the built OpenAPI document', () => {
   it('is written to the root of dist/ by the build', async () => {
     const doc = JSON.parse(await readFile(path.join(local.dist, 'openapi.json'), 'utf8')) as Doc;
     const manifest = JSON.parse(await readFile(path.join(local.dist, '_data/manifest.json'), 'utf8')) as Manifest;
-    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS].sort());
+    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS].sort());
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 

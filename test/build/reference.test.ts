@@ -27,7 +27,8 @@ const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');
 
 const SCREENSHOTS = path.resolve('test-results/screenshots');
 const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
-const OPERATIONS = [...ROUTES.map((r) => r.id), 'health'];
+/** Every operation with an example answer to show: a dataset file is a download, not one. */
+const OPERATIONS = [...ROUTES.filter((r) => r.answer !== 'file').map((r) => r.id), 'health'];
 
 /**
  * Whether `shown` is `real` with parts left out as the page says it leaves
