@@ -257,10 +257,10 @@ export function importArchive(text: string): ImportResult {
     });
     if (carried.size > 0) ids.set(nomination, [...carried]);
     const placeId = (id: string | undefined) => (id === undefined || id === NO_ID ? '' : id);
-    const filmIds = values(field('FilmId'));
+    const sourceFilmIds = values(field('FilmId'));
     sourceRows.push({
       ceremony, filmYear: field('Year'), klass, canonical: field('CanonicalCategory'), category: rawCategory,
-      films, filmIds: films.map((_, i) => placeId(filmIds[i])), name,
+      films, filmIds: films.map((_, i) => placeId(sourceFilmIds[i])), name,
       people, peopleIds: people.map((_, i) => placeId(individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] : undefined)), nameAlone: individuals.length === 0 && people.length > 0,
       detail: values(detail), note: values(field('Note')), citation, nomination,
     });
