@@ -16,7 +16,7 @@ import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMa
 import { type NameFacts, type NominationIds, noFacts } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedText } from '../src/store/search.ts';
-import type { Copies } from './compression-cache.ts';
+import { type Copies, decodeTo } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -28,7 +28,6 @@ export const COMPRESS_MIN_BYTES = 1024;
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
-
 export interface Artifacts {
   /** Every file to write under dist/, by path relative to dist/. */
   files: Map<string, Uint8Array>;
@@ -38,6 +37,8 @@ export interface Artifacts {
   compressed: Map<string, Copies>;
   /** Total bytes of the distinct answers, raw and as served compressed. */
   sizes: { raw: number; gzip: number; br: number };
+  /** Earlier builds' copies not used because they did not decode to their answer (made again). */
+  refused: number;
 }
 
 const idOf = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
@@ -74,6 +75,8 @@ class Store {
   /** Compressed copies an earlier build made, by answer id; and those this build uses. */
   private readonly reuse: ReadonlyMap<string, Copies>;
   readonly compressed = new Map<string, Copies>();
+  /** Earlier copies that did not decode to their answer. */
+  refused = 0;
 
   constructor(limit: ReturnType<typeof pLimit>, reuse: ReadonlyMap<string, Copies>) {
     this.limit = limit;
@@ -161,12 +164,14 @@ class Store {
   /** Queues the compression of an answer, counting it for the progress line. */
   private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
     const known = this.reuse.get(id);
-    if (known) {
-      this.compressed.set(id, known);
-      return Promise.resolve(known);
-    }
     this.queued++;
-    return this.limit(() => this.compress(bytes)).then((done) => {
+    // Decoding is a small part of what compressing costs, so an earlier copy is proven before it is used.
+    const made = async () => {
+      if (known && (await decodeTo(bytes, known))) return known;
+      if (known) this.refused++;
+      return this.compress(bytes);
+    };
+    return this.limit(made).then((done) => {
       this.compressed.set(id, done);
       this.progress?.(++this.finished, this.queued);
       return done;
@@ -448,6 +453,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     compressed: store.compressed,
     manifest,
     sizes: store.sizes,
+    refused: store.refused,
     stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size, ids: byId.size },
   };
 }

@@ -255,7 +255,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const reuse = cacheFile ? await readCompressionCache(cacheFile, log) : new Map<string, Copies>();
   log(
     reuse.size
-      ? `storing every answer: packing them, compressing into gzip and brotli those of the ${reuse.size} copies earlier builds made that changed`
+      ? `storing every answer: packing them, compressing into gzip and brotli those of the ${reuse.size} copies earlier builds made that changed (each copy reused is decoded and compared first)`
       : 'storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores; rebuilds reuse the copies)',
   );
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
@@ -264,6 +264,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   log(`dataset: ${dataset.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - datasetStarted) / 1000).toFixed(2)} s`);
   const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset });
   counter?.end();
+  if (artifacts.refused) log(`compression cache: the copies of ${artifacts.refused} answer(s) did not decode to the answer and were not used: compressed again`);
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);

@@ -12,12 +12,17 @@
  *
  * A file that is damaged, of another format or too large is ignored (one
  * line says so) and replaced after the build; deleting it only makes the next
- * build slower. It is written whole to a temporary file and renamed, so
+ * build slower. Its checksum only catches damage (anyone editing the file can
+ * make it again), so the build reuses a copy only once it decoded to its
+ * answer (`decodeTo`); one that does not is made again,
+ * and one line counts them. It is written whole to a temporary file and renamed, so
  * builds running at once each see a complete file.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import fs from 'fs-extra';
 import { readFileBounded } from './bounded.ts';
 import { ROOT } from './source.ts';
@@ -30,6 +35,26 @@ const READ_TIMEOUT_MS = 30_000;
 const HEADER = `faa-compressed 1 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
 
 export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];
+
+const gunzip = promisify(zlib.gunzip);
+const unbrotli = promisify(zlib.brotliDecompress);
+
+/**
+ * Whether `copies` decode to `bytes`, each decoded no further than one byte
+ * past them: the copies of an earlier build are reused only so, since the
+ * file that keeps them is checked only by a hash anyone editing it can make
+ * again, and a copy is what a client is sent.
+ */
+export async function decodeTo(bytes: Uint8Array, [gzipped, brotlied]: Copies): Promise<boolean> {
+  const maxOutputLength = bytes.length + 1;
+  try {
+    const [a, b] = await Promise.all([gunzip(gzipped, { maxOutputLength }), unbrotli(brotlied, { maxOutputLength })]);
+    const plain = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    return plain.equals(a) && plain.equals(b);
+  } catch {
+    return false; // not gzip or brotli, or longer than the answer
+  }
+}
 
 /** The copies a file holds, by answer id; an empty map (and the reason, logged) when there is none to use. */
 export async function readCompressionCache(file: string, log: (line: string) => void): Promise<Map<string, Copies>> {

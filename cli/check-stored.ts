@@ -5,8 +5,11 @@
  * the sha256 of its bytes; and every stored file the build names must be
  * there: each ref of the manifest, and each ref of the stored indexes it
  * names (shards, id shards, category indexes: walked through, JSON values
- * that parse as refs), by its own file or its pack. An extra or changed file
- * is caught by the first check, a missing one only by the second.
+ * that parse as refs), by its own file or its pack; and each answer's gzip
+ * and brotli copies must decode to the answer. An extra or changed file is
+ * caught by the first check, a missing one only by the second, a copy of
+ * other bytes under its own right name (planted in the compression cache)
+ * only by the third.
  *
  * `npm run deploy:cloudflare` refuses on either; so does the Netlify build
  * (netlify.toml runs `node cli/check-stored.ts` after `npm run build`, so a
@@ -16,7 +19,8 @@
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../build/source.ts';
-import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, parseRef, type Place } from '../src/store/refs.ts';
+import { decodeTo } from '../build/compression-cache.ts';
+import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
@@ -41,32 +45,35 @@ function* refsIn(value: unknown): Generator<string> {
   }
 }
 
-/**
- * The stored files (paths under dist/) that the build names but dist/ lacks:
- * `_data/manifest.json` itself when it is missing or not JSON; else every
- * file a ref of the manifest, or of a stored JSON file one names, points to
- * (its own file or its pack, for each of its encodings).
- */
-export async function storedFilesMissing(dist: string): Promise<string[]> {
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
-  } catch {
-    return [MANIFEST_PATH];
-  }
-  const missing = new Set<string>();
-  const exists = new Map<string, boolean>();
-  const isThere = async (file: string): Promise<boolean> => {
-    if (!exists.has(file)) exists.set(file, await access(path.join(dist, file)).then(() => true, () => false));
-    return exists.get(file)!;
-  };
-  /** Packs, read once each: many refs slice one. */
+/** The bytes of a stored file of dist/ (null when it is not there); packs read once each, since many refs slice one. */
+function storedBytes(dist: string) {
   const packs = new Map<string, Buffer | null>();
-  const bytesOf = async (file: string, pack: boolean): Promise<Buffer | null> => {
+  return async (file: string, pack: boolean): Promise<Buffer | null> => {
     if (!pack) return readFile(path.join(dist, file)).catch(() => null);
     if (!packs.has(file)) packs.set(file, await readFile(path.join(dist, file)).catch(() => null));
     return packs.get(file)!;
   };
+}
+
+/** The bytes a place names: its own file, or its range of a pack; null when the file is not there. */
+async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, { file, range }: Place): Promise<Buffer | null> {
+  const bytes = await bytesOf(dataPath(file)!, range !== null);
+  return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
+}
+
+/**
+ * Every ref the build names, each visited once: the manifest's, and those of
+ * each stored JSON file one names (walked through its identity bytes: an
+ * index names more refs, an answer none); null when the manifest is missing
+ * or not JSON.
+ */
+async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>, visit: (parsed: ParsedRef) => Promise<void>): Promise<boolean> {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
+  } catch {
+    return false;
+  }
   const seen = new Set<string>();
   const queue = [...refsIn(manifest)];
   while (queue.length > 0) {
@@ -74,16 +81,9 @@ export async function storedFilesMissing(dist: string): Promise<string[]> {
     if (seen.has(ref)) continue;
     seen.add(ref);
     const parsed = parseRef(ref)!;
-    for (const place of Object.values(parsed.at) as Place[]) {
-      const file = dataPath(place.file);
-      if (file && !(await isThere(file))) missing.add(file);
-    }
-    // What the identity encoding holds may name more stored files (an index does); an answer names none, so walking it finds nothing.
-    const { file, range } = parsed.at.identity;
-    const bytes = await bytesOf(dataPath(file)!, range !== null);
-    if (!bytes) continue;
-    const own = range ? bytes.subarray(range[0], range[1]) : bytes;
-    if (own[0] !== 0x7b && own[0] !== 0x5b) continue; // `{` or `[`: JSON; anything else holds no refs
+    await visit(parsed);
+    const own = await placeBytes(bytesOf, parsed.at.identity);
+    if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
     let value: unknown;
     try {
       value = JSON.parse(own.toString('utf8'));
@@ -92,7 +92,47 @@ export async function storedFilesMissing(dist: string): Promise<string[]> {
     }
     for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
   }
-  return [...missing].sort();
+  return true;
+}
+
+/**
+ * The stored files (paths under dist/) that the build names but dist/ lacks:
+ * `_data/manifest.json` itself when it is missing or not JSON; else every
+ * file a ref of the manifest, or of a stored JSON file one names, points to
+ * (its own file or its pack, for each of its encodings).
+ */
+export async function storedFilesMissing(dist: string): Promise<string[]> {
+  const missing = new Set<string>();
+  const exists = new Map<string, boolean>();
+  const isThere = async (file: string): Promise<boolean> => {
+    if (!exists.has(file)) exists.set(file, await access(path.join(dist, file)).then(() => true, () => false));
+    return exists.get(file)!;
+  };
+  const found = await storedRefs(dist, storedBytes(dist), async (parsed) => {
+    for (const place of Object.values(parsed.at) as Place[]) {
+      const file = dataPath(place.file);
+      if (file && !(await isThere(file))) missing.add(file);
+    }
+  });
+  return found ? [...missing].sort() : [MANIFEST_PATH];
+}
+
+/**
+ * The compressed copies (their ids) that do not decode to the answer their
+ * ref names them with: a copy is sent as that answer, and its file's name
+ * proves only that the copy is the bytes the build wrote, not that they are
+ * the answer (a planted copy in the compression cache would pass that).
+ */
+export async function storedCopiesNotDecoding(dist: string): Promise<string[]> {
+  const bytesOf = storedBytes(dist);
+  const wrong: string[] = [];
+  await storedRefs(dist, bytesOf, async (parsed) => {
+    if (!parsed.gzip || !parsed.br) return;
+    const [plain, gzipped, brotlied] = await Promise.all([parsed.at.identity, parsed.at.gzip!, parsed.at.br!].map((place) => placeBytes(bytesOf, place)));
+    if (!plain || !gzipped || !brotlied) return; // missing: storedFilesMissing says so
+    if (!(await decodeTo(plain, [gzipped, brotlied]))) wrong.push(`${parsed.gzip}/${parsed.br}`);
+  });
+  return wrong.sort();
 }
 
 const some = (files: string[]) => `${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}`;
@@ -104,6 +144,8 @@ export async function storedFilesProblem(dist: string): Promise<string | null> {
   // A missing file passes the check above (it checks the files there are): the manifest says which must be there.
   const missing = await storedFilesMissing(dist);
   if (missing.length > 0) return `${missing.length} file(s) the manifest names are missing from dist/, ${some(missing)}: rebuild with npm run build`;
+  const undecodable = await storedCopiesNotDecoding(dist);
+  if (undecodable.length > 0) return `${undecodable.length} compressed cop(ies) of dist/ do not decode to their answer, ${some(undecodable)}: delete data/cache/compressed.bin and rebuild with npm run build`;
   return null;
 }
 

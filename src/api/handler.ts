@@ -115,11 +115,12 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     case 'portal':
       return s.portal ? s.portal.reply(portalRequest(request), parsed.pathname) : REPLIES.notFound;
     case 'root':
-      return wantsHtml(request.header('accept')) ? andThen(file(source, INDEX), (page) => page ?? description(s, source)) : description(s, source);
+      return andThen(wantsHtml(request.header('accept')) ? andThen(file(source, INDEX), (page) => page ?? description(s, source)) : description(s, source), byAccept);
     case 'other': {
       const named = parsed.pathname === null ? null : publicFile(parsed.pathname);
+      if (!named) return REPLIES.notFound;
       // The page at `/` is for browsers only (a JSON client asking for it gets the same 404 as for any other path).
-      if (!named || (named.path === INDEX.path && !wantsHtml(request.header('accept')))) return REPLIES.notFound;
+      if (named.path === INDEX.path) return wantsHtml(request.header('accept')) ? andThen(file(source, named), (reply) => byAccept(reply ?? REPLIES.notFound)) : byAccept(REPLIES.notFound);
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
@@ -134,6 +135,9 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
 
 /** The page at `/`, as any path naming it is read. */
 const INDEX = publicFile('/')!;
+
+/** A reply whose body `Accept` chose (the page or the description at `/`), marked so that no shared cache gives it to a client asking for the other. */
+const byAccept = (reply: ApiReply): ApiReply => ({ ...reply, headers: { ...reply.headers, vary: 'Accept' } });
 
 /** A public file of the build, read through the runtime's data source; null when it has none by that name. */
 function file(source: DataSource | undefined, named: PublicFile): Maybe<ApiReply | null> {

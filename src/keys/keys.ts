@@ -315,13 +315,9 @@ export class Keys implements KeyCheck {
   /** Answers about keys, for a backend that can only answer asynchronously; null reads the backend every time. */
   readonly cache: KeyCache | null;
   private readonly keyEnd: (hash: string) => Maybe<KeyEnd>;
-  /** The answers derived from a store read in flight (shared by the key cache), so checks waiting on one read share one promise. */
-  private readonly waiting = new WeakMap<Promise<KeyEnd>, Promise<number | false>>();
-  private readonly verifying = new WeakMap<Promise<number | false>, Promise<boolean>>();
   private purgedAt = 0;
-  /** The last probe's outcome and until when it holds; a probe in flight, shared. */
+  /** The last probe's outcome and until when it holds (an outcome, never a probe in flight: workerd ties that to its request). */
   private probed: { failed: unknown; until: number } | null = null;
-  private probing: Promise<void> | null = null;
 
   /** `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1); without it every check asks the backend (SQLite: its memory). */
   constructor(backend: KeyBackend, now: () => number = Date.now, cache?: KeyCacheOptions) {
@@ -335,11 +331,7 @@ export class Keys implements KeyCheck {
   /** The request path's check: a key of the right shape that is current, or in its grace period. */
   verify(key: string): Maybe<boolean> {
     const until = this.until(key);
-    if (!isPromise(until)) return until !== false;
-    // Checks of one key waiting on one read share one promise too.
-    let verified = this.verifying.get(until);
-    if (!verified) this.verifying.set(until, (verified = until.then((u) => u !== false)));
-    return verified;
+    return isPromise(until) ? until.then((u) => u !== false) : until !== false;
   }
 
   /**
@@ -352,10 +344,7 @@ export class Keys implements KeyCheck {
     const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
     if (hash === undefined) return false;
     const end = this.keyEnd(hash);
-    if (!isPromise(end)) return this.untilOf(end);
-    let until = this.waiting.get(end);
-    if (!until) this.waiting.set(end, (until = end.then((e) => this.untilOf(e))));
-    return until;
+    return isPromise(end) ? end.then((e) => this.untilOf(e)) : this.untilOf(end);
   }
 
   private untilOf(end: KeyEnd): number | false {
@@ -365,8 +354,8 @@ export class Keys implements KeyCheck {
 
   /**
    * Whether the store can answer key checks now (`/health`): its probe's
-   * outcome, reused for `PROBE_TTL_MS`, one probe at a time; throws or
-   * rejects with the store's error when it cannot.
+   * outcome, reused for `PROBE_TTL_MS`; until there is one, each request
+   * probes for itself. Throws or rejects with the store's error when it cannot.
    */
   probe(): Maybe<void> {
     const probe = this.backend.probe;
@@ -376,7 +365,6 @@ export class Keys implements KeyCheck {
       if (this.probed.failed !== undefined) throw this.probed.failed;
       return;
     }
-    if (this.probing) return this.probing;
     const settle = (failed: unknown) => {
       this.probed = { failed, until: this.now() + PROBE_TTL_MS };
       if (failed !== undefined) throw failed;
@@ -388,14 +376,10 @@ export class Keys implements KeyCheck {
       return settle(error ?? new Error('the key store failed'));
     }
     if (!isPromise(answer)) return settle(undefined);
-    const shared = answer.then(
+    return answer.then(
       () => settle(undefined),
       (error: unknown) => settle(error ?? new Error('the key store failed')),
-    ).finally(() => {
-      if (this.probing === shared) this.probing = null;
-    });
-    this.probing = shared;
-    return shared;
+    );
   }
 
   /**

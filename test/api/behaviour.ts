@@ -520,5 +520,18 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(body.openapi).toBe('/openapi.json');
       expect(body.endpoints.map((e: { operationId: string }) => e.operationId)).toEqual(ROUTES.map((r) => r.id));
     });
+
+    it('marks / and the page named by other paths as varying by Accept, since Accept chooses the page or the description', async () => {
+      // Not through `get`: the contract check reads every reply it saw as JSON, and a page is not.
+      const ask = (path: string, accept: string) => target().request('GET', path, { accept });
+      const page = await ask('/', 'text/html');
+      const description = await ask('/', 'application/json');
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(description.headers['content-type']).toBe(JSON_TYPE);
+      for (const [asked, reply] of [['page', page], ['description', description]] as const) expect([asked, reply.headers.vary]).toEqual([asked, 'Accept']);
+      // Where the front door answers /index.html (not Netlify's CDN, which serves the file to everyone), a JSON client gets a 404 there.
+      const named = await Promise.all(['text/html', 'application/json'].map((accept) => ask('/index.html', accept)));
+      if (named[0].status !== named[1].status) expect(named.map((r) => [r.status, r.headers.vary])).toEqual([[200, 'Accept'], [404, 'Accept']]);
+    });
   });
 }

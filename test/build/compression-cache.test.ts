@@ -2,13 +2,21 @@
  * The compression cache (build/compression-cache.ts): a rebuild reuses the
  * gzip and brotli copies an earlier build made and writes the same dist/,
  * byte for byte, as a build that compresses everything; a damaged cache is
- * ignored with one line, never served from.
+ * ignored with one line, never served from; a copy planted in it (its
+ * checksum made again, as anyone editing the file can) is decoded, found not
+ * to be its answer, and made again; and cli/check-stored.ts refuses a dist/
+ * holding a copy that does not decode to its answer.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { brotliCompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../build/build.ts';
+import { readCompressionCache, writeCompressionCache } from '../../build/compression-cache.ts';
+import { storedFilesProblem } from '../../cli/check-stored.ts';
+import { contentId, dataPath, MANIFEST_PATH, parseRef, sha256Hex } from '../../src/store/refs.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { tempDir, treeDigest } from '../helpers/temp.ts';
 
@@ -48,5 +56,41 @@ describe('the compression cache', () => {
     const after = await buildWith(dir, 'after', cache);
     expect(after.log).toMatch(/copies earlier builds made/);
     expect(after.digest).toEqual(first.digest);
+  });
+
+  it('does not use a copy planted in the cache (its checksum made again): the rebuild says so in one line and writes the same dist/', async () => {
+    const dir = await tempDir('compression-cache-planted');
+    const cache = path.join(dir, 'compressed.bin');
+    const first = await buildWith(dir, 'first', cache);
+    const manifest = JSON.parse(await readFile(path.join(dir, 'first', MANIFEST_PATH), 'utf8')) as Manifest;
+    const target = parseRef(manifest.archive)!.id; // the whole archive's answer: every client of /archive gets its copy
+    const copies = await readCompressionCache(cache, () => {});
+    expect(copies.has(target)).toBe(true);
+    const other = Buffer.from(JSON.stringify({ planted: 'not this answer' }));
+    copies.set(target, [gzipSync(other), brotliCompressSync(other)]);
+    await writeCompressionCache(cache, copies, new Map()); // a well-formed file, checksum and all
+    const planted = await buildWith(dir, 'planted', cache);
+    expect(planted.log.split('\n').filter((line) => line.includes('did not decode'))).toEqual(['compression cache: the copies of 1 answer(s) did not decode to the answer and were not used: compressed again']);
+    expect(planted.digest).toEqual(first.digest);
+    const served = parseRef(JSON.parse(await readFile(path.join(dir, 'planted', MANIFEST_PATH), 'utf8')).archive)!;
+    const plain = await readFile(path.join(dir, 'planted', dataPath(served.at.identity.file)!));
+    expect(gunzipSync(await readFile(path.join(dir, 'planted', dataPath(served.at.gzip!.file)!)))).toEqual(plain);
+  });
+
+  it('check-stored refuses a dist/ whose compressed copy, rightly named, does not decode to its answer', async () => {
+    const dir = await tempDir('compression-cache-check');
+    await buildWith(dir, 'dist', null);
+    const dist = path.join(dir, 'dist');
+    expect(await storedFilesProblem(dist)).toBeNull();
+    // What a build that trusted a planted copy wrote: the copy under its own hash, and the ref naming it.
+    const manifestPath = path.join(dist, MANIFEST_PATH);
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
+    const [identity, , br] = manifest.archive.split('/');
+    const copy = gzipSync(Buffer.from(JSON.stringify({ planted: 'not this answer' })));
+    const id = contentId(await sha256Hex(copy));
+    await mkdir(path.dirname(path.join(dist, dataPath(id)!)), { recursive: true });
+    await writeFile(path.join(dist, dataPath(id)!), copy);
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, archive: [identity, id, br].join('/') }));
+    expect(await storedFilesProblem(dist)).toBe(`1 compressed cop(ies) of dist/ do not decode to their answer, ${id}/${br}: delete data/cache/compressed.bin and rebuild with npm run build`);
   });
 });

@@ -196,13 +196,14 @@ describe("the edge function's key check", () => {
     expect(await edge.verify(next)).toBe(true);
   });
 
-  it('asks the store once for many checks of one key at once', async () => {
+  it('gives many checks of one uncached key at once each its own read, then answers from memory', async () => {
     const options = fresh();
     const edge = edgeKeyStore(options);
     const key = await portalKeys(options).issue('burst@example.org');
-    const answers = Array.from({ length: 50 }, () => edge.verify(key));
-    expect(new Set(answers.filter((a) => a instanceof Promise)).size).toBe(1);
-    expect(await Promise.all(answers)).toEqual(new Array(50).fill(true));
+    const answers = Array.from({ length: 8 }, () => edge.verify(key));
+    expect(new Set(answers.filter((a) => a instanceof Promise)).size).toBe(8); // nothing in flight is shared between requests
+    expect(await Promise.all(answers)).toEqual(new Array(8).fill(true));
+    expect(edge.verify(key)).toBe(true);
   });
 
   it('refuses a cache TTL over 2 seconds: a revoked key must stop working within that', () => {

@@ -129,13 +129,14 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     expect(await worker.verify(next)).toBe(false);
   });
 
-  it('reads D1 once for a hundred checks of one uncached key at once, and about once a second per key under steady load', async () => {
+  it('reads D1 about once a second per key under steady load, each read awaited only by the check that made it', async () => {
     const { db, reads } = counting(isolates[0]);
     const worker = d1Keys(db);
     const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
+    // Cold: no answer is held, and a read in flight is never shared (workerd ties it to its request), so each check reads.
     const first = await Promise.all(Array.from({ length: 100 }, () => worker.verify(keys[0])));
     expect(first).toEqual(new Array(100).fill(true));
-    expect(reads()).toBe(1);
+    expect(reads()).toBe(100);
 
     const started = performance.now();
     let checks = 0;
@@ -146,9 +147,10 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
       await sleep(5);
     }
     const seconds = (performance.now() - started) / 1000;
-    const perKeyPerSecond = (reads() - 1) / 2 / seconds;
-    console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${reads() - 1} D1 reads, ${perKeyPerSecond.toFixed(2)} per key per second`);
-    expect(reads() - 1).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
+    // The second key's first batch (50 checks) reads once per check (cold); after that, one read per key per TTL.
+    const steady = reads() - 100 - 50;
+    console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${steady} D1 reads after the cold ones, ${(steady / 2 / seconds).toFixed(2)} per key per second`);
+    expect(steady).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
   });
 
   it('holds at most `max` answers however many made-up keys arrive', async () => {
