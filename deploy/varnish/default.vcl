@@ -3,7 +3,9 @@
 # RFC 9213) and nothing else, and purges by tag when the server or
 # `npm run keys` calls CACHE_PURGE_URL (PURGE with an xkey-purge header).
 #   varnishd -F -a :6081 -f "$PWD/deploy/varnish/default.vcl"
-#   CACHE_PURGE_URL=http://127.0.0.1:6081/ npm start
+#   CACHE_PURGE_URL=http://127.0.0.1:6081/ TRUSTED_PROXIES=127.0.0.1 npm start
+# Varnish appends the client's address to X-Forwarded-For before vcl_recv;
+# TRUSTED_PROXIES lets the server's portal limits count that client, not Varnish.
 vcl 4.1;
 
 import std;

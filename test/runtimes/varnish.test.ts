@@ -6,12 +6,14 @@
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort } from '../helpers/http.ts';
-import { makeKeys, storeKeys } from '../helpers/keys.ts';
+import { keyThroughPortal, makeKeys, storeKeys } from '../helpers/keys.ts';
+import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
@@ -203,3 +205,68 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   });
 });
 
+
+/** A POST through Varnish from a given loopback address (127.0.0.2, 127.0.0.3, ...: each a client of its own): its status. */
+function postFrom(localAddress: string, port: number, pathname: string, body: string | null, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const all = { ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers };
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'POST', localAddress, headers: all, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
+describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROXIES=127.0.0.1)', () => {
+  let server: Started;
+  let varnish: { port: number; stop(): Promise<void> };
+  let mail: MailApi;
+
+  beforeAll(async () => {
+    const dist = await buildInto(SAMPLE_SOURCE, 'varnish-portal-dist');
+    const keysDb = path.join(await tempDir('varnish-portal-keys'), 'keys.db');
+    mail = await startMailApi();
+    const backendPort = await freePort();
+    varnish = await startVarnish(backendPort);
+    server = await startServer({
+      PORT: String(backendPort),
+      DIST_DIR: dist,
+      KEYS_DB: keysDb,
+      CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`,
+      TRUSTED_PROXIES: '127.0.0.1',
+      MAIL_API_URL: mail.url,
+      MAIL_API_TOKEN: 'token-for-tests',
+      NODE_ENV: 'production',
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await varnish?.stop();
+    await mail?.stop();
+  });
+
+  const signIn = (from: string, n: number, headers?: Record<string, string>) => postFrom(from, varnish.port, '/portal/sign-in', JSON.stringify({ email: `client-${from}-${n}@example.org` }), headers);
+
+  it('gives two clients their own 5 sign-ins, however a client writes its X-Forwarded-For', async () => {
+    const first: number[] = [];
+    for (let i = 0; i < 6; i++) first.push(await signIn('127.0.0.2', i));
+    expect(first).toEqual([202, 202, 202, 202, 202, 429]);
+    // A header the client wrote itself is not believed: Varnish appends the address it saw.
+    expect(await signIn('127.0.0.2', 6, { 'x-forwarded-for': '127.0.0.9' })).toBe(429);
+    const second: number[] = [];
+    for (let i = 0; i < 5; i++) second.push(await signIn('127.0.0.3', i));
+    expect(second).toEqual([202, 202, 202, 202, 202]);
+  });
+
+  it('lets an owner revoke after 60 posts without a session from the owner’s own address', async () => {
+    const base = `http://127.0.0.1:${varnish.port}`;
+    const { session } = await keyThroughPortal(base, mail);
+    const anonymous: number[] = [];
+    for (let i = 0; i < 60; i++) anonymous.push(await postFrom('127.0.0.1', varnish.port, '/portal/account', null));
+    expect(new Set(anonymous)).toEqual(new Set([401]));
+    expect(await postFrom('127.0.0.1', varnish.port, '/portal/keys/revoke', null, { authorization: `Bearer ${session}` })).toBe(200);
+  });
+});
