@@ -5,10 +5,11 @@
  * stored, and a rebuilt revision is not answered from the old one's objects.
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort } from '../helpers/http.ts';
@@ -27,15 +28,33 @@ const hasVarnish = (() => {
   }
 })();
 
-/** varnishd in the foreground with the project's VCL, its backend port rewritten, in a private working folder. */
-async function startVarnish(backendPort: number): Promise<{ port: number; stop(): Promise<void> }> {
+/** The `-s` arguments of the varnishd command the VCL's opening comment documents (the README gives the same). */
+async function documentedStorage(): Promise<string[]> {
+  const vcl = await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8');
+  const command = /^#\s+(varnishd .*)$/m.exec(vcl)?.[1] ?? '';
+  return [...command.matchAll(/-s (\S+)/g)].flatMap((m) => ['-s', m[1]]);
+}
+
+interface Varnish {
+  port: number;
+  /** Its working folder, for varnishstat -n. */
+  work: string;
+  /** The manager's pid (its cache process is the manager's child). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** varnishd in the foreground with the project's VCL (its backend port rewritten) and documented storage, in a private working folder. */
+async function startVarnish(backendPort: number): Promise<Varnish> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'varnish-'));
   const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
   expect(vcl).toContain(`"${backendPort}"`);
   await writeFile(path.join(dir, 'test.vcl'), vcl);
   const port = await freePort();
   // -j none: no privilege separation, so a private temp folder is readable; -s malloc keeps it off the disk.
-  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', path.join(dir, 'work'), '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const storage = await documentedStorage();
+  const work = path.join(dir, 'work');
+  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', work, '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), ...(storage.length ? storage : ['-s', 'malloc,32m'])], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
   child.stderr!.on('data', (c) => (output += c));
@@ -44,6 +63,8 @@ async function startVarnish(backendPort: number): Promise<{ port: number; stop()
   if (!up) throw new Error(`varnishd did not answer:\n${output}`);
   return {
     port,
+    work,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
@@ -52,9 +73,22 @@ async function startVarnish(backendPort: number): Promise<{ port: number; stop()
   };
 }
 
+/** Varnish's Transient storage in use (varnishstat SMA.Transient.g_bytes) and the resident memory of its two processes, bytes. */
+async function varnishUsage(varnish: Varnish): Promise<{ transient: number; rss: number }> {
+  const { stdout } = await promisify(execFile)('varnishstat', ['-n', varnish.work, '-1', '-j', '-f', 'SMA.Transient.g_bytes']);
+  const stats = JSON.parse(stdout) as { counters?: Record<string, { value: number }> } & Record<string, { value: number }>;
+  const transient = (stats.counters ?? stats)['SMA.Transient.g_bytes'].value;
+  const rssOf = async (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  const children = (await readdir(`/proc/${varnish.pid}/task`)).map((t) => readFile(`/proc/${varnish.pid}/task/${t}/children`, 'utf8').catch(() => ''));
+  const pids = [varnish.pid, ...(await Promise.all(children)).join(' ').split(/\s+/).filter(Boolean).map(Number)];
+  let rss = 0;
+  for (const pid of pids) rss += await rssOf(pid);
+  return { transient, rss };
+}
+
 describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   let server: Started;
-  let varnish: { port: number; stop(): Promise<void> };
+  let varnish: Varnish;
   let dist: string;
   let keysDb: string;
   const { keys, records } = makeKeys(7, 'varnish');
@@ -191,6 +225,33 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     expect(await eventually(async () => (await via(url)).status === 403, 2000, 100)).toBe(true);
   });
 
+  it('keeps next to nothing for 60,000 distinct keyless URLs, and its documented command bounds Transient storage', async () => {
+    expect((await documentedStorage()).join(' ')).toMatch(/-s Transient=malloc,\d+[mM]/);
+    const statuses = new Set<number>();
+    /** Distinct URLs without a key, from `from` up to `to`, 16 at a time on loopback. */
+    const flood = async (from: number, to: number) => {
+      let next = from;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          for (let i = next++; i < to; i = next++) {
+            const r = await via(`/person/name=Nobody${i}`);
+            statuses.add(r.status);
+            await r.arrayBuffer();
+          }
+        }),
+      );
+    };
+    await flood(0, 2_000); // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    const before = await varnishUsage(varnish);
+    await flood(2_000, 62_000);
+    const after = await varnishUsage(varnish);
+    const mb = (n: number) => (n / 1048576).toFixed(1);
+    console.log(`varnish, 60,000 keyless URLs: Transient ${mb(before.transient)} -> ${mb(after.transient)} MB, RSS ${mb(before.rss)} -> ${mb(after.rss)} MB`);
+    expect([...statuses]).toEqual([403]);
+    expect(after.transient - before.transient).toBeLessThan(2 * 1048576);
+    expect(after.rss - before.rss).toBeLessThan(8 * 1048576);
+  }, 300_000);
+
   it('does not answer a rebuilt revision from the old one’s objects', async () => {
     const url = `/person/name=Richard%20Barthelmess/apikey=${keys[3]}`;
     for (let i = 0; i < 2; i++) expect((await via(url)).status).toBe(200);
@@ -221,7 +282,7 @@ function postFrom(localAddress: string, port: number, pathname: string, body: st
 
 describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROXIES=127.0.0.1)', () => {
   let server: Started;
-  let varnish: { port: number; stop(): Promise<void> };
+  let varnish: Varnish;
   let mail: MailApi;
 
   beforeAll(async () => {
