@@ -10,14 +10,14 @@ import { isPromise } from '../src/shared/maybe.ts';
 import { Keys } from '../src/keys/keys.ts';
 import type { PortalOptions } from '../src/portal/portal.ts';
 import { DiskData } from './_node/disk-data.ts';
-import { NodeRequest, writeReply } from './_node/http.ts';
+import { NodeRequest, type NodeRequestOptions, writeReply } from './_node/http.ts';
 import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { hookCache, watchRevision } from './_node/cache-watch.ts';
 
 /** Longest time to receive a whole request, headers and body. */
 export const REQUEST_TIMEOUT_MS = 10_000;
 
-export interface ServerOptions {
+export interface ServerOptions extends NodeRequestOptions {
   /** The built output folder. */
   dist: string;
   /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
@@ -26,8 +26,6 @@ export interface ServerOptions {
   keys?: Keys;
   /** Longest time to receive a request's headers and body, ms; default 10 s. */
   requestTimeoutMs?: number;
-  /** How long a portal request's body may take, ms; default 10 s. */
-  bodyTimeoutMs?: number;
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
@@ -49,7 +47,7 @@ export function createNodeServer(options: ServerOptions) {
   // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
   const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = http.createServer({ requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1000 }, (req, res) => {
-    const out = api.reply(new NodeRequest(req, options.bodyTimeoutMs));
+    const out = api.reply(new NodeRequest(req, options));
     if (isPromise(out)) out.then((reply) => writeReply(req, res, reply));
     else writeReply(req, res, out);
   });

@@ -12,7 +12,9 @@
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
  * data/keys.db), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
  * (without either, mails go to the console and data/mail/), PUBLIC_BASE_URL
- * (where mailed links point), PORTAL_ISSUE_LIMIT_PER_MINUTE.
+ * (where mailed links point), PORTAL_ISSUE_LIMIT_PER_MINUTE; CACHE_PURGE_URL
+ * (a shared cache in front), TRUSTED_PROXIES (proxies whose X-Forwarded-For
+ * names the client, for the portal's limits; default none).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,6 +26,7 @@ import { keyId, Keys } from '../src/keys/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/shared/limits.ts';
 import { issueLimitFrom } from '../src/portal/portal.ts';
 import { purgeUrlSetting } from '../src/http/cache.ts';
+import { trustedProxiesFrom } from '../adapters/_node/client-address.ts';
 import { createLog, type Log } from '../adapters/_node/log.ts';
 import { type Mailer, noTransport } from '../src/portal/mail.ts';
 import { nodeMailer } from '../adapters/_node/mail.ts';
@@ -102,6 +105,7 @@ function settings(production: boolean) {
       rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
       cachePurgeUrl: purgeUrl(process.env.CACHE_PURGE_URL),
+      trustedProxies: trustedProxiesFrom(process.env.TRUSTED_PROXIES),
     };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
@@ -125,7 +129,10 @@ Environment: PORT, HOST, ARCHIVE_SOURCE (the source to build from), DIST_DIR,
 RATE_LIMIT_PER_MINUTE, LOG_REQUESTS=0 (no access log), KEYS_DB (default
 data/keys.db), MAIL_API_URL and MAIL_API_TOKEN (an HTTP e-mail API) or
 SMTP_URL, MAIL_FROM (without a mail transport mails are printed and written to
-data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
+data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE, CACHE_PURGE_URL
+(Varnish's purge hook, docs/caching.md), TRUSTED_PROXIES (the addresses or
+ranges of proxies in front, such as 127.0.0.1 for Varnish on this machine:
+the portal's limits then count the client they name in X-Forwarded-For).
 
   --production  production mode, as NODE_ENV=production
   -h, --help    this text`;
@@ -133,7 +140,7 @@ data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE.
 async function main() {
   const { values } = commandLine({ name: 'start', usage: USAGE, options: { production: { type: 'boolean' } } });
   const production = values.production === true || process.env.NODE_ENV === 'production';
-  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer, cachePurgeUrl } = settings(production);
+  const { port, rateLimitPerMinute, issueLimitPerMinute, mailer, cachePurgeUrl, trustedProxies } = settings(production);
   await currentDist(refuse);
   const host = process.env.HOST ?? '127.0.0.1';
   const quiet = process.env.LOG_REQUESTS === '0';
@@ -152,6 +159,8 @@ async function main() {
     log: quiet ? undefined : log,
     // A shared cache in front (deploy/varnish/default.vcl): answers are marked for it and purged through this hook.
     cachePurgeUrl,
+    // Behind Varnish or another proxy: the portal's limits count the client it names, never the proxy.
+    trustedProxies,
     portal: {
       sendMail: mailer.send,
       // Links point at this server's own address unless PUBLIC_BASE_URL says otherwise: never at a Host header.

@@ -11,6 +11,15 @@ import type { ApiRequest } from '../../src/http/request.ts';
 import { BODY_TIMEOUT_MS } from '../../src/shared/limits.ts';
 import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';
 import { BodyTimeoutError } from '../../src/portal/portal.ts';
+import { clientAddress, type TrustedProxies } from './client-address.ts';
+
+/** How the server reads a request beyond its headers. */
+export interface NodeRequestOptions {
+  /** How long a portal request's body may take, ms; default 10 s. */
+  bodyTimeoutMs?: number;
+  /** Proxies whose `X-Forwarded-For` names the client (TRUSTED_PROXIES, ./client-address.ts); default none. */
+  trustedProxies?: TrustedProxies;
+}
 
 /**
  * Reads at most `maxBytes` of a Node request body within `timeoutMs`: null
@@ -58,11 +67,11 @@ export class NodeRequest implements ApiRequest {
   readonly method: string;
   readonly url: string;
   private readonly req: http.IncomingMessage;
-  private readonly bodyTimeoutMs: number | undefined;
+  private readonly options: NodeRequestOptions;
 
-  constructor(req: http.IncomingMessage, bodyTimeoutMs?: number) {
+  constructor(req: http.IncomingMessage, options: NodeRequestOptions = {}) {
     this.req = req;
-    this.bodyTimeoutMs = bodyTimeoutMs;
+    this.options = options;
     this.method = req.method ?? 'GET';
     this.url = req.url ?? '/';
   }
@@ -73,11 +82,12 @@ export class NodeRequest implements ApiRequest {
   }
 
   get clientIp(): string {
-    return this.req.socket.remoteAddress ?? 'unknown';
+    const peer = this.req.socket.remoteAddress;
+    return peer ? clientAddress(peer, this.header('x-forwarded-for'), this.options.trustedProxies ?? null) : 'unknown';
   }
 
   body(maxBytes: number): Promise<Uint8Array | null> {
-    return readBody(this.req, maxBytes, this.bodyTimeoutMs);
+    return readBody(this.req, maxBytes, this.options.bodyTimeoutMs);
   }
 }
 

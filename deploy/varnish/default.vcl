@@ -2,8 +2,12 @@
 # server marks for a shared cache (answers to a good key: CDN-Cache-Control,
 # RFC 9213) and nothing else, and purges by tag when the server or
 # `npm run keys` calls CACHE_PURGE_URL (PURGE with an xkey-purge header).
-#   varnishd -F -a :6081 -f "$PWD/deploy/varnish/default.vcl"
-#   CACHE_PURGE_URL=http://127.0.0.1:6081/ npm start
+#   varnishd -F -a :6081 -f "$PWD/deploy/varnish/default.vcl" -s malloc,256m -s Transient=malloc,32m
+# (-s malloc: the answers kept; Transient: replies on their way through and
+# the 1 s hit-for-miss marks below, bounded so a flood cannot grow it.)
+#   CACHE_PURGE_URL=http://127.0.0.1:6081/ TRUSTED_PROXIES=127.0.0.1 npm start
+# Varnish appends the client's address to X-Forwarded-For before vcl_recv;
+# TRUSTED_PROXIES lets the server's portal limits count that client, not Varnish.
 vcl 4.1;
 
 import std;
@@ -37,6 +41,11 @@ sub vcl_recv {
     if (req.url ~ "^/(portal|health)([/?#]|$)" || (req.method != "GET" && req.method != "HEAD")) {
         return (pass);
     }
+    # Only an answer to a key is ever kept: a URL without a key-shaped segment goes straight through,
+    # leaving nothing behind (a flood of distinct keyless URLs costs Varnish no memory).
+    if (req.url !~ "/apikey=faa_[A-Za-z0-9_-]{32}([/?#]|$)") {
+        return (pass);
+    }
     # Answers depend on the URL alone (the key is in it); a browser's cookies must not split or bypass the cache.
     unset req.http.Cookie;
     unset req.http.Authorization;
@@ -50,9 +59,12 @@ sub vcl_backend_response {
         set beresp.grace = 0s;
         return (deliver);
     }
-    # Everything else (403, 429, 400, 405, 500, public files, /): never stored; for 2 minutes
-    # requests for that URL go straight to the server (hit-for-miss) rather than queue behind one another.
-    set beresp.ttl = 120s;
+    # Everything else for a key (403, 429, 400, 500): never stored. For 1 s requests for that URL
+    # go straight to the server (hit-for-miss) rather than queue behind one another; no longer,
+    # so distinct URLs leave at most a second's worth of small marks in Transient.
+    set beresp.ttl = 1s;
+    set beresp.grace = 0s;
+    set beresp.keep = 0s;
     set beresp.uncacheable = true;
     return (deliver);
 }

@@ -272,6 +272,8 @@ class PortalEndpoints {
     try {
       if (action === 'signIn') return await this.signIn(request);
       if (action === 'session') return await this.session(request);
+      // An owner's limit counts owners: the session is checked first, so posts without one (401) never use it up.
+      if (action === 'account' || action === 'signOut') await this.keys.sessionEmail(bearer(request));
       if (action === 'account') return this.overLimit(request, true) ?? portalReply(200, await this.keys.account(bearer(request)));
       if (action === 'signOut') {
         const refused = this.overLimit(request, true);

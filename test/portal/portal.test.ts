@@ -292,6 +292,20 @@ describe('keys with a session', () => {
     expect([another.status, another.json.limit]).toEqual([429, '2 sign-in links and new keys per minute per client address']);
   });
 
+  it('counts only signed-in owners against the owner’s limit: posts without a session answer 401 and leave it alone', async () => {
+    const { portal } = setup({ ownerLimitPerMinute: 4 });
+    const { bearer } = await signIn(portal, address());
+    expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201);
+    for (let i = 0; i < 10; i++) {
+      for (const path of ['/portal/account', '/portal/sign-out', '/portal/keys/revoke']) {
+        const anonymous = await send(portal, post(path, undefined, i % 2 ? {} : { authorization: `Bearer fas_${'x'.repeat(43)}` }));
+        expect([path, anonymous.status]).toEqual([path, 401]);
+      }
+    }
+    expect((await send(portal, post('/portal/account', undefined, bearer))).status).toBe(200);
+    expect((await send(portal, post('/portal/keys/revoke', undefined, bearer))).status).toBe(200);
+  });
+
   it('logs method, path, status and time, and never a key, token, session or address', async () => {
     const { portal, lines } = setup();
     const email = address();

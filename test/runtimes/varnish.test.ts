@@ -5,13 +5,16 @@
  * stored, and a rebuilt revision is not answered from the old one's objects.
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort } from '../helpers/http.ts';
-import { makeKeys, storeKeys } from '../helpers/keys.ts';
+import { keyThroughPortal, makeKeys, storeKeys } from '../helpers/keys.ts';
+import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
@@ -25,15 +28,33 @@ const hasVarnish = (() => {
   }
 })();
 
-/** varnishd in the foreground with the project's VCL, its backend port rewritten, in a private working folder. */
-async function startVarnish(backendPort: number): Promise<{ port: number; stop(): Promise<void> }> {
+/** The `-s` arguments of the varnishd command the VCL's opening comment documents (the README gives the same). */
+async function documentedStorage(): Promise<string[]> {
+  const vcl = await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8');
+  const command = /^#\s+(varnishd .*)$/m.exec(vcl)?.[1] ?? '';
+  return [...command.matchAll(/-s (\S+)/g)].flatMap((m) => ['-s', m[1]]);
+}
+
+interface Varnish {
+  port: number;
+  /** Its working folder, for varnishstat -n. */
+  work: string;
+  /** The manager's pid (its cache process is the manager's child). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** varnishd in the foreground with the project's VCL (its backend port rewritten) and documented storage, in a private working folder. */
+async function startVarnish(backendPort: number): Promise<Varnish> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'varnish-'));
   const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
   expect(vcl).toContain(`"${backendPort}"`);
   await writeFile(path.join(dir, 'test.vcl'), vcl);
   const port = await freePort();
   // -j none: no privilege separation, so a private temp folder is readable; -s malloc keeps it off the disk.
-  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', path.join(dir, 'work'), '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const storage = await documentedStorage();
+  const work = path.join(dir, 'work');
+  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', work, '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), ...(storage.length ? storage : ['-s', 'malloc,32m'])], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
   child.stderr!.on('data', (c) => (output += c));
@@ -42,6 +63,8 @@ async function startVarnish(backendPort: number): Promise<{ port: number; stop()
   if (!up) throw new Error(`varnishd did not answer:\n${output}`);
   return {
     port,
+    work,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
@@ -50,9 +73,22 @@ async function startVarnish(backendPort: number): Promise<{ port: number; stop()
   };
 }
 
+/** Varnish's Transient storage in use (varnishstat SMA.Transient.g_bytes) and the resident memory of its two processes, bytes. */
+async function varnishUsage(varnish: Varnish): Promise<{ transient: number; rss: number }> {
+  const { stdout } = await promisify(execFile)('varnishstat', ['-n', varnish.work, '-1', '-j', '-f', 'SMA.Transient.g_bytes']);
+  const stats = JSON.parse(stdout) as { counters?: Record<string, { value: number }> } & Record<string, { value: number }>;
+  const transient = (stats.counters ?? stats)['SMA.Transient.g_bytes'].value;
+  const rssOf = async (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  const children = (await readdir(`/proc/${varnish.pid}/task`)).map((t) => readFile(`/proc/${varnish.pid}/task/${t}/children`, 'utf8').catch(() => ''));
+  const pids = [varnish.pid, ...(await Promise.all(children)).join(' ').split(/\s+/).filter(Boolean).map(Number)];
+  let rss = 0;
+  for (const pid of pids) rss += await rssOf(pid);
+  return { transient, rss };
+}
+
 describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   let server: Started;
-  let varnish: { port: number; stop(): Promise<void> };
+  let varnish: Varnish;
   let dist: string;
   let keysDb: string;
   const { keys, records } = makeKeys(7, 'varnish');
@@ -189,6 +225,33 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     expect(await eventually(async () => (await via(url)).status === 403, 2000, 100)).toBe(true);
   });
 
+  it('keeps next to nothing for 60,000 distinct keyless URLs, and its documented command bounds Transient storage', async () => {
+    expect((await documentedStorage()).join(' ')).toMatch(/-s Transient=malloc,\d+[mM]/);
+    const statuses = new Set<number>();
+    /** Distinct URLs without a key, from `from` up to `to`, 16 at a time on loopback. */
+    const flood = async (from: number, to: number) => {
+      let next = from;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          for (let i = next++; i < to; i = next++) {
+            const r = await via(`/person/name=Nobody${i}`);
+            statuses.add(r.status);
+            await r.arrayBuffer();
+          }
+        }),
+      );
+    };
+    await flood(0, 2_000); // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    const before = await varnishUsage(varnish);
+    await flood(2_000, 62_000);
+    const after = await varnishUsage(varnish);
+    const mb = (n: number) => (n / 1048576).toFixed(1);
+    console.log(`varnish, 60,000 keyless URLs: Transient ${mb(before.transient)} -> ${mb(after.transient)} MB, RSS ${mb(before.rss)} -> ${mb(after.rss)} MB`);
+    expect([...statuses]).toEqual([403]);
+    expect(after.transient - before.transient).toBeLessThan(2 * 1048576);
+    expect(after.rss - before.rss).toBeLessThan(8 * 1048576);
+  }, 300_000);
+
   it('does not answer a rebuilt revision from the old one’s objects', async () => {
     const url = `/person/name=Richard%20Barthelmess/apikey=${keys[3]}`;
     for (let i = 0; i < 2; i++) expect((await via(url)).status).toBe(200);
@@ -203,3 +266,68 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   });
 });
 
+
+/** A POST through Varnish from a given loopback address (127.0.0.2, 127.0.0.3, ...: each a client of its own): its status. */
+function postFrom(localAddress: string, port: number, pathname: string, body: string | null, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const all = { ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers };
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'POST', localAddress, headers: all, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
+describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROXIES=127.0.0.1)', () => {
+  let server: Started;
+  let varnish: Varnish;
+  let mail: MailApi;
+
+  beforeAll(async () => {
+    const dist = await buildInto(SAMPLE_SOURCE, 'varnish-portal-dist');
+    const keysDb = path.join(await tempDir('varnish-portal-keys'), 'keys.db');
+    mail = await startMailApi();
+    const backendPort = await freePort();
+    varnish = await startVarnish(backendPort);
+    server = await startServer({
+      PORT: String(backendPort),
+      DIST_DIR: dist,
+      KEYS_DB: keysDb,
+      CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`,
+      TRUSTED_PROXIES: '127.0.0.1',
+      MAIL_API_URL: mail.url,
+      MAIL_API_TOKEN: 'token-for-tests',
+      NODE_ENV: 'production',
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await varnish?.stop();
+    await mail?.stop();
+  });
+
+  const signIn = (from: string, n: number, headers?: Record<string, string>) => postFrom(from, varnish.port, '/portal/sign-in', JSON.stringify({ email: `client-${from}-${n}@example.org` }), headers);
+
+  it('gives two clients their own 5 sign-ins, however a client writes its X-Forwarded-For', async () => {
+    const first: number[] = [];
+    for (let i = 0; i < 6; i++) first.push(await signIn('127.0.0.2', i));
+    expect(first).toEqual([202, 202, 202, 202, 202, 429]);
+    // A header the client wrote itself is not believed: Varnish appends the address it saw.
+    expect(await signIn('127.0.0.2', 6, { 'x-forwarded-for': '127.0.0.9' })).toBe(429);
+    const second: number[] = [];
+    for (let i = 0; i < 5; i++) second.push(await signIn('127.0.0.3', i));
+    expect(second).toEqual([202, 202, 202, 202, 202]);
+  });
+
+  it('lets an owner revoke after 60 posts without a session from the owner’s own address', async () => {
+    const base = `http://127.0.0.1:${varnish.port}`;
+    const { session } = await keyThroughPortal(base, mail);
+    const anonymous: number[] = [];
+    for (let i = 0; i < 60; i++) anonymous.push(await postFrom('127.0.0.1', varnish.port, '/portal/account', null));
+    expect(new Set(anonymous)).toEqual(new Set([401]));
+    expect(await postFrom('127.0.0.1', varnish.port, '/portal/keys/revoke', null, { authorization: `Bearer ${session}` })).toBe(200);
+  });
+});
