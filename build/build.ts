@@ -256,7 +256,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   log(
     reuse.size
       ? `storing every answer: packing them, compressing into gzip and brotli those of the ${reuse.size} copies earlier builds made that changed (each copy reused is decoded and compared first)`
-      : 'storing every answer: packing them and compressing each into gzip and brotli (the long step: about 10 s for the full archive on 2 cores; rebuilds reuse the copies)',
+      : 'storing every answer: packing them and compressing each into gzip and brotli (the long step of a first build, timed on the closing line; rebuilds reuse the copies)',
   );
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
   const datasetStarted = performance.now();

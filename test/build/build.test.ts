@@ -257,6 +257,16 @@ async function previousDist(tag: string) {
 }
 
 describe('the build', () => {
+  it('keeps the full archive within the limits docs/deploy.md states for Cloudflare (asset files, and each one\'s size)', async () => {
+    const deploy = await readFile(path.join(ROOT, 'docs/deploy.md'), 'utf8');
+    const [, count, mib] = /at most ([\d,]+) asset files of (\d+) MiB each/.exec(deploy)!;
+    const files = (await readdir(dist, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+    const sizes = await Promise.all(files.map(async (e) => (await stat(path.join(e.parentPath, e.name))).size));
+    expect(files.length).toBeGreaterThan(1000);
+    expect(files.length).toBeLessThanOrEqual(Number(count.replaceAll(',', '')));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(Number(mib) * 1024 * 1024);
+  });
+
   it('is deterministic: two builds of the same source are identical byte for byte', async () => {
     const second = await buildInto(FULL_SOURCE, 'determinism');
     const [a, b] = await Promise.all([treeDigest(dist), treeDigest(second)]);

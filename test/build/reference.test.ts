@@ -6,8 +6,9 @@
  * the "try it" form calling the API with a real key (200) and a bad one (403),
  * the errors and the links; a contents list (a side menu on a wide screen),
  * headings in words, and examples in JavaScript, Python and the client that,
- * run as shown, answer what the API answers; clean at 1280 px and at 390 px. Screenshots of
- * both widths go to test-results/screenshots/ (git-ignored), named in the log.
+ * run as shown, answer what the API answers; fitting every width from 320 to
+ * 1920 px (test/helpers/fit.ts). Screenshots (390, 320 and 1024 px) go to
+ * test-results/screenshots/ (git-ignored), named in the log.
  */
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { examplePath, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
 import { launchChromium } from '../helpers/browser.ts';
+import { misfits, SCREEN_WIDTHS } from '../helpers/fit.ts';
 import { ROOT } from '../helpers/paths.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
@@ -183,6 +185,31 @@ describe('the reference page at /', () => {
     console.log(`reference page at 390 px, after the try-it form answered: ${shot}`);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('fits every width from 320 to 1920 px: no sideways scroll, no text out of its box, and the contents list reachable', async () => {
+    for (const width of SCREEN_WIDTHS) {
+      const narrow = width < 768 ? { deviceScaleFactor: 2, isMobile: true, hasTouch: true } : {};
+      const context = await browser.newContext({ viewport: { width, height: 900 }, ...narrow });
+      const page = await context.newPage();
+      await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
+      expect(await page.evaluate(() => window.innerWidth)).toBe(width);
+      expect([width, await misfits(page)]).toEqual([width, []]);
+      // The contents list is on screen or a scroll away, within the window's width, and its links work.
+      const nav = page.getByRole('navigation', { name: 'Contents' });
+      const menu = (await nav.boundingBox())!;
+      expect([width, menu.x >= 0 && menu.x + menu.width <= width]).toEqual([width, true]);
+      await nav.getByRole('link', { name: 'Errors' }).click();
+      expect(page.url()).toMatch(/#errors$/);
+      await expect(page.locator('#errors').isVisible()).resolves.toBe(true);
+      if (width === 1024 || width === 320) {
+        await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
+        const shot = path.join(SCREENSHOTS, `reference-${width}.png`);
+        await page.screenshot({ path: shot });
+        console.log(`reference page at ${width} px: ${shot}`);
+      }
+      await context.close();
+    }
   });
 
   it('lists every answer shape, every error body and the limits', async () => {

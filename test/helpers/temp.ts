@@ -93,8 +93,8 @@ export async function treeDigest(dir: string): Promise<Map<string, string>> {
 
 /**
  * One build of `source` for the whole run, shared by every test file that
- * only reads it (the full archive takes 15 s or more to build; building it
- * again per file was most of `npm run test:quick`). It lives in the run's own
+ * only reads it (the full archive takes 15 s or more to build, 60 s under
+ * load, and three files read it). It lives in the run's own
  * temp folder (test/helpers/global-setup.ts), so it goes with the run; the
  * first file to ask builds it, the others wait for it. Never write into it:
  * {@link copyOfSharedBuild} gives a copy to change.
@@ -110,12 +110,18 @@ export async function sharedBuild(source: string): Promise<string> {
   });
   if (claimed) {
     const building = path.join(dir, 'building');
-    await build({ source, out: building, summary: path.join(dir, 'summary.json'), log: () => {} });
-    await rename(building, out);
+    try {
+      await build({ source, out: building, summary: path.join(dir, 'summary.json'), log: () => {} });
+      await rename(building, out);
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true }); // the next file to ask builds it again
+      throw error;
+    }
   } else {
     // Another file is building it: the full archive took up to 60 s under load; wait nearly three times that (within the 180 s a hook may take).
     for (const until = Date.now() + 170_000; !existsSync(out); await new Promise((r) => setTimeout(r, 200))) {
       if (Date.now() > until) throw new Error(`the shared build of ${source} in ${dir} did not appear within 170 s`);
+      if (!existsSync(dir)) throw new Error(`the shared build of ${source} failed in the test file that made it (its error is there)`);
     }
   }
   builtFrom.set(out, source);

@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser.ts';
+import { misfits, SCREEN_WIDTHS } from '../helpers/fit.ts';
 import { startMailApi, startSmtp, type Smtp } from '../helpers/mail.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startNetlifyLocal, startServer, startWorker } from '../helpers/processes.ts';
@@ -198,6 +199,25 @@ describe('the key portal page against npm start', () => {
 
   it('takes a person from an e-mail address to a working key, through a reload, confirmed rotation and revocation, sign-out and a second sign-in', async () => {
     await flow(server.base, 'browser@example.org', path.resolve('test-results/portal.png'));
+  });
+
+  it('fits every width from 320 to 1920 px, signed out and signed in with a key: no sideways scroll, no text out of its box', async () => {
+    const context = await browser.newContext({ viewport: { width: 1024, height: 900 } });
+    const page = await context.newPage();
+    const signedOut = await context.newPage();
+    await signedOut.goto(`${server.base}/portal`);
+    await openLink(page, await askForLink(page, server.base, 'widths@example.org'), 'widths@example.org');
+    await page.getByRole('button', { name: 'Get a key' }).click();
+    await shownKey(page, server.base);
+    await mkdir(path.resolve('test-results'), { recursive: true });
+    for (const width of SCREEN_WIDTHS) {
+      for (const [state, shown] of [['signed out', signedOut], ['signed in', page]] as const) {
+        await shown.setViewportSize({ width, height: 900 });
+        expect([width, state, await misfits(shown)]).toEqual([width, state, []]);
+        if (width === 1024 || width === 320) await shown.screenshot({ path: path.resolve(`test-results/portal-${state.replace(' ', '-')}-${width}.png`), fullPage: true });
+      }
+    }
+    await context.close();
   });
 
   it('is usable from the keyboard alone, with labelled fields and a visible focus ring', async () => {
