@@ -53,7 +53,7 @@ export const ROUTES: Route[] = [
   { id: 'categoryByNameAndYear', title: 'A category at one ceremony', tag: 'categories', client: 'categoryAt', roots: ['award'], params: ['name', 'year'], summary: 'Every category whose name contains this text (case-sensitive), at one ceremony.', notFound: 'Award not found', answer: 'CategoryYearMatch[]', example: { name: 'Best Picture', year: '2026' } },
   { id: 'titleById', title: 'A film by its IMDb id', tag: 'IMDb ids', client: 'titleById', roots: ['title'], params: ['id'], summary: 'Every nomination of the film with this IMDb title id, across all ceremonies.', notFound: 'Title not found', answer: 'PersonMatch[]', example: { id: 'tt31193180' } },
   { id: 'nameById', title: 'A person or company by its IMDb id', tag: 'IMDb ids', client: 'nameById', roots: ['name'], params: ['id'], summary: 'Every nomination of the person or company with this IMDb name id, across all ceremonies.', notFound: 'Name not found', answer: 'PersonMatch[]', example: { id: 'nm1297015' } },
-  { id: 'search', title: 'Search by approximate name', tag: 'search', client: 'search', roots: ['search'], params: ['name'], summary: 'Names and category names close to this text (any case, marks, punctuation, a typo or two), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
+  { id: 'search', title: 'Search by approximate name', tag: 'search', client: 'search', roots: ['search'], params: ['name'], summary: 'Films, people, companies and categories close to this text (any case, marks, punctuation, typos, word order, joined or split words; an award as people name it), best first, at most 10.', notFound: null, answer: 'SearchResult[]', example: { name: 'emma st' } },
   { id: 'categories', title: 'Every category name', tag: 'categories', client: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
 ];
 
@@ -105,7 +105,8 @@ export const SHAPES = {
   FilmMatch: '{"category": string, "nomination": Nomination}',
   CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
   CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
-  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "otherNames"?: string[]}',
+  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "id"?: string, "filmYear"?: string, "otherNames"?: string[], "awardNames"?: AwardName[]}',
+  AwardName: '{"name": string, "firstYear": string, "lastYear": string}',
   CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
 } as const;
 

@@ -478,7 +478,11 @@ export class SearchIndex {
     const rows = (this.rows ??= this.rowText.split('\n'));
     for (const hit of hits) {
       const row = rows[hit.entry];
-      if (hit.rank === 1 && row.split('\t')[0].split('|').includes(q.text)) hit.rank = 0;
+      if (hit.rank === 1) {
+        // The name exactly as asked: first, and shown as asked when the entry has several.
+        const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
+        if (exactly >= 0) [hit.rank, hit.key] = [0, exactly];
+      }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
