@@ -235,44 +235,15 @@ function fit(q: Asked, key: Key): Fit {
     const w = words[i];
     // Two words asked that are one word of the name ("god father").
     const pair = q.pairs[i];
-    if (pair !== null) {
-      const j = k.indexOf(pair);
-      if (j >= 0 && !(used & (1 << j))) {
-        used |= 1 << j;
-        if (lead < 0) lead = j;
-        i++;
-        continue;
-      }
+    const j = pair === null ? -1 : k.indexOf(pair);
+    if (j >= 0 && !(used & (1 << j))) {
+      used |= 1 << j;
+      if (lead < 0) lead = j;
+      i++;
+      continue;
     }
-    let found = -1;
-    let cost = 0;
-    let width = 1;
-    for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j] === w) found = j;
-    // One word asked that is two or three of the name ("otoole", "lalaland").
-    for (let j = 0; j + 1 < k.length && found < 0 && w.length >= 4; j++) {
-      if (used & (3 << j) || !w.startsWith(k[j])) continue;
-      const two = k[j] + k[j + 1];
-      if (two === w) [found, width] = [j, 2];
-      else if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) [found, width] = [j, 3];
-    }
-    if (found < 0 && i === words.length - 1 && w.length >= (words.length > 1 ? 1 : 3)) {
-      for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) [found, prefix] = [j, true];
-    }
-    const close = q.close[i];
-    if (found < 0 && close) {
-      for (let j = 0; j < k.length; j++) {
-        if (used & (1 << j)) continue;
-        let d = close.get(k[j]);
-        if (d === undefined) {
-          const typos = typosBetween(q, w, k[j]);
-          d = editsWithin(w, k[j], typos);
-          if (d > typos) d = -1;
-          close.set(k[j], d);
-        }
-        if (d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
-      }
-    }
-    if (found < 0) {
+    const place = placeOf(q, i, k, used);
+    if (place < 0) {
       if (SMALL.has(w)) {
         unasked = 2;
         continue;
@@ -283,8 +254,10 @@ function fit(q: Asked, key: Key): Fit {
       }
       return NO_FIT;
     }
-    used |= ((1 << width) - 1) << found;
-    edits += cost;
+    const found = place & 31;
+    used |= ((1 << ((place >> 5) & 3)) - 1) << found;
+    edits += (place >> 7) & 3;
+    if (place & 512) prefix = true;
     if (lead < 0 && !SMALL.has(w)) lead = found;
   }
   if (used === 0 || edits > 2) return NO_FIT;
@@ -294,6 +267,40 @@ function fit(q: Asked, key: Key): Fit {
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
   return fitOf(8 + unasked + some, starts, yearAside);
+}
+
+/**
+ * Where the `i`th word asked stands among a key's words `k` not yet `used`,
+ * best first: the word itself; two or three of them run together
+ * ("otoole"); the start of one (the last word asked); one within its typos,
+ * the fewest. As one number (no garbage): the place, plus 32 times the words
+ * it takes, 128 times its edits, 512 for a start; -1 nowhere.
+ */
+function placeOf(q: Asked, i: number, k: string[], used: number): number {
+  const w = q.words[i];
+  for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
+  for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
+    if (used & (3 << j) || !w.startsWith(k[j])) continue;
+    const two = k[j] + k[j + 1];
+    if (two === w) return j | 64;
+    if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) return j | 96;
+  }
+  if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
+    for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
+  }
+  const close = q.close[i];
+  let [found, cost] = [-1, 0];
+  for (let j = 0; close && j < k.length; j++) {
+    if (used & (1 << j)) continue;
+    let d = close.get(k[j]);
+    if (d === undefined) {
+      const typos = typosBetween(q, w, k[j]);
+      d = editsWithin(w, k[j], typos);
+      close.set(k[j], d > typos ? -1 : d);
+    }
+    if (d > 0 && d <= typosBetween(q, w, k[j]) && (found < 0 || d < cost)) [found, cost] = [j, d];
+  }
+  return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
 export class SearchIndex {
