@@ -59,6 +59,7 @@ export const COMPONENTS = {
   CategoryMatch: 'CategoryMatch',
   CategoryYearMatch: 'CategoryYearMatch',
   SearchResult: 'SearchResult',
+  AwardName: 'AwardName',
   CategoryName: 'CategoryName',
   DatasetList: 'DatasetList',
   DatasetEntry: 'DatasetEntry',
@@ -90,7 +91,9 @@ const REFINEMENTS: Record<string, Schema> = {
   'DatasetEntry.sha256': { pattern: '^[0-9a-f]{64}$' },
   'DatasetEntry.revision': { pattern: '^[0-9a-f]{64}$' },
   'DatasetList.revision': { pattern: '^[0-9a-f]{64}$' },
-  ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
+  ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'AwardName.firstYear', 'AwardName.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
+  'SearchResult.id': { pattern: '^(?:tt|nm|co)[0-9]+$' },
+  'SearchResult.filmYear': { pattern: '^[0-9]{4}(?:/[0-9]{2})?$' },
 };
 
 /** The component schemas: those derived from types.ts (`derived`, default the checked-in file) with the refinements above. */
@@ -208,7 +211,9 @@ function parameter(p: Param | 'apikey', route: Route, yearRange: [number, number
       in: 'path',
       required: true,
       description:
-        `Text to search for: a name or a category name, in any case, with or without marks (\`sirat\` finds Sirāt), punctuation or spacing, the start of its words (\`emma st\`), or with a typo or two. ` +
+        `Text to search for: a film, person, company or category, in any case, with or without marks (\`sirat\` finds Sirāt), punctuation or spacing, the start of its words (\`emma st\`), ` +
+        `with a typo or two anywhere (\`spielburg\`), its words in any order (\`kurosawa akira\`), joined or split (\`peter otoole\`, \`casa blanca\`), \`&\` for "and", a number as digits, words or roman numerals (\`rocky 3\`), ` +
+        `without its leading article, with a film's year (\`titanic 1997\`), or an award as people name it (\`best actress\`). ` +
         `${literally} Example: \`name=${encodeURIComponent(route.example.name ?? '')}\`. 1 to ${MAX_SEARCH_LENGTH} characters once decoded.`,
       schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
       examples: { example: { value: route.example.name } },
@@ -256,7 +261,7 @@ const TAGS: { name: Tag | 'service'; description: string }[] = [
   { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
   { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
   { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony; and the list of every full category name.' },
-  { name: 'search', description: 'Names and category names close to a text, best first, each with the lookup that answers it.' },
+  { name: 'search', description: 'Films, people, companies and categories close to a text, however it is typed, best first, each with the lookup that answers it.' },
   { name: 'service', description: 'The service itself, without a key.' },
   { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
   { name: 'dataset', description: 'The whole source to keep, with every field the lookups leave out (IMDb ids, film years, characters and songs, canonical awards): SQLite, NDJSON and CSV.' },

@@ -124,7 +124,7 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     const others = facts.awards.has(name) ? award.filter((n) => n !== name) : [];
     entries.push({
       names: [name],
-      aliases: awardAliases([awardOf(name), ...award]),
+      aliases: awardAliases([name, awardOf(name)]),
       kind: 'category',
       tally,
       weight: categories.get(name)!.nominations,

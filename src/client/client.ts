@@ -75,7 +75,7 @@ export interface Client {
   titleById(id: string): Promise<PersonMatch[]>;
   /** Every nomination of the person (`nm0000658`) or company (`co0028775`) with this IMDb name id, across all ceremonies. */
   nameById(id: string): Promise<PersonMatch[]>;
-  /** Names and category names close to `text` (any case, marks, punctuation, a typo or two), best first, at most 10; each with the `path` that answers it. */
+  /** Films, people, companies and categories close to `text` (any case, marks, punctuation, typos, word order, joined or split words, an award as people name it), best first, at most 10; each with the `path` that answers it, and its IMDb `id` and `filmYear` where it has them. */
   search(text: string): Promise<SearchResult[]>;
   /** Every full category name, in order of first appearance, with its years and its award. */
   categories(): Promise<CategoryName[]>;

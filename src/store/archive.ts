@@ -31,8 +31,8 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /**
    * Bytes of parsed index files kept; default 24 MiB. Every index file of the
-   * full archive counts about 26: the 256 name shards 8, the 128 id shards 3,
-   * the category answers at each year 9.5, the search shards 6, the category
+   * full archive counts about 24: the 256 name shards 8, the 128 id shards 3,
+   * the category answers at each year 9.5, the search index 4, the category
    * index 0.15; the least asked are read again. With the answers' 16 MiB the
    * reader keeps at most 40 MiB, as before the joins were stored.
    */
@@ -347,7 +347,7 @@ export class ArchiveReader {
     return this.indexFile<T>(source, ref);
   }
 
-  /** A stored JSON file the lookups read (a shard, the category index or answers at a year, a search shard), parsed. */
+  /** A stored JSON file the lookups read (a shard, the category index or answers at a year, the search index), parsed. */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
     const bytes = file.bytes('identity', source);

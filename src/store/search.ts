@@ -151,7 +151,7 @@ interface Asked {
   years: string[];
   /** A long text: one of its words may hold two typos. */
   long: boolean;
-  /** Per word asked, the index's words within its typos, each with its edits (filled by the index; null: the word itself only). */
+  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
@@ -166,6 +166,7 @@ function asked(text: string, key: string): Asked {
   const compact = join(words);
   const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
   q.pairs = words.map((w, i) => pairOf(q, i));
+  q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
   return q;
 }
 
@@ -175,8 +176,8 @@ function typosBetween(q: Asked, asked: string, word: string): number {
   return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
 }
 
-/** The most typos forgiven a word asked, against a word of any length. */
-const mostTypos = (q: Asked, asked: string) => (asked.length < 3 ? 0 : Math.max(typosFor(asked.length + 1), q.long && asked.length >= 6 ? 2 : 0));
+/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
+const mostTypos = (asked: string) => (asked.length < 3 ? 0 : typosFor(asked.length + 1));
 
 /** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
 function pairOf(q: Asked, i: number): string | null {
@@ -200,14 +201,15 @@ function keyOf(key: string): Key {
   return { words: key.split(' '), compact, bare: article ? compact.slice(key.indexOf(' ')) : compact, article };
 }
 
-/** How well one key answers the words asked: its rank (lower is better; -1 no match), whether it starts as asked, whether a year asked is no part of it. */
-interface Fit {
-  rank: number;
-  starts: boolean;
-  yearAside: boolean;
-}
+/**
+ * How well one key answers the words asked, as one number (lower is better,
+ * -1 no match, so ranking a key makes no garbage): its rank times 4, plus 2
+ * when a year asked is no part of it, plus 1 when it does not start as asked.
+ */
+type Fit = number;
 
-const NO_FIT: Fit = { rank: -1, starts: false, yearAside: false };
+const NO_FIT = -1;
+const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
 /**
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
@@ -219,8 +221,8 @@ const NO_FIT: Fit = { rank: -1, starts: false, yearAside: false };
  */
 function fit(q: Asked, key: Key): Fit {
   const { compact, bare: keyBare, words: k, article } = key;
-  if (compact === q.compact || keyBare === q.bare) return { rank: 1, starts: true, yearAside: false };
-  if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return { rank: 1, starts: true, yearAside: true };
+  if (compact === q.compact || keyBare === q.bare) return fitOf(1, true, false);
+  if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return fitOf(1, true, true);
   if (k.length > 30) return NO_FIT;
   const words = q.words;
   let used = 0;
@@ -233,38 +235,15 @@ function fit(q: Asked, key: Key): Fit {
     const w = words[i];
     // Two words asked that are one word of the name ("god father").
     const pair = q.pairs[i];
-    if (pair !== null) {
-      const j = k.indexOf(pair);
-      if (j >= 0 && !(used & (1 << j))) {
-        used |= 1 << j;
-        if (lead < 0) lead = j;
-        i++;
-        continue;
-      }
+    const j = pair === null ? -1 : k.indexOf(pair);
+    if (j >= 0 && !(used & (1 << j))) {
+      used |= 1 << j;
+      if (lead < 0) lead = j;
+      i++;
+      continue;
     }
-    let found = -1;
-    let cost = 0;
-    let width = 1;
-    for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j] === w) found = j;
-    // One word asked that is two or three of the name ("otoole", "lalaland").
-    for (let j = 0; j + 1 < k.length && found < 0 && w.length >= 4; j++) {
-      if (used & (3 << j) || !w.startsWith(k[j])) continue;
-      const two = k[j] + k[j + 1];
-      if (two === w) [found, width] = [j, 2];
-      else if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) [found, width] = [j, 3];
-    }
-    if (found < 0 && i === words.length - 1 && w.length >= (words.length > 1 ? 1 : 3)) {
-      for (let j = 0; j < k.length && found < 0; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) [found, prefix] = [j, true];
-    }
-    const close = q.close[i];
-    if (found < 0 && close) {
-      for (let j = 0; j < k.length; j++) {
-        if (used & (1 << j)) continue;
-        const d = close.get(k[j]);
-        if (d !== undefined && d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
-      }
-    }
-    if (found < 0) {
+    const place = placeOf(q, i, k, used);
+    if (place < 0) {
       if (SMALL.has(w)) {
         unasked = 2;
         continue;
@@ -275,17 +254,53 @@ function fit(q: Asked, key: Key): Fit {
       }
       return NO_FIT;
     }
-    used |= ((1 << width) - 1) << found;
-    edits += cost;
+    const found = place & 31;
+    used |= ((1 << ((place >> 5) & 3)) - 1) << found;
+    edits += (place >> 7) & 3;
+    if (place & 512) prefix = true;
     if (lead < 0 && !SMALL.has(w)) lead = found;
   }
   if (used === 0 || edits > 2) return NO_FIT;
   const starts = lead === (article ? 1 : 0);
-  if (edits > 0) return { rank: (3 + edits) * 4 + unasked, starts, yearAside };
-  if (prefix) return { rank: 12 + unasked + (starts ? 0 : 1), starts, yearAside };
+  if (edits > 0) return fitOf((3 + edits) * 4 + unasked, starts, yearAside);
+  if (prefix) return fitOf(12 + unasked + (starts ? 0 : 1), starts, yearAside);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
-  return { rank: 8 + unasked + some, starts, yearAside };
+  return fitOf(8 + unasked + some, starts, yearAside);
+}
+
+/**
+ * Where the `i`th word asked stands among a key's words `k` not yet `used`,
+ * best first: the word itself; two or three of them run together
+ * ("otoole"); the start of one (the last word asked); one within its typos,
+ * the fewest. As one number (no garbage): the place, plus 32 times the words
+ * it takes, 128 times its edits, 512 for a start; -1 nowhere.
+ */
+function placeOf(q: Asked, i: number, k: string[], used: number): number {
+  const w = q.words[i];
+  for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
+  for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
+    if (used & (3 << j) || !w.startsWith(k[j])) continue;
+    const two = k[j] + k[j + 1];
+    if (two === w) return j | 64;
+    if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) return j | 96;
+  }
+  if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
+    for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
+  }
+  const close = q.close[i];
+  let [found, cost] = [-1, 0];
+  for (let j = 0; close && j < k.length; j++) {
+    if (used & (1 << j)) continue;
+    let d = close.get(k[j]);
+    if (d === undefined) {
+      const typos = typosBetween(q, w, k[j]);
+      d = editsWithin(w, k[j], typos);
+      close.set(k[j], d > typos ? -1 : d);
+    }
+    if (d > 0 && d <= typosBetween(q, w, k[j]) && (found < 0 || d < cost)) [found, cost] = [j, d];
+  }
+  return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
 export class SearchIndex {
@@ -324,10 +339,13 @@ export class SearchIndex {
   search(text: string, key = searchKey(text)): SearchResult[] {
     if (key === '') return [];
     const q = asked(text, key);
-    q.close = q.words.map((w) => (w.length < 3 || SMALL.has(w) ? null : this.closeTo(q, w)));
     // The most telling words first: the longest that are neither small words, years nor a short start; then any.
     const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
-    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || q.words[b].length - q.words[a].length || a - b);
+    // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
+    const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
+    // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
+    const unknown = (i: number) => Number(!this.has(q.words[i]));
+    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
     for (const i of order.slice(0, 2)) {
       const found = this.ranked(q, this.candidates(q, i));
       if (found.length > 0) return found;
@@ -345,29 +363,42 @@ export class SearchIndex {
     const exact = (word: string) => {
       const at = this.lowerBound(word);
       if (this.words[at] === word) add(at);
-      return this.words[at] === word;
+    };
+    /** The entries holding both words (postings are in ascending order). */
+    const both = (a: number, b: number) => {
+      const [x, y] = [this.postings(a), this.postings(b)];
+      for (let i = 0, j = 0; i < x.length && j < y.length; ) {
+        if (x[i] < y[j]) i++;
+        else if (x[i] > y[j]) j++;
+        else (out.add(x[i]), i++, j++);
+      }
     };
     if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
     for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
-    // Two or three words of a name run together.
+    // Two or three words of a name run together: the names holding the first and the last.
     for (let cut = 1; cut < w.length && w.length >= 4; cut++) {
-      if (!this.has(w.slice(0, cut))) continue;
+      const first = this.at(w.slice(0, cut));
+      if (first < 0) continue;
       const rest = w.slice(cut);
-      if (!exact(rest)) for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second))) exact(rest.slice(second));
+      const last = this.at(rest);
+      if (last >= 0) both(first, last);
+      else for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second)) && this.has(rest.slice(second))) both(first, this.at(rest.slice(second)));
     }
-    const close = q.close[i];
-    if (close) for (const word of close.keys()) exact(word);
+    if (q.close[i]) this.closeTo(q, i, exact);
     else exact(w);
     return out;
   }
 
-  /** The index's words within the typos forgiven `w`, each with its edits. */
-  private closeTo(q: Asked, w: string): Map<string, number> {
-    const out = new Map<string, number>();
-    this.near(w, mostTypos(q, w), (at, edits) => {
-      if (edits <= typosBetween(q, w, this.words[at])) out.set(this.words[at], edits);
+  /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits. */
+  private closeTo(q: Asked, i: number, add: (word: string) => void) {
+    const w = q.words[i];
+    this.near(w, mostTypos(w), (at, edits) => {
+      const word = this.words[at];
+      if (edits <= typosBetween(q, w, word)) {
+        q.close[i]!.set(word, edits);
+        add(word);
+      }
     });
-    return out;
   }
 
   /** Every word within `typos` of `word` (and the word itself), with its edits. */
@@ -408,6 +439,12 @@ export class SearchIndex {
     return this.words[this.lowerBound(word)] === word;
   }
 
+  /** A word's place in the vocabulary, or -1. */
+  private at(word: string): number {
+    const at = this.lowerBound(word);
+    return this.words[at] === word ? at : -1;
+  }
+
   /** The first place in the sorted vocabulary at or after `word`. */
   private lowerBound(word: string): number {
     let [low, high] = [0, this.words.length];
@@ -439,16 +476,20 @@ export class SearchIndex {
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
         const f = fit(q, keys[n]);
-        if (f.rank >= 0 && (best.rank < 0 || f.rank < best.rank || (f.rank === best.rank && f.starts && !best.starts))) [best, which] = [f, n];
+        if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
       }
-      if (best.rank < 0) continue;
-      hits.push({ entry, rank: best.rank, year: best.yearAside ? 1 : 0, weight: Number(this.weightText[entry]), starts: best.starts, key: which });
+      if (best < 0) continue;
+      hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight: Number(this.weightText[entry]), starts: (best & 1) === 0, key: which });
     }
     if (hits.length === 0) return [];
     const rows = (this.rows ??= this.rowText.split('\n'));
     for (const hit of hits) {
       const row = rows[hit.entry];
-      if (hit.rank === 1 && row.split('\t')[0].split('|').includes(q.text)) hit.rank = 0;
+      if (hit.rank === 1) {
+        // The name exactly as asked: first, and shown as asked when the entry has several.
+        const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
+        if (exactly >= 0) [hit.rank, hit.key] = [0, exactly];
+      }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);

@@ -51,6 +51,7 @@ describe('npm run openapi:schemas', () => {
       export interface HealthBody { status: string; archive: ArchiveHealth }
       export interface ArchiveHealth { revision: string; sample: boolean; firstYear: number; lastYear: number; years: number; categories: number; nominations: number }
       export interface SearchResult { name: string; kind: 'person' | 'film'; nominations: number; wins: number; firstYear: string; lastYear: string; path: string }
+      export interface AwardName { name: string; firstYear: string; lastYear: string }
       export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }
       export interface DatasetEntry { name: string; format: 'sqlite' | 'csv'; bytes: number; sha256: string; revision: string; licence: string }
       export interface DatasetList { revision: string; licence: string; attribution: string; files: DatasetEntry[] }`;
