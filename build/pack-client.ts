@@ -128,6 +128,28 @@ ${methodNames().map((name) => `- \`${name}\``).join('\n')}
 
 Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked,
 \`retryAfter\`).
+
+## Offline: your own copy
+
+\`createOfflineClient\` downloads the service's dataset once (\`oscars.ndjson\`,
+checked against the sha256 its list gives) and then answers every lookup
+above but \`search\` from memory, with no key and no network, byte for byte
+as the service would. Give it a \`store\` to keep the copy between runs (a
+file in Node or Deno, IndexedDB in a browser); \`update()\` takes a new copy
+only when the service has one (its list's sha256, then \`If-None-Match\`).
+
+\`\`\`js
+import { readFile, writeFile } from 'node:fs/promises';
+import { createOfflineClient } from '${CLIENT_PACKAGE}';
+
+const store = {
+  read: () => readFile('oscars-dataset.json', 'utf8').then(JSON.parse, () => null),
+  write: (held) => writeFile('oscars-dataset.json', JSON.stringify(held)),
+};
+const api = await createOfflineClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY, store });
+console.log((await api.titleById('tt0120338')).length); // 14, from memory
+await api.update(); // once a year is plenty
+\`\`\`
 `;
 }
 
