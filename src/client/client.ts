@@ -359,9 +359,48 @@ class OfflineArchive {
       }
     }
   }
+
+  /** Categories whose name contains `text` (case-sensitive), across all years (with their year) or at one. */
+  categoriesMatching(text: string, at?: string): (CategoryMatch | Category)[] {
+    return Object.entries(this.archive).flatMap(([y, list]) =>
+      at === undefined || y === at ? list.filter((c) => c.category.includes(text)).map((c) => (at === undefined ? { year: y, category: c.category, nominations: c.nominations } : c)) : [],
+    );
+  }
+
+  /** Every full category name in order of first appearance, as the build's category list. */
+  categoryList(): CategoryName[] {
+    const out = new Map<string, CategoryName>();
+    for (const [y, list] of Object.entries(this.archive)) {
+      for (const { category } of list) {
+        const entry = out.get(category);
+        if (entry) entry.lastYear = y;
+        else out.set(category, { name: category, award: this.awards.get(category) ?? category, firstYear: y, lastYear: y, path: `/award/name=${encodeURIComponent(category)}` });
+      }
+    }
+    return [...out.values()];
+  }
 }
 
 const NOT_FOUND = Object.fromEntries(ROUTES.map((r) => [r.client, r.notFound]));
+
+/** A year as the service reads it (digits, leading zeros dropped), or its 400. */
+function year(value: number | string, path: string): string {
+  const text = String(value);
+  if (!/^[0-9]{1,10}$/.test(text)) throw new ApiError(400, MESSAGES.badYear, path);
+  return text.replace(/^0+(?=.)/, '');
+}
+
+/** A name as the service takes it (1 to 512 characters), or its 400. */
+function name(value: string, path: string): string {
+  if (value.length === 0 || [...value].length > 512) throw new ApiError(400, MESSAGES.badName, path);
+  return value;
+}
+
+/** An IMDb id of the form its lookup takes, or its 400. */
+function id(form: keyof typeof ID_FORMS, value: string, path: string): string {
+  if (!ID_FORMS[form].test(value)) throw new ApiError(400, form === 'titleById' ? MESSAGES.badTitleId : MESSAGES.badNameId, path);
+  return value;
+}
 
 /**
  * A client that answers every lookup but search from its own copy of the
@@ -390,21 +429,6 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
     if (found === undefined || (Array.isArray(found) && found.length === 0)) throw new ApiError(404, NOT_FOUND[method] ?? MESSAGES.notFound, path);
     return found;
   };
-  const year = (value: number | string, path: string): string => {
-    const text = String(value);
-    if (!/^[0-9]{1,10}$/.test(text)) throw new ApiError(400, MESSAGES.badYear, path);
-    return text.replace(/^0+(?=.)/, '');
-  };
-  const name = (value: string, path: string) => {
-    if (value.length === 0 || [...value].length > 512) throw new ApiError(400, MESSAGES.badName, path);
-    return value;
-  };
-  const id = (form: keyof typeof ID_FORMS, value: string, path: string) => {
-    if (!ID_FORMS[form].test(value)) throw new ApiError(400, form === 'titleById' ? MESSAGES.badTitleId : MESSAGES.badNameId, path);
-    return value;
-  };
-  const categories = (text: string, at?: string) =>
-    Object.entries(data!.archive).flatMap(([y, list]) => (at === undefined || y === at ? list.filter((c) => c.category.includes(text)).map((c) => (at === undefined ? { year: y, category: c.category, nominations: c.nominations } : c)) : []));
   const online = createClient(options);
   return {
     archive: () => at('archive', '/archive')(() => data!.archive),
@@ -414,24 +438,14 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
       const held = year(y, '/movie');
       return at('film', '/movie')(() => data!.byName.get(name(n, '/movie'))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
     },
-    category: async (n) => at('category', '/award')(() => categories(name(n, '/award')) as CategoryMatch[]),
-    categoryAt: async (n, y) => at('categoryAt', '/award')(() => categories(name(n, '/award'), year(y, '/award')) as CategoryYearMatch[]),
+    category: async (n) => at('category', '/award')(() => data!.categoriesMatching(name(n, '/award')) as CategoryMatch[]),
+    categoryAt: async (n, y) => at('categoryAt', '/award')(() => data!.categoriesMatching(name(n, '/award'), year(y, '/award')) as CategoryYearMatch[]),
     titleById: async (i) => at('titleById', '/title')(() => data!.byId.get(id('titleById', i, '/title'))),
     nameById: async (i) => at('nameById', '/name')(() => data!.byId.get(id('nameById', i, '/name'))),
     search: async () => {
       throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', '/search');
     },
-    categories: async () => {
-      const out = new Map<string, CategoryName>();
-      for (const [y, list] of Object.entries(data!.archive)) {
-        for (const { category } of list) {
-          const entry = out.get(category);
-          if (entry) entry.lastYear = y;
-          else out.set(category, { name: category, award: data!.awards.get(category) ?? category, firstYear: y, lastYear: y, path: `/award/name=${encodeURIComponent(category)}` });
-        }
-      }
-      return [...out.values()];
-    },
+    categories: async () => data!.categoryList(),
     dataset: online.dataset,
     datasetFile: online.datasetFile,
     clearCache: () => api.clear(),
