@@ -75,12 +75,15 @@ function compile(ts: TypeScript, outDir: string): void {
  * shared/types.*), the package holds client.* and types.* side by side, the
  * client naming `./types.js` (declarations keep the source's `.ts` specifiers).
  */
+/** The modules of src/shared/ the client loads (the shapes, and for its offline mode the routes, messages and category names), shipped beside it. */
+const SHARED = ['types', 'routes', 'messages', 'limits', 'category-name'];
+
 async function flatten(dir: string): Promise<void> {
-  const moves = [['client/client', 'client'], ['shared/types', 'types']];
+  const moves = [['client/client', 'client'], ...SHARED.map((name) => [`shared/${name}`, name])];
   for (const [from, to] of moves) {
     for (const ext of ['.js', '.d.ts']) {
       const text = await readFile(path.join(dir, `${from}${ext}`), 'utf8');
-      await writeFile(path.join(dir, `${to}${ext}`), text.replace(/(from\s+')\.\.\/shared\/types\.[jt]s'/g, "$1./types.js'"));
+      await writeFile(path.join(dir, `${to}${ext}`), text.replace(/(from\s+["'])\.\.\/shared\/([\w-]+)\.[jt]s(["'])/g, '$1./$2.js$3').replace(/(from\s+["']\.\/[\w-]+)\.ts(["'])/g, '$1.js$2'));
     }
   }
   for (const folder of new Set(moves.map(([from]) => from.split('/')[0]))) await rm(path.join(dir, folder), { recursive: true });
@@ -125,6 +128,28 @@ ${methodNames().map((name) => `- \`${name}\``).join('\n')}
 
 Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked,
 \`retryAfter\`).
+
+## Offline: your own copy
+
+\`createOfflineClient\` downloads the service's dataset once (\`oscars.ndjson\`,
+checked against the sha256 its list gives) and then answers every lookup
+above but \`search\` from memory, with no key and no network, byte for byte
+as the service would. Give it a \`store\` to keep the copy between runs (a
+file in Node or Deno, IndexedDB in a browser); \`update()\` takes a new copy
+only when the service has one (its list's sha256, then \`If-None-Match\`).
+
+\`\`\`js
+import { readFile, writeFile } from 'node:fs/promises';
+import { createOfflineClient } from '${CLIENT_PACKAGE}';
+
+const store = {
+  read: () => readFile('oscars-dataset.json', 'utf8').then(JSON.parse, () => null),
+  write: (held) => writeFile('oscars-dataset.json', JSON.stringify(held)),
+};
+const api = await createOfflineClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY, store });
+console.log((await api.titleById('tt0120338')).length); // 14, from memory
+await api.update(); // once a year is plenty
+\`\`\`
 `;
 }
 
@@ -141,7 +166,7 @@ async function manifest(): Promise<Record<string, unknown>> {
     main: './client.js',
     types: './client.d.ts',
     sideEffects: false,
-    files: ['client.js', 'client.d.ts', 'types.js', 'types.d.ts', 'README.md', 'LICENSE'],
+    files: ['client.js', 'client.d.ts', ...SHARED.flatMap((name) => [`${name}.js`, `${name}.d.ts`]), 'README.md', 'LICENSE'],
   };
 }
 

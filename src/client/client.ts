@@ -9,7 +9,10 @@
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
  *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
-import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
+import type { Archive, Category, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, DatasetList, FilmMatch, Nomination, PersonMatch, SearchResult } from '../shared/types.ts';
+import { titleCaseCategory } from '../shared/category-name.ts';
+import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../shared/routes.ts';
+import { MESSAGES } from '../shared/messages.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -79,6 +82,10 @@ export interface Client {
   search(text: string): Promise<SearchResult[]>;
   /** Every full category name, in order of first appearance, with its years and its award. */
   categories(): Promise<CategoryName[]>;
+  /** The dataset's files (SQLite, NDJSON, a CSV per table), each with its size, sha256, revision and licence. */
+  dataset(): Promise<DatasetList>;
+  /** One file of the dataset, checked against the sha256 the list gives. */
+  datasetFile(name: string): Promise<Uint8Array>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -172,6 +179,28 @@ class Requester {
     return this.refused(response, attempt, shown);
   }
 
+  /** A file's bytes and ETag, or null for a 304 to `etag`; retried as `get` is, never cached. */
+  async file(segments: string[], etag: string | null = null): Promise<{ bytes: Uint8Array; etag: string | null } | null> {
+    const path = `/${segments.join('/')}`;
+    const shown = `${path}/apikey=…`;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, { headers: etag ? { 'if-none-match': etag } : {} });
+      } catch (error) {
+        if (attempt >= this.maxRetries) throw new ApiError(0, this.redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
+        await this.sleep(this.backoff(attempt));
+        continue;
+      }
+      if (response.status === 304) {
+        await response.body?.cancel();
+        return null;
+      }
+      if (response.ok) return { bytes: new Uint8Array(await response.arrayBuffer()), etag: response.headers.get('etag') };
+      await this.sleep((await this.refused(response, attempt, shown)).waitMs);
+    }
+  }
+
   private backoff(attempt: number): number {
     return (this.options.backoffMs ?? 500) * 2 ** attempt;
   }
@@ -234,9 +263,196 @@ export function createClient(options: ClientOptions): Client {
     nameById: (id) => api.get<PersonMatch[]>(['name', seg('id', id)]),
     search: (text) => api.get<SearchResult[]>(['search', seg('name', text)]),
     categories: () => api.get<CategoryName[]>(['categories']),
+    dataset: () => api.get<DatasetList>(['dataset']),
+    datasetFile: (name) => checkedFile(api, name, null).then((f) => f!.bytes),
     clearCache: () => api.clear(),
   };
 }
+
+const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** A dataset file and its ETag, once its bytes hash to the sha256 the list gives; null when it is `held` (that sha256) or a 304 to `etag`. */
+async function checkedFile(api: Requester, name: string, etag: string | null, held?: string): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
+  const shown = `/dataset/file=${name}/apikey=…`;
+  if (!DATASET_FILE_NAME.test(name)) throw new ApiError(400, MESSAGES.badFileName, shown);
+  const entry = (await api.get<DatasetList>(['dataset'])).files.find((f) => f.name === name);
+  if (!entry) throw new ApiError(404, 'Dataset file not found', shown);
+  if (entry.sha256 === held) return null;
+  const got = await api.file(['dataset', seg('file', name)], etag);
+  if (!got) return null;
+  const sha256 = hex(await crypto.subtle.digest('SHA-256', got.bytes as Uint8Array<ArrayBuffer>));
+  if (sha256 !== entry.sha256) throw new ApiError(0, `The download of ${name} does not match its sha256: try again`, shown);
+  return { ...got, sha256 };
+}
+
+/** The dataset as the offline client holds it: the NDJSON's text, its ETag and sha256. */
+export interface HeldDataset {
+  text: string;
+  etag: string | null;
+  sha256: string;
+}
+
+/** Where the offline client keeps the dataset between runs (a file, IndexedDB, …); without one, in memory for the process. */
+export interface DatasetStore {
+  read(): HeldDataset | null | Promise<HeldDataset | null>;
+  write(held: HeldDataset): void | Promise<void>;
+}
+
+export interface OfflineClient extends Client {
+  /** Asks the service whether the dataset changed (its list, then If-None-Match) and takes the new one; true when it did. Once the dataset is held, the only method that uses the network. */
+  update(): Promise<boolean>;
+}
+
+/** One line of the NDJSON, as the offline client reads it (build/dataset.ts writes it). */
+interface Line {
+  ceremony: number;
+  year: string;
+  category: string;
+  canonical: string;
+  detail?: string;
+  note?: string;
+  citation?: string;
+  won: boolean;
+  films: { title: string; role: string; imdb?: string }[];
+  people: { name: string; role: string; imdb?: string }[];
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** The archive made from the dataset as the build makes it from the source: the same order and fields, so each answer is the server's, byte for byte. */
+class OfflineArchive {
+  readonly archive: Archive = {};
+  readonly byName = new Map<string, PersonMatch[]>();
+  readonly byId = new Map<string, PersonMatch[]>();
+  readonly awards = new Map<string, string>();
+
+  constructor(text: string) {
+    const ceremonies = new Map<number, { year: string; categories: Map<string, Category> }>();
+    const ids = new Map<Nomination, string[]>();
+    for (const json of text.split('\n').slice(1)) {
+      if (json === '') continue;
+      const line = JSON.parse(json) as Line;
+      const links = [...line.films.map((f) => ({ ...f, name: f.title })), ...line.people];
+      const notes = [...(line.canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];
+      const nomination: Nomination = { primary: links.filter((l) => l.role === 'primary').map((l) => l.name), secondary: links.filter((l) => l.role !== 'primary').map((l) => l.name), won: line.won };
+      if (notes.length) nomination.notes = notes.join('\n');
+      ids.set(nomination, [...new Set(links.flatMap((l) => (l.imdb ? l.imdb.split(',') : [])))]);
+      if (!this.awards.has(line.category)) this.awards.set(line.category, titleCaseCategory(line.canonical));
+      let ceremony = ceremonies.get(line.ceremony);
+      if (!ceremony) ceremonies.set(line.ceremony, (ceremony = { year: line.year, categories: new Map() }));
+      let group = ceremony.categories.get(line.category);
+      if (!group) ceremony.categories.set(line.category, (group = { category: line.category, nominations: [] }));
+      group.nominations.push(nomination);
+    }
+    for (const [, { year, categories }] of [...ceremonies].sort(([a], [b]) => a - b)) (this.archive[year] ??= []).push(...categories.values());
+    for (const [year, categories] of Object.entries(this.archive)) {
+      for (const { category, nominations } of categories) {
+        for (const nomination of nominations) {
+          const match = { year, category, nomination };
+          for (const name of new Set([...nomination.primary, ...nomination.secondary!])) push(this.byName, name, match);
+          for (const id of ids.get(nomination)!) push(this.byId, id, match);
+        }
+      }
+    }
+  }
+
+  /** Categories whose name contains `text` (case-sensitive), across all years (with their year) or at one. */
+  categoriesMatching(text: string, at?: string): (CategoryMatch | Category)[] {
+    return Object.entries(this.archive).flatMap(([y, list]) =>
+      at === undefined || y === at ? list.filter((c) => c.category.includes(text)).map((c) => (at === undefined ? { year: y, category: c.category, nominations: c.nominations } : c)) : [],
+    );
+  }
+
+  /** Every full category name in order of first appearance, as the build's category list. */
+  categoryList(): CategoryName[] {
+    const out = new Map<string, CategoryName>();
+    for (const [y, list] of Object.entries(this.archive)) {
+      for (const { category } of list) {
+        const entry = out.get(category);
+        if (entry) entry.lastYear = y;
+        else out.set(category, { name: category, award: this.awards.get(category) ?? category, firstYear: y, lastYear: y, path: `/award/name=${encodeURIComponent(category)}` });
+      }
+    }
+    return [...out.values()];
+  }
+}
+
+const NOT_FOUND = Object.fromEntries(ROUTES.map((r) => [r.client, r.notFound]));
+
+/** A year as the service reads it (digits, leading zeros dropped), or its 400. */
+function year(value: number | string, path: string): string {
+  const text = String(value);
+  if (!/^[0-9]{1,10}$/.test(text)) throw new ApiError(400, MESSAGES.badYear, path);
+  return text.replace(/^0+(?=.)/, '');
+}
+
+/** A name as the service takes it (1 to 512 characters), or its 400. */
+function name(value: string, path: string): string {
+  if (value.length === 0 || [...value].length > 512) throw new ApiError(400, MESSAGES.badName, path);
+  return value;
+}
+
+/** An IMDb id of the form its lookup takes, or its 400. */
+function id(form: keyof typeof ID_FORMS, value: string, path: string): string {
+  if (!ID_FORMS[form].test(value)) throw new ApiError(400, form === 'titleById' ? MESSAGES.badTitleId : MESSAGES.badNameId, path);
+  return value;
+}
+
+/**
+ * A client that answers every lookup but search from its own copy of the
+ * dataset, with no key and no network: the dataset's NDJSON is downloaded
+ * once (checked against the sha256 the list gives) unless `store` holds it,
+ * and taken again only by `update()` when the service has a new one. Its
+ * answers are the service's, byte for byte once serialised; a 404 or 400 is
+ * the same ApiError the service's answer would give.
+ */
+export async function createOfflineClient(options: ClientOptions & { store?: DatasetStore }): Promise<OfflineClient> {
+  const api = new Requester(options);
+  let held = (await options.store?.read()) ?? null;
+  const take = async (): Promise<boolean> => {
+    api.clear(); // ask the list afresh
+    const got = await checkedFile(api, 'oscars.ndjson', held?.etag ?? null, held?.sha256);
+    if (!got) return false;
+    held = { text: new TextDecoder().decode(got.bytes), etag: got.etag, sha256: got.sha256 };
+    data = new OfflineArchive(held.text);
+    await options.store?.write(held);
+    return true;
+  };
+  let data = held ? new OfflineArchive(held.text) : null;
+  if (!data) await take();
+  const at = (method: string, path: string) => async <T>(answer: () => T | undefined): Promise<T> => {
+    const found = answer();
+    if (found === undefined || (Array.isArray(found) && found.length === 0)) throw new ApiError(404, NOT_FOUND[method] ?? MESSAGES.notFound, path);
+    return found;
+  };
+  const online = createClient(options);
+  return {
+    archive: () => at('archive', '/archive')(() => data!.archive),
+    ceremony: async (y) => at('ceremony', '/archive/year')(() => data!.archive[year(y, '/archive/year')]),
+    person: async (n) => at('person', '/person')(() => data!.byName.get(name(n, '/person'))),
+    film: async (n, y) => {
+      const held = year(y, '/movie');
+      return at('film', '/movie')(() => data!.byName.get(name(n, '/movie'))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+    },
+    category: async (n) => at('category', '/award')(() => data!.categoriesMatching(name(n, '/award')) as CategoryMatch[]),
+    categoryAt: async (n, y) => at('categoryAt', '/award')(() => data!.categoriesMatching(name(n, '/award'), year(y, '/award')) as CategoryYearMatch[]),
+    titleById: async (i) => at('titleById', '/title')(() => data!.byId.get(id('titleById', i, '/title'))),
+    nameById: async (i) => at('nameById', '/name')(() => data!.byId.get(id('nameById', i, '/name'))),
+    search: async () => {
+      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', '/search');
+    },
+    categories: async () => data!.categoryList(),
+    dataset: online.dataset,
+    datasetFile: online.datasetFile,
+    clearCache: () => api.clear(),
+    update: take,
+  };
+}
+
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
 export type * from '../shared/types.ts';

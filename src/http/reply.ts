@@ -177,7 +177,10 @@ export function datasetFileReply(answer: Answer, name: string, request: ApiReque
     const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
     if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
     if (at === null) return withBody(headers, bytes);
-    if (at === 'unsatisfiable') return { status: 416, headers: { ...headers, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
+    if (at === 'unsatisfiable') {
+      const { 'content-type': _, ...bare } = headers; // no body, so no type
+      return { status: 416, headers: { ...bare, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
+    }
     const reply = withBody({ ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` }, bytes.subarray(at[0], at[1]));
     return { ...reply, status: 206 };
   });

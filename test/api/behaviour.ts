@@ -50,12 +50,17 @@ const routePath = (id: string, key: string | null, params: Record<string, string
   return `/${segments.join('/')}`;
 };
 
+/** The parts of the suite, each a describe block below. */
+export type Part = 'lookups' | 'search' | 'dataset' | 'errors' | 'headers';
+
 /**
  * `archive()` is the whole archive as the service serves it (endpoint 1); every
  * expected answer is the spec's oracle (test/oracle.ts) evaluated over it, and
  * over `ids()`, its nominations paired with the source's IMDb ids.
  */
-export function behaviourSuite(name: string, target: () => Target, archive: () => SpecArchive, ids: () => SpecIds) {
+export function behaviourSuite(name: string, target: () => Target, archive: () => SpecArchive, ids: () => SpecIds, parts?: Part[]) {
+  /** Only the parts a target has: a client answering from its own copy has lookups but no keys, limits or headers. */
+  const part = (p: Part) => describe.skipIf(parts !== undefined && !parts.includes(p));
   const get = async (path: string, headers?: Record<string, string>) => {
     const t = target();
     const reply = await t.request('GET', path, headers);
@@ -70,7 +75,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     expect(decoded(reply).toString('utf8')).toBe(want.text);
   };
 
-  describe(`${name}: lookups`, () => {
+  part('lookups')(`${name}: lookups`, () => {
     it('serves the whole archive, on archive and on oscars', async () => {
       const k = await key();
       same(await get(`/archive/apikey=${k}`), expected.allCeremonies(archive()));
@@ -145,7 +150,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
   });
 
-  describe(`${name}: search and the category list`, () => {
+  part('search')(`${name}: search and the category list`, () => {
     type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
     const search = async (text: string, k: string) => {
       const reply = await get(`/search/name=${encodeURIComponent(text)}/apikey=${k}`);
@@ -239,7 +244,52 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
   });
 
-  describe(`${name}: errors`, () => {
+  part('dataset')(`${name}: the dataset`, () => {
+    const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    const TYPES = { sqlite: 'application/vnd.sqlite3', ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8; header=present' };
+
+    it('lists every file of the dataset of this revision, and serves each with the size and sha256 the list gives', async () => {
+      const k = await key();
+      const list = json(await get(`/dataset/apikey=${k}`));
+      expect([list.revision, list.licence, list.attribution]).toEqual([createHash('sha256').update(readFileSync(FULL_SOURCE)).digest('hex'), 'BSD-2-Clause', expect.stringContaining('David V. Lu')]);
+      expect(list.files.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(['oscars.sqlite', 'oscars.ndjson', 'nominations.csv', 'nomination_people.csv', 'meta.csv']));
+      for (const f of list.files as { name: string; format: keyof typeof TYPES; bytes: number; sha256: string }[]) {
+        const reply = await get(`/dataset/file=${f.name}/apikey=${k}`, { 'accept-encoding': 'gzip, br' });
+        const bytes = decoded(reply);
+        expect([f.name, reply.status, reply.headers['content-type'], bytes.length, sha256(bytes)]).toEqual([f.name, 200, TYPES[f.format], f.bytes, f.sha256]);
+        if (target().compression && f.bytes > 1024) expect([f.name, reply.headers['content-encoding']]).toEqual([f.name, 'br']);
+      }
+    });
+
+    it('answers If-None-Match with 304, a Range with 206 of the file as stored, a range past its end with 416, and a Range for an older ETag with the whole file', async () => {
+      const k = await key();
+      const path = `/dataset/file=nominations.csv/apikey=${k}`;
+      const whole = await get(path);
+      expect([whole.status, whole.headers['accept-ranges']]).toEqual([200, 'bytes']);
+      expect((await get(path, { 'if-none-match': whole.headers.etag })).status).toBe(304);
+      const size = whole.body.length;
+      const part = await get(path, { range: 'bytes=100-199', 'accept-encoding': 'gzip, br' });
+      expect([part.status, part.headers['content-range'], part.headers['content-encoding'], part.body.equals(whole.body.subarray(100, 200))]).toEqual([206, `bytes 100-199/${size}`, undefined, true]);
+      const rest = await get(path, { range: `bytes=${size - 10}-`, 'if-range': whole.headers.etag });
+      expect([rest.status, rest.body.equals(whole.body.subarray(size - 10))]).toEqual([206, true]);
+      const past = await get(path, { range: `bytes=${size}-` });
+      expect([past.status, past.headers['content-range'], past.body.length]).toEqual([416, `bytes */${size}`, 0]);
+      const older = await get(path, { range: 'bytes=100-199', 'if-range': '"0123456789abcdef0123"' });
+      expect([older.status, older.body.equals(whole.body)]).toEqual([200, true]);
+    });
+
+    it('answers 404 for a file the list does not name and 400 for a name no file can have', async () => {
+      const k = await key();
+      const missing = await get(`/dataset/file=nope.csv/apikey=${k}`);
+      expect([missing.status, json(missing)]).toEqual([404, { error: 'Dataset file not found' }]);
+      for (const name of ['..%2F_data%2Fmanifest.json', 'OSCARS.sqlite', 'manifest.json', '%2E%2E', 'a.csv%00', '%E0%A4%A']) {
+        const bad = await get(`/dataset/file=${name}/apikey=${k}`);
+        expect([name, bad.status, json(bad).error]).toEqual([name, 400, expect.stringMatching(/^Invalid (file|path)/)]);
+      }
+    });
+  });
+
+  part('errors')(`${name}: errors`, () => {
     it('answers 404 for a year with no ceremony', async () => {
       const k = await key();
       for (const year of ['1933', '1928', '2027', '0']) {
@@ -424,7 +474,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
   });
 
-  describe(`${name}: headers`, () => {
+  part('headers')(`${name}: headers`, () => {
     it('sends JSON with CORS open and a strong ETag that caches for the client only', async () => {
       const reply = await get(`/archive/year=2026/apikey=${await key()}`);
       expect(reply.headers['content-type']).toBe(JSON_TYPE);

@@ -23,6 +23,8 @@ const isEmpty = (body: unknown) =>
 
 export interface Contract {
   validateResponse(operationId: string | null, status: number, body: unknown): string[];
+  /** For a body that is not JSON (a dataset file): whether the operation documents that media type for that status. */
+  validateMedia(operationId: string, status: number, type: string): string[];
   operationIds: string[];
 }
 
@@ -69,7 +71,13 @@ export function createContract(doc: object = openApiDocument({ yearRange: [1929,
     return validator(body) ? [] : describe(validator);
   }
 
-  return { validateResponse, operationIds: [...byOperation.keys()] };
+  function validateMedia(operationId: string, status: number, type: string): string[] {
+    const media = type.split(';')[0].trim();
+    const content = byOperation.get(operationId)?.responses[String(status)]?.content;
+    return content && media in content ? [] : [`${operationId} does not document a ${status} answer of ${media}`];
+  }
+
+  return { validateResponse, validateMedia, operationIds: [...byOperation.keys()] };
 }
 
 let shared: Contract | undefined;
@@ -78,6 +86,12 @@ let shared: Contract | undefined;
 export function validateResponse(operationId: string | null, status: number, body: unknown): string[] {
   shared ??= createContract();
   return shared.validateResponse(operationId, status, body);
+}
+
+/** Errors of a body that is not JSON: its media type must be one the operation documents for this status. */
+export function validateMedia(operationId: string, status: number, type: string): string[] {
+  shared ??= createContract();
+  return shared.validateMedia(operationId, status, type);
 }
 
 /** The operation a request path (path and query, or a full URL) belongs to; null for `/` and unknown paths. */

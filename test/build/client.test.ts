@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, createClient, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packClient } from '../../build/pack-client.ts';
+import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
+import { tempDir } from '../helpers/temp.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
@@ -177,6 +182,93 @@ describe('the client', () => {
     expect(error).toMatchObject({ status: 403, message: MESSAGES.forbidden });
     expect(`${error.message} ${error.stack} ${error.path}`).not.toContain(wrongKey);
   });
+});
+
+describe('the offline client', () => {
+  /** A fetch to the local server that can be cut, recording each request's path (key masked) and If-None-Match. */
+  function network() {
+    const state = { online: true, asked: [] as { path: string; ifNoneMatch: string | null }[], tamper: false };
+    const fetcher: typeof fetch = async (input, init) => {
+      if (!state.online) throw new TypeError('the network is cut');
+      const url = new URL(String(input));
+      state.asked.push({ path: url.pathname.replace(local.key, 'KEY'), ifNoneMatch: new Headers(init?.headers).get('if-none-match') });
+      const response = await fetch(input, init);
+      if (!state.tamper || !url.pathname.includes('file=')) return response;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      bytes[bytes.length - 2] ^= 1;
+      return new Response(bytes, { status: response.status, headers: response.headers });
+    };
+    return { state, fetch: fetcher };
+  }
+
+  it('downloads the dataset once, then answers every lookup as the server does with the network cut', async () => {
+    const net = network();
+    const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch });
+    expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY', '/dataset/file=oscars.ndjson/apikey=KEY']);
+    net.state.online = false;
+    const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
+    const calls: [string, (c: Client) => Promise<unknown>][] = [
+      ['archive', (c) => c.archive()],
+      ['ceremony', (c) => c.ceremony('01930')],
+      ['person', (c) => c.person('Emil Jannings')],
+      ['film', (c) => c.film('Wings', 1929)],
+      ['category', (c) => c.category('Actor')],
+      ['categoryAt', (c) => c.categoryAt('Picture', '1929')],
+      ['titleById', (c) => c.titleById('tt0018578')],
+      ['nameById', (c) => c.nameById('nm0417837')],
+      ['categories', (c) => c.categories()],
+    ];
+    for (const [name, call] of calls) expect([name, JSON.stringify(await call(offline))]).toEqual([name, JSON.stringify(await call(online))]);
+    for (const [name, call] of [['person', (c: Client) => c.person('Nobody')], ['ceremony', (c: Client) => c.ceremony('abc')], ['titleById', (c: Client) => c.titleById('nm1')]] as const) {
+      const [mine, theirs] = [await errorOf(call(offline)), await errorOf(call(online))];
+      expect([name, mine.status, mine.message]).toEqual([name, theirs.status, theirs.message]);
+    }
+    expect(net.state.asked).toHaveLength(2);
+  });
+
+  it('updates only when the service has another dataset, and asks with the ETag it holds', async () => {
+    const net = network();
+    const kept: HeldDataset[] = [];
+    const store = { read: () => kept.at(-1) ?? null, write: (held: HeldDataset) => void kept.push(held) };
+    await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+    expect(kept).toHaveLength(1);
+    // Held: a new client asks nothing; an update asks the list alone when it names the same file.
+    net.state.asked.length = 0;
+    const again = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+    expect(net.state.asked).toEqual([]);
+    expect(await again.update()).toBe(false);
+    expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY']);
+    // An older copy (another sha256 and ETag): the update downloads, naming the ETag it holds, and keeps the new one.
+    kept.push({ text: '{"meta":{}}\n', etag: '"0123456789abcdef0123"', sha256: '0'.repeat(64) });
+    net.state.asked.length = 0;
+    const old = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+    await expect(old.person('Emil Jannings')).rejects.toMatchObject({ status: 404 });
+    expect(await old.update()).toBe(true);
+    expect(net.state.asked.at(-1)).toEqual({ path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: '"0123456789abcdef0123"' });
+    expect(kept.at(-1)!.sha256).toBe(kept[0].sha256);
+    expect((await old.person('Emil Jannings')).length).toBeGreaterThan(0);
+  });
+
+  it('refuses a download whose bytes do not hash to the sha256 the list gives', async () => {
+    const net = network();
+    net.state.tamper = true;
+    const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch }));
+    expect(error.message).toMatch(/does not match its sha256/);
+  });
+
+  it('ships without dependencies in under 50 KB of JavaScript, and loads', async () => {
+    const out = await tempDir('client-size');
+    await packClient(out);
+    const dir = path.join(out, 'package');
+    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+    expect(pkg.dependencies).toBeUndefined();
+    const js = (pkg.files as string[]).filter((f) => f.endsWith('.js'));
+    let bytes = 0;
+    for (const f of js) bytes += (await readFile(path.join(dir, f))).length;
+    expect(bytes).toBeLessThan(50 * 1024); // unminified: minified is smaller still
+    const loaded = await import(pathToFileURL(path.join(dir, 'client.js')).href);
+    expect([typeof loaded.createClient, typeof loaded.createOfflineClient]).toEqual(['function', 'function']);
+  }, 60_000);
 });
 
 describe('parseRetryAfter', () => {
