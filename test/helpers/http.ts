@@ -59,6 +59,22 @@ export function rawRequestLine(port: number, line: string): Promise<{ status: nu
  */
 export const randomPort = () => 20_000 + Math.floor(Math.random() * 12_000);
 
+/** A {@link randomPort} that nothing on 127.0.0.1 holds now (tried by listening on it), for a process that takes a port, not 0. */
+export async function freeRandomPort(): Promise<number> {
+  for (;;) {
+    const port = randomPort();
+    const server = http.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+}
+
 /** Polls `check` until it returns true or `ms` pass. */
 export async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
   const until = Date.now() + ms;

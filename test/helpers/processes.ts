@@ -1,7 +1,7 @@
 /** The runtimes as processes: npm start and the other npm scripts, the edge function under Deno, the Worker under wrangler dev. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { freePort, randomPort } from './http.ts';
+import { freePort, freeRandomPort } from './http.ts';
 import { DENO, ROOT } from './paths.ts';
 import { sourceOf, tempDir } from './temp.ts';
 
@@ -71,7 +71,7 @@ export interface Started {
  * printed `ready`; rejects with its whole output if it exits first.
  */
 export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<Started> {
-  // A port picked here may still be taken by another process: then try another, twice.
+  // A port picked free here may still be taken by another process before the server binds it: then try another, twice.
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(env, options);
@@ -133,7 +133,7 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
 
 async function startOnce(env: Record<string, string>, options: StartOptions): Promise<Started> {
   const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts', args = [] } = options;
-  const port = Number(env.PORT ?? randomPort());
+  const port = Number(env.PORT ?? (await freeRandomPort()));
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, pinnedSource(env.DIST_DIR), env);

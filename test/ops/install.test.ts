@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomPort, rawRequest } from '../helpers/http.ts';
+import { freeRandomPort, rawRequest } from '../helpers/http.ts';
 import { DENO, FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';
 import { expected, type SpecArchive } from '../oracle.ts';
@@ -45,7 +45,7 @@ let archive: SpecArchive;
 
 beforeAll(async () => {
   clone = await cleanCopy('production', 'none');
-  port = randomPort();
+  port = await freeRandomPort();
   server = spawn('sh', ['-c', 'npm ci --omit=dev && npm start'], {
     cwd: clone,
     env: userEnv({ ARCHIVE_SOURCE: FULL_SOURCE, PORT: String(port) }),
