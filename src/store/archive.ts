@@ -205,7 +205,13 @@ function parseManifest(text: string): Manifest {
 }
 
 export class ArchiveReader {
-  /** Which of the source's byte arrays are checked against their id (true), or being checked now: requests arriving meanwhile wait for the same hash. */
+  /**
+   * Which of the source's byte arrays are checked against their id (true), or
+   * being checked now: requests arriving meanwhile wait for the same hash. The
+   * one promise shared between requests, and no I/O: a hash of bytes in memory
+   * (workerd computes it at once, so no other request ever sees it pending;
+   * file reads are each request's own, see adapters/_fetch.ts).
+   */
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
   /** Parsed index files by file id, and the manifest: kept with the bytes they were parsed from. */
   private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
