@@ -7,6 +7,9 @@
  * of the data. A file the CDN does not have is null and is not kept. A path
  * that is not a build path (isBuildPath) is null at once and never fetched,
  * so the URL a runtime makes of it names exactly the file that was checked.
+ * Only bytes already read are shared between requests, never a fetch or a
+ * stream in flight: workerd ties those to the request that made them, so a
+ * file missing from the cache is fetched by each request that wants it.
  */
 import type { DataSource, StoredStream } from '../src/store/answer.ts';
 import { ByteLru } from '../src/shared/lru.ts';

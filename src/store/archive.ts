@@ -11,8 +11,9 @@
  *
  * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
- * objects take), answers (`answerBytes`: a stored answer by ref counted at
- * 768 bytes, a search's at its size and its text's), and, weakly, which of
+ * objects take), answers (`answerBytes`: each entry counted at about the heap
+ * it was measured to hold, `storedAnswerBytes` for a stored answer by ref,
+ * SEARCH_ENTRY_BYTES plus its body and its text for a search's), and, weakly, which of
  * the source's byte arrays were checked (held by the source, not here). Raw
  * file bytes are the DataSource's to keep; an index file is parsed again when
  * the source hands back other bytes.
@@ -37,7 +38,7 @@ export interface ArchiveOptions {
    * reader keeps at most 40 MiB, as before the joins were stored.
    */
   jsonBytes?: number;
-  /** Bytes of answers kept: stored ones (ids, ETags and paths, counted at 768 bytes each) and searches' (their size and their text's); default 16 MiB. */
+  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: `storedAnswerBytes` each) and searches' (SEARCH_ENTRY_BYTES, their body and their text); default 16 MiB. */
   answerBytes?: number;
 }
 
@@ -49,6 +50,18 @@ interface Kept {
 }
 
 const COMPRESSED = ['gzip', 'br'] as const;
+
+/**
+ * What one entry of the answer cache holds, measured (Node 24, `--expose-gc`,
+ * heap and array buffers after a full collection, full archive): a stored
+ * answer about 600 bytes with one encoding and about 1,540 with three (its
+ * object, and each encoding's id, ETag, place and path), the map entry
+ * included; a search's about 850 beside its body and its text (the answer
+ * object, its id and ETag, the body's typed array, the key, the map entry).
+ * Counting less let the 16 MiB bound hold about 137 MiB.
+ */
+export const storedAnswerBytes = (encodings: number) => 160 + 480 * encodings;
+export const SEARCH_ENTRY_BYTES = 960;
 
 const idOf = async (bytes: Uint8Array) => contentId(await sha256Hex(bytes));
 
@@ -125,10 +138,11 @@ class StoredAnswer implements Answer {
       this.places[encoding] = place;
       this.paths[encoding] = dataPath(place.file)!;
     }
+    this.size = storedAnswerBytes(Object.keys(this.ids).length);
   }
 
   /** What the answer cache counts it at: the object, its ids, ETags, places and paths. */
-  readonly size = 768;
+  readonly size: number;
 
   bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     const stored = this.paths[encoding] ? encoding : 'identity';
@@ -191,7 +205,13 @@ function parseManifest(text: string): Manifest {
 }
 
 export class ArchiveReader {
-  /** Which of the source's byte arrays are checked against their id (true), or being checked now: requests arriving meanwhile wait for the same hash. */
+  /**
+   * Which of the source's byte arrays are checked against their id (true), or
+   * being checked now: requests arriving meanwhile wait for the same hash. The
+   * one promise shared between requests, and no I/O: a hash of bytes in memory
+   * (workerd computes it at once, so no other request ever sees it pending;
+   * file reads are each request's own, see adapters/_fetch.ts).
+   */
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
   /** Parsed index files by file id, and the manifest: kept with the bytes they were parsed from. */
   private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
@@ -272,7 +292,7 @@ export class ArchiveReader {
       const body = new TextEncoder().encode(JSON.stringify(found?.search(text, key) ?? []));
       const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
       const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
-      this.answers.set(cacheKey, { answer, size: body.length + cacheKey.length * 2 + 64, of: manifest });
+      this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + body.length + cacheKey.length * 2, of: manifest });
       return answer;
     });
   }

@@ -1,0 +1,109 @@
+/**
+ * The answer cache counts what its entries really hold: the bytes it counts
+ * per entry are within 2x of the heap (and array buffers) measured per entry
+ * after a full collection, for stored answers (full archive) and for
+ * searches; and 200,000 distinct searches through the front door grow the
+ * process by no more than the cache's documented bound (docs/development.md).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApi } from '../../src/api/handler.ts';
+import { Keys } from '../../src/keys/keys.ts';
+import { ArchiveReader } from '../../src/store/archive.ts';
+import { DiskData } from '../../adapters/_node/disk-data.ts';
+import type { Manifest, Shard } from '../../src/shared/types.ts';
+import { dataPath, parseRef } from '../../src/store/refs.ts';
+import { makeKeys, memoryKeys } from '../helpers/keys.ts';
+import { heapUsed } from '../helpers/memory.ts';
+import { FULL_SOURCE } from '../helpers/paths.ts';
+import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
+import { buildInto } from '../helpers/temp.ts';
+
+const MiB = 1024 * 1024;
+/** The answer cache's default bound, as documented. */
+const ANSWER_BYTES = 16 * MiB;
+
+/** Heap and array buffers retained, after a full collection and the task after it (array buffers are released then). */
+async function retained(): Promise<number> {
+  heapUsed();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  return heapUsed() + process.memoryUsage().arrayBuffers;
+}
+
+/** Resident memory after a full collection. */
+function rss(): number {
+  heapUsed();
+  return process.memoryUsage().rss;
+}
+
+/** A text no one asked before, `i` apart: some find names, most nothing. */
+const distinctText = (i: number) => `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
+
+let box: Sandbox;
+let full: string;
+
+beforeAll(async () => {
+  box = await sampleSandbox('answer-cache');
+  full = await buildInto(FULL_SOURCE, 'answer-cache-full');
+}, 600_000);
+afterAll(() => box?.remove());
+
+describe('what the answer cache counts', () => {
+  it('counts a stored answer within 2x of the heap it holds (20,000 person answers of the full archive)', async () => {
+    const source = new DiskData(full, { revalidateMs: 600_000 });
+    const reader = new ArchiveReader({ answerBytes: 1024 * MiB, jsonBytes: 1024 * MiB });
+    const manifest = (await reader.manifest(source)) as Manifest;
+    // Every name shard read and parsed first, so what is measured is the answers alone.
+    const names: string[] = [];
+    for (const ref of manifest.shards) {
+      const { file, range } = parseRef(ref)!.at.identity;
+      const bytes = (await source.read(dataPath(file)!))!;
+      const shard = JSON.parse(new TextDecoder().decode(range ? bytes.subarray(...range) : bytes)) as Shard;
+      const [first, ...rest] = Object.keys(shard);
+      if (first) await reader.find(source, { route: 'personByName', name: first } as never);
+      names.push(...rest.slice(0, Math.ceil(20_000 / manifest.shards.length)));
+    }
+    const before = await retained();
+    const counted = reader.answerBytes;
+    for (const name of names) expect(await reader.find(source, { route: 'personByName', name } as never)).not.toBeNull();
+    const perEntry = ((await retained()) - before) / names.length;
+    const countedPerEntry = (reader.answerBytes - counted) / names.length;
+    console.log(`${names.length} stored answers: ${countedPerEntry.toFixed(0)} B counted, ${perEntry.toFixed(0)} B held each`);
+    expect(names.length).toBeGreaterThan(10_000);
+    expect(countedPerEntry).toBeGreaterThanOrEqual(perEntry / 2);
+    expect(countedPerEntry).toBeLessThanOrEqual(perEntry * 2);
+  }, 120_000);
+
+  it('counts a search within 2x of the heap it holds (20,000 distinct searches)', async () => {
+    const source = new DiskData(box.dist, { revalidateMs: 600_000 });
+    const reader = new ArchiveReader({ answerBytes: 1024 * MiB });
+    for (let i = 0; i < 500; i++) await reader.find(source, { route: 'search', name: distinctText(1e9 + i) } as never); // every search shard parsed
+    const before = await retained();
+    const counted = reader.answerBytes;
+    for (let i = 0; i < 20_000; i++) await reader.find(source, { route: 'search', name: distinctText(i) } as never);
+    const perEntry = ((await retained()) - before) / 20_000;
+    const countedPerEntry = (reader.answerBytes - counted) / 20_000;
+    console.log(`20,000 searches: ${countedPerEntry.toFixed(0)} B counted, ${perEntry.toFixed(0)} B held each`);
+    expect(countedPerEntry).toBeGreaterThanOrEqual(perEntry / 2);
+    expect(countedPerEntry).toBeLessThanOrEqual(perEntry * 2);
+  }, 120_000);
+
+  it('keeps the process within the bound through 200,000 distinct searches with one key', async () => {
+    const { keys, records } = makeKeys(1, 'answer-cache');
+    const api = createApi({ data: new DiskData(box.dist, { revalidateMs: 600_000 }), keys: new Keys(memoryKeys(records)), rateLimitPerMinute: 1e9 });
+    const ask = async (text: string) => {
+      const out = await api.reply({ method: 'GET', url: `/search/name=${encodeURIComponent(text)}/apikey=${keys[0]}`, header: () => null });
+      expect(out.status).toBe(200);
+    };
+    for (let i = 0; i < 2_000; i++) await ask(distinctText(2e9 + i)); // warm: every file read and parsed, the code compiled
+    const start = rss();
+    let most = start;
+    for (let i = 0; i < 200_000; i++) {
+      await ask(distinctText(i));
+      if (i % 20_000 === 19_999) most = Math.max(most, rss());
+    }
+    console.log(`200,000 distinct searches: RSS ${(start / MiB).toFixed(0)} -> at most ${(most / MiB).toFixed(0)} MiB; the answer cache counts ${(api.archive.answerBytes / MiB).toFixed(1)} MiB`);
+    expect(api.archive.answerBytes).toBeLessThanOrEqual(ANSWER_BYTES);
+    // The cache's bound, and as much again for what the collector has not given back to the system.
+    expect(most - start).toBeLessThanOrEqual(2 * ANSWER_BYTES);
+  }, 300_000);
+});
