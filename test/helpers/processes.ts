@@ -86,7 +86,7 @@ export const startNetlifyLocal = (env: Record<string, string>) => startServer(en
  * (workerd), a local D1 in a folder of its own; resolves once `/health`
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
-export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void> }> {
+export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; state: string; stop(): Promise<void> }> {
   const port = await freePort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
@@ -109,7 +109,7 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
   for (;;) {
     if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    if (ok) return { port, logs, stop };
+    if (ok) return { port, logs, state, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`dev:cloudflare did not answer:\n${logs.join('\n')}`);
