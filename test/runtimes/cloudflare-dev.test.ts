@@ -7,12 +7,11 @@
  * does not parse as a URL is answered 400 as JSON, and it keeps running.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { rawRequestLine } from '../helpers/http.ts';
-import { startWorker } from '../helpers/processes.ts';
+import { isLoopback, listeningAddresses, processTree, startWorker } from '../helpers/processes.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';
 
@@ -54,7 +53,9 @@ describe('dev:cloudflare and its secrets', () => {
     const lines = commandLines();
     const carrying = lines.filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
     expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
-    const dev = lines.filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
+    // Ours only: other checkouts may run dev:cloudflare on this machine at the same time.
+    const ours = processTree(worker!.pid);
+    const dev = lines.filter(({ pid, args }) => ours.includes(pid) && args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
     expect(dev.length).toBeGreaterThan(0);
     const envFile = dev[0].args[dev[0].args.indexOf('--env-file') + 1];
     expect(envFile).toMatch(/faa-worker-env-[^/]+\/worker\.env$/);
@@ -99,12 +100,19 @@ describe('dev:cloudflare and its secrets', () => {
     expect(stored).toEqual([]);
   });
 
+  it('listens on loopback only: the front server, wrangler, workerd and the mail outbox', () => {
+    const addresses = listeningAddresses(worker!.pid);
+    expect(addresses.length).toBeGreaterThanOrEqual(2);
+    expect(addresses.filter((a) => !isLoopback(a))).toEqual([]);
+  });
+
   it('removes the env file when it stops', async () => {
-    const dev = commandLines().find(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
+    const ours = processTree(worker!.pid);
+    const dev = commandLines().find(({ pid, args }) => ours.includes(pid) && args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
     const folder = path.dirname(dev.args[dev.args.indexOf('--env-file') + 1]);
     await worker!.stop();
     worker = undefined;
-    expect(readdirSync(os.tmpdir()).filter((name) => name.startsWith('faa-worker-env-'))).toEqual([]);
+    expect(readdirSync(path.dirname(folder)).filter((name) => name === path.basename(folder))).toEqual([]);
     expect(() => statSync(folder)).toThrow();
   });
 });
