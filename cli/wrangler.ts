@@ -2,12 +2,20 @@
  * Runs the project's own wrangler (from node_modules, under this Node: wrangler
  * refuses a Node older than 22), for npm run dev:cloudflare and
  * deploy:cloudflare, and reads what the Worker's config says.
+ *
+ * wrangler dev prints a line for every request with its whole URL, and a key
+ * is in the URL: every line it prints is redacted here first (keys, sign-in
+ * tokens and sessions, in any encoding: src/shared/redact.ts), so a key shows
+ * as its id. Its local observability store (which would keep every request,
+ * URL and all, under the --persist-to folder) and local data explorer are
+ * turned off.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './paths.ts';
+import { redactLine } from '../src/shared/redact.ts';
 
 export const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 export const WRANGLER_CONFIG = path.join(ROOT, 'wrangler.jsonc');
@@ -40,11 +48,14 @@ export function withoutOfflineNoise(stream: NodeJS.ReadableStream, write: (line:
   });
 }
 
-/** Starts wrangler with `args`, its output passed through (but for its offline noise); `env` is added to this process's environment. */
+/** What wrangler is run with besides `env`: no metrics, and no local store of requests (their URLs hold keys) nor an explorer of the local data. */
+const QUIET_ENV = { WRANGLER_SEND_METRICS: 'false', X_LOCAL_OBSERVABILITY: 'false', X_LOCAL_EXPLORER: 'false' };
+
+/** Starts wrangler with `args`, its output passed through redacted (but for its offline noise); `env` is added to this process's environment. */
 export function wrangler(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false', ...env } });
-  withoutOfflineNoise(child.stdout!, (line) => process.stdout.write(`${line}\n`));
-  withoutOfflineNoise(child.stderr!, (line) => process.stderr.write(`${line}\n`));
+  const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, ...QUIET_ENV, ...env } });
+  withoutOfflineNoise(child.stdout!, (line) => process.stdout.write(`${redactLine(line)}\n`));
+  withoutOfflineNoise(child.stderr!, (line) => process.stderr.write(`${redactLine(line)}\n`));
   return child;
 }
 

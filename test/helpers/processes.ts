@@ -1,5 +1,6 @@
 /** The runtimes as processes: npm start and the other npm scripts, the edge function under Deno, the Worker under wrangler dev. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, freeRandomPort } from './http.ts';
 import { DENO, ROOT } from './paths.ts';
@@ -98,7 +99,7 @@ export const startNetlifyLocal = (env: Record<string, string>) => startServer(en
  * (workerd), a local D1 in a folder of its own; resolves once `/health`
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
-export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; logs: string[]; stop(): Promise<void>; pid: number }> {
+export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; pid: number; logs: string[]; state: string; stop(): Promise<void> }> {
   const port = await freePort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
@@ -122,7 +123,7 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
     if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
     // pid: also the process group of wrangler and the workerd it started (detached), so a test can tell its own processes from others'.
-    if (ok) return { port, logs, stop, pid: child.pid! };
+    if (ok) return { port, pid: child.pid!, logs, state, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`dev:cloudflare did not answer:\n${logs.join('\n')}`);
@@ -167,3 +168,67 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
     },
   };
 }
+
+/** `pid` and every process under it (read from /proc). */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent is the second field after the command, which is in parentheses and may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/** An address of /proc/net/tcp{,6} (hex, each 32-bit word in host order, little-endian here) as text. */
+function procAddress(hex: string): string {
+  const [host, port] = hex.split(':');
+  const bytes = (host.match(/.{8}/g) ?? []).flatMap((word) => (word.match(/../g) ?? []).reverse().map((b) => parseInt(b, 16)));
+  if (bytes.length === 4) return `${bytes.join('.')}:${parseInt(port, 16)}`;
+  const mapped = bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255;
+  if (mapped) return `::ffff:${bytes.slice(12).join('.')}:${parseInt(port, 16)}`;
+  const groups = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i] << 8) | bytes[2 * i + 1]).toString(16));
+  return `[${groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::')}]:${parseInt(port, 16)}`;
+}
+
+/** Every TCP address that `pid` or a process under it listens on, as `address:port` (IPv6 in brackets). */
+export function listeningAddresses(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const p of processTree(pid)) {
+    try {
+      for (const fd of readdirSync(`/proc/${p}/fd`)) {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSafe(`/proc/${p}/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      }
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const found: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && inodes.has(fields[9])) found.push(procAddress(fields[1]));
+    }
+  }
+  return found;
+}
+
+function readlinkSafe(file: string): string {
+  try {
+    return readlinkSync(file);
+  } catch {
+    return '';
+  }
+}
+
+/** Whether an address from `listeningAddresses` is on loopback only (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
+export const isLoopback = (address: string) => /^(127\.\d+\.\d+\.\d+|::ffff:127\.\d+\.\d+\.\d+|\[::1\]):\d+$/.test(address);

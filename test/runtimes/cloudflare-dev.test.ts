@@ -11,8 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { rawRequestLine } from '../helpers/http.ts';
-import { startWorker } from '../helpers/processes.ts';
+import { isLoopback, listeningAddresses, startWorker } from '../helpers/processes.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
+import { keyThroughPortal } from '../helpers/keys.ts';
 
 /**
  * Every process's command line on this machine, as `ps` shows them: pid and
@@ -82,6 +83,33 @@ describe('dev:cloudflare and its secrets', () => {
       expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
     }
     expect((await fetch(`http://127.0.0.1:${worker!.port}/health`)).status).toBe(200);
+  });
+
+  it('never prints or stores a whole key: not in wrangler’s lines, not in its local state', async () => {
+    const base = `http://127.0.0.1:${worker!.port}`;
+    const { key } = await keyThroughPortal(base, mailApi);
+    const paths = [`/person/name=Emil%20Jannings/apikey=${key}`, `/ceremony/year=1928/apikey=${key}`, `/search/name=${key}/apikey=${key}`, `/person/name=${encodeURIComponent(key)}/apikey=faa_${'x'.repeat(32)}`];
+    for (const p of paths) await (await fetch(`${base}${p}`)).arrayBuffer();
+    expect((await fetch(`${base}${paths[0]}`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // wrangler's own lines and stores are written after the reply
+    const printed = worker!.logs.filter((line) => line.includes(key) || line.includes(key.slice(4)));
+    expect(printed).toEqual([]);
+    const stored: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.isFile() && readFileSync(file).includes(key.slice(4))) stored.push(path.relative(worker!.state, file));
+      }
+    };
+    walk(worker!.state);
+    expect(stored).toEqual([]);
+  });
+
+  it('listens on loopback only: the front server, wrangler, workerd and the mail outbox', () => {
+    const addresses = listeningAddresses(worker!.pid);
+    expect(addresses.length).toBeGreaterThanOrEqual(2);
+    expect(addresses.filter((a) => !isLoopback(a))).toEqual([]);
   });
 
   it('removes the env file when it stops', async () => {

@@ -18,7 +18,7 @@ import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { startMailApi } from '../helpers/mail.ts';
 import { eventually, rawRequestLine } from '../helpers/http.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
-import { type Started, startNetlifyLocal } from '../helpers/processes.ts';
+import { isLoopback, listeningAddresses, type Started, startNetlifyLocal } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
 
 /** Processes running the edge stand-in over `dist` (a temp folder of this test alone), by their command lines. */
@@ -93,6 +93,12 @@ describe('npm run dev:netlify, running', () => {
   const get = (p: string, headers: Record<string, string> = {}) => fetch(`${server.base}${p}`, { headers });
   const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  it('listens on loopback only, every helper included: the local Blobs server, the edge function, the mail outbox', () => {
+    const addresses = listeningAddresses(server.child.pid!);
+    expect(addresses.length).toBeGreaterThanOrEqual(3); // the front, the Blobs server, Deno's edge function
+    expect(addresses.filter((a) => !isLoopback(a))).toEqual([]);
+  });
 
   it('answers /health from the edge function, without a key', async () => {
     const health = await get('/health');
