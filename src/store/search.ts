@@ -209,6 +209,8 @@ function keyOf(key: string): Key {
 type Fit = number;
 
 const NO_FIT = -1;
+/** The rank from which a key needs two typos. */
+const TWO_TYPOS = 20;
 const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
 /**
@@ -347,14 +349,20 @@ export class SearchIndex {
     const unknown = (i: number) => Number(!this.has(q.words[i]));
     const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
     for (const i of order.slice(0, 2)) {
-      const found = this.ranked(q, this.candidates(q, i));
-      if (found.length > 0) return found;
+      // A word the index has as written first finds the names holding it so, without comparing it with every word of the
+      // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
+      if (this.has(q.words[i])) {
+        const found = this.ranked(q, this.candidates(q, i, false));
+        if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
+      }
+      const found = this.ranked(q, this.candidates(q, i, true));
+      if (found.length > 0) return found.results;
     }
     return [];
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
     const add = (word: number) => {
@@ -384,7 +392,7 @@ export class SearchIndex {
       if (last >= 0) both(first, last);
       else for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second)) && this.has(rest.slice(second))) both(first, this.at(rest.slice(second)));
     }
-    if (q.close[i]) this.closeTo(q, i, exact);
+    if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
     return out;
   }
@@ -468,7 +476,7 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>): SearchResult[] {
+  private ranked(q: Asked, candidates: Set<number>): { length: number; best: number; results: SearchResult[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       const keys = (this.keyParts[entry] ??= this.keys[entry].split('|').map(keyOf));
@@ -481,7 +489,7 @@ export class SearchIndex {
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight: Number(this.weightText[entry]), starts: (best & 1) === 0, key: which });
     }
-    if (hits.length === 0) return [];
+    if (hits.length === 0) return { length: 0, best: -1, results: [] };
     const rows = (this.rows ??= this.rowText.split('\n'));
     for (const hit of hits) {
       const row = rows[hit.entry];
@@ -493,7 +501,7 @@ export class SearchIndex {
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
-    return hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key));
+    return { length: hits.length, best: hits[0].rank, results: hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key)) };
   }
 }
 
