@@ -71,14 +71,13 @@ const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film'
 export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
 
 /**
- * The index as stored: five blocks of text, a NUL after each of the first
- * four, one line per item in each, so reading it is one decode and five
- * splits, no JSON. `words`: every word of every key, sorted; `postings`: per
- * word, the entries holding it (base 36, ascending, `,` between); `keys`: per
- * entry, its keys (`indexKey` of each name, then of each other name people
- * give it), `|` between; `weights`: per entry, what breaks ties (its
- * nominations); `rows`: per entry, what a result shows, tab-separated (see
- * `resultOf`). No served name holds a NUL, a tab, a line break, `|` or `~`.
+ * The index as made by the build: `words`, every word of every key, sorted;
+ * `postings`, per word, the entries holding it (base 36, ascending, `,`
+ * between); `keys`, per entry, its keys (`indexKey` of each name, then of
+ * each other name people give it), `|` between; `weights`, per entry, what
+ * breaks ties (its nominations); `rows`, per entry, what a result shows,
+ * tab-separated (see `resultOf`). No served name holds a NUL, a tab, a line
+ * break, `|` or `~`.
  */
 export interface StoredSearchIndex {
   words: string[];
@@ -88,8 +87,51 @@ export interface StoredSearchIndex {
   rows: string[];
 }
 
-/** The stored text of an index. */
-export const storedText = (index: StoredSearchIndex) => [index.words, index.postings, index.keys, index.weights, index.rows].map((block) => block.join('\n')).join('\u0000');
+/** Digits (base 36) of each line's place in a block: 36^4 places, well above the largest block. */
+const PLACE = 4;
+const LARGEST_BLOCK = 36 ** PLACE - 2;
+
+/** Lines joined by line breaks, and before them where each starts (and where one after the last would), PLACE digits each. */
+function placed(lines: string[]): [string, string] {
+  const block = lines.join('\n');
+  if (block.length > LARGEST_BLOCK) throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
+  let places = '';
+  let at = 0;
+  for (const line of [...lines, '']) {
+    places += at.toString(36).padStart(PLACE, '0');
+    at += line.length + 1;
+  }
+  return [places, block];
+}
+
+/**
+ * The stored text of an index: blocks with a NUL between them, the words
+ * one a line, then the postings, the keys (each entry's weight first) and
+ * the rows, each block after the places of its lines. A fresh isolate so
+ * splits only the words; a line of the others is cut out when a search
+ * needs it.
+ */
+export const storedText = (index: StoredSearchIndex) =>
+  [index.words.join('\n'), ...placed(index.postings), ...placed(index.keys.map((k, i) => `${index.weights[i]}|${k}`)), ...placed(index.rows)].join('\u0000');
+
+/** Lines of a block, each cut out when asked for. */
+class Lines {
+  readonly length: number;
+  private readonly places: string;
+  private readonly block: string;
+
+  constructor(places: string, block: string) {
+    this.places = places;
+    this.block = block;
+    this.length = places.length / PLACE - 1;
+    if (!Number.isInteger(this.length) || this.length < 0) throw new Error('a search index with a damaged block');
+  }
+
+  line(i: number): string {
+    const at = i * PLACE;
+    return this.block.slice(parseInt(this.places.slice(at, at + PLACE), 36), parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1);
+  }
+}
 
 /** Edits allowed in a word asked: none under 4 letters, one under 8, two from 8. */
 const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
@@ -307,33 +349,30 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
 
 export class SearchIndex {
   private readonly words: string[];
-  private readonly postingText: string[];
+  private readonly postingText: Lines;
   private readonly postingCache: (Int32Array | undefined)[];
-  private readonly keys: string[];
-  /** Each entry's keys taken apart, as searches first rank it. */
-  private readonly keyParts: (Key[] | undefined)[];
-  private readonly weightText: string[];
-  private readonly rowText: string;
-  private rows: string[] | null = null;
+  private readonly keys: Lines;
+  /** Each entry's weight and keys taken apart, as searches first rank it. */
+  private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
+  private readonly rows: Lines;
   /** Words by length, and the letters of each, made on the first search with a typo. */
   private byLength: Int32Array[] | null = null;
   private bits: Int32Array | null = null;
 
   private constructor(blocks: string[]) {
     this.words = blocks[0].split('\n');
-    this.postingText = blocks[1].split('\n');
-    this.keys = blocks[2].split('\n');
-    this.weightText = blocks[3].split('\n');
-    this.rowText = blocks[4];
+    this.postingText = new Lines(blocks[1], blocks[2]);
+    this.keys = new Lines(blocks[3], blocks[4]);
+    this.rows = new Lines(blocks[5], blocks[6]);
     this.postingCache = new Array(this.words.length);
     this.keyParts = new Array(this.keys.length);
-    if (this.postingText.length !== this.words.length || this.weightText.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
+    if (this.postingText.length !== this.words.length || this.rows.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
   }
 
   /** An index from its stored text (`storedText`); postings, weights and rows are read only as searches need them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 5) throw new Error('not a search index');
+    if (blocks.length !== 7) throw new Error('not a search index');
     return new SearchIndex(blocks);
   }
 
@@ -467,7 +506,7 @@ export class SearchIndex {
   private postings(word: number): Int32Array {
     let list = this.postingCache[word];
     if (!list) {
-      const parts = this.postingText[word].split(',');
+      const parts = this.postingText.line(word).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
       this.postingCache[word] = list;
@@ -476,10 +515,16 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
+  /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
+  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+    const [weight, ...keys] = this.keys.line(entry).split('|');
+    return { weight: Number(weight), keys: keys.map(keyOf) };
+  }
+
   private ranked(q: Asked, candidates: Set<number>): { length: number; best: number; results: SearchResult[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const keys = (this.keyParts[entry] ??= this.keys[entry].split('|').map(keyOf));
+      const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry));
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -487,12 +532,12 @@ export class SearchIndex {
         if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
       }
       if (best < 0) continue;
-      hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight: Number(this.weightText[entry]), starts: (best & 1) === 0, key: which });
+      hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
-    const rows = (this.rows ??= this.rowText.split('\n'));
     for (const hit of hits) {
-      const row = rows[hit.entry];
+      if (hit.rank !== 1 && hit.year === 0) continue;
+      const row = this.rows.line(hit.entry);
       if (hit.rank === 1) {
         // The name exactly as asked: first, and shown as asked when the entry has several.
         const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
@@ -501,7 +546,7 @@ export class SearchIndex {
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
-    return { length: hits.length, best: hits[0].rank, results: hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key)) };
+    return { length: hits.length, best: hits[0].rank, results: hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(this.rows.line(hit.entry), hit.key)) };
   }
 }
 
