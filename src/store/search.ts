@@ -355,7 +355,7 @@ export class SearchIndex {
   /** Each entry's weight and keys taken apart, as searches first rank it. */
   private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
   private readonly rows: Lines;
-  /** Words by length, and the letters of each, made on the first search with a typo. */
+  /** Words by length, made on the first search with a typo, and the letters of each (0 until first compared). */
   private byLength: Int32Array[] | null = null;
   private bits: Int32Array | null = null;
 
@@ -459,6 +459,7 @@ export class SearchIndex {
     const mine = letterBits(word);
     for (let length = word.length - typos; length <= word.length + typos; length++) {
       for (const at of byLength[length] ?? []) {
+        if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
         if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
         const edits = editsWithin(word, this.words[at], typos);
         if (edits <= typos) add(at, edits);
@@ -475,7 +476,6 @@ export class SearchIndex {
       const bits = new Int32Array(this.words.length);
       this.words.forEach((w, at) => {
         byLength[w.length][filled[w.length]++] = at;
-        bits[at] = letterBits(w);
       });
       [this.byLength, this.bits] = [byLength, bits];
     }
