@@ -57,6 +57,12 @@ const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, Strin
 const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
+/** A word of a key as it may have been written: a number up to 20 as its word ("3": "three"). */
+function written(word: string): string {
+  const c = word.charCodeAt(0);
+  return c >= 48 && c <= 57 && word.length <= 2 ? (NUMBER_WORDS[Number(word)] ?? word) : word;
+}
+
 /** A search key with each number word and roman numeral written in digits: how both sides are compared. */
 export function indexKey(key: string): string {
   return key === '' ? '' : key.split(' ').map((w) => NUMBERS.get(w) ?? w).join(' ');
@@ -324,10 +330,10 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
-    if (used & (3 << j) || !w.startsWith(k[j])) continue;
-    const two = k[j] + k[j + 1];
-    if (two === w) return j | 64;
-    if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) return j | 96;
+    if (used & (3 << j) || !(w.startsWith(k[j]) || w.startsWith(written(k[j])))) continue;
+    const [two, spoken] = [k[j] + k[j + 1], written(k[j]) + written(k[j + 1])];
+    if (two === w || spoken === w) return j | 64;
+    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w)) return j | 96;
   }
   if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
     for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
@@ -336,13 +342,14 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   let [found, cost] = [-1, 0];
   for (let j = 0; close && j < k.length; j++) {
     if (used & (1 << j)) continue;
+    const word = written(k[j]); // a typo in a number written as a word ("thre") is against the word
     let d = close.get(k[j]);
     if (d === undefined) {
-      const typos = typosBetween(q, w, k[j]);
-      d = editsWithin(w, k[j], typos);
+      const typos = typosBetween(q, w, word);
+      d = editsWithin(w, word, typos);
       close.set(k[j], d > typos ? -1 : d);
     }
-    if (d > 0 && d <= typosBetween(q, w, k[j]) && (found < 0 || d < cost)) [found, cost] = [j, d];
+    if (d > 0 && d <= typosBetween(q, w, word) && (found < 0 || d < cost)) [found, cost] = [j, d];
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
@@ -423,13 +430,14 @@ export class SearchIndex {
     if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
     for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
     // Two or three words of a name run together: the names holding the first and the last.
+    const at = (word: string) => this.at(NUMBERS.get(word) ?? word);
     for (let cut = 1; cut < w.length && w.length >= 4; cut++) {
-      const first = this.at(w.slice(0, cut));
+      const first = at(w.slice(0, cut));
       if (first < 0) continue;
       const rest = w.slice(cut);
-      const last = this.at(rest);
+      const last = at(rest);
       if (last >= 0) both(first, last);
-      else for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second)) && this.has(rest.slice(second))) both(first, this.at(rest.slice(second)));
+      else for (let second = 1; second < rest.length; second++) if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
@@ -446,6 +454,14 @@ export class SearchIndex {
         add(word);
       }
     });
+    // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
+    for (let n = 1; n < NUMBER_WORDS.length; n++) {
+      const edits = editsWithin(w, NUMBER_WORDS[n], typosBetween(q, w, NUMBER_WORDS[n]));
+      if (edits > 0 && edits <= typosBetween(q, w, NUMBER_WORDS[n])) {
+        q.close[i]!.set(String(n), edits);
+        add(String(n));
+      }
+    }
   }
 
   /** Every word within `typos` of `word` (and the word itself), with its edits. */
