@@ -57,6 +57,12 @@ const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, Strin
 const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
+/** A word of a key as it may have been written: a number up to 20 as its word ("3": "three"). */
+function written(word: string): string {
+  const c = word.charCodeAt(0);
+  return c >= 48 && c <= 57 && word.length <= 2 ? (NUMBER_WORDS[Number(word)] ?? word) : word;
+}
+
 /** A search key with each number word and roman numeral written in digits: how both sides are compared. */
 export function indexKey(key: string): string {
   return key === '' ? '' : key.split(' ').map((w) => NUMBERS.get(w) ?? w).join(' ');
@@ -71,14 +77,13 @@ const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film'
 export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
 
 /**
- * The index as stored: five blocks of text, a NUL after each of the first
- * four, one line per item in each, so reading it is one decode and five
- * splits, no JSON. `words`: every word of every key, sorted; `postings`: per
- * word, the entries holding it (base 36, ascending, `,` between); `keys`: per
- * entry, its keys (`indexKey` of each name, then of each other name people
- * give it), `|` between; `weights`: per entry, what breaks ties (its
- * nominations); `rows`: per entry, what a result shows, tab-separated (see
- * `resultOf`). No served name holds a NUL, a tab, a line break, `|` or `~`.
+ * The index as made by the build: `words`, every word of every key, sorted;
+ * `postings`, per word, the entries holding it (base 36, ascending, `,`
+ * between); `keys`, per entry, its keys (`indexKey` of each name, then of
+ * each other name people give it), `|` between; `weights`, per entry, what
+ * breaks ties (its nominations); `rows`, per entry, what a result shows,
+ * tab-separated (see `resultOf`). No served name holds a NUL, a tab, a line
+ * break, `|` or `~`.
  */
 export interface StoredSearchIndex {
   words: string[];
@@ -88,8 +93,51 @@ export interface StoredSearchIndex {
   rows: string[];
 }
 
-/** The stored text of an index. */
-export const storedText = (index: StoredSearchIndex) => [index.words, index.postings, index.keys, index.weights, index.rows].map((block) => block.join('\n')).join('\u0000');
+/** Digits (base 36) of each line's place in a block: 36^4 places, well above the largest block. */
+const PLACE = 4;
+const LARGEST_BLOCK = 36 ** PLACE - 2;
+
+/** Lines joined by line breaks, and before them where each starts (and where one after the last would), PLACE digits each. */
+function placed(lines: string[]): [string, string] {
+  const block = lines.join('\n');
+  if (block.length > LARGEST_BLOCK) throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
+  let places = '';
+  let at = 0;
+  for (const line of [...lines, '']) {
+    places += at.toString(36).padStart(PLACE, '0');
+    at += line.length + 1;
+  }
+  return [places, block];
+}
+
+/**
+ * The stored text of an index: blocks with a NUL between them, the words
+ * one a line, then the postings, the keys (each entry's weight first) and
+ * the rows, each block after the places of its lines. A fresh isolate so
+ * splits only the words; a line of the others is cut out when a search
+ * needs it.
+ */
+export const storedText = (index: StoredSearchIndex) =>
+  [index.words.join('\n'), ...placed(index.postings), ...placed(index.keys.map((k, i) => `${index.weights[i]}|${k}`)), ...placed(index.rows)].join('\u0000');
+
+/** Lines of a block, each cut out when asked for. */
+class Lines {
+  readonly length: number;
+  private readonly places: string;
+  private readonly block: string;
+
+  constructor(places: string, block: string) {
+    this.places = places;
+    this.block = block;
+    this.length = places.length / PLACE - 1;
+    if (!Number.isInteger(this.length) || this.length < 0) throw new Error('a search index with a damaged block');
+  }
+
+  line(i: number): string {
+    const at = i * PLACE;
+    return this.block.slice(parseInt(this.places.slice(at, at + PLACE), 36), parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1);
+  }
+}
 
 /** Edits allowed in a word asked: none under 4 letters, one under 8, two from 8. */
 const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
@@ -209,6 +257,8 @@ function keyOf(key: string): Key {
 type Fit = number;
 
 const NO_FIT = -1;
+/** The rank from which a key needs two typos. */
+const TWO_TYPOS = 20;
 const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
 /**
@@ -280,10 +330,10 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
-    if (used & (3 << j) || !w.startsWith(k[j])) continue;
-    const two = k[j] + k[j + 1];
-    if (two === w) return j | 64;
-    if (j + 2 < k.length && !(used & (4 << j)) && two + k[j + 2] === w) return j | 96;
+    if (used & (3 << j) || !(w.startsWith(k[j]) || w.startsWith(written(k[j])))) continue;
+    const [two, spoken] = [k[j] + k[j + 1], written(k[j]) + written(k[j + 1])];
+    if (two === w || spoken === w) return j | 64;
+    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w)) return j | 96;
   }
   if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
     for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
@@ -292,46 +342,44 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   let [found, cost] = [-1, 0];
   for (let j = 0; close && j < k.length; j++) {
     if (used & (1 << j)) continue;
+    const word = written(k[j]); // a typo in a number written as a word ("thre") is against the word
     let d = close.get(k[j]);
     if (d === undefined) {
-      const typos = typosBetween(q, w, k[j]);
-      d = editsWithin(w, k[j], typos);
+      const typos = typosBetween(q, w, word);
+      d = editsWithin(w, word, typos);
       close.set(k[j], d > typos ? -1 : d);
     }
-    if (d > 0 && d <= typosBetween(q, w, k[j]) && (found < 0 || d < cost)) [found, cost] = [j, d];
+    if (d > 0 && d <= typosBetween(q, w, word) && (found < 0 || d < cost)) [found, cost] = [j, d];
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
 export class SearchIndex {
   private readonly words: string[];
-  private readonly postingText: string[];
+  private readonly postingText: Lines;
   private readonly postingCache: (Int32Array | undefined)[];
-  private readonly keys: string[];
-  /** Each entry's keys taken apart, as searches first rank it. */
-  private readonly keyParts: (Key[] | undefined)[];
-  private readonly weightText: string[];
-  private readonly rowText: string;
-  private rows: string[] | null = null;
-  /** Words by length, and the letters of each, made on the first search with a typo. */
+  private readonly keys: Lines;
+  /** Each entry's weight and keys taken apart, as searches first rank it. */
+  private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
+  private readonly rows: Lines;
+  /** Words by length, made on the first search with a typo, and the letters of each (0 until first compared). */
   private byLength: Int32Array[] | null = null;
   private bits: Int32Array | null = null;
 
   private constructor(blocks: string[]) {
     this.words = blocks[0].split('\n');
-    this.postingText = blocks[1].split('\n');
-    this.keys = blocks[2].split('\n');
-    this.weightText = blocks[3].split('\n');
-    this.rowText = blocks[4];
+    this.postingText = new Lines(blocks[1], blocks[2]);
+    this.keys = new Lines(blocks[3], blocks[4]);
+    this.rows = new Lines(blocks[5], blocks[6]);
     this.postingCache = new Array(this.words.length);
     this.keyParts = new Array(this.keys.length);
-    if (this.postingText.length !== this.words.length || this.weightText.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
+    if (this.postingText.length !== this.words.length || this.rows.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
   }
 
   /** An index from its stored text (`storedText`); postings, weights and rows are read only as searches need them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 5) throw new Error('not a search index');
+    if (blocks.length !== 7) throw new Error('not a search index');
     return new SearchIndex(blocks);
   }
 
@@ -347,14 +395,20 @@ export class SearchIndex {
     const unknown = (i: number) => Number(!this.has(q.words[i]));
     const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
     for (const i of order.slice(0, 2)) {
-      const found = this.ranked(q, this.candidates(q, i));
-      if (found.length > 0) return found;
+      // A word the index has as written first finds the names holding it so, without comparing it with every word of the
+      // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
+      if (this.has(q.words[i])) {
+        const found = this.ranked(q, this.candidates(q, i, false));
+        if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
+      }
+      const found = this.ranked(q, this.candidates(q, i, true));
+      if (found.length > 0) return found.results;
     }
     return [];
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
     const add = (word: number) => {
@@ -376,15 +430,16 @@ export class SearchIndex {
     if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
     for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
     // Two or three words of a name run together: the names holding the first and the last.
+    const at = (word: string) => this.at(NUMBERS.get(word) ?? word);
     for (let cut = 1; cut < w.length && w.length >= 4; cut++) {
-      const first = this.at(w.slice(0, cut));
+      const first = at(w.slice(0, cut));
       if (first < 0) continue;
       const rest = w.slice(cut);
-      const last = this.at(rest);
+      const last = at(rest);
       if (last >= 0) both(first, last);
-      else for (let second = 1; second < rest.length; second++) if (this.has(rest.slice(0, second)) && this.has(rest.slice(second))) both(first, this.at(rest.slice(second)));
+      else for (let second = 1; second < rest.length; second++) if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
-    if (q.close[i]) this.closeTo(q, i, exact);
+    if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
     return out;
   }
@@ -399,6 +454,14 @@ export class SearchIndex {
         add(word);
       }
     });
+    // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
+    for (let n = 1; n < NUMBER_WORDS.length; n++) {
+      const edits = editsWithin(w, NUMBER_WORDS[n], typosBetween(q, w, NUMBER_WORDS[n]));
+      if (edits > 0 && edits <= typosBetween(q, w, NUMBER_WORDS[n])) {
+        q.close[i]!.set(String(n), edits);
+        add(String(n));
+      }
+    }
   }
 
   /** Every word within `typos` of `word` (and the word itself), with its edits. */
@@ -412,6 +475,7 @@ export class SearchIndex {
     const mine = letterBits(word);
     for (let length = word.length - typos; length <= word.length + typos; length++) {
       for (const at of byLength[length] ?? []) {
+        if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
         if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
         const edits = editsWithin(word, this.words[at], typos);
         if (edits <= typos) add(at, edits);
@@ -428,7 +492,6 @@ export class SearchIndex {
       const bits = new Int32Array(this.words.length);
       this.words.forEach((w, at) => {
         byLength[w.length][filled[w.length]++] = at;
-        bits[at] = letterBits(w);
       });
       [this.byLength, this.bits] = [byLength, bits];
     }
@@ -459,7 +522,7 @@ export class SearchIndex {
   private postings(word: number): Int32Array {
     let list = this.postingCache[word];
     if (!list) {
-      const parts = this.postingText[word].split(',');
+      const parts = this.postingText.line(word).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
       this.postingCache[word] = list;
@@ -468,10 +531,16 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>): SearchResult[] {
+  /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
+  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+    const [weight, ...keys] = this.keys.line(entry).split('|');
+    return { weight: Number(weight), keys: keys.map(keyOf) };
+  }
+
+  private ranked(q: Asked, candidates: Set<number>): { length: number; best: number; results: SearchResult[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const keys = (this.keyParts[entry] ??= this.keys[entry].split('|').map(keyOf));
+      const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry));
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -479,12 +548,12 @@ export class SearchIndex {
         if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
       }
       if (best < 0) continue;
-      hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight: Number(this.weightText[entry]), starts: (best & 1) === 0, key: which });
+      hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
-    if (hits.length === 0) return [];
-    const rows = (this.rows ??= this.rowText.split('\n'));
+    if (hits.length === 0) return { length: 0, best: -1, results: [] };
     for (const hit of hits) {
-      const row = rows[hit.entry];
+      if (hit.rank !== 1 && hit.year === 0) continue;
+      const row = this.rows.line(hit.entry);
       if (hit.rank === 1) {
         // The name exactly as asked: first, and shown as asked when the entry has several.
         const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
@@ -493,7 +562,7 @@ export class SearchIndex {
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
-    return hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(rows[hit.entry], hit.key));
+    return { length: hits.length, best: hits[0].rank, results: hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(this.rows.line(hit.entry), hit.key)) };
   }
 }
 
