@@ -9,7 +9,8 @@
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
  *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
-import type { Archive, Category, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, DatasetList, FilmMatch, Nomination, PersonMatch, SearchResult } from '../shared/types.ts';
+import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
+import type { Category, DatasetList, Nomination } from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
