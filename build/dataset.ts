@@ -213,10 +213,10 @@ export function ndjson(rows: Rows): string {
   const personLinks = byNomination(rows.nomination_people, ([, , person, role, name, detail]) => withoutNulls({ id: person, imdb: people.get(person)![1], name, kind: people.get(person)![3], role, detail }));
   const lines = [JSON.stringify({ meta: Object.fromEntries(rows.meta) })];
   for (const [id, ceremony, held, categoryId, filmYear, won, name, detail, note, citation] of rows.nominations) {
-    const [, exact, category, canonical, , klass] = categories.get(categoryId)!;
+    const [, exact, category, canonical, award, klass] = categories.get(categoryId)!;
     lines.push(
       JSON.stringify(withoutNulls({
-        id, ceremony, year: String(held), category, categoryExact: exact, canonical, class: klass, filmYear, won: won === 1,
+        id, ceremony, year: String(held), category, categoryExact: exact, award, canonical, class: klass, filmYear, won: won === 1,
         name, detail, note, citation, films: filmLinks.get(id as number) ?? [], people: personLinks.get(id as number) ?? [],
       })),
     );

@@ -75,8 +75,8 @@ function compile(ts: TypeScript, outDir: string): void {
  * shared/types.*), the package holds client.* and types.* side by side, the
  * client naming `./types.js` (declarations keep the source's `.ts` specifiers).
  */
-/** The modules of src/shared/ the client loads (the shapes, and for its offline mode the routes, messages and category names), shipped beside it. */
-const SHARED = ['types', 'routes', 'messages', 'limits', 'category-name'];
+/** The modules of src/shared/ the client names (its shapes, types only: client.js itself imports nothing), shipped beside it. */
+const SHARED = ['types'];
 
 async function flatten(dir: string): Promise<void> {
   const moves = [['client/client', 'client'], ...SHARED.map((name) => [`shared/${name}`, name])];

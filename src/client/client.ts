@@ -9,10 +9,8 @@
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
  *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
-import type { Archive, Category, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, DatasetList, FilmMatch, Nomination, PersonMatch, SearchResult } from '../shared/types.ts';
-import { titleCaseCategory } from '../shared/category-name.ts';
-import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../shared/routes.ts';
-import { MESSAGES } from '../shared/messages.ts';
+import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
+import type { Category, DatasetList, Nomination } from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -274,7 +272,7 @@ const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.t
 /** A dataset file and its ETag, once its bytes hash to the sha256 the list gives; null when it is `held` (that sha256) or a 304 to `etag`. */
 async function checkedFile(api: Requester, name: string, etag: string | null, held?: string): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
   const shown = `/dataset/file=${name}/apikey=…`;
-  if (!DATASET_FILE_NAME.test(name)) throw new ApiError(400, MESSAGES.badFileName, shown);
+  if (!OFFLINE_ERRORS.fileName.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, shown);
   const entry = (await api.get<DatasetList>(['dataset'])).files.find((f) => f.name === name);
   if (!entry) throw new ApiError(404, 'Dataset file not found', shown);
   if (entry.sha256 === held) return null;
@@ -308,6 +306,7 @@ interface Line {
   ceremony: number;
   year: string;
   category: string;
+  award: string;
   canonical: string;
   detail?: string;
   note?: string;
@@ -341,7 +340,7 @@ class OfflineArchive {
       const nomination: Nomination = { primary: links.filter((l) => l.role === 'primary').map((l) => l.name), secondary: links.filter((l) => l.role !== 'primary').map((l) => l.name), won: line.won };
       if (notes.length) nomination.notes = notes.join('\n');
       ids.set(nomination, [...new Set(links.flatMap((l) => (l.imdb ? l.imdb.split(',') : [])))]);
-      if (!this.awards.has(line.category)) this.awards.set(line.category, titleCaseCategory(line.canonical));
+      if (!this.awards.has(line.category)) this.awards.set(line.category, line.award);
       let ceremony = ceremonies.get(line.ceremony);
       if (!ceremony) ceremonies.set(line.ceremony, (ceremony = { year: line.year, categories: new Map() }));
       let group = ceremony.categories.get(line.category);
@@ -381,24 +380,40 @@ class OfflineArchive {
   }
 }
 
-const NOT_FOUND = Object.fromEntries(ROUTES.map((r) => [r.client, r.notFound]));
+/**
+ * The service's own 400 and 404 messages (src/shared/messages.ts, the route
+ * table), written out so that client.js loads alone, imports nothing (a
+ * browser takes it as it is); test/build/client.test.ts holds them equal.
+ */
+export const OFFLINE_ERRORS = {
+  notFound: { ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found' } as Record<string, string>,
+  badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
+  badName: 'Invalid name: expected 1 to 512 characters',
+  badTitleId: 'Invalid title id: expected `tt` followed by digits (an IMDb title id such as tt0120338)',
+  badNameId: 'Invalid name id: expected `nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)',
+  badFileName: 'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
+  titleId: /^tt[0-9]+$/,
+  nameId: /^(?:nm|co)[0-9]+$/,
+  fileName: /^[a-z0-9_]{1,64}\.(?:sqlite|ndjson|csv)$/,
+};
 
 /** A year as the service reads it (digits, leading zeros dropped), or its 400. */
 function year(value: number | string, path: string): string {
   const text = String(value);
-  if (!/^[0-9]{1,10}$/.test(text)) throw new ApiError(400, MESSAGES.badYear, path);
+  if (!/^[0-9]{1,10}$/.test(text)) throw new ApiError(400, OFFLINE_ERRORS.badYear, path);
   return text.replace(/^0+(?=.)/, '');
 }
 
 /** A name as the service takes it (1 to 512 characters), or its 400. */
 function name(value: string, path: string): string {
-  if (value.length === 0 || [...value].length > 512) throw new ApiError(400, MESSAGES.badName, path);
+  if (value.length === 0 || [...value].length > 512) throw new ApiError(400, OFFLINE_ERRORS.badName, path);
   return value;
 }
 
 /** An IMDb id of the form its lookup takes, or its 400. */
-function id(form: keyof typeof ID_FORMS, value: string, path: string): string {
-  if (!ID_FORMS[form].test(value)) throw new ApiError(400, form === 'titleById' ? MESSAGES.badTitleId : MESSAGES.badNameId, path);
+function id(form: 'titleById' | 'nameById', value: string, path: string): string {
+  const title = form === 'titleById';
+  if (!(title ? OFFLINE_ERRORS.titleId : OFFLINE_ERRORS.nameId).test(value)) throw new ApiError(400, title ? OFFLINE_ERRORS.badTitleId : OFFLINE_ERRORS.badNameId, path);
   return value;
 }
 
@@ -426,7 +441,7 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   if (!data) await take();
   const at = (method: string, path: string) => async <T>(answer: () => T | undefined): Promise<T> => {
     const found = answer();
-    if (found === undefined || (Array.isArray(found) && found.length === 0)) throw new ApiError(404, NOT_FOUND[method] ?? MESSAGES.notFound, path);
+    if (found === undefined || (Array.isArray(found) && found.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], path);
     return found;
   };
   const online = createClient(options);

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packClient } from '../../build/pack-client.ts';
-import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
+import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, OFFLINE_ERRORS, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
+import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../../src/shared/routes.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
@@ -250,6 +251,13 @@ describe('the offline client', () => {
     expect((await old.person('Emil Jannings')).length).toBeGreaterThan(0);
   });
 
+  it('gives the service’s own 400 and 404 messages and forms, written out so that client.js imports nothing', () => {
+    const { notFound, titleId, nameId, fileName, ...messages } = OFFLINE_ERRORS;
+    expect(notFound).toEqual(Object.fromEntries(ROUTES.filter((r) => r.notFound && r.tag !== 'dataset').map((r) => [r.client, r.notFound])));
+    expect(messages).toEqual({ badYear: MESSAGES.badYear, badName: MESSAGES.badName, badTitleId: MESSAGES.badTitleId, badNameId: MESSAGES.badNameId, badFileName: MESSAGES.badFileName });
+    expect([titleId.source, nameId.source, fileName.source]).toEqual([ID_FORMS.titleById.pattern, ID_FORMS.nameById.pattern, DATASET_FILE_NAME.source]);
+  });
+
   it('refuses a download whose bytes do not hash to the sha256 the list gives', async () => {
     const net = network();
     net.state.tamper = true;
@@ -267,6 +275,7 @@ describe('the offline client', () => {
     let bytes = 0;
     for (const f of js) bytes += (await readFile(path.join(dir, f))).length;
     expect(bytes).toBeLessThan(50 * 1024); // unminified: minified is smaller still
+    expect(await readFile(path.join(dir, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s/m); // a browser loads it alone
     const loaded = await import(pathToFileURL(path.join(dir, 'client.js')).href);
     expect([typeof loaded.createClient, typeof loaded.createOfflineClient]).toEqual(['function', 'function']);
   }, 60_000);
