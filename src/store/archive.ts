@@ -12,7 +12,7 @@
  * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
  * objects take), answers (`answerBytes`: each entry counted at about the heap
- * it was measured to hold, `storedAnswerBytes` for a stored answer by ref,
+ * it was measured to hold, STORED_ANSWER_BYTES for a stored answer by ref,
  * SEARCH_ENTRY_BYTES plus its body and its text for a search's), and, weakly, which of
  * the source's byte arrays were checked (held by the source, not here). Raw
  * file bytes are the DataSource's to keep; an index file is parsed again when
@@ -38,7 +38,7 @@ export interface ArchiveOptions {
    * reader keeps at most 40 MiB, as before the joins were stored.
    */
   jsonBytes?: number;
-  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: `storedAnswerBytes` each) and searches' (SEARCH_ENTRY_BYTES, their body and their text); default 16 MiB. */
+  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and searches' (SEARCH_ENTRY_BYTES, their body and their text); default 16 MiB. */
   answerBytes?: number;
 }
 
@@ -58,9 +58,10 @@ const COMPRESSED = ['gzip', 'br'] as const;
  * object, and each encoding's id, ETag, place and path), the map entry
  * included; a search's about 850 beside its body and its text (the answer
  * object, its id and ETag, the body's typed array, the key, the map entry).
- * Counting less let the 16 MiB bound hold about 137 MiB.
+ * Counting a search at its body and text alone let the 16 MiB bound hold
+ * about 137 MiB.
  */
-export const storedAnswerBytes = (encodings: number) => 160 + 480 * encodings;
+export const STORED_ANSWER_BYTES = 768;
 export const SEARCH_ENTRY_BYTES = 960;
 
 const idOf = async (bytes: Uint8Array) => contentId(await sha256Hex(bytes));
@@ -138,11 +139,10 @@ class StoredAnswer implements Answer {
       this.places[encoding] = place;
       this.paths[encoding] = dataPath(place.file)!;
     }
-    this.size = storedAnswerBytes(Object.keys(this.ids).length);
   }
 
   /** What the answer cache counts it at: the object, its ids, ETags, places and paths. */
-  readonly size: number;
+  readonly size = STORED_ANSWER_BYTES;
 
   bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     const stored = this.paths[encoding] ? encoding : 'identity';
