@@ -115,15 +115,17 @@ function placed(lines: string[]): [string, string] {
 /** Files the keys and the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
 const KEY_FILES = 32;
 const ROW_FILES = 64;
+/** Files the postings are cut into, each a run of words (a word's neighbours in the vocabulary, the starts a prefix reads among them, share its file). */
+const POSTING_FILES = 16;
 
 /**
- * The stored files of an index, the core first: a header (entries, then
- * entries per file and files, for the keys and for the rows), the words one
- * a line, and the postings after the places of their lines, with a NUL
- * between blocks. Then the files of keys (each entry's weight first), then
- * the files of rows, each a block after the places of its lines. A fresh
- * isolate reads and splits only the core's words; a search then reads the
- * files of keys holding its candidates and the files of rows holding what it
+ * The stored files of an index, the core first: a header (entries; then
+ * lines per file and files, for the keys, the rows and the postings) and
+ * the words one a line, a NUL between. Then the files of postings, of keys
+ * (each entry's weight first) and of rows, each a block after the places of
+ * its lines. A fresh isolate reads and splits only the core's words; a
+ * search then reads the files of postings of the words it gathers, the files
+ * of keys holding its candidates and the files of rows holding what it
  * shows, and cuts out the lines it needs.
  */
 export function storedFiles(index: StoredSearchIndex): string[] {
@@ -140,8 +142,10 @@ export function storedFiles(index: StoredSearchIndex): string[] {
     keysPer,
   );
   const rows = cut(index.rows, rowsPer);
-  const header = [entries, keysPer, keys.length, rowsPer, rows.length].join(' ');
-  return [[header, index.words.join('\n'), ...placed(index.postings)].join('\u0000'), ...keys, ...rows];
+  const postingsPer = Math.max(1, Math.ceil(index.words.length / POSTING_FILES));
+  const postings = cut(index.postings, postingsPer);
+  const header = [entries, keysPer, keys.length, rowsPer, rows.length, postingsPer, postings.length].join(' ');
+  return [[header, index.words.join('\n')].join('\u0000'), ...postings, ...keys, ...rows];
 }
 
 /** Lines of a block, each cut out when asked for: a stored file of keys or rows, or the core's postings. */
@@ -385,6 +389,8 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
+const NONE = new Int32Array(0);
+
 /** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
 export class NeedFiles {
   readonly files: number[];
@@ -398,15 +404,18 @@ export type SearchFiles = ReadonlyMap<number, Lines>;
 
 export class SearchIndex {
   private readonly words: string[];
-  private readonly postingText: Lines;
   private readonly postingCache: (Int32Array | undefined)[];
-  /** Entries, and how they are cut into files of keys and of rows (`storedFiles`). */
+  /** Entries, and how they and the words are cut into files of keys, rows and postings (`storedFiles`). */
   private readonly entries: number;
   private readonly keysPer: number;
-  private readonly keyFiles: number;
   private readonly rowsPer: number;
-  /** Places in the list of files: the core, then `keyFiles` files of keys, then the files of rows. */
+  private readonly postingsPer: number;
+  /** Places in the list of files: the core (0), the files of postings from 1, of keys from `keyBase`, of rows from `rowBase`, `files` in all. */
+  private readonly keyBase: number;
+  private readonly rowBase: number;
   readonly files: number;
+  /** Files of postings a search needed and did not have, noted as it gathers (`candidates`). */
+  private readonly missing = new Set<number>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search reads no file of keys for it). */
   private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
   /** Words by length, made on the first search with a typo, and the letters of each (0 until first compared). */
@@ -415,21 +424,22 @@ export class SearchIndex {
 
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
-    if (header.length !== 5 || !header.every((n) => Number.isSafeInteger(n) && n >= 0) || header[1] === 0 || header[3] === 0) throw new Error('a search index with a damaged header');
-    [this.entries, this.keysPer, this.keyFiles, this.rowsPer] = header;
-    this.files = 1 + this.keyFiles + header[4];
-    if (this.keyFiles !== Math.ceil(this.entries / this.keysPer) || header[4] !== Math.ceil(this.entries / this.rowsPer)) throw new Error('a search index whose header disagrees');
+    if (header.length !== 7 || !header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3] && header[5])) throw new Error('a search index with a damaged header');
+    const [entries, keysPer, keyFiles, rowsPer, rowFiles, postingsPer, postingFiles] = header;
     this.words = blocks[1].split('\n');
-    this.postingText = new Lines(blocks[2], blocks[3]);
+    if (keyFiles !== Math.ceil(entries / keysPer) || rowFiles !== Math.ceil(entries / rowsPer) || postingFiles !== Math.ceil(this.words.length / postingsPer)) throw new Error('a search index whose header disagrees');
+    [this.entries, this.keysPer, this.rowsPer, this.postingsPer] = [entries, keysPer, rowsPer, postingsPer];
+    this.keyBase = 1 + postingFiles;
+    this.rowBase = this.keyBase + keyFiles;
+    this.files = this.rowBase + rowFiles;
     this.postingCache = new Array(this.words.length);
     this.keyParts = new Array(this.entries);
-    if (this.postingText.length !== this.words.length) throw new Error('a search index whose blocks disagree');
   }
 
   /** An index from its stored core (`storedFiles`); postings are read only as searches need them, keys and rows from their own files. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 4) throw new Error('not a search index');
+    if (blocks.length !== 2) throw new Error('not a search index');
     return new SearchIndex(blocks);
   }
 
@@ -441,6 +451,7 @@ export class SearchIndex {
    * each time, so each round reads files the last one lacked).
    */
   find(text: string, key: string, files: SearchFiles): SearchResult[] | NeedFiles {
+    this.missing.clear();
     try {
       return this.search(text, key, files);
     } catch (error) {
@@ -463,21 +474,21 @@ export class SearchIndex {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, this.candidates(q, i, false), files);
+        const found = this.ranked(q, this.candidates(q, i, false, files), files);
         if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
       }
-      const found = this.ranked(q, this.candidates(q, i, true), files);
+      const found = this.ranked(q, this.candidates(q, i, true, files), files);
       if (found.length > 0) return found.results;
     }
     return [];
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean, files: SearchFiles): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
     const add = (word: number) => {
-      for (const entry of this.postings(word)) out.add(entry);
+      for (const entry of this.postings(word, files)) out.add(entry);
     };
     const exact = (word: string) => {
       const at = this.lowerBound(word);
@@ -485,7 +496,7 @@ export class SearchIndex {
     };
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
-      const [x, y] = [this.postings(a), this.postings(b)];
+      const [x, y] = [this.postings(a, files), this.postings(b, files)];
       for (let i = 0, j = 0; i < x.length && j < y.length; ) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
@@ -506,6 +517,8 @@ export class SearchIndex {
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
+    // Postings not at hand counted as none: what was gathered is no answer, but every file it needs is now known (a prefix may name a file more).
+    if (this.missing.size > 0) throw new NeedFiles([...this.missing].sort((a, b) => a - b));
     return out;
   }
 
@@ -584,10 +597,18 @@ export class SearchIndex {
     return low;
   }
 
-  private postings(word: number): Int32Array {
+  /** A word's postings, kept once read; none while its file is not at hand (noted in `missing`). */
+  private postings(word: number, files: SearchFiles): Int32Array {
     let list = this.postingCache[word];
     if (!list) {
-      const parts = this.postingText.line(word).split(',');
+      const file = 1 + Math.floor(word / this.postingsPer);
+      const lines = files.get(file);
+      if (!lines) {
+        this.missing.add(file);
+        return NONE;
+      }
+      if (word - (file - 1) * this.postingsPer >= lines.length) throw new Error('a search index with a file too short');
+      const parts = lines.line(word - (file - 1) * this.postingsPer).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
       this.postingCache[word] = list;
@@ -597,19 +618,19 @@ export class SearchIndex {
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
   private keyPartsOf(entry: number, files: SearchFiles): { weight: number; keys: Key[] } {
-    const file = 1 + Math.floor(entry / this.keysPer);
-    const [weight, ...keys] = this.lineOf(files, file, entry - (file - 1) * this.keysPer).split('|');
+    const file = this.keyBase + Math.floor(entry / this.keysPer);
+    const [weight, ...keys] = this.lineOf(files, file, entry - (file - this.keyBase) * this.keysPer).split('|');
     return { weight: Number(weight), keys: keys.map(keyOf) };
   }
 
   /** The file of rows holding an entry's. */
   private rowFile(entry: number): number {
-    return 1 + this.keyFiles + Math.floor(entry / this.rowsPer);
+    return this.rowBase + Math.floor(entry / this.rowsPer);
   }
 
   private row(entry: number, files: SearchFiles): string {
     const file = this.rowFile(entry);
-    return this.lineOf(files, file, entry - (file - 1 - this.keyFiles) * this.rowsPer);
+    return this.lineOf(files, file, entry - (file - this.rowBase) * this.rowsPer);
   }
 
   private lineOf(files: SearchFiles, file: number, line: number): string {
@@ -629,7 +650,7 @@ export class SearchIndex {
   /** The candidates that answer every word asked, best first, as results. */
   private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
     const unread = [...candidates].filter((entry) => !this.keyParts[entry]);
-    this.need(unread, (entry) => 1 + Math.floor(entry / this.keysPer), files);
+    this.need(unread, (entry) => this.keyBase + Math.floor(entry / this.keysPer), files);
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry, files));
