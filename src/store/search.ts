@@ -390,6 +390,8 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
 }
 
 const NONE = new Int32Array(0);
+/** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
+const NEARBY_KEPT = 64;
 
 /** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
 export class NeedFiles {
@@ -414,6 +416,8 @@ export class SearchIndex {
   private readonly keyBase: number;
   private readonly rowBase: number;
   readonly files: number;
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (index, edits, …). A search asked again with the files it lacked compares none again. */
+  private readonly nearby = new Map<string, Int32Array>();
   /** Files of postings a search needed and did not have, noted as it gathers (`candidates`). */
   private readonly missing = new Set<number>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search reads no file of keys for it). */
@@ -549,16 +553,24 @@ export class SearchIndex {
       if (this.words[at] === word) add(at, 0);
       return;
     }
-    const { byLength, bits } = this.lengths();
-    const mine = letterBits(word);
-    for (let length = word.length - typos; length <= word.length + typos; length++) {
-      for (const at of byLength[length] ?? []) {
-        if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
-        if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
-        const edits = editsWithin(word, this.words[at], typos);
-        if (edits <= typos) add(at, edits);
+    const memo = `${typos}${word}`;
+    let found = this.nearby.get(memo);
+    if (!found) {
+      const list: number[] = [];
+      const { byLength, bits } = this.lengths();
+      const mine = letterBits(word);
+      for (let length = word.length - typos; length <= word.length + typos; length++) {
+        for (const at of byLength[length] ?? []) {
+          if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
+          if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
+          const edits = editsWithin(word, this.words[at], typos);
+          if (edits <= typos) list.push(at, edits);
+        }
       }
+      if (this.nearby.size >= NEARBY_KEPT) this.nearby.clear();
+      this.nearby.set(memo, (found = Int32Array.from(list)));
     }
+    for (let n = 0; n < found.length; n += 2) add(found[n], found[n + 1]);
   }
 
   private lengths(): { byLength: Int32Array[]; bits: Int32Array } {
