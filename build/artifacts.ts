@@ -15,7 +15,7 @@ import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, ref
 import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from './import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
-import { storedText } from '../src/store/search.ts';
+import { storedFiles } from '../src/store/search.ts';
 import { type Copies, decodeTo } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 
@@ -441,8 +441,8 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     categoryYears,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
-    // Read by every search, never sent.
-    search: [await store.put(storedText(searchIndex(archive, facts, ids)), { variants: false })],
+    // Read by searches, never sent: the core first, then the files of keys and of rows, in the order the core counts them.
+    search: await Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
     categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
     ...(options.dataset ? { dataset: await storeDataset(store, options.dataset, source) } : {}),
   };

@@ -86,7 +86,7 @@ interface Entry {
 /** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
 const SEPARATORS = /[\u0000\t\n|~]/;
 
-/** The search index of an archive, as stored (src/store/search.ts: StoredSearchIndex): one file. */
+/** The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored). */
 export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationIds = new Map()): StoredSearchIndex {
   const names = new Map<string, Tally>();
   const byId = new Map<string, Tally>();

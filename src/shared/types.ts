@@ -221,7 +221,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 11;
+export const LAYOUT_FORMAT = 12;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
@@ -244,7 +244,7 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
-  /** The stored search index, one file (src/store/search.ts: StoredSearchIndex): read by searches, never sent. */
+  /** The stored search index (src/store/search.ts: storedFiles): its core, then its files of keys and of rows, in the order the core counts them; read by searches, never sent. */
   search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;

@@ -20,11 +20,11 @@
  */
 import { ByteLru } from '../shared/lru.ts';
 import { categorySetKey, contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
-import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type Shard } from '../shared/types.ts';
+import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
-import { SearchIndex, searchKey } from './search.ts';
+import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -289,12 +289,29 @@ export class ArchiveReader {
     if (ref === undefined) throw new DataError('no search index');
     const index = ref === '' ? null : this.indexFile(source, ref, SearchIndex.parse);
     return andThen(index, async (found) => {
-      const body = new TextEncoder().encode(JSON.stringify(found?.search(text, key) ?? []));
+      const body = new TextEncoder().encode(JSON.stringify(found ? await this.searched(source, manifest, found, text, key) : []));
       const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
       const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
       this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + body.length + cacheKey.length * 2, of: manifest });
       return answer;
     });
+  }
+
+  /**
+   * A search over the index's core, reading the files of keys and rows it
+   * asks for (each checked against its id and kept parsed like any index
+   * file) and asking again, until it answers: a round per kind of file
+   * needed, a few files each.
+   */
+  private async searched(source: DataSource, manifest: Manifest, index: SearchIndex, text: string, key: string): Promise<SearchResult[]> {
+    if (manifest.search.length !== index.files) throw new DataError('a search index whose files disagree with the manifest');
+    const files = new Map<number, Lines>();
+    for (;;) {
+      const found = index.find(text, key, files);
+      if (!(found instanceof NeedFiles)) return found;
+      const read = await Promise.all(found.files.map((n) => this.indexFile(source, manifest.search[n], Lines.parse)));
+      found.files.forEach((n, i) => files.set(n, read[i]));
+    }
   }
 
   /** A name's answer across all years, or at one year, from its shard. */

@@ -6,7 +6,9 @@
  * vocabulary of the words of every name, each word's postings (the entries
  * holding it), each entry's keys (its names, and for a category the names
  * people give its award: "best actress"), a weight (nominations) and what a
- * result shows. A search finds the entries holding its most telling word
+ * result shows (the vocabulary and postings in a core file, the keys and
+ * what results show in files of their own, read as a search needs them:
+ * `storedFiles`). A search finds the entries holding its most telling word
  * (its longest: as written, as the start of a word, within one or two edits
  * anywhere in it, or as two words of a name written as one, or the other way
  * round), then ranks each of them against every word asked. Nothing here
@@ -110,18 +112,44 @@ function placed(lines: string[]): [string, string] {
   return [places, block];
 }
 
-/**
- * The stored text of an index: blocks with a NUL between them, the words
- * one a line, then the postings, the keys (each entry's weight first) and
- * the rows, each block after the places of its lines. A fresh isolate so
- * splits only the words; a line of the others is cut out when a search
- * needs it.
- */
-export const storedText = (index: StoredSearchIndex) =>
-  [index.words.join('\n'), ...placed(index.postings), ...placed(index.keys.map((k, i) => `${index.weights[i]}|${k}`)), ...placed(index.rows)].join('\u0000');
+/** Files the keys and the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
+const KEY_FILES = 32;
+const ROW_FILES = 64;
+/** Files the postings are cut into, each a run of words (a word's neighbours in the vocabulary, the starts a prefix reads among them, share its file). */
+const POSTING_FILES = 16;
 
-/** Lines of a block, each cut out when asked for. */
-class Lines {
+/**
+ * The stored files of an index, the core first: a header (entries; then
+ * lines per file and files, for the keys, the rows and the postings) and
+ * the words one a line, a NUL between. Then the files of postings, of keys
+ * (each entry's weight first) and of rows, each a block after the places of
+ * its lines. A fresh isolate reads and splits only the core's words; a
+ * search then reads the files of postings of the words it gathers, the files
+ * of keys holding its candidates and the files of rows holding what it
+ * shows, and cuts out the lines it needs.
+ */
+export function storedFiles(index: StoredSearchIndex): string[] {
+  const entries = index.keys.length;
+  const keysPer = Math.max(1, Math.ceil(entries / KEY_FILES));
+  const rowsPer = Math.max(1, Math.ceil(entries / ROW_FILES));
+  const cut = (lines: string[], per: number) => {
+    const files: string[] = [];
+    for (let at = 0; at < lines.length; at += per) files.push(placed(lines.slice(at, at + per)).join('\u0000'));
+    return files;
+  };
+  const keys = cut(
+    index.keys.map((k, i) => `${index.weights[i]}|${k}`),
+    keysPer,
+  );
+  const rows = cut(index.rows, rowsPer);
+  const postingsPer = Math.max(1, Math.ceil(index.words.length / POSTING_FILES));
+  const postings = cut(index.postings, postingsPer);
+  const header = [entries, keysPer, keys.length, rowsPer, rows.length, postingsPer, postings.length].join(' ');
+  return [[header, index.words.join('\n')].join('\u0000'), ...postings, ...keys, ...rows];
+}
+
+/** Lines of a block, each cut out when asked for: a stored file of keys or rows, or the core's postings. */
+export class Lines {
   readonly length: number;
   private readonly places: string;
   private readonly block: string;
@@ -131,6 +159,13 @@ class Lines {
     this.block = block;
     this.length = places.length / PLACE - 1;
     if (!Number.isInteger(this.length) || this.length < 0) throw new Error('a search index with a damaged block');
+  }
+
+  /** A stored file of keys or rows (`storedFiles`). */
+  static parse(text: string): Lines {
+    const blocks = text.split('\u0000');
+    if (blocks.length !== 2) throw new Error('not a file of a search index');
+    return new Lines(blocks[0], blocks[1]);
   }
 
   line(i: number): string {
@@ -354,37 +389,82 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
+const NONE = new Int32Array(0);
+/** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
+const NEARBY_KEPT = 64;
+
+/** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
+export class NeedFiles {
+  readonly files: number[];
+  constructor(files: number[]) {
+    this.files = files;
+  }
+}
+
+/** Stored files of keys and rows at hand, by their place in the index's list of files. */
+export type SearchFiles = ReadonlyMap<number, Lines>;
+
 export class SearchIndex {
   private readonly words: string[];
-  private readonly postingText: Lines;
   private readonly postingCache: (Int32Array | undefined)[];
-  private readonly keys: Lines;
-  /** Each entry's weight and keys taken apart, as searches first rank it. */
+  /** Entries, and how they and the words are cut into files of keys, rows and postings (`storedFiles`). */
+  private readonly entries: number;
+  private readonly keysPer: number;
+  private readonly rowsPer: number;
+  private readonly postingsPer: number;
+  /** Places in the list of files: the core (0), the files of postings from 1, of keys from `keyBase`, of rows from `rowBase`, `files` in all. */
+  private readonly keyBase: number;
+  private readonly rowBase: number;
+  readonly files: number;
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (index, edits, …). A search asked again with the files it lacked compares none again. */
+  private readonly nearby = new Map<string, Int32Array>();
+  /** Files of postings a search needed and did not have, noted as it gathers (`candidates`). */
+  private readonly missing = new Set<number>();
+  /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search reads no file of keys for it). */
   private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
-  private readonly rows: Lines;
   /** Words by length, made on the first search with a typo, and the letters of each (0 until first compared). */
   private byLength: Int32Array[] | null = null;
   private bits: Int32Array | null = null;
 
   private constructor(blocks: string[]) {
-    this.words = blocks[0].split('\n');
-    this.postingText = new Lines(blocks[1], blocks[2]);
-    this.keys = new Lines(blocks[3], blocks[4]);
-    this.rows = new Lines(blocks[5], blocks[6]);
+    const header = blocks[0].split(' ').map(Number);
+    if (header.length !== 7 || !header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3] && header[5])) throw new Error('a search index with a damaged header');
+    const [entries, keysPer, keyFiles, rowsPer, rowFiles, postingsPer, postingFiles] = header;
+    this.words = blocks[1].split('\n');
+    if (keyFiles !== Math.ceil(entries / keysPer) || rowFiles !== Math.ceil(entries / rowsPer) || postingFiles !== Math.ceil(this.words.length / postingsPer)) throw new Error('a search index whose header disagrees');
+    [this.entries, this.keysPer, this.rowsPer, this.postingsPer] = [entries, keysPer, rowsPer, postingsPer];
+    this.keyBase = 1 + postingFiles;
+    this.rowBase = this.keyBase + keyFiles;
+    this.files = this.rowBase + rowFiles;
     this.postingCache = new Array(this.words.length);
-    this.keyParts = new Array(this.keys.length);
-    if (this.postingText.length !== this.words.length || this.rows.length !== this.keys.length) throw new Error('a search index whose blocks disagree');
+    this.keyParts = new Array(this.entries);
   }
 
-  /** An index from its stored text (`storedText`); postings, weights and rows are read only as searches need them. */
+  /** An index from its stored core (`storedFiles`); postings are read only as searches need them, keys and rows from their own files. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 7) throw new Error('not a search index');
+    if (blocks.length !== 2) throw new Error('not a search index');
     return new SearchIndex(blocks);
   }
 
-  /** Entries found for `text` (whose search key is `key`, when the caller has it), best first, at most SEARCH_LIMIT; none for a text with no letter or digit. */
-  search(text: string, key = searchKey(text)): SearchResult[] {
+  /**
+   * Entries found for `text` (whose search key is `key`), best first, at
+   * most SEARCH_LIMIT; none for a text with no letter or digit. Or, when a
+   * file of keys or rows it needs is not among `files`, the files to read:
+   * the caller reads them and asks again with them too (a search is the same
+   * each time, so each round reads files the last one lacked).
+   */
+  find(text: string, key: string, files: SearchFiles): SearchResult[] | NeedFiles {
+    this.missing.clear();
+    try {
+      return this.search(text, key, files);
+    } catch (error) {
+      if (error instanceof NeedFiles) return error;
+      throw error;
+    }
+  }
+
+  private search(text: string, key: string, files: SearchFiles): SearchResult[] {
     if (key === '') return [];
     const q = asked(text, key);
     // The most telling words first: the longest that are neither small words, years nor a short start; then any.
@@ -398,21 +478,21 @@ export class SearchIndex {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, this.candidates(q, i, false));
+        const found = this.ranked(q, this.candidates(q, i, false, files), files);
         if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
       }
-      const found = this.ranked(q, this.candidates(q, i, true));
+      const found = this.ranked(q, this.candidates(q, i, true, files), files);
       if (found.length > 0) return found.results;
     }
     return [];
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean, files: SearchFiles): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
     const add = (word: number) => {
-      for (const entry of this.postings(word)) out.add(entry);
+      for (const entry of this.postings(word, files)) out.add(entry);
     };
     const exact = (word: string) => {
       const at = this.lowerBound(word);
@@ -420,7 +500,7 @@ export class SearchIndex {
     };
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
-      const [x, y] = [this.postings(a), this.postings(b)];
+      const [x, y] = [this.postings(a, files), this.postings(b, files)];
       for (let i = 0, j = 0; i < x.length && j < y.length; ) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
@@ -441,6 +521,8 @@ export class SearchIndex {
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
+    // Postings not at hand counted as none: what was gathered is no answer, but every file it needs is now known (a prefix may name a file more).
+    if (this.missing.size > 0) throw new NeedFiles([...this.missing].sort((a, b) => a - b));
     return out;
   }
 
@@ -471,16 +553,24 @@ export class SearchIndex {
       if (this.words[at] === word) add(at, 0);
       return;
     }
-    const { byLength, bits } = this.lengths();
-    const mine = letterBits(word);
-    for (let length = word.length - typos; length <= word.length + typos; length++) {
-      for (const at of byLength[length] ?? []) {
-        if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
-        if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
-        const edits = editsWithin(word, this.words[at], typos);
-        if (edits <= typos) add(at, edits);
+    const memo = `${typos}${word}`;
+    let found = this.nearby.get(memo);
+    if (!found) {
+      const list: number[] = [];
+      const { byLength, bits } = this.lengths();
+      const mine = letterBits(word);
+      for (let length = word.length - typos; length <= word.length + typos; length++) {
+        for (const at of byLength[length] ?? []) {
+          if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
+          if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
+          const edits = editsWithin(word, this.words[at], typos);
+          if (edits <= typos) list.push(at, edits);
+        }
       }
+      if (this.nearby.size >= NEARBY_KEPT) this.nearby.clear();
+      this.nearby.set(memo, (found = Int32Array.from(list)));
     }
+    for (let n = 0; n < found.length; n += 2) add(found[n], found[n + 1]);
   }
 
   private lengths(): { byLength: Int32Array[]; bits: Int32Array } {
@@ -519,10 +609,18 @@ export class SearchIndex {
     return low;
   }
 
-  private postings(word: number): Int32Array {
+  /** A word's postings, kept once read; none while its file is not at hand (noted in `missing`). */
+  private postings(word: number, files: SearchFiles): Int32Array {
     let list = this.postingCache[word];
     if (!list) {
-      const parts = this.postingText.line(word).split(',');
+      const file = 1 + Math.floor(word / this.postingsPer);
+      const lines = files.get(file);
+      if (!lines) {
+        this.missing.add(file);
+        return NONE;
+      }
+      if (word - (file - 1) * this.postingsPer >= lines.length) throw new Error('a search index with a file too short');
+      const parts = lines.line(word - (file - 1) * this.postingsPer).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
       this.postingCache[word] = list;
@@ -530,17 +628,44 @@ export class SearchIndex {
     return list;
   }
 
-  /** The candidates that answer every word asked, best first, as results. */
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
-  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
-    const [weight, ...keys] = this.keys.line(entry).split('|');
+  private keyPartsOf(entry: number, files: SearchFiles): { weight: number; keys: Key[] } {
+    const file = this.keyBase + Math.floor(entry / this.keysPer);
+    const [weight, ...keys] = this.lineOf(files, file, entry - (file - this.keyBase) * this.keysPer).split('|');
     return { weight: Number(weight), keys: keys.map(keyOf) };
   }
 
-  private ranked(q: Asked, candidates: Set<number>): { length: number; best: number; results: SearchResult[] } {
+  /** The file of rows holding an entry's. */
+  private rowFile(entry: number): number {
+    return this.rowBase + Math.floor(entry / this.rowsPer);
+  }
+
+  private row(entry: number, files: SearchFiles): string {
+    const file = this.rowFile(entry);
+    return this.lineOf(files, file, entry - (file - this.rowBase) * this.rowsPer);
+  }
+
+  private lineOf(files: SearchFiles, file: number, line: number): string {
+    const lines = files.get(file);
+    if (!lines) throw new NeedFiles([file]);
+    if (line >= lines.length) throw new Error('a search index with a file too short');
+    return lines.line(line);
+  }
+
+  /** Asks for every file among those of `entries` not at hand, all at once (one round of reads rather than one per file). */
+  private need(entries: Iterable<number>, fileOf: (entry: number) => number, files: SearchFiles) {
+    const missing = new Set<number>();
+    for (const entry of entries) if (!files.has(fileOf(entry))) missing.add(fileOf(entry));
+    if (missing.size > 0) throw new NeedFiles([...missing].sort((a, b) => a - b));
+  }
+
+  /** The candidates that answer every word asked, best first, as results. */
+  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
+    const unread = [...candidates].filter((entry) => !this.keyParts[entry]);
+    this.need(unread, (entry) => this.keyBase + Math.floor(entry / this.keysPer), files);
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry));
+      const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry, files));
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -551,9 +676,15 @@ export class SearchIndex {
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
+    const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
+    this.need(
+      hits.filter(shown).map((hit) => hit.entry),
+      (entry) => this.rowFile(entry),
+      files,
+    );
     for (const hit of hits) {
-      if (hit.rank !== 1 && hit.year === 0) continue;
-      const row = this.rows.line(hit.entry);
+      if (!shown(hit)) continue;
+      const row = this.row(hit.entry, files);
       if (hit.rank === 1) {
         // The name exactly as asked: first, and shown as asked when the entry has several.
         const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
@@ -562,7 +693,13 @@ export class SearchIndex {
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
     hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
-    return { length: hits.length, best: hits[0].rank, results: hits.slice(0, SEARCH_LIMIT).map((hit) => resultOf(this.rows.line(hit.entry), hit.key)) };
+    const best = hits.slice(0, SEARCH_LIMIT);
+    this.need(
+      best.map((hit) => hit.entry),
+      (entry) => this.rowFile(entry),
+      files,
+    );
+    return { length: hits.length, best: hits[0].rank, results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)) };
   }
 }
 
@@ -600,4 +737,15 @@ function resultOf(row: string, key: number): SearchResult {
       : [];
   }
   return found;
+}
+
+/** A search over an index with every stored file at hand (`storedFiles`), as the benchmark and tests read it: answered at once. */
+export function searchOver(stored: string[]): (text: string) => SearchResult[] {
+  const index = SearchIndex.parse(stored[0]);
+  const files = new Map(stored.slice(1).map((text, n) => [n + 1, Lines.parse(text)]));
+  return (text) => {
+    const found = index.find(text, searchKey(text), files);
+    if (found instanceof NeedFiles) throw new Error(`a search index without its files ${found.files.join(', ')}`);
+    return found;
+  };
 }

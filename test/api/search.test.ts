@@ -18,6 +18,8 @@ import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { seeded } from '../helpers/random.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
+import { dataPath } from '../../src/store/refs.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, personByName, type SpecArchive } from '../oracle.ts';
 import { FAMILIES, isExpected, querySet, sourceFacts } from '../../bench/search-queries.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
@@ -111,8 +113,10 @@ const ask = async (path: string) => {
   return { status: reply.status, body: JSON.parse(new TextDecoder().decode(reply.body!)) };
 };
 
+let dist: string;
+
 beforeAll(async () => {
-  const dist = await sharedBuild(FULL_SOURCE);
+  dist = await sharedBuild(FULL_SOURCE);
   api = createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
   source = await readFile(FULL_SOURCE, 'utf8');
   names = sourceNames(source).filter((n) => bare(n) !== '');
@@ -328,5 +332,26 @@ describe('search, against the source', () => {
     for (const n of names) byBare.set(bare(n), [...(byBare.get(bare(n)) ?? []), n]);
     const pair = [...byBare.values()].find((group) => group.length === 2)!;
     for (const name of pair) expect(((await ask(`/search/name=${encodeURIComponent(name)}`)).body as Result[])[0].name).toBe(name);
+  });
+});
+
+describe('what a search reads', () => {
+  it('reads, on a fresh server, the index\u2019s core and the few files its candidates are in, not the whole index', async () => {
+    const manifest = JSON.parse(await readFile(`${dist}/_data/manifest.json`, 'utf8')) as Manifest;
+    const paths = manifest.search.map((ref) => dataPath(ref.split('/')[0])!);
+    const sizes = await Promise.all(paths.map(async (p) => (await readFile(`${dist}/${p}`)).length));
+    const whole = sizes.reduce((a, b) => a + b, 0);
+    for (const text of ['titanic', 'spielburg', 'best actress', 'the god father']) {
+      const disk = new DiskData(dist);
+      const read = new Set<string>();
+      const counting = { read: (path: string) => (read.add(path), disk.read(path)) };
+      const fresh = createApi({ data: counting, keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
+      const reply = await fresh.reply({ method: 'GET', url: `/search/name=${encodeURIComponent(text)}/apikey=faa_tests`, header: () => null });
+      expect(reply.status).toBe(200);
+      expect(JSON.parse(new TextDecoder().decode(reply.body!))).toEqual((await ask(`/search/name=${encodeURIComponent(text)}`)).body);
+      const bytes = paths.reduce((n, p, i) => n + (read.has(p) ? sizes[i] : 0), 0);
+      expect(read.has(paths[0]), text).toBe(true);
+      expect(bytes / whole, text).toBeLessThan(0.5);
+    }
   });
 });
