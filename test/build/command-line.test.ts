@@ -66,8 +66,8 @@ const listening = (port: number) =>
   });
 
 describe('every npm script', () => {
-  // Every script of ours (the ones that run a file of this repository on node), so a command added later is held to this too.
-  const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(([, line]) => line.startsWith('node ')).map(([name]) => name);
+  // Every script of ours (the ones that run a file of this repository on node, `exec` or not), so a command added later is held to this too.
+  const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(([, line]) => /^(?:exec )?node /.test(line)).map(([name]) => name);
   let clone: string;
   beforeAll(async () => {
     clone = await cleanCopy('commands');
