@@ -22,6 +22,17 @@ function heldStore() {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** A cache with a 1 s lifetime on a clock of its own, holding a current key's answer read once at time 0. */
+async function answeredOnce() {
+  const clock = { t: 0 };
+  const cache = new KeyCache({ ttlMs: 1_000, now: () => clock.t });
+  const store = heldStore();
+  const first = cache.keyEnd('h', store.read);
+  store.reads[0].answer(null);
+  await first;
+  return { clock, cache, store };
+}
+
 describe('the key cache', () => {
   it('gives each check of an uncached key its own read, never a promise another check holds', async () => {
     const clock = { t: 0 };
@@ -38,12 +49,7 @@ describe('the key cache', () => {
   });
 
   it('reads an expired answer again once, while the other checks keep it until that read lands', async () => {
-    const clock = { t: 0 };
-    const cache = new KeyCache({ ttlMs: 1_000, now: () => clock.t });
-    const store = heldStore();
-    const first = cache.keyEnd('h', store.read);
-    store.reads[0].answer(null);
-    await first;
+    const { clock, cache, store } = await answeredOnce();
     clock.t = 1_200;
     const refreshing = cache.keyEnd('h', store.read);
     expect(isPromise(refreshing)).toBe(true);
@@ -56,12 +62,7 @@ describe('the key cache', () => {
   });
 
   it('never gives an answer later than 2 s after it was read, even while a read of it hangs', async () => {
-    const clock = { t: 0 };
-    const cache = new KeyCache({ ttlMs: 1_000, now: () => clock.t });
-    const store = heldStore();
-    const first = cache.keyEnd('h', store.read);
-    store.reads[0].answer(null);
-    await first;
+    const { clock, cache, store } = await answeredOnce();
     clock.t = 1_500;
     void cache.keyEnd('h', store.read); // this read never lands
     expect(cache.keyEnd('h', store.read)).toBe(null);
@@ -71,12 +72,7 @@ describe('the key cache', () => {
   });
 
   it('lets the next check read again when a read fails', async () => {
-    const clock = { t: 0 };
-    const cache = new KeyCache({ ttlMs: 1_000, now: () => clock.t });
-    const store = heldStore();
-    const first = cache.keyEnd('h', store.read);
-    store.reads[0].answer(null);
-    await first;
+    const { clock, cache, store } = await answeredOnce();
     clock.t = 1_100;
     const failing = cache.keyEnd('h', store.read) as Promise<KeyEnd>;
     store.reads[1].fail(new Error('store down'));
