@@ -428,3 +428,35 @@ export function isExpected(found: Found, query: Query): boolean {
   if (found.id !== undefined && thing.id !== undefined) return found.id === thing.id || alike;
   return thing.names.includes(found.name) || alike;
 }
+
+/** A search as the benchmark runs it: a text in, its results best first. */
+export type Engine = (text: string) => Found[];
+
+/** The family that counts every query but the names never nominated. */
+export const ALL = 'all (names never nominated aside)';
+
+export interface Figures {
+  queries: number;
+  top1: number;
+  top3: number;
+  none: number;
+}
+
+/** Per family, and over all queries: how many found what they should first, in the first three, and found nothing. */
+export function score(engine: Engine, queries: Query[]): Map<string, Figures> {
+  const out = new Map<string, Figures>();
+  const add = (family: string, results: Found[], query: Query) => {
+    const f = out.get(family) ?? { queries: 0, top1: 0, top3: 0, none: 0 };
+    f.queries++;
+    if (results.length === 0) f.none++;
+    if (results.slice(0, 1).some((r) => isExpected(r, query))) f.top1++;
+    if (results.slice(0, 3).some((r) => isExpected(r, query))) f.top3++;
+    out.set(family, f);
+  };
+  for (const query of queries) {
+    const results = engine(query.text);
+    add(query.family, results, query);
+    if (query.expected !== null) add(ALL, results, query);
+  }
+  return out;
+}

@@ -23,7 +23,7 @@ import { searchIndex } from '../build/search-index.ts';
 import { resolveSource } from '../build/source.ts';
 import { titleCaseCategory } from '../src/shared/category-name.ts';
 import { searchOver, storedFiles } from '../src/store/search.ts';
-import { FAMILIES, type Found, isExpected, plain, type Query, querySet, sourceFacts, type Thing } from './search-queries.ts';
+import { ALL, type Engine, FAMILIES, type Found, plain, type Query, querySet, score, sourceFacts, type Thing } from './search-queries.ts';
 
 const USAGE = `usage: npm run bench:search [-- --per-family N]
 
@@ -35,7 +35,6 @@ Options:
   --per-family N   generated queries in each family (default 60)
   -h, --help       this text`;
 
-export type Engine = (text: string) => Found[];
 
 /** Our search, over the index the build writes, as the archive reader routes a text to it. */
 export function ours(source: string): Engine {
@@ -64,32 +63,6 @@ export function library(things: Thing[], categories: Map<string, string>): Engin
       .sort((a, b) => b.score - a.score || docs[b.id as number].weight - docs[a.id as number].weight)
       .slice(0, 10)
       .map((r) => docs[r.id as number]);
-}
-
-interface Figures {
-  queries: number;
-  top1: number;
-  top3: number;
-  none: number;
-}
-
-/** Per family, and over all queries: how many found what they should first, in the first three, and found nothing. */
-export function score(engine: Engine, queries: Query[]): Map<string, Figures> {
-  const out = new Map<string, Figures>();
-  const add = (family: string, results: Found[], query: Query) => {
-    const f = out.get(family) ?? { queries: 0, top1: 0, top3: 0, none: 0 };
-    f.queries++;
-    if (results.length === 0) f.none++;
-    if (results.slice(0, 1).some((r) => isExpected(r, query))) f.top1++;
-    if (results.slice(0, 3).some((r) => isExpected(r, query))) f.top3++;
-    out.set(family, f);
-  };
-  for (const query of queries) {
-    const results = engine(query.text);
-    add(query.family, results, query);
-    if (query.expected !== null) add('all (names never nominated aside)', results, query);
-  }
-  return out;
 }
 
 /**
@@ -135,7 +108,7 @@ async function main() {
   console.log(`${queries.length} queries from ${file}, ${facts.things.length} things\n`);
   console.log(`| family | queries | ${engines.map(([n]) => `${n} top-1 | ${n} top-3 | ${n} no result`).join(' | ')} |`);
   console.log(`|---|---:|${engines.map(() => '---:|---:|---:').join('|')}|`);
-  for (const family of [...FAMILIES, 'all (names never nominated aside)']) {
+  for (const family of [...FAMILIES, ALL]) {
     const first = scored[0][1].get(family);
     if (!first) continue;
     const cells = scored.map(([, s]) => {
