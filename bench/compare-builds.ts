@@ -22,7 +22,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { commandLine, refuser } from '../build/command-line.ts';
+import { commandLine, refuser } from '../lib/command-line.ts';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../adapters/_node/disk-data.ts';
 

@@ -18,7 +18,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from '../build/build.ts';
-import { commandLine } from '../build/command-line.ts';
+import { commandLine } from '../lib/command-line.ts';
 import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys/keys.ts';
 import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 

@@ -17,10 +17,10 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import MiniSearch from 'minisearch';
-import { commandLine } from '../build/command-line.ts';
-import { importArchive } from '../build/import.ts';
-import { searchIndex } from '../build/search-index.ts';
-import { resolveSource } from '../build/source.ts';
+import { commandLine } from '../lib/command-line.ts';
+import { importArchive } from '../build/archive/import.ts';
+import { searchIndex } from '../build/answers/search-index.ts';
+import { resolveSource } from '../build/archive/source.ts';
 import { titleCaseCategory } from '../src/shared/category-name.ts';
 import { searchOver, storedFiles } from '../src/store/search.ts';
 import { ALL, type Engine, FAMILIES, type Found, plain, type Query, querySet, score, sourceFacts, type Thing } from './search-queries.ts';

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { importArchive } from '../build/import.ts';
+import { importArchive } from '../build/archive/import.ts';
 import { MESSAGES } from '../src/shared/messages.ts';
 import { acceptedEncodings } from '../src/http/reply.ts';
 import { matchRoute } from '../src/http/request.ts';

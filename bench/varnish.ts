@@ -11,7 +11,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { commandLine } from '../build/command-line.ts';
+import { commandLine } from '../lib/command-line.ts';
 import { Keys } from '../src/keys/keys.ts';
 import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 

@@ -36,7 +36,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
-import { commandLine, refuser } from '../build/command-line.ts';
+import { commandLine, refuser } from '../lib/command-line.ts';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../src/keys/d1.ts';
 import { hashSecret } from '../src/keys/keys.ts';

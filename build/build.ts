@@ -7,17 +7,17 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from './command-line.ts';
-import { buildArtifacts } from './artifacts.ts';
-import { COMPRESSION_CACHE_FILE, type Copies, readCompressionCache, writeCompressionCache } from './compression-cache.ts';
-import { compare, describe, formatSummary, summarize } from './guard.ts';
-import { importArchive, ImportError } from './import.ts';
+import { commandLine } from '../lib/command-line.ts';
+import { buildArtifacts } from './answers/artifacts.ts';
+import { COMPRESSION_CACHE_FILE, type Copies, readCompressionCache, writeCompressionCache } from './answers/compression-cache.ts';
+import { compare, describe, formatSummary, summarize } from './archive/guard.ts';
+import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
-import { exampleAnswers } from './examples.ts';
-import { datasetFiles } from './dataset.ts';
-import { publicFiles } from './public.ts';
+import { exampleAnswers } from './site/examples.ts';
+import { datasetFiles } from './answers/dataset.ts';
+import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
-import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './source.ts';
+import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './archive/source.ts';
 import type { ArchiveSummary } from '../src/shared/types.ts';
 
 export interface BuildOptions {

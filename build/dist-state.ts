@@ -9,7 +9,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pinned from '../data/source.json' with { type: 'json' };
-import { ROOT, SAMPLE_SUMMARY_FILE, type ResolvedSource } from './source.ts';
+import { ROOT, SAMPLE_SUMMARY_FILE, type ResolvedSource } from './archive/source.ts';
 import { MANIFEST_PATH, sha256Hex } from '../src/store/refs.ts';
 import type { ArchiveSummary, Manifest } from '../src/shared/types.ts';
 

@@ -6,7 +6,7 @@
  */
 import { build, terminalCounter } from './build.ts';
 import { changedInput, describeDist, readDist, staleness, type DistState } from './dist-state.ts';
-import { resolveSource } from './source.ts';
+import { resolveSource } from './archive/source.ts';
 
 /** Makes dist/ current where it can; a refused build throws BuildRefused. */
 export async function prepareDist(dist: string, log: (line: string) => void = console.log): Promise<DistState> {

@@ -18,8 +18,8 @@
  */
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sha256 } from '../build/source.ts';
-import { decodeTo } from '../build/compression-cache.ts';
+import { sha256 } from '../build/archive/source.ts';
+import { decodeTo } from '../build/answers/compression-cache.ts';
 import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
 

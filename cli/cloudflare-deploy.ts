@@ -7,7 +7,7 @@
  * Worker and checks its assets without uploading anything (it works offline)
  * and prints the bundle's size.
  */
-import { commandLine, type Refuse, refuser } from '../build/command-line.ts';
+import { commandLine, type Refuse, refuser } from '../lib/command-line.ts';
 import { storedFilesProblem } from './check-stored.ts';
 import { currentDist } from './dist.ts';
 import { DIST } from './paths.ts';

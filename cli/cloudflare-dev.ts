@@ -19,7 +19,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { commandLine, type Refuse, refuser, settingOrRefuse } from '../build/command-line.ts';
+import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
 import { startMailOutbox } from './mail-outbox.ts';
 import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';

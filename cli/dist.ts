@@ -7,7 +7,7 @@
 import { BuildRefused } from '../build/build.ts';
 import { recoverOutput } from '../build/output.ts';
 import { prepareDist } from '../build/prepare-dist.ts';
-import type { Refuse } from '../build/command-line.ts';
+import type { Refuse } from '../lib/command-line.ts';
 import { DIST } from './paths.ts';
 
 export async function currentDist(refuse: Refuse): Promise<void> {

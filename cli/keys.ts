@@ -12,7 +12,7 @@
  * another process held the database longer than it waits (run it again).
  */
 import path from 'node:path';
-import { readCommandLine } from '../build/command-line.ts';
+import { readCommandLine } from '../lib/command-line.ts';
 import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys/keys.ts';
 import { type Purge, purgeHook, purgeKeys, purgeUrlSetting } from '../src/http/cache.ts';
 import { LegacyKeysError } from '../src/keys/legacy.node.ts';

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { commandLine } from '../build/command-line.ts';
+import { commandLine } from '../lib/command-line.ts';
 import { ROOT } from './paths.ts';
 
 const USAGE = `usage: npm run check:netlify

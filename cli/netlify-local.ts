@@ -19,7 +19,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { nodeMailer } from '../adapters/_node/mail.ts';
-import { commandLine, type Refuse, refuser, settingOrRefuse } from '../build/command-line.ts';
+import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
 import { startLocalBlobs } from './local-blobs.ts';
 import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';

@@ -18,7 +18,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { commandLine, type Refuse, refuser } from '../build/command-line.ts';
+import { commandLine, type Refuse, refuser } from '../lib/command-line.ts';
 import { examplePath, ROUTES } from '../src/shared/routes.ts';
 import { currentDist } from './dist.ts';
 import { DIST, KEYS_DB, ROOT } from './paths.ts';

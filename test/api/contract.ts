@@ -8,7 +8,7 @@
  *   expect(errors).toEqual([]);
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../../build/openapi.ts';
+import { openApiDocument } from '../../build/site/openapi.ts';
 import { matchRoute } from '../../src/http/request.ts';
 
 type Doc = {

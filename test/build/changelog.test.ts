@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appendToChangelog, withDataEntry } from '../../build/changelog.ts';
+import { appendToChangelog, withDataEntry } from '../../build/update/changelog.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 const REPORT = 'Ceremonies added:\n- 2027 (99th ceremony): 1 categories, 2 nominations, 1 winners\n';

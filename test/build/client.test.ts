@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { packClient } from '../../build/pack-client.ts';
+import { packClient } from '../../build/site/pack-client.ts';
 import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, OFFLINE_ERRORS, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
 import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../../src/shared/routes.ts';
 import { tempDir } from '../helpers/temp.ts';

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readCommandLine } from '../../build/command-line.ts';
+import { readCommandLine } from '../../lib/command-line.ts';
 import { randomPort } from '../helpers/http.ts';
 import { ROOT } from '../helpers/paths.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { brotliCompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../build/build.ts';
-import { readCompressionCache, writeCompressionCache } from '../../build/compression-cache.ts';
+import { readCompressionCache, writeCompressionCache } from '../../build/answers/compression-cache.ts';
 import { storedFilesProblem } from '../../cli/check-stored.ts';
 import { contentId, dataPath, MANIFEST_PATH, parseRef, sha256Hex } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { heldYear, importArchive, ImportError } from '../../build/import.ts';
+import { heldYear, importArchive, ImportError } from '../../build/archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import type { Archive, Nomination } from '../../src/shared/types.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { componentSchemas, openApiDocument, SCHEMAS_FILE } from '../../build/openapi.ts';
-import { derivedSchemas, schemasJson } from '../../build/openapi-schemas.ts';
+import { componentSchemas, openApiDocument, SCHEMAS_FILE } from '../../build/site/openapi.ts';
+import { derivedSchemas, schemasJson } from '../../build/site/openapi-schemas.ts';
 
 describe('the checked-in component schemas', () => {
   it('are what npm run openapi:schemas derives from src/shared/types.ts now', () => {

@@ -5,8 +5,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../../build/build.ts';
-import { fetchData } from '../../build/fetch-data.ts';
-import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE, SUMMARY_FILE } from '../../build/source.ts';
+import { fetchData } from '../../build/update/fetch-data.ts';
+import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE, SUMMARY_FILE } from '../../build/archive/source.ts';
 import source from '../../data/source.json' with { type: 'json' };
 import { missingArchive } from '../helpers/global-setup.ts';
 import { FULL_SOURCE, fullSource, ROOT } from '../helpers/paths.ts';
@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/temp.ts';
 /** `npm run data:fetch` as a user runs it (node under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['build/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['build/update/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
       resolve({ stdout, stderr, code: error ? Number(error.code) : 0 }),
     );
   });

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { update, type UpdateOptions } from '../../build/update.ts';
+import { update, type UpdateOptions } from '../../build/update/update.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -137,7 +137,7 @@ async function measured(script: string, args: string[], env: Record<string, stri
 describe('a revision past the size limit', () => {
   it('from /dev/zero: data:update stops with exit 2 and one line, in less than 200 MiB', async () => {
     const root = await checkout();
-    const out = await measured('build/update.ts', ['--root', root, '--from', '/dev/zero']);
+    const out = await measured('build/update/update.ts', ['--root', root, '--from', '/dev/zero']);
     expect(out.code).toBe(2);
     expect(out.lines).toEqual([expect.stringMatching(/^data:update: --from \/dev\/zero is larger than 20 MB \(20971520 bytes\); nothing written\. If a revision really is that large, set DATA_MAX_BYTES higher \(or pass --max-bytes\)$/)]);
     expect(out.maxRss).toBeLessThan(200);
@@ -158,7 +158,7 @@ describe('a revision past the size limit', () => {
   it('from a URL answering without end: stops near the limit, and the server sees it hang up', async () => {
     const root = await checkout();
     sent.length = 0;
-    const out = await measured('build/update.ts', ['--root', root, '--from', `${base}/endless.csv`]);
+    const out = await measured('build/update/update.ts', ['--root', root, '--from', `${base}/endless.csv`]);
     expect(out.code).toBe(2);
     expect(out.lines).toEqual([expect.stringMatching(/^data:update: the new revision at .*endless\.csv is larger than 20 MB/)]);
     expect(out.maxRss).toBeLessThan(200);
@@ -176,24 +176,24 @@ describe('a revision past the size limit', () => {
     const before = await snapshot(root);
     const over = String(1024 ** 3 + 1);
     for (const args of [['--max-bytes', over], ['--max-bytes', '1e15']]) {
-      const out = await measured('build/update.ts', ['--root', root, '--from', '/dev/null', ...args]);
+      const out = await measured('build/update/update.ts', ['--root', root, '--from', '/dev/null', ...args]);
       expect([out.code, out.lines]).toEqual([2, [`data:update: --max-bytes must be a whole number of bytes from 1 to 1073741824 (1 GB), found ${JSON.stringify(args[1])}; see --help`]]);
     }
-    const setting = await measured('build/update.ts', ['--root', root, '--from', '/dev/null'], { DATA_MAX_BYTES: over });
+    const setting = await measured('build/update/update.ts', ['--root', root, '--from', '/dev/null'], { DATA_MAX_BYTES: over });
     expect([setting.code, setting.lines]).toEqual([2, [`data:update: Expected DATA_MAX_BYTES to be a whole number from 1 to 1073741824, got "${over}"`]]);
-    const fetched = await measured('build/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/null', DATA_MAX_BYTES: over });
+    const fetched = await measured('build/update/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/null', DATA_MAX_BYTES: over });
     expect([fetched.code, fetched.lines]).toEqual([2, [`data:fetch: Expected DATA_MAX_BYTES to be a whole number from 1 to 1073741824, got "${over}"`]]);
     // The bound itself is taken.
-    const at = await measured('build/update.ts', ['--root', root, '--from', '/dev/null', '--max-bytes', String(1024 ** 3)]);
+    const at = await measured('build/update/update.ts', ['--root', root, '--from', '/dev/null', '--max-bytes', String(1024 ** 3)]);
     expect(at.lines.join('\n')).not.toContain('--max-bytes');
     expect(await snapshot(root)).toEqual(before);
   });
 
   it('for data:fetch: exit 2 and one line, from ARCHIVE_SOURCE or with DATA_MAX_BYTES below the pinned file', async () => {
-    const zero = await measured('build/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/zero' });
+    const zero = await measured('build/update/fetch-data.ts', [], { ARCHIVE_SOURCE: '/dev/zero' });
     expect([zero.code, zero.lines]).toEqual([2, [expect.stringMatching(/^data:fetch: ARCHIVE_SOURCE \(\/dev\/zero\) is larger than 20 MB/)]]);
     expect(zero.maxRss).toBeLessThan(200);
-    const low = await measured('build/fetch-data.ts', [], { ARCHIVE_SOURCE: FULL_SOURCE, DATA_MAX_BYTES: '1000' });
+    const low = await measured('build/update/fetch-data.ts', [], { ARCHIVE_SOURCE: FULL_SOURCE, DATA_MAX_BYTES: '1000' });
     expect([low.code, low.lines]).toEqual([2, [expect.stringMatching(/is larger than 1000 bytes; nothing written\. If a revision really is that large, set DATA_MAX_BYTES higher$/)]]);
   });
 });
@@ -206,7 +206,7 @@ describe('a revision past the time limit', () => {
     // The test holds the pipe open for writing and writes nothing: a read of it never ends by itself.
     const writer = await open(fifo, constants.O_RDWR);
     try {
-      const out = await measured('build/update.ts', ['--root', root, '--from', fifo, '--timeout', '1']);
+      const out = await measured('build/update/update.ts', ['--root', root, '--from', fifo, '--timeout', '1']);
       expect([out.code, out.lines]).toEqual([2, [`data:update: --from ${fifo} did not finish reading within 1 s; nothing written`]]);
     } finally {
       await writer.close();
@@ -265,11 +265,11 @@ describe('what else the update reads from outside', () => {
 
   it('ARCHIVE_SOURCE, checked after pinning, is read within the limit too (/dev/zero)', async () => {
     const root = await checkout();
-    const out = await measured('build/update.ts', ['--root', root, '--from', `${base}/markup.csv`], { ARCHIVE_SOURCE: '/dev/zero' });
+    const out = await measured('build/update/update.ts', ['--root', root, '--from', `${base}/markup.csv`], { ARCHIVE_SOURCE: '/dev/zero' });
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('data:update: ARCHIVE_SOURCE (/dev/zero) is not the new revision');
     // As much memory as the same update without ARCHIVE_SOURCE (two archives compared), give or take the 20 MB read.
-    const plain = await measured('build/update.ts', ['--root', await checkout(), '--from', `${base}/markup.csv`]);
+    const plain = await measured('build/update/update.ts', ['--root', await checkout(), '--from', `${base}/markup.csv`]);
     expect(plain.code).toBe(0);
     console.log(`peak RSS: ${out.maxRss} MiB with ARCHIVE_SOURCE=/dev/zero, ${plain.maxRss} MiB without`);
     expect(out.maxRss).toBeLessThan(plain.maxRss + 100);
@@ -281,7 +281,7 @@ describe('an update that lacks the pinned revision', () => {
     const root = await checkout({ cached: false, url: `${base}/gone.csv` });
     const lacking = /the pinned revision \(commit c5e9716b7e02, sha256 [0-9a-f]{12}\), which the new one is compared with, is not in data\/cache\/oscars\.csv and cannot be downloaded from .*gone\.csv \(HTTP 404\): run npm run data:fetch \(online\) to put it there, or set ARCHIVE_SOURCE=\/path\/to\/the pinned oscars\.csv, and run again; nothing written/;
     await expect(updateIn(root, { from: `${base}/markup.csv` })).rejects.toThrow(lacking);
-    const out = await measured('build/update.ts', ['--root', root, '--from', `${base}/markup.csv`]);
+    const out = await measured('build/update/update.ts', ['--root', root, '--from', `${base}/markup.csv`]);
     expect([out.code, out.lines]).toEqual([2, [expect.stringMatching(/^data:update: the pinned revision .*run npm run data:fetch/)]]);
     // With the pinned file given, the same update goes through.
     const given = await updateIn(root, { from: `${base}/markup.csv`, env: { ARCHIVE_SOURCE: FULL_SOURCE } });

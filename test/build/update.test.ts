@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../build/build.ts';
 import { describeDist, readDist } from '../../build/dist-state.ts';
-import { update, type UpdateOptions } from '../../build/update.ts';
+import { update, type UpdateOptions } from '../../build/update/update.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
@@ -303,7 +303,7 @@ describe('an accepted update and the build guard', () => {
 
 describe('the command line', () => {
   const command = (args: string[], env: Record<string, string> = {}) =>
-    run(process.execPath, [path.join(ROOT, 'build/update.ts'), ...args], { cwd: ROOT, env: { ...process.env, ARCHIVE_SOURCE: '', ...env } }).then(
+    run(process.execPath, [path.join(ROOT, 'build/update/update.ts'), ...args], { cwd: ROOT, env: { ...process.env, ARCHIVE_SOURCE: '', ...env } }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );

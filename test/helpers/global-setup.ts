@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fetchData } from '../../build/fetch-data.ts';
-import { CACHE_FILE } from '../../build/source.ts';
+import { fetchData } from '../../build/update/fetch-data.ts';
+import { CACHE_FILE } from '../../build/archive/source.ts';
 import { fullSource } from './paths.ts';
 
 export interface ArchiveCheck {

@@ -1,6 +1,6 @@
 /** Where things are: the repository, the full archive the tests read (ARCHIVE_SOURCE or the data:fetch cache), the sample, Deno. */
 import path from 'node:path';
-import { CACHE_FILE } from '../../build/source.ts';
+import { CACHE_FILE } from '../../build/archive/source.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 

@@ -13,7 +13,7 @@ import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promi
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { publicFiles } from '../../build/public.ts';
+import { publicFiles } from '../../build/site/public.ts';
 import source from '../../data/source.json' with { type: 'json' };
 import { config as portalConfig } from '../../netlify/functions/portal.mts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';

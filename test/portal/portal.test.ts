@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portalFiles } from '../../build/portal-files.ts';
+import { portalFiles } from '../../build/site/portal-files.ts';
 import { Keys } from '../../src/keys/keys.ts';
 import { MAX_BODY_BYTES, SESSION_TTL_MS } from '../../src/shared/limits.ts';
 import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';

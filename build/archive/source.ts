@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
-import source from '../data/source.json' with { type: 'json' };
-import type { SourceRevision } from '../src/shared/types.ts';
+import source from '../../data/source.json' with { type: 'json' };
+import type { SourceRevision } from '../../src/shared/types.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..');
+export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CACHE_FILE = path.join(ROOT, source.cacheFile);
 export const SAMPLE_FILE = path.join(ROOT, 'data/sample/oscars-sample.tsv');
 export const SUMMARY_FILE = path.join(ROOT, 'data/archive-summary.json');

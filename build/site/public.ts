@@ -4,8 +4,8 @@ import type { ExampleAnswers } from './examples.ts';
 import { openApiJson } from './openapi.ts';
 import { portalFiles } from './portal-files.ts';
 import { referencePage } from './reference.ts';
-import { PUBLIC_FILES } from '../src/api/public-files.ts';
-import type { Manifest } from '../src/shared/types.ts';
+import { PUBLIC_FILES } from '../../src/api/public-files.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 
 const encoder = new TextEncoder();
 
@@ -14,7 +14,7 @@ const encoder = new TextEncoder();
  * (or homepage) package.json names; none while it names neither, since the
  * service's own package is never published.
  */
-export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))): string | undefined {
+export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))): string | undefined {
   const repository = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
   const web = repository?.replace(/^git\+/, '').replace(/\.git$/, '').replace(/^github:/, 'https://github.com/');
   const base = web && /^https?:\/\//.test(web) ? web : pkg.homepage?.replace(/#.*$/, '');

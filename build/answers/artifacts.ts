@@ -11,11 +11,11 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../src/store/refs.ts';
-import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../src/shared/types.ts';
-import { type NameFacts, type NominationIds, noFacts } from './import.ts';
+import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
+import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
+import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
-import { storedFiles } from '../src/store/search.ts';
+import { storedFiles } from '../../src/store/search.ts';
 import { type Copies, decodeTo } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 

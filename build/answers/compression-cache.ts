@@ -24,9 +24,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import fs from 'fs-extra';
-import { readFileBounded } from './bounded.ts';
-import { ROOT } from './source.ts';
-import { ID_LENGTH } from '../src/store/refs.ts';
+import { readFileBounded } from '../archive/bounded.ts';
+import { ROOT } from '../archive/source.ts';
+import { ID_LENGTH } from '../../src/store/refs.ts';
 
 export const COMPRESSION_CACHE_FILE = path.join(ROOT, 'data/cache/compressed.bin');
 /** Larger than the full archive's copies (about 25 MB) with room for a few years more, yet bounded. */

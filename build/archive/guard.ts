@@ -4,7 +4,7 @@
  * winners but never silently drop a year, a nomination or a win.
  */
 import { createHash } from 'node:crypto';
-import type { Archive, ArchiveSummary, Nomination } from '../src/shared/types.ts';
+import type { Archive, ArchiveSummary, Nomination } from '../../src/shared/types.ts';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -9,9 +9,9 @@
  * the names people give its award). Also the list of every category name
  * with its years and its award. Pure: archive in, JSON out.
  */
-import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../src/store/search.ts';
-import type { Archive, CategoryName } from '../src/shared/types.ts';
-import type { NameFacts, NameKind, NominationIds } from './import.ts';
+import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/store/search.ts';
+import type { Archive, CategoryName } from '../../src/shared/types.ts';
+import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 
 interface Tally {
   nominations: number;

@@ -7,10 +7,10 @@
  * reading: arrays keep their first items and say how many more there are,
  * objects with many keys their first and last, long strings are cut.
  */
-import { createApi } from '../src/api/handler.ts';
-import { healthBody } from '../src/api/health.ts';
-import { examplePath, type RouteId, ROUTES } from '../src/shared/routes.ts';
-import type { Manifest } from '../src/shared/types.ts';
+import { createApi } from '../../src/api/handler.ts';
+import { healthBody } from '../../src/api/health.ts';
+import { examplePath, type RouteId, ROUTES } from '../../src/shared/routes.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 
 /** One example: the status and the body as the API sent it (compact JSON). */
 export interface ExampleAnswer {

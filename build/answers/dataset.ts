@@ -10,9 +10,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { heldYear, type SourceRow } from './import.ts';
-import { titleCaseCategory } from '../src/shared/category-name.ts';
-import type { DatasetFormat, SourceRevision } from '../src/shared/types.ts';
+import { heldYear, type SourceRow } from '../archive/import.ts';
+import { titleCaseCategory } from '../../src/shared/category-name.ts';
+import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 
 /** The tables, their columns in order (the CSV header) and their SQL types; the first column is the key unless `key` says. */
 const TABLES = {
@@ -65,7 +65,7 @@ export const ATTRIBUTION =
 
 /** The data's licence as NOTICE publishes it (the part after its rule). */
 function licenceText(): string {
-  const notice = readFileSync(new URL('../NOTICE', import.meta.url), 'utf8');
+  const notice = readFileSync(new URL('../../NOTICE', import.meta.url), 'utf8');
   return notice.slice(notice.search(/^-{20,}$/m)).replace(/^-+\n+/, '').trim();
 }
 

@@ -5,8 +5,8 @@
  * show examples and not only counts. Pure: two archives in, the changes out;
  * `npm run data:update` (build/update.ts) formats them and decides.
  */
-import { heldYear } from './import.ts';
-import type { Archive, Category, Nomination } from '../src/shared/types.ts';
+import { heldYear } from '../archive/import.ts';
+import type { Archive, Category, Nomination } from '../../src/shared/types.ts';
 
 /** How many examples of each kind of change the report shows. */
 export const EXAMPLES = 3;

@@ -13,10 +13,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { commandLine } from './command-line.ts';
+import { commandLine } from '../../lib/command-line.ts';
 import { COMPONENTS, type ComponentName, SCHEMAS_FILE } from './openapi.ts';
 
-export const TYPES_FILE = new URL('../src/shared/types.ts', import.meta.url);
+export const TYPES_FILE = new URL('../../src/shared/types.ts', import.meta.url);
 
 type Schema = Record<string, unknown>;
 

@@ -8,14 +8,14 @@
  * type cannot say (patterns, bounds) is added here.
  */
 import { readFileSync } from 'node:fs';
-import { MESSAGES } from '../src/shared/messages.ts';
-import { servedSource } from '../src/api/handler.ts';
-import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../src/http/reply.ts';
-import { HEALTH_PATH } from '../src/http/request.ts';
-import { KEY_PREFIX } from '../src/keys/keys.ts';
-import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../src/shared/routes.ts';
-import { SEARCH_LIMIT } from '../src/store/search.ts';
-import type { Manifest } from '../src/shared/types.ts';
+import { MESSAGES } from '../../src/shared/messages.ts';
+import { servedSource } from '../../src/api/handler.ts';
+import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../../src/http/reply.ts';
+import { HEALTH_PATH } from '../../src/http/request.ts';
+import { KEY_PREFIX } from '../../src/keys/keys.ts';
+import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../../src/shared/routes.ts';
+import { SEARCH_LIMIT } from '../../src/store/search.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';

@@ -10,7 +10,7 @@ import { closeSync, constants, createReadStream, fstat, open } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { wholeNumberSetting } from '../src/shared/limits.ts';
+import { wholeNumberSetting } from '../../src/shared/limits.ts';
 
 /** Most bytes a revision of the source may have, unless DATA_MAX_BYTES says otherwise. */
 export const DEFAULT_MAX_SOURCE_BYTES = 20 * 1024 * 1024;

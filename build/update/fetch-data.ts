@@ -7,10 +7,10 @@
  */
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from './command-line.ts';
-import source from '../data/source.json' with { type: 'json' };
-import { fetchBounded, maxSourceBytes, ReadLimitError, readFileBounded } from './bounded.ts';
-import { CACHE_FILE, sha256 } from './source.ts';
+import { commandLine } from '../../lib/command-line.ts';
+import source from '../../data/source.json' with { type: 'json' };
+import { fetchBounded, maxSourceBytes, ReadLimitError, readFileBounded } from '../archive/bounded.ts';
+import { CACHE_FILE, sha256 } from '../archive/source.ts';
 
 /** How long a download or a copy may take. */
 const TIMEOUT_MS = 60_000;

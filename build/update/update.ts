@@ -12,15 +12,15 @@
  */
 import path from 'node:path';
 import fs from 'fs-extra';
-import { commandLine } from './command-line.ts';
-import { fetchBounded, MAX_API_ANSWER_BYTES, MAX_SOURCE_BYTES_BOUND, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from './bounded.ts';
+import { commandLine } from '../../lib/command-line.ts';
+import { fetchBounded, MAX_API_ANSWER_BYTES, MAX_SOURCE_BYTES_BOUND, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from '../archive/bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
-import { formatSummary, summarize } from './guard.ts';
-import { importArchive, ImportError } from './import.ts';
+import { formatSummary, summarize } from '../archive/guard.ts';
+import { importArchive, ImportError } from '../archive/import.ts';
 import { formatReport, lossSentence, type RevisionInfo } from './report.ts';
-import { ROOT, sha256 } from './source.ts';
-import type { Archive } from '../src/shared/types.ts';
+import { ROOT, sha256 } from '../archive/source.ts';
+import type { Archive } from '../../src/shared/types.ts';
 
 /** The file upstream, in DLu/oscar_data. */
 export const SOURCE_PATH = 'oscars.csv';

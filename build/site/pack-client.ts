@@ -13,11 +13,11 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CompilerOptions } from 'typescript';
-import { commandLine, refuser } from './command-line.ts';
+import { commandLine, refuser } from '../../lib/command-line.ts';
 import { API_VERSION } from './openapi.ts';
-import { createClient } from '../src/client/client.ts';
+import { createClient } from '../../src/client/client.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The client's name on a registry: what it is (a client), for which service; the service itself is never installed. */
 export const CLIENT_PACKAGE = 'film-awards-archive-client';
 const ENTRY = path.join(ROOT, 'src/client/client.ts');

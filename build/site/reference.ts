@@ -10,12 +10,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { escapeHtml } from '../src/shared/html.ts';
-import { MESSAGES } from '../src/shared/messages.ts';
-import { HEALTH_PATH } from '../src/http/request.ts';
-import { ALLOWED_METHODS } from '../src/http/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../src/shared/routes.ts';
-import type { Manifest } from '../src/shared/types.ts';
+import { escapeHtml } from '../../src/shared/html.ts';
+import { MESSAGES } from '../../src/shared/messages.ts';
+import { HEALTH_PATH } from '../../src/http/request.ts';
+import { ALLOWED_METHODS } from '../../src/http/reply.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';

@@ -4,10 +4,10 @@
  * that names the line and the reason. Nothing here touches the file system.
  */
 import { parse } from 'csv-parse/sync';
-import heldYears from '../data/held-years.json' with { type: 'json' };
-import { titleCaseCategory } from '../src/shared/category-name.ts';
-import type { Archive, Category, Nomination } from '../src/shared/types.ts';
-import { ID_FORMS } from '../src/shared/routes.ts';
+import heldYears from '../../data/held-years.json' with { type: 'json' };
+import { titleCaseCategory } from '../../src/shared/category-name.ts';
+import type { Archive, Category, Nomination } from '../../src/shared/types.ts';
+import { ID_FORMS } from '../../src/shared/routes.ts';
 
 export const COLUMNS = [
   'Ceremony', 'Year', 'Class', 'CanonicalCategory', 'Category', 'Film', 'FilmId',
