@@ -17,7 +17,7 @@ import { matchRoute } from '../src/http/request.ts';
 import { Keys } from '../src/keys/keys.ts';
 import { ID_FORMS, MAX_NAME_LENGTH } from '../src/shared/routes.ts';
 import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
-import { expected, expectedById, type Expected, idRows } from '../test/oracle.ts';
+import { naiveAnswer } from './naive.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */
 export interface Captured {
@@ -55,14 +55,13 @@ function ceiling(): http.Server {
 }
 
 /**
- * The spec's rules the obvious way (test/oracle.ts, the tests' oracle): the
+ * The spec's rules the obvious way (bench/naive.ts): the
  * archive in memory, scanned and serialised on every request, compressed on the fly like Express's
  * `compression` middleware would (brotli quality 4, gzip level 6).
  */
 function naive(): http.Server {
   const text = readFileSync(env('ARCHIVE_SOURCE'), 'utf8');
-  const { archive } = importArchive(text);
-  const ids = idRows(archive, text);
+  const data = importArchive(text);
   const keys = new Keys(new SqliteKeyBackend(env('KEYS_DB')));
   const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, value: unknown, cache = 'no-store') => {
     let body: Buffer = Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -100,19 +99,8 @@ function naive(): http.Server {
     if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH)) return send(req, res, 400, { error: MESSAGES.badName });
     if (m.route.id === 'titleById' && !ID_FORMS.titleById.test(id)) return send(req, res, 400, { error: MESSAGES.badTitleId });
     if (m.route.id === 'nameById' && !ID_FORMS.nameById.test(id)) return send(req, res, 400, { error: MESSAGES.badNameId });
-    const y = Number(year);
-    // The spec's six lookups and the id lookups: search and the category list are beyond the oracle, so this server has none.
-    const answers: Partial<Record<typeof m.route.id, () => Expected>> = {
-      allCeremonies: () => expected.allCeremonies(archive),
-      ceremonyByYear: () => expected.ceremonyByYear(archive, y),
-      personByName: () => expected.personByName(archive, name),
-      filmByNameAndYear: () => expected.filmByNameAndYear(archive, name, y),
-      categoryByName: () => expected.categoryByName(archive, name),
-      categoryByNameAndYear: () => expected.categoryByNameAndYear(archive, name, y),
-      titleById: () => expectedById.titleById(ids, id),
-      nameById: () => expectedById.nameById(ids, id),
-    };
-    const answer = answers[m.route.id]?.() ?? { status: 404, text: JSON.stringify({ error: MESSAGES.notFound }) };
+    // The spec's six lookups and the id lookups: search and the category list are beyond the spec, so this server has none.
+    const answer = naiveAnswer(data, m.route.id, { name, year: year === undefined ? undefined : Number(year), id }) ?? { status: 404, text: JSON.stringify({ error: MESSAGES.notFound }) };
     send(req, res, answer.status, answer.text, answer.status === 200 ? 'private, max-age=86400' : 'no-store');
   };
   return http.createServer((req, res) => {

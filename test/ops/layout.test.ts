@@ -4,7 +4,7 @@
  * function and the Worker load is runtime-agnostic (no `node:` module, nothing
  * Node-only); the build and `npm start` load only packages of
  * `dependencies` (TypeScript is a development tool); the spec's oracle is
- * imported only by the tests and the benchmark; each runtime's adapter is one
+ * imported only by the tests; each runtime's adapter is one
  * short file, its helpers beside it in `adapters/_node/` or
  * `adapters/_fetch.ts`; and no function of the request path (src/, adapters/,
  * netlify/) runs over 60 lines.
@@ -34,9 +34,14 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
-  ['build', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'src/api', 'src/client', 'data']],
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'build']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'build', 'cli', 'test']],
+  ['lib', ['src/shared']], // what every command shares: its command-line reader
+  ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
+  ['build/answers', ['src/shared', 'src/store', 'build/archive']], // the stored answers, their compressed copies, the dataset, the search index
+  ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
+  ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
+  ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
@@ -132,8 +137,8 @@ function importCycles(files: string[]): string[] {
 }
 
 describe('the layout', () => {
-  it('runs every import down the map of folders, and build/ never into cli/', () => {
-    const files = ['src', 'adapters', 'netlify', 'build', 'cli', 'bench'].flatMap(sourceFiles);
+  it('runs every import down the map of folders: build/ never into cli/, bench/ never into test/', () => {
+    const files = ['src', 'adapters', 'netlify', 'lib', 'build', 'cli', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(80);
     expect(wrongWayImports(files)).toEqual([]);
     // The map itself points down: no folder may import one listed after it.
@@ -153,7 +158,7 @@ describe('the layout', () => {
   it.each(['netlify/edge-functions/api.ts', 'adapters/cloudflare.ts'])('loads nothing Node-only into %s: no node: module, nothing of adapters/_node/ or *.node.ts, no build/ or test/ file', (entry) => {
     const graph = [...runtimeGraph(entry)];
     expect(graph).toContain('src/api/handler.ts');
-    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(build|test|bench|cli|adapters\/_node)\//.test(f));
+    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(lib|build|test|bench|cli|adapters\/_node)\//.test(f));
     expect(offending).toEqual([]);
   });
 
@@ -173,15 +178,15 @@ describe('the layout', () => {
     for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
   });
 
-  it('lets only the tests and the benchmark import the spec oracle', () => {
-    const files = ['src', 'build', 'netlify', 'test', 'bench'].flatMap(sourceFiles);
+  it('lets only the tests import the spec oracle', () => {
+    const files = ['src', 'adapters', 'lib', 'build', 'cli', 'netlify', 'test', 'bench'].flatMap(sourceFiles);
     const importers = files.filter((f) => importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'));
     expect(importers.length).toBeGreaterThan(2);
-    expect(importers.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+    expect(importers.filter((f) => !f.startsWith('test/'))).toEqual([]);
   });
 
   it('has no import cycle among the project\'s own files', () => {
-    const files = ['src', 'build', 'cli', 'netlify', 'adapters'].flatMap(sourceFiles);
+    const files = ['src', 'lib', 'build', 'cli', 'netlify', 'adapters', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
   });
