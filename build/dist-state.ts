@@ -21,7 +21,7 @@ export const DIST_SUMMARY_PATH = '_data/summary.json';
  * reads. Everything else in data/ (keys, the development key, mail, the
  * cache, the committed summary) leaves dist/ as it is.
  */
-const BUILD_INPUTS = ['build', 'src', 'data/held-years.json', 'data/source.json'];
+const BUILD_INPUTS = ['build', 'lib', 'src', 'data/held-years.json', 'data/source.json'];
 
 export interface DistState {
   /** The manifest's record of the source: sha256, rows, sample or not. */
