@@ -1,8 +1,8 @@
 /**
  * npm run bench: our server as `npm start` runs it (cli/start.ts, access log
  * on, written to a file) beside the ceiling (ours's exact answers: status,
- * headers and bytes, replayed from memory) and the naive way (the spec's
- * oracle: archive in memory, scanned and serialised per request), over the
+ * headers and bytes, replayed from memory) and the naive way (bench/naive.ts,
+ * the spec's rules: archive in memory, scanned and serialised per request), over the
  * full archive, on loopback, driven by wrk. Each server is pinned to core 0 and
  * wrk to core 1 (taskset); the three run interleaved, median of BENCH_REPEATS.
  * Then memory under hostile input, and the edge function's CPU per request
@@ -60,7 +60,7 @@ interface Workload {
   naiveTarget?: number;
   /** Least ratio of ours here to ours on the person lookup (`person`), for a route the spec's oracle has no counterpart of. */
   personTarget?: number;
-  /** The naive server (the spec's oracle) has no such lookup: not run, and its body not compared. */
+  /** The naive server (the spec's rules, bench/naive.ts) has no such lookup: not run, and its body not compared. */
   noNaive?: true;
 }
 
@@ -372,7 +372,7 @@ function report(ctx: Context, built: { files: number; largest: { bytes: number }
     `${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}. Each server pinned to core ${SERVER_CPU}, wrk to core ${WRK_CPU} (taskset); ` +
       `wrk 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, median of ${REPEATS} runs interleaved across the three servers, loopback. ` +
       `ours = \`node cli/start.ts\` (what npm start runs) over the full archive, access log on, written to a file; ceiling = ours's exact answers (status, headers, bytes) replayed from a Map; ` +
-      `naive = the spec's oracle (test/oracle.ts): archive in memory, scanned and serialised per request (brotli quality 4 on the fly for br).`,
+      `naive = the spec's rules the obvious way (bench/naive.ts, held to the tests' oracle): archive in memory, scanned and serialised per request (brotli quality 4 on the fly for br).`,
   );
   if (t) {
     lines.push('', 'Throughput counts only answers with the expected status (the 404 / 403 itself for the two error rows). Latencies in ms. CPU µs/request is the server process\'s CPU time during the runs (user + system, /proc) divided by the requests answered: on this shared virtual machine req/s moves by up to ±30% between identical runs, CPU per request far less.', '');

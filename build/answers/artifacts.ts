@@ -179,7 +179,7 @@ class Store {
   }
 
   /**
-   * Stores a dataset file (build/dataset.ts) as a file of its own with its
+   * Stores a dataset file (build/answers/dataset.ts) as a file of its own with its
    * compressed copies, made faster than an answer's (gzip 6, brotli 5 with a
    * 16 MiB window: for megabytes, within a few percent of the best, in a
    * fraction of the time); reused from earlier builds like any copy.
@@ -373,7 +373,7 @@ export interface ArtifactOptions {
   progress?: Progress;
   /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
   compressed?: ReadonlyMap<string, Copies>;
-  /** The dataset's files (build/dataset.ts), stored with their list (`/dataset`). */
+  /** The dataset's files (build/answers/dataset.ts), stored with their list (`/dataset`). */
   dataset?: DatasetFile[];
 }
 

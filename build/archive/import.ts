@@ -89,7 +89,7 @@ export interface ImportResult {
   stats: ImportStats;
   ids: NominationIds;
   facts: NameFacts;
-  /** Every source row with all its fields, in source order: what the dataset (build/dataset.ts) is made of. */
+  /** Every source row with all its fields, in source order: what the dataset (build/answers/dataset.ts) is made of. */
   rows: SourceRow[];
 }
 

@@ -2,7 +2,7 @@
  * npm run openapi:schemas: the OpenAPI component schemas of the answers'
  * shapes, read from src/shared/types.ts with the TypeScript parser (field
  * descriptions from their JSDoc lines) and written to
- * build/openapi-schemas.json, which is checked in. The build reads only that
+ * build/site/openapi-schemas.json, which is checked in. The build reads only that
  * file, so neither `npm run build` nor `npm start` needs TypeScript, which is
  * a development dependency; test/build/openapi-schemas.test.ts fails, naming
  * this command, when the file is not what types.ts gives. A type this cannot
@@ -106,7 +106,7 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
   return schemas;
 }
 
-/** The text of build/openapi-schemas.json for `source` (default src/shared/types.ts). */
+/** The text of build/site/openapi-schemas.json for `source` (default src/shared/types.ts). */
 export function schemasJson(source?: string): string {
   return `${JSON.stringify(derivedSchemas(source), null, 2)}\n`;
 }
@@ -115,7 +115,7 @@ const USAGE = `usage: npm run openapi:schemas
 
 Derives the OpenAPI component schemas from the shapes in src/shared/types.ts
 (with TypeScript, a development dependency) and writes them to
-build/openapi-schemas.json, which the build reads. Run it after changing
+build/site/openapi-schemas.json, which the build reads. Run it after changing
 types.ts and commit the file with the change; the tests fail until then.
 
   -h, --help   this text`;

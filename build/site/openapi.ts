@@ -2,8 +2,8 @@
  * The OpenAPI 3.1 document, generated at build time from what the runtime
  * itself uses: the route table (src/shared/routes.ts), the error messages
  * (src/shared/messages.ts) and the shapes in src/shared/types.ts. The shapes'
- * schemas come from build/openapi-schemas.json, which `npm run
- * openapi:schemas` derives from types.ts (build/openapi-schemas.ts) and the
+ * schemas come from build/site/openapi-schemas.json, which `npm run
+ * openapi:schemas` derives from types.ts (build/site/openapi-schemas.ts) and the
  * tests hold to it, so the build reads JSON and needs no TypeScript; what a
  * type cannot say (patterns, bounds) is added here.
  */
@@ -48,7 +48,7 @@ function revisionSentence(source: Manifest['source'] | undefined): string[] {
   return ['', `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`];
 }
 
-/** Component name for each exported type of types.ts that answers carry (build/openapi-schemas.ts derives their schemas). */
+/** Component name for each exported type of types.ts that answers carry (build/site/openapi-schemas.ts derives their schemas). */
 export const COMPONENTS = {
   Nomination: 'Nomination',
   Category: 'Category',

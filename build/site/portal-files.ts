@@ -2,7 +2,7 @@
  * The key portal page (public by design): `portal.html`, `portal.css`,
  * `portal.js` and the site's `favicon.svg` at the top of dist/, served at `/portal` (Netlify's pretty URLs;
  * the Node server maps `/portal` to `portal.html` the same way). Sources live
- * in build/portal/ as plain files.
+ * in build/site/portal/ as plain files.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -35,6 +35,6 @@ export function publicFiles(manifest: Manifest, env: Record<string, string | und
   ]);
   // The runtimes serve only the names in PUBLIC_FILES: a file written here but not listed there would never be reachable.
   const unlisted = [...files.keys()].filter((name) => !(PUBLIC_FILES as readonly string[]).includes(name));
-  if (unlisted.length || files.size !== PUBLIC_FILES.length) throw new Error(`build/public.ts and PUBLIC_FILES in src/api/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`);
+  if (unlisted.length || files.size !== PUBLIC_FILES.length) throw new Error(`build/site/public.ts and PUBLIC_FILES in src/api/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`);
   return files;
 }

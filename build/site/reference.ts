@@ -3,8 +3,8 @@
  * route table and messages as the API and its OpenAPI document, so a route
  * added to src/shared/routes.ts gets its section, its curl line and its place in the
  * "try it" form without an edit here. Each operation shows a real example
- * answer, taken from the build's own output (build/examples.ts). The page's
- * CSS and script (build/reference/) are inlined: one file, nothing fetched
+ * answer, taken from the build's own output (build/site/examples.ts). The page's
+ * CSS and script (build/site/reference/) are inlined: one file, nothing fetched
  * from elsewhere. The script fills in curl lines for the page's own origin,
  * copies them, and sends the "try it" form's request from the page.
  */

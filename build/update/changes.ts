@@ -3,7 +3,7 @@
  * archive and the new one, both as the importer reads them, compared on the
  * data itself (not on the summary's fingerprints), so that the report can
  * show examples and not only counts. Pure: two archives in, the changes out;
- * `npm run data:update` (build/update.ts) formats them and decides.
+ * `npm run data:update` (build/update/update.ts) formats them and decides.
  */
 import { heldYear } from '../archive/import.ts';
 import type { Archive, Category, Nomination } from '../../src/shared/types.ts';

@@ -9,7 +9,7 @@
  */
 import { CORS, type ApiReply } from '../http/reply.ts';
 
-/** Every file the build publishes outside its data folder; build/public.ts writes exactly these. */
+/** Every file the build publishes outside its data folder; build/site/public.ts writes exactly these. */
 export const PUBLIC_FILES = ['index.html', 'openapi.json', 'portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html'] as const;
 const PUBLIC = new Set<string>(PUBLIC_FILES);
 

@@ -301,7 +301,7 @@ export interface OfflineClient extends Client {
   update(): Promise<boolean>;
 }
 
-/** One line of the NDJSON, as the offline client reads it (build/dataset.ts writes it). */
+/** One line of the NDJSON, as the offline client reads it (build/answers/dataset.ts writes it). */
 interface Line {
   ceremony: number;
   year: string;

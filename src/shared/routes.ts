@@ -3,7 +3,7 @@
  * at `/`, the OpenAPI document, the reference page and its examples. A new
  * lookup is a row here, its case in the archive reader (src/store/archive.ts),
  * its method in the client, and, when it needs answers of its own, what
- * stores them (build/artifacts.ts, and their place in the Manifest).
+ * stores them (build/answers/artifacts.ts, and their place in the Manifest).
  */
 
 /** The groups of operations in the OpenAPI document and the reference page. */

@@ -2,7 +2,7 @@
  * Search by approximate name (`/search/name=…`): every film, person and
  * company the archive names (one result per IMDb id where the source gives
  * one, else per name) and every full category name, found however it is
- * typed. The build writes one index (build/search-index.ts): a sorted
+ * typed. The build writes one index (build/answers/search-index.ts): a sorted
  * vocabulary of the words of every name, each word's postings (the entries
  * holding it), each entry's keys (its names, and for a category the names
  * people give its award: "best actress"), a weight (nominations) and what a

@@ -1,5 +1,5 @@
 /**
- * The compression cache (build/compression-cache.ts): a rebuild reuses the
+ * The compression cache (build/answers/compression-cache.ts): a rebuild reuses the
  * gzip and brotli copies an earlier build made and writes the same dist/,
  * byte for byte, as a build that compresses everything; a damaged cache is
  * ignored with one line, never served from; a copy planted in it (its

@@ -1,7 +1,7 @@
 /**
  * The component schemas are derived from src/shared/types.ts at development
  * time (npm run openapi:schemas, with TypeScript) and checked in as
- * build/openapi-schemas.json, which is all the build reads. A change to the
+ * build/site/openapi-schemas.json, which is all the build reads. A change to the
  * types without running the command fails here, naming it.
  */
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { derivedSchemas, schemasJson } from '../../build/site/openapi-schemas.ts
 
 describe('the checked-in component schemas', () => {
   it('are what npm run openapi:schemas derives from src/shared/types.ts now', () => {
-    const stale = 'build/openapi-schemas.json is not what src/shared/types.ts gives: run npm run openapi:schemas and commit the file';
+    const stale = 'build/site/openapi-schemas.json is not what src/shared/types.ts gives: run npm run openapi:schemas and commit the file';
     expect(readFileSync(SCHEMAS_FILE, 'utf8'), stale).toBe(schemasJson());
   });
 
