@@ -6,7 +6,7 @@
  * variables: RATE_LIMIT_PER_MINUTE, PORTAL_ISSUE_LIMIT_PER_MINUTE,
  * MAIL_API_URL, MAIL_API_TOKEN (a secret), MAIL_FROM, PUBLIC_BASE_URL.
  */
-import { CLOUDFLARE_CACHE, neverShared, purgeKeys, type WorkerCacheContext, workersPurge } from '../src/http/cache.ts';
+import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from './_fetch.ts';
 import { type D1DatabaseLike, d1Keys } from '../src/keys/d1.ts';
@@ -17,8 +17,13 @@ interface Env {
   ASSETS: { fetch(request: Request): Promise<Response> };
   DB: D1DatabaseLike;
 }
+/** Workers Cache's purge, on a Worker's context (the same on every request's; absent under wrangler dev). */
+type WorkersCache = { purge(options: { tags: string[] }): Promise<unknown> } | undefined;
 
-const cache = workersPurge((line) => console.error(line));
+/** What Workers Cache reads: its own targeted header and Cache-Tag; what is never shared says no-store, or Cache-Control would let the cache keep a public file. */
+const cloudflareHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') } : { 'cloudflare-cdn-cache-control': 'no-store' });
+let workersCache: WorkersCache;
+const purge = guardedPurge(() => workersCache && ((tags) => workersCache!.purge({ tags })), 'ctx.cache', (line) => console.error(line));
 const files = new FetchedFiles();
 /** One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves. */
 let api: Api | undefined;
@@ -33,24 +38,21 @@ function apiFor(env: Env): Api {
   } catch (error) {
     console.error(`${(error as Error).message}; sign-in mail cannot be sent`); // MAIL_API_URL without its token, or SMTP_URL
   }
-  return createApi({
-    keys,
-    rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
-    log: (line) => console.log(line),
-    // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
-    sharedCache: CLOUDFLARE_CACHE,
-    portal: { keys, sendMail, purgeKeys: (ids) => purgeKeys(cache.purge, ids, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) },
-  });
+  // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
+  const portal = { keys, sendMail, purgeKeys: (ids: string[]) => purgeKeys(purge, ids, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) };
+  return createApi({ keys, rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE), log: (line) => console.log(line), sharedCache: cloudflareHeaders, portal });
 }
 
 export default {
-  async fetch(request: Request, env: Env, ctx?: WorkerCacheContext): Promise<Response> {
+  async fetch(request: Request, env: Env, ctx?: { cache?: WorkersCache }): Promise<Response> {
     api ??= apiFor(env);
-    cache.seen(ctx);
+    try {
+      workersCache ??= ctx?.cache;
+    } catch {
+      // a context whose cache cannot be read: the purge is skipped, with a line
+    }
     // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
     const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
-    const response = await api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
-    if (neverShared(new URL(request.url).pathname)) response.headers.set('cloudflare-cdn-cache-control', 'no-store');
-    return response;
+    return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
   },
 };

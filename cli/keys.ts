@@ -14,7 +14,8 @@
 import path from 'node:path';
 import { readCommandLine } from '../lib/command-line.ts';
 import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys/keys.ts';
-import { type Purge, purgeHook, purgeKeys, purgeUrlSetting } from '../src/http/cache.ts';
+import { type Purge, purgeKeys } from '../src/http/cache.ts';
+import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
 import { KEYS_DB } from './paths.ts';

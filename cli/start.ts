@@ -25,7 +25,7 @@ import { DIST, KEYS_DB, ROOT } from './paths.ts';
 import { keyId, Keys } from '../src/keys/keys.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, wholeNumberSetting } from '../src/shared/limits.ts';
 import { issueLimitFrom } from '../src/portal/portal.ts';
-import { purgeUrlSetting } from '../src/http/cache.ts';
+import { purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { trustedProxiesFrom } from '../adapters/_node/client-address.ts';
 import { createLog, type Log } from '../adapters/_node/log.ts';
 import { type Mailer, noTransport } from '../src/portal/mail.ts';

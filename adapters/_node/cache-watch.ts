@@ -4,7 +4,8 @@
  * purges the answers of keys stopped in its key database.
  */
 import type http from 'node:http';
-import { ALL_TAG, type Purge, purgeHook, purgeKeys, purgeTags, revisionTag, VARNISH_CACHE } from '../../src/http/cache.ts';
+import { ALL_TAG, type Purge, purgeKeys, purgeTags, revisionTag } from '../../src/http/cache.ts';
+import { purgeHook, varnishHeaders } from './varnish.ts';
 import type { Maybe } from '../../src/shared/maybe.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import type { DiskData } from './disk-data.ts';
@@ -23,7 +24,7 @@ export function hookCache(url: string, warn: ((line: string) => void) | undefine
   // A purge's second round (after key caches settle) runs after the portal's reply: the process outlives it.
   const purgeStopped = (ids: string[]) => purgeKeys(purge, ids, say, () => {});
   if (backend instanceof SqliteKeyBackend) backend.onStopped((ids) => void purgeStopped(ids));
-  return { purge, log: say, sharedCache: VARNISH_CACHE, purgeKeys: purgeStopped };
+  return { purge, log: say, sharedCache: varnishHeaders, purgeKeys: purgeStopped };
 }
 
 /**

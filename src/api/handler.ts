@@ -18,7 +18,7 @@ import type { Answer, DataSource } from '../store/answer.ts';
 import { ArchiveReader, type ArchiveOptions, DataError } from '../store/archive.ts';
 import { Gate } from './gate.ts';
 import type { KeyCheck } from '../keys/keys.ts';
-import { revisionTag, shared, SHARED_MAX_AGE, type SharedCache } from '../http/cache.ts';
+import { keyedPolicy, marked, NEVER_SHARED, neverShared, type SharedHeaders } from '../http/cache.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { isKeyShaped, keyId } from '../keys/keys.ts';
@@ -45,8 +45,8 @@ export interface ApiOptions extends ArchiveOptions {
   now?: () => number;
   /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
   portal?: Omit<PortalOptions, 'log' | 'now'>;
-  /** The shared cache in front (its header names): answers to a good key then say it may keep them, tagged (src/http/cache.ts). */
-  sharedCache?: SharedCache;
+  /** The shared cache in front, as its adapter tells it what it may keep (src/http/cache.ts): answers to a good key then say so, tagged; the portal and `/health` that they never are. */
+  sharedCache?: SharedHeaders;
 }
 
 /** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
@@ -178,16 +178,13 @@ function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiR
  * period) caps the shared lifetime at the seconds it has left, as it caps the browser's.
  */
 function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>, until: number, now: number): Maybe<ApiReply> {
-  const cache = s.options.sharedCache;
-  if (!cache || !source || m.key === null) return out;
+  const headers = s.options.sharedCache;
+  if (!headers || !source || m.key === null) return out;
   const id = keyId(decode(m.key)!);
   const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
   return andThen(out, (reply) => {
     if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
-    return andThen(s.archive.manifest(source), (manifest) => {
-      const kept = shared(reply, cache, id, revisionTag(manifest));
-      return left >= SHARED_MAX_AGE ? kept : { ...kept, headers: { ...kept.headers, [cache.control]: `public, max-age=${left}` } };
-    });
+    return andThen(s.archive.manifest(source), (manifest) => marked(reply, headers, keyedPolicy(id, manifest, left)));
   });
 }
 
@@ -215,7 +212,14 @@ function loggedPath(parsed: Parsed, request: ApiRequest): string {
   return loggable(pathname.slice(0, keyAt)) + maskedKey(key) + pathname.slice(keyAt + key.length);
 }
 
+/** A reply no shared cache may keep (the portal, `/health`), said so to the one in front, whatever Cache-Control lets browsers do. */
+function unshared(headers: SharedHeaders, parsed: Parsed, request: ApiRequest, out: ApiReply): ApiReply {
+  const pathname = ('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url);
+  return pathname !== null && neverShared(pathname) ? marked(out, headers, NEVER_SHARED) : out;
+}
+
 function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, started: number): ApiReply {
+  if (s.options.sharedCache && parsed.kind !== 'lookup') out = unshared(s.options.sharedCache, parsed, request, out);
   if (s.options.log) {
     const ended = s.now();
     s.options.log(`${request.method} ${loggedPath(parsed, request)} ${out.status} ${ended - started}ms`, ended);

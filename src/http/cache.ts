@@ -1,11 +1,14 @@
 /**
- * What a shared cache (Netlify's CDN, Workers Cache, Varnish) may keep, and
- * how it is taken back. Only answers to a good key are shared: a 200 or 304
- * and a lookup's 404, which only a new revision can change. Each is tagged
- * with its key's id (never the key) and with the revision, so that a revoke
- * or a rotate purges that key's answers and a new build purges the old
- * build's. The browser's policy (Cache-Control) is left as it was; the
- * runtime names the header its cache reads. Nothing here knows a runtime.
+ * What a shared cache in front of the API may keep, decided once for every
+ * runtime, and how a purge is retried. Only
+ * answers to a good key are shared: a 200 or 304 and a lookup's 404, which
+ * only a new revision can change. Each is tagged with its key's id (never the
+ * key) and with the revision, so that a revoke or a rotate purges that key's
+ * answers and a new build purges the old build's. The browser's policy
+ * (Cache-Control) is left as it was. The decision is a small value
+ * (`SharedPolicy`); each adapter names the headers its cache reads
+ * (`SharedHeaders`) and brings its own purge (`Purge`): nothing here knows a
+ * runtime, a header of one, or how its cache is purged.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -15,19 +18,14 @@ import type { Manifest } from '../shared/types.ts';
 /** How long a shared cache keeps an answer: as long as its revision is served, since revokes and new builds purge it. */
 export const SHARED_MAX_AGE = 31_536_000;
 
-/** Which response headers a runtime's shared cache reads. */
-export interface SharedCache {
-  /** The targeted cache-control header (RFC 9213): `Netlify-CDN-Cache-Control`, `Cloudflare-CDN-Cache-Control`, `CDN-Cache-Control`. */
-  control: string;
-  /** The tag header: `Netlify-Cache-Tag`, `Cache-Tag`, `xkey` (Varnish's xkey vmod); tags separated by `separator`. */
-  tags: string;
-  /** Between tags: `,` for Netlify and Cloudflare, a space for xkey. */
-  separator: string;
-}
+/**
+ * What a shared cache may do with one reply, whatever Cache-Control lets
+ * browsers do: keep it `maxAge` seconds under `tags`, or never keep it.
+ */
+export type SharedPolicy = { keep: true; maxAge: number; tags: string[] } | { keep: false };
 
-export const NETLIFY_CACHE: SharedCache = { control: 'netlify-cdn-cache-control', tags: 'netlify-cache-tag', separator: ',' };
-export const CLOUDFLARE_CACHE: SharedCache = { control: 'cloudflare-cdn-cache-control', tags: 'cache-tag', separator: ',' };
-export const VARNISH_CACHE: SharedCache = { control: 'cdn-cache-control', tags: 'xkey', separator: ' ' };
+/** A runtime's way of telling its shared cache a policy: the response headers that cache reads (each adapter names its own). */
+export type SharedHeaders = (policy: SharedPolicy) => Record<string, string>;
 
 /** The tag every shared answer of one key carries: from its id (`faa_` and 8 characters), never the key. */
 export const keyTag = (id: string) => `key-${id}`;
@@ -43,10 +41,25 @@ export function revisionTag(manifest: Manifest): string {
   return tag;
 }
 
-/** `reply` (never modified: replies may be shared) with the headers that let `cache` keep it, tagged by key id and revision. */
-export function shared(reply: ApiReply, cache: SharedCache, id: string, revision: string): ApiReply {
-  const headers = { ...reply.headers, [cache.control]: `public, max-age=${SHARED_MAX_AGE}`, [cache.tags]: [keyTag(id), revision, ALL_TAG].join(cache.separator) };
-  return { ...reply, headers };
+/**
+ * A good key's answer (id `id`) from the build `manifest`: kept as long as
+ * the revision is served, or for the `left` seconds its key still works (a
+ * key in its grace period), tagged by key id, revision and ALL_TAG.
+ */
+export function keyedPolicy(id: string, manifest: Manifest, left: number): SharedPolicy {
+  return { keep: true, maxAge: Math.min(left, SHARED_MAX_AGE), tags: [keyTag(id), revisionTag(manifest), ALL_TAG] };
+}
+
+/** What no shared cache keeps: the portal's pages and files and `/health`, whatever a public file's Cache-Control allows browsers. */
+export const NEVER_SHARED: SharedPolicy = { keep: false };
+
+/** Whether a path's replies are never shared (NEVER_SHARED): the portal's pages, files and endpoints, and `/health`. */
+export const neverShared = (pathname: string) => /^\/(portal|health)(\/|\.|$)/.test(pathname);
+
+/** `reply` (never modified: replies may be shared) with the headers `headers` gives for `policy`; `reply` itself when it gives none. */
+export function marked(reply: ApiReply, headers: SharedHeaders, policy: SharedPolicy): ApiReply {
+  const added = headers(policy);
+  return Object.keys(added).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...added } };
 }
 
 /**
@@ -78,7 +91,7 @@ function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Why an attempt failed, in a few words: a timeout says so; a network error gives its code. */
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } } | null;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${PURGE_ATTEMPT_MS / 1000} s`;
   const cause = e?.cause?.code ?? e?.cause?.message;
@@ -122,7 +135,7 @@ export const KEY_SETTLE_MS = 1_200;
  * Takes back the shared answers of keys revoked or rotated away, by id: one
  * purge of all their tags at once and, once it is confirmed, another after
  * KEY_SETTLE_MS. Never rejects; resolves true when every purge it awaited was
- * confirmed. `wait` (the Worker's and Netlify's waitUntil) keeps the second
+ * confirmed. `wait` (a platform's waitUntil) keeps the second
  * purge alive after the reply, else it is awaited.
  */
 export async function purgeKeys(purge: Purge, ids: string[], warn?: (line: string) => void, wait?: (done: Promise<unknown>) => void): Promise<boolean> {
@@ -139,73 +152,12 @@ export async function purgeKeys(purge: Purge, ids: string[], warn?: (line: strin
   return again;
 }
 
-/** Query parameters whose value is a secret by its name. */
-const SECRET_PARAM = /token|key|secret|pass|auth|sig|session|credential|code/i;
-
 /**
- * A purge URL as it may be printed: no user or password (`***` stands for
- * them), and the value of every query parameter named like a secret or
- * shaped like one (16 characters or more) as `***`.
- */
-export function shownUrl(url: URL): string {
-  const who = url.username || url.password ? '***@' : '';
-  const query = [...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAM.test(name) || value.length >= 16 ? '***' : encodeURIComponent(value)}`);
-  return `${url.protocol}//${who}${url.host}${url.pathname}${query.length ? `?${query.join('&')}` : ''}`;
-}
-
-/**
- * CACHE_PURGE_URL checked: an absolute http or https URL with a host, as
- * given; a RangeError in one line otherwise (naming no password).
- */
-export function purgeUrlSetting(value: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    // said below
-  }
-  if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) {
-    const shown = url ? ` (${shownUrl(url)})` : '';
-    throw new RangeError(`CACHE_PURGE_URL must be an http or https URL with a host, such as http://127.0.0.1:6081/; got an unusable value${shown}`);
-  }
-  return value;
-}
-
-/**
- * The own server's purge hook (CACHE_PURGE_URL): `PURGE` with the tags in an
- * `xkey-purge` header, as deploy/varnish/default.vcl takes it (from
- * localhost only); any 2xx confirms. A user and password in the URL are sent
- * as Basic authentication (fetch refuses them in a URL) and never printed; a
- * redirect is not followed (it could send the credentials and the purge to
- * another host) and counts as a failure.
- */
-export function purgeHook(url: string): Purge {
-  const target = new URL(purgeUrlSetting(url));
-  const shown = shownUrl(target);
-  const headers: Record<string, string> = {};
-  if (target.username || target.password) {
-    const user = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
-    headers.authorization = `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(user)))}`;
-    target.username = target.password = '';
-  }
-  return async (tags, signal) => {
-    let reply: Response;
-    try {
-      reply = await fetch(target, { method: 'PURGE', headers: { ...headers, 'xkey-purge': tags.join(' ') }, redirect: 'manual', signal });
-    } catch (error) {
-      throw new Error(`${shown}: ${reasonOf(error)}`);
-    }
-    await reply.body?.cancel();
-    if (reply.status >= 300 && reply.status < 400) throw new Error(`${shown} answered ${reply.status}, a redirect (not followed)`);
-    if (!reply.ok) throw new Error(`${shown} answered ${reply.status}`);
-  };
-}
-
-/**
- * A platform purge where the platform may not offer one (Workers Cache's
- * `ctx.cache` under `wrangler dev`, Netlify's CDN under `dev:netlify`): the
- * call, or without it a line saying which tags a deploy would purge; such a
- * local run keeps no shared cache, so there is nothing to take back.
+ * A platform's purge where the platform may not offer one (its local
+ * stand-in, as `npm run dev:cloudflare` and `dev:netlify` are): the call, or
+ * without it a line saying which tags a deploy would purge (`where` names
+ * what is missing); such a local run keeps no shared cache, so there is
+ * nothing to take back.
  */
 export function guardedPurge(call: () => ((tags: string[]) => Promise<unknown>) | undefined, where: string, log: (line: string) => void): Purge {
   return async (tags) => {
@@ -214,26 +166,3 @@ export function guardedPurge(call: () => ((tags: string[]) => Promise<unknown>) 
     else log(`cache purge skipped (no ${where} here): ${tags.join(' ')}`);
   };
 }
-
-/** What Workers Cache offers on a Worker's context: `ctx.cache`, scoped to the Worker (the same on every request's context); absent under `wrangler dev`. */
-export interface WorkerCacheContext {
-  cache?: { purge(options: { tags: string[] }): Promise<unknown> };
-}
-
-/** A Worker's purge: `seen(ctx)` on each request keeps its `ctx.cache`; without one the purge is skipped with a line. */
-export function workersPurge(log: (line: string) => void) {
-  let cache: WorkerCacheContext['cache'];
-  return {
-    seen(ctx: WorkerCacheContext | undefined) {
-      try {
-        cache ??= ctx?.cache;
-      } catch {
-        // a context whose cache cannot be read: the purge is skipped
-      }
-    },
-    purge: guardedPurge(() => cache && ((tags) => cache!.purge({ tags })), 'ctx.cache', log),
-  };
-}
-
-/** The portal's pages and files and `/health`, which no shared cache keeps, whatever a public file's Cache-Control allows browsers. */
-export const neverShared = (pathname: string) => /^\/(portal|health)(\/|\.|$)/.test(pathname);

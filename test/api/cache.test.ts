@@ -1,7 +1,9 @@
 /**
- * What a shared cache may keep (src/http/cache.ts): answers to a good key
- * (200, 304, a lookup's 404) say so in the header the runtime's cache reads,
- * tagged by key id and revision; nothing else does. Revoke and rotate purge
+ * What a shared cache may keep, as the core decides it (src/http/cache.ts):
+ * answers to a good key (200, 304, a lookup's 404) may be kept, tagged by key
+ * id and revision; the portal and /health never; nothing else is said. Each
+ * adapter names the headers (Varnish's here; Netlify's and Cloudflare's on
+ * their dev servers, test/runtimes/cache-platforms.test.ts). Revoke and rotate purge
  * the key's tag, on every runtime's portal, through a stand-in for the
  * platform's purge; a failed purge is retried and logged by id and never
  * fails the revoke. (A real Varnish: test/runtimes/varnish.test.ts.)
@@ -10,7 +12,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOUDFLARE_CACHE, KEY_SETTLE_MS, keyTag, NETLIFY_CACHE, PURGE_TOTAL_MS, purgeHook, purgeKeys, purgeTags, purgeUrlSetting, type SharedCache, VARNISH_CACHE } from '../../src/http/cache.ts';
+import { KEY_SETTLE_MS, keyTag, PURGE_TOTAL_MS, purgeKeys, purgeTags, type SharedHeaders, type SharedPolicy } from '../../src/http/cache.ts';
+import { purgeHook, purgeUrlSetting, varnishHeaders } from '../../adapters/_node/varnish.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { keyId, Keys } from '../../src/keys/keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
@@ -36,47 +39,50 @@ async function owner(keys: Keys, email: string) {
 
 const portalPost = (base: string, p: string, bearer: string) => fetch(`${base}${p}`, { method: 'POST', headers: { authorization: bearer } });
 
-describe.each([
-  ['Netlify', NETLIFY_CACHE],
-  ['Cloudflare', CLOUDFLARE_CACHE],
-  ['Varnish', VARNISH_CACHE],
-] as [string, SharedCache][])('what %s may keep', (_name, cache) => {
+/** An adapter that writes the policy the core gave a reply into one header, as JSON: what the core decided, before any platform's names. */
+const recording: SharedHeaders = (policy) => ({ 'x-shared': JSON.stringify(policy) });
+const policyOf = (r: Response): SharedPolicy | null => JSON.parse(r.headers.get('x-shared') ?? 'null');
+
+describe('what a shared cache may keep, as the core decides it', () => {
   const keys = new Keys(new SqliteKeyBackend(':memory:'));
   let key = '';
   let api: ReturnType<typeof createApi>;
   beforeAll(async () => {
     key = await keys.issue('headers@example.org');
-    api = createApi({ keys, data: new DiskData(dist), rateLimitPerMinute: 4, sharedCache: cache });
+    api = createApi({ keys, data: new DiskData(dist), rateLimitPerMinute: 4, sharedCache: recording });
   });
   const get = (p: string, headers: Record<string, string> = {}) => api.handle(new Request(`https://api.example.org${p}`, { headers }));
-  const tagsOf = (r: Response) => r.headers.get(cache.tags)?.split(cache.separator) ?? null;
 
-  it('marks a 200, its 304 and a lookup 404 for the shared cache, tagged by key id and revision; browsers keep their policy', async () => {
+  it('keeps a 200, its 304 and a lookup 404 a year, tagged by key id and revision; browsers keep their policy', async () => {
     const ok = await get(`/person/name=Emil%20Jannings/apikey=${key}`);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('cache-control')).toBe('private, max-age=86400');
-    expect(ok.headers.get(cache.control)).toBe('public, max-age=31536000');
-    const tags = tagsOf(ok)!;
-    expect(tags).toContain(keyTag(keyId(key)));
-    expect(tags.some((t) => /^rev-[0-9a-f]{16}$/.test(t))).toBe(true);
-    expect(ok.headers.get(cache.tags)).not.toContain(key); // the id, never the key
+    const policy = policyOf(ok);
+    expect(policy).toEqual({ keep: true, maxAge: 31_536_000, tags: [keyTag(keyId(key)), expect.stringMatching(/^rev-[0-9a-f]{16}$/), 'answers'] });
+    expect(ok.headers.get('x-shared')).not.toContain(key); // the id, never the key
     const again = await get(`/person/name=Emil%20Jannings/apikey=${key}`, { 'if-none-match': ok.headers.get('etag')! });
     expect(again.status).toBe(304);
-    expect(tagsOf(again)).toEqual(tags);
+    expect(policyOf(again)).toEqual(policy);
     const missing = await get(`/person/name=Nobody%20At%20All/apikey=${key}`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('cache-control')).toBe('no-store');
-    expect(tagsOf(missing)).toEqual(tags);
+    expect(policyOf(missing)).toEqual(policy);
   });
 
-  it('never marks a 403, 429, 400, 405, /health, the portal or a public file', async () => {
-    const refused = [
+  it('keeps a key’s answers in its grace period only for the seconds it has left', async () => {
+    const old = await keys.issue('grace@example.org');
+    await keys.rotate('grace@example.org', 3_600_000);
+    const policy = policyOf(await get(`/person/name=Emil%20Jannings/apikey=${old}`));
+    expect(policy?.keep && policy.maxAge).toBeGreaterThan(3_500);
+    expect(policy?.keep && policy.maxAge).toBeLessThanOrEqual(3_600);
+  });
+
+  it('says nothing of a 403, 429, 400, 405 or a public file, and that /health and the portal are never kept', async () => {
+    const unmarked = [
       await get(`/person/name=Emil%20Jannings/apikey=faa_${'x'.repeat(32)}`),
       await get('/person/name=Emil%20Jannings/apikey='),
       await get(`/ceremony/year=abc/apikey=${key}`),
       await api.handle(new Request(`https://api.example.org/person/name=A/apikey=${key}`, { method: 'POST' })),
-      await get('/health'),
-      await get('/portal/keys'),
       await get('/openapi.json'),
     ];
     let limited: Response | undefined;
@@ -85,10 +91,13 @@ describe.each([
       if (r.status === 429) limited = r;
     }
     expect(limited?.status).toBe(429);
-    for (const r of [...refused, limited!]) {
-      expect(r.headers.get(cache.control), `${r.status}`).toBeNull();
-      expect(r.headers.get(cache.tags), `${r.status}`).toBeNull();
-    }
+    for (const r of [...unmarked, limited!]) expect(policyOf(r), `${r.status}`).toBeNull();
+    for (const p of ['/health', '/portal', '/portal/keys']) expect(policyOf(await get(p)), p).toEqual({ keep: false });
+  });
+
+  it('is said to Varnish in CDN-Cache-Control and xkey, and nothing when never kept (its VCL passes those paths)', () => {
+    expect(varnishHeaders({ keep: true, maxAge: 60, tags: ['key-faa_abcdefgh', 'rev-0123456789abcdef', 'answers'] })).toEqual({ 'cdn-cache-control': 'public, max-age=60', xkey: 'key-faa_abcdefgh rev-0123456789abcdef answers' });
+    expect(varnishHeaders({ keep: false })).toEqual({});
   });
 });
 

@@ -6,7 +6,8 @@
  * `dependencies` (TypeScript is a development tool); the spec's oracle is
  * imported only by the tests; each runtime's adapter is one
  * short file, its helpers beside it in `adapters/_node/` or
- * `adapters/_fetch.ts`; and no function of the request path (src/, adapters/,
+ * `adapters/_fetch.ts`, and names its own shared-cache headers and purge
+ * (src/ names none); and no function of the request path (src/, adapters/,
  * netlify/) runs over 60 lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -79,6 +80,18 @@ function importsOf(file: string): string[] {
   return source.statements.flatMap((s) =>
     (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? [s.moduleSpecifier.text] : [],
   );
+}
+
+/** The string and template literals of a file: what its code says, not its comments. */
+function stringsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node)) found.push(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
 }
 
 /** Every project file a module loads at run time, following relative imports (type-only ones left out). */
@@ -189,6 +202,12 @@ describe('the layout', () => {
     const files = ['src', 'lib', 'build', 'cli', 'netlify', 'adapters', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
+  });
+
+  it('names no platform\'s shared-cache header or purge in src/: each adapter names its own', () => {
+    const PLATFORM = /cdn-cache-control|cache-tag|xkey|ctx\.cache|purgeCache/i;
+    const named = sourceFiles('src').flatMap((file) => stringsOf(file).filter((text) => PLATFORM.test(text)).map((text) => `${file}: '${text}'`));
+    expect(named).toEqual([]);
   });
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines on the request path (src/, adapters/, netlify/)`, () => {
