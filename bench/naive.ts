@@ -4,8 +4,8 @@
  * first implementation of the spec would do it. It reads the archive and each
  * nomination's IMDb ids as the build's importer gives them, and nothing the
  * build stores. Its own code, not the tests' oracle (test/oracle.ts, which
- * nothing outside test/ imports); test/api/naive.test.ts holds the two to the
- * same answers.
+ * nothing outside test/ imports); test/ops/bench-naive.test.ts holds the two
+ * to the same answers.
  */
 import type { ImportResult } from '../build/archive/import.ts';
 import { ROUTES, type RouteId } from '../src/shared/routes.ts';
