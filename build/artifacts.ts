@@ -77,6 +77,8 @@ class Store {
   /** Compressed copies an earlier build made, by answer id; and those this build uses. */
   private readonly reuse: ReadonlyMap<string, Copies>;
   readonly compressed = new Map<string, Copies>();
+  /** Compressions queued or done, by answer id. */
+  private readonly compressing = new Map<string, Promise<Copies>>();
   /** Earlier copies that did not decode to their answer. */
   refused = 0;
 
@@ -163,8 +165,10 @@ class Store {
     });
   }
 
-  /** Queues the compression of an answer, counting it for the progress line. */
+  /** Queues the compression of an answer, counting it for the progress line; the same bytes in two packs (a person's and an id's answer) are compressed once. */
   private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
+    const pending = this.compressing.get(id);
+    if (pending) return pending;
     const known = this.reuse.get(id);
     this.queued++;
     // Decoding is a small part of what compressing costs, so an earlier copy is proven before it is used.
@@ -173,11 +177,13 @@ class Store {
       if (known) this.refused++;
       return this.compress(bytes);
     };
-    return this.limit(made).then((done) => {
+    const compressing = this.limit(made).then((done) => {
       this.compressed.set(id, done);
       this.progress?.(++this.finished, this.queued);
       return done;
     });
+    this.compressing.set(id, compressing);
+    return compressing;
   }
 
   /**
