@@ -386,7 +386,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     names,
     all: await Promise.all(named.map((n) => n.all)),
     years: await Promise.all(named.map((n) => resolved(n.years))),
-    elements: Object.fromEntries(whole.years.map((y) => [y.year, { at: y.at, parts: y.parts.map(([name, start, end]) => [placeOf.get(name)!, start, end]) }])),
+    elements: Object.fromEntries(whole.years.map((y) => [y.year, { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) }])),
   };
   const manifest: Manifest = {
     format: LAYOUT_FORMAT,

@@ -201,8 +201,14 @@ export interface CategoryIndex {
   all: FileRef[];
   /** Each name's answer at each year it was used, by place. */
   years: Record<string, FileRef>[];
-  /** Each held year's elements: where its answer starts within the whole archive's answer, and each element's place in `names` and byte range [start, end) within the year's answer. */
-  elements: Record<string, { at: number; parts: [number, number, number][] }>;
+  /**
+   * Each held year's elements: where its answer starts within the whole
+   * archive's answer, and for each element (a category, in order) three
+   * numbers: its name's place in `names` and its byte range [start, end)
+   * within the year's answer (one flat array: it parses a few times faster
+   * than an array per element).
+   */
+  elements: Record<string, { at: number; parts: number[] }>;
 }
 
 /** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */

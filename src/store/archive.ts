@@ -201,8 +201,10 @@ function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], 
     const { at, parts } = index.elements[y];
     const base = year === undefined ? at : 0;
     const open = year === undefined ? encoder.encode(`{"year":${JSON.stringify(y)},`) : null;
-    for (const [place, start, end] of parts) {
-      if (!wanted.has(place)) continue;
+    for (let i = 0; i + 2 < parts.length; i += 3) {
+      if (!wanted.has(parts[i])) continue;
+      const start = parts[i + 1];
+      const end = parts[i + 2];
       if (!(base + start < base + end && base + end <= file.length && file[base + start] === 0x7b)) throw new DataError(`element ${start}-${end} of ${y} is not in its answer`);
       if (pieces.length > 1) pieces.push(COMMA);
       if (open) pieces.push(open, file.subarray(base + start + 1, base + end));
@@ -463,11 +465,14 @@ export class ArchiveReader {
     if (year === undefined) return matches.length === 1 ? this.stored(index.all[matches[0]]) : this.joined(source, manifest, index, matches);
     if (!Object.hasOwn(index.elements, year)) return null;
     const wanted = new Set(matches);
-    const used = [...new Set(index.elements[year].parts.map(([place]) => place).filter((place) => wanted.has(place)))];
-    if (used.length === 0) return null;
-    if (used.length > 1) return this.joined(source, manifest, index, used, year);
-    const ref = index.years[used[0]]?.[year];
-    if (typeof ref !== 'string') throw new DataError(`no answer for category ${used[0]} at ${year}`);
+    const { parts } = index.elements[year];
+    const used = new Set<number>();
+    for (let i = 0; i < parts.length; i += 3) if (wanted.has(parts[i])) used.add(parts[i]);
+    if (used.size === 0) return null;
+    if (used.size > 1) return this.joined(source, manifest, index, [...used], year);
+    const [place] = used;
+    const ref = index.years[place]?.[year];
+    if (typeof ref !== 'string') throw new DataError(`no answer for category ${place} at ${year}`);
     return this.stored(ref);
   }
 
