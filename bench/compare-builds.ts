@@ -13,8 +13,8 @@
  * IMDb id, and category texts that join several names: every letter and
  * every word of a category name (across years and at every held year), and
  * every text that is part of two names or more (across years, and at three
- * years). It reads the old build's index files itself (format 9: index files
- * are files named by their ref). With `--join-etags-may-change` (a change of
+ * years). It reads the old build's manifest, whole archive and name and id
+ * shards itself (formats 9 to 13: each a file named by its ref's first id). With `--join-etags-may-change` (a change of
  * how joins are stored), the answer to a text matching several names may
  * answer another ETag, the same for every encoding; its bytes may not change,
  * and each build must answer 304 to its own ETag. Those are counted apart.
@@ -57,20 +57,23 @@ const enc = encodeURIComponent;
 const paths: string[] = ['/archive'];
 for (const year of Object.keys(manifest.years)) paths.push(`/archive/year=${year}`);
 const words = new Set<string>('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ('.split(''));
-const categoryIndex = readOld(manifest.categories) as { categories: { name: string }[] };
-const categoryYears = readOld(manifest.categoryYears) as Record<string, string>[];
 const heldYears = Object.keys(manifest.years);
+/** Each full category name and the years it was used, from the old build's whole archive (whatever its index files look like). */
+const yearsOfName = new Map<string, Set<string>>();
+for (const [year, categories] of Object.entries(readOld(manifest.archive) as Record<string, { category: string }[]>)) {
+  for (const { category } of categories) yearsOfName.set(category, (yearsOfName.get(category) ?? new Set()).add(year));
+}
 /** Category paths whose text matches several full names: a join, whose ETag may change with --join-etags-may-change. */
-const names = categoryIndex.categories.map((c) => c.name);
+const names = [...yearsOfName.keys()];
 const joinPaths = new Set<string>();
 const joinable = (text: string) => names.filter((n) => n.includes(text)).length >= 2;
-categoryIndex.categories.forEach((c, i) => {
-  for (const p of [`/award/name=${enc(c.name)}`, ...Object.keys(categoryYears[i]).map((y) => `/award/name=${enc(c.name)}/year=${y}`)]) {
+for (const [name, years] of yearsOfName) {
+  for (const p of [`/award/name=${enc(name)}`, ...[...years].map((y) => `/award/name=${enc(name)}/year=${y}`)]) {
     paths.push(p);
-    if (joinable(c.name)) joinPaths.add(p);
+    if (joinable(name)) joinPaths.add(p);
   }
-  for (const word of c.name.split(/[ ()]+/)) if (word) words.add(word);
-});
+  for (const word of name.split(/[ ()]+/)) if (word) words.add(word);
+}
 for (const word of words) {
   for (const p of [`/award/name=${enc(word)}`, ...heldYears.map((y) => `/award/name=${enc(word)}/year=${y}`)]) {
     paths.push(p);

@@ -1,6 +1,8 @@
 /**
- * Precomputes every answer the API can give for a text into content-addressed
- * files: large answers as files of their own beside their compressed copies,
+ * Precomputes every answer a text names (the archive, each year, each full
+ * category name, person, film and id) into content-addressed files, and the
+ * index a text matching several category names is joined by at run time:
+ * large answers as files of their own beside their compressed copies,
  * small ones packed together by the shard that names them (their compressed
  * copies in a pack of their own, which only the Node server reads), so that
  * the output stays a few thousand files (a host may cap their number) and a
@@ -11,8 +13,8 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { categorySetKey, contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
-import { type Archive, type CategoryAnswers, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
+import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
+import { type Archive, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedFiles } from '../../src/store/search.ts';
@@ -75,6 +77,8 @@ class Store {
   /** Compressed copies an earlier build made, by answer id; and those this build uses. */
   private readonly reuse: ReadonlyMap<string, Copies>;
   readonly compressed = new Map<string, Copies>();
+  /** Compressions queued or done, by answer id. */
+  private readonly compressing = new Map<string, Promise<Copies>>();
   /** Earlier copies that did not decode to their answer. */
   refused = 0;
 
@@ -161,8 +165,10 @@ class Store {
     });
   }
 
-  /** Queues the compression of an answer, counting it for the progress line. */
+  /** Queues the compression of an answer, counting it for the progress line; the same bytes in two packs (a person's and an id's answer) are compressed once. */
   private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
+    const pending = this.compressing.get(id);
+    if (pending) return pending;
     const known = this.reuse.get(id);
     this.queued++;
     // Decoding is a small part of what compressing costs, so an earlier copy is proven before it is used.
@@ -171,11 +177,13 @@ class Store {
       if (known) this.refused++;
       return this.compress(bytes);
     };
-    return this.limit(made).then((done) => {
+    const compressing = this.limit(made).then((done) => {
       this.compressed.set(id, done);
       this.progress?.(++this.finished, this.queued);
       return done;
     });
+    this.compressing.set(id, compressing);
+    return compressing;
   }
 
   /**
@@ -230,7 +238,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 /** A fragment of every lookup's answer, grouped the way the stored answers are. */
 interface Fragments {
   /** Category answers by full name: the CategoryMatch across years and the CategoryYearMatch at its year. */
-  byName: Map<string, { year: string; pos: number; all: string; atYear: string }[]>;
+  byName: Map<string, { year: string; all: string; atYear: string }[]>;
   /** Person answers by exact name: the PersonMatch across years and the FilmMatch at its year. */
   byPerson: Map<string, { year: string; all: string; atYear: string }[]>;
   /** Id answers by IMDb id: the PersonMatch of every nomination whose source row carries it. */
@@ -243,98 +251,50 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
   const byPerson: Fragments['byPerson'] = new Map();
   const byId: Fragments['byId'] = new Map();
   for (const [year, categories] of Object.entries(archive)) {
-    categories.forEach((c, pos) => {
+    for (const c of categories) {
       const atYear = JSON.stringify(c);
       const all = JSON.stringify({ year, category: c.category, nominations: c.nominations } satisfies CategoryMatch);
-      push(byName, c.category, { year, pos, all, atYear });
+      push(byName, c.category, { year, all, atYear });
       for (const nomination of c.nominations) {
         const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
         const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
         for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) push(byPerson, name, { year, all: person, atYear: film });
         for (const id of ids.get(nomination) ?? []) push(byId, id, person);
       }
-    });
+    }
   }
   return { byName, byPerson, byId };
 }
 
-/** Every category of every ceremony, in archive order: its place in the category list and its CategoryMatch. */
-function inArchiveOrder(archive: Archive, byName: Fragments['byName'], placeOf: Map<string, number>): { place: number; match: string }[] {
-  const all = new Map([...byName.values()].flat().map((u) => [`${u.year}\u0000${u.pos}`, u.all]));
-  return Object.entries(archive).flatMap(([year, categories]) => categories.map((c, pos) => ({ place: placeOf.get(c.category)!, match: all.get(`${year}\u0000${pos}`)! })));
-}
-
 /**
- * Every set of full category names one text can match, as places in the
- * name list: each name alone, and every set of two or more that one text is
- * part of (the only texts matching several names are parts of a name). A
- * text part of fewer than two names stays so however it is extended, so each
- * name's parts are extended only while two names hold them.
+ * The whole archive's answer written out from its years' answers, and where
+ * each year's answer and each of its elements (a category) lie in bytes:
+ * what a text matching several category names is joined from at run time.
+ * The same bytes as JSON.stringify(archive): years in its key order, each
+ * `"year":` and the year's answer, the elements each one's JSON.
  */
-function nameSets(names: string[]): NameSet[] {
-  const sets = new Map(names.map((_, i) => [categorySetKey([i]), [i]]));
-  const everyPlace = names.map((_, i) => i);
-  for (const name of names) {
-    for (let start = 0; start < name.length; start++) {
-      // A longer text is part of no more names than a shorter one: only those still holding it are searched.
-      let places = everyPlace;
-      for (let end = start + 1; end <= name.length; end++) {
-        const text = name.slice(start, end);
-        places = places.filter((i) => names[i].includes(text));
-        if (places.length < 2) break;
-        sets.set(categorySetKey(places), places);
-      }
-    }
-  }
-  return [...sets].map(([key, places]) => ({ key, places }));
+function wholeArchive(archive: Archive) {
+  let at = 1; // past the `{`
+  const years = Object.entries(archive).map(([year, categories], i) => {
+    const parts: [string, number, number][] = [];
+    let end = 1; // past the `[`
+    const texts = categories.map((c, k) => {
+      const text = JSON.stringify(c);
+      const start = end + (k > 0 ? 1 : 0);
+      end = start + Buffer.byteLength(text);
+      parts.push([c.category, start, end]);
+      return text;
+    });
+    const text = array(texts);
+    const key = `${i > 0 ? ',' : ''}${JSON.stringify(year)}:`;
+    const entry = { year, text, parts, at: at + Buffer.byteLength(key) };
+    at = entry.at + Buffer.byteLength(text);
+    return entry;
+  });
+  return { text: `{${years.map((y) => `${JSON.stringify(y.year)}:${y.text}`).join(',')}}`, years };
 }
 
-/** A set of full category names, as places in the name list, and its key (`categorySetKey`). */
-interface NameSet {
-  key: string;
-  places: number[];
-}
-
-type Stored = ReturnType<typeof storeGrouped>;
 type Entries = (readonly [string, Promise<FileRef>])[];
-
-/**
- * The answer of every set of names a text can match, across all years: a
- * name's own, or the join of several (whole, in a file of its own, sent as
- * stored: no compressed copies).
- */
-function answersAcrossYears(store: Store, sets: NameSet[], named: Stored[], matches: ReturnType<typeof inArchiveOrder>): Entries {
-  return sets.map(({ key, places }) => {
-    if (places.length === 1) return [key, named[places[0]].all] as const;
-    const wanted = new Set(places);
-    return [key, store.put(array(matches.filter((m) => wanted.has(m.place)).map((m) => m.match)), { variants: false, sent: true })] as const;
-  });
-}
-
-/**
- * The answer of every set of names a text can match, at one year: of the
- * set's names, those used that year; one name's answer there, or the join of
- * the year's elements of several, in the ceremony's order, packed with the
- * year's other joins and sent as stored. Sets none of whose names was used
- * that year are left out.
- */
-function answersAtYear(store: Store, sets: NameSet[], yearsOf: Map<string, Promise<FileRef>>[], year: string, elements: { place: number; part: string }[]): Entries {
-  const usedHere = new Set(elements.map((e) => e.place));
-  const joins = new Map<string, Promise<FileRef>>();
-  return sets.flatMap(({ key, places }) => {
-    const used = places.filter((p) => usedHere.has(p));
-    if (used.length === 0) return [];
-    if (used.length === 1) return [[key, yearsOf[used[0]].get(year)!] as const];
-    const usedKey = categorySetKey(used);
-    let ref = joins.get(usedKey);
-    if (!ref) {
-      const wanted = new Set(used);
-      ref = store.put(array(elements.filter((e) => wanted.has(e.place)).map((e) => e.part)), { variants: false, sent: true, group: `year ${year}` });
-      joins.set(usedKey, ref);
-    }
-    return [[key, ref] as const];
-  });
-}
 
 /** Entries of refs, once resolved, as an object. */
 async function resolved(entries: Entries): Promise<Record<string, FileRef>> {
@@ -402,17 +362,13 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
 
   // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
   // The archive and each year are files of their own: one a year, so few, and large.
-  const archiveRef = store.put(JSON.stringify(archive));
-  const yearParts = years.map((y) => archive[y].map((c) => JSON.stringify(c)));
-  const yearRefs = yearParts.map((parts) => store.put(array(parts)));
+  const whole = wholeArchive(archive);
+  const archiveRef = store.put(whole.text);
+  const yearRefs = whole.years.map((y) => store.put(y.text));
 
   const names = [...byName.keys()];
   const named = [...byName.values()].map((units, i) => storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`));
   const placeOf = new Map(names.map((name, i) => [name, i]));
-  const sets = nameSets(names);
-  const acrossYears = answersAcrossYears(store, sets, named, inArchiveOrder(archive, byName, placeOf));
-  const yearsOf = named.map((n) => new Map(n.years));
-  const atYear = years.map((y, i) => answersAtYear(store, sets, yearsOf, y, yearParts[i].map((part, pos) => ({ place: placeOf.get(archive[y][pos].category)!, part }))));
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -426,19 +382,21 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
   for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolved(p.years)];
 
-  const categoryIndex: CategoryIndex = { names, all: await resolved(acrossYears) };
-  const categoryYears: Record<string, FileRef> = {};
-  for (const [i, y] of years.entries()) categoryYears[y] = await store.put(JSON.stringify((await resolved(atYear[i])) satisfies CategoryAnswers), { variants: false });
+  const categoryIndex: CategoryIndex = {
+    names,
+    all: await Promise.all(named.map((n) => n.all)),
+    years: await Promise.all(named.map((n) => resolved(n.years))),
+    elements: Object.fromEntries(whole.years.map((y) => [y.year, { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) }])),
+  };
   const manifest: Manifest = {
     format: LAYOUT_FORMAT,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
-    // What only category lookups read, in files of their own: read, never sent, so no compressed variants.
+    // What only category lookups read, in a file of its own: read, never sent, so no compressed variants.
     categories: await store.put(JSON.stringify(categoryIndex), { variants: false }),
     categoryCount: names.length,
-    categoryYears,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by searches, never sent: the core first, then the files of keys and of rows, in the order the core counts them.

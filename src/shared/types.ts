@@ -189,19 +189,26 @@ export type ArchiveSummary = Record<string, YearSummary>;
 export type FileRef = string;
 
 /**
- * The answers to category texts in one scope (across all years, or at one
- * year), by the set of full names a text matches: `categorySetKey` of their
- * places in CategoryIndex.names. A text matching one name has that name's
- * answer; one matching several, their join. At a year, a set none of whose
- * names was used then is absent (no match).
+ * What every category lookup reads first. A text matching one full name is
+ * answered by that name's stored answer; one matching several, by their
+ * elements (the categories of the year's or the whole archive's answer)
+ * joined at run time, in archive order.
  */
-export type CategoryAnswers = Record<string, FileRef>;
-
-/** What every category lookup reads first: the full names, and the answers across all years. */
 export interface CategoryIndex {
-  /** Full category names (title-cased), in order of first appearance: a name's place is its bit in a set key. */
+  /** Full category names (title-cased), in order of first appearance: a name's place is its index here. */
   names: string[];
-  all: CategoryAnswers;
+  /** Each name's answer across all years, by place. */
+  all: FileRef[];
+  /** Each name's answer at each year it was used, by place. */
+  years: Record<string, FileRef>[];
+  /**
+   * Each held year's elements: where its answer starts within the whole
+   * archive's answer, and for each element (a category, in order) three
+   * numbers: its name's place in `names` and its byte range [start, end)
+   * within the year's answer (one flat array: it parses a few times faster
+   * than an array per element).
+   */
+  elements: Record<string, { at: number; parts: number[] }>;
 }
 
 /** Person and film index shard: exact name to [PersonMatch[] across all years, FilmMatch[] per held year]. */
@@ -221,7 +228,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 12;
+export const LAYOUT_FORMAT = 13;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
@@ -234,12 +241,10 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** The stored CategoryIndex: the full category names, and the answers across all years. */
+  /** The stored CategoryIndex: the full category names, each one's answers, and each year's elements. */
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;
-  /** The stored CategoryAnswers at each held year (category lookups at a year read one). */
-  categoryYears: Record<string, FileRef>;
   /** Person/film index shards, by shard number (see shardOf); the answers a shard names are in one pack. */
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */

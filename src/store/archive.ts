@@ -1,26 +1,28 @@
 /**
  * Finding a lookup's answer among the files the build stored: every lookup
  * is the manifest, at most one index file (a shard of the name index or of
- * the IMDb id index, the category index, or the category answers at one
- * year), and the stored answer a ref there names. An answer is a file of its
- * own or a range of a pack; every file, a pack as a whole, is checked against
- * its content hash before its bytes are used, except an answer's own file
- * where the platform keeps files by their content and the source streams it
- * (`DataSource.stream`). Search alone makes its answer, from a stored index.
- * Knows nothing of headers or keys.
+ * the IMDb id index, or the category index), and the stored answer a ref
+ * there names. An answer is a file of its own or a range of a pack; every
+ * file, a pack as a whole, is checked against its content hash before its
+ * bytes are used, except an answer's own file where the platform keeps files
+ * by their content and the source streams it (`DataSource.stream`). Two
+ * kinds of answer are made at run time, from stored files, and kept in the
+ * answer cache: a search's (from the search index) and a join's (a text
+ * matching several category names: elements of the whole archive's or a
+ * year's answer). Knows nothing of headers or keys.
  *
  * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
  * objects take), answers (`answerBytes`: each entry counted at about the heap
  * it was measured to hold, STORED_ANSWER_BYTES for a stored answer by ref,
- * SEARCH_ENTRY_BYTES plus its body and its text for a search's), and, weakly, which of
+ * SEARCH_ENTRY_BYTES plus its body and its key for one made at run time), and, weakly, which of
  * the source's byte arrays were checked (held by the source, not here). Raw
  * file bytes are the DataSource's to keep; an index file is parsed again when
  * the source hands back other bytes.
  */
 import { ByteLru } from '../shared/lru.ts';
-import { categorySetKey, contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
-import { type CategoryAnswers, type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
+import { contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
+import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
@@ -32,13 +34,12 @@ export class DataError extends Error {}
 export interface ArchiveOptions {
   /**
    * Bytes of parsed index files kept; default 24 MiB. Every index file of the
-   * full archive counts about 24: the 256 name shards 8, the 128 id shards 3,
-   * the category answers at each year 9.5, the search index 4, the category
-   * index 0.15; the least asked are read again. With the answers' 16 MiB the
-   * reader keeps at most 40 MiB, as before the joins were stored.
+   * full archive counts about 16: the 256 name shards 8, the 128 id shards 3,
+   * the search index 4, the category index 0.75; the least asked are read
+   * again. With the answers' 16 MiB the reader keeps at most 40 MiB.
    */
   jsonBytes?: number;
-  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and searches' (SEARCH_ENTRY_BYTES, their body and their text); default 16 MiB. */
+  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and those made at run time, searches' and joins' (SEARCH_ENTRY_BYTES, their body and their key); default 16 MiB. */
   answerBytes?: number;
 }
 
@@ -169,17 +170,56 @@ function slice(pack: Uint8Array, [start, end]: [number, number], file: string): 
   return pack.subarray(start, end);
 }
 
-/** A parsed category index: the names to search, each name's own set key (most texts match one name), and the answers across all years. */
+/** A parsed category index: the names to search, and what the index says of each name and year. */
 interface ParsedCategories {
   names: NameIndex;
-  ownKeys: string[];
-  all: CategoryAnswers;
+  index: CategoryIndex;
 }
 
 const parseCategories = (text: string): ParsedCategories => {
   const index = JSON.parse(text) as CategoryIndex;
-  return { names: new NameIndex(index.names), ownKeys: index.names.map((_, i) => categorySetKey([i])), all: index.all };
+  if (!Array.isArray(index?.names) || !Array.isArray(index.all) || !Array.isArray(index.years) || typeof index.elements !== 'object' || index.elements === null) {
+    throw new DataError('unknown category index format');
+  }
+  return { names: new NameIndex(index.names), index };
 };
+
+const encoder = new TextEncoder();
+const COMMA = encoder.encode(',');
+
+/**
+ * The elements of the names at `places` joined into one answer, in archive
+ * order (years ascending, each ceremony's categories as listed): at `year`,
+ * as the year's answer (`file`) holds them; across all years, from the whole
+ * archive's answer (`file`), each element opened with its year, as a
+ * CategoryMatch is written (`{"year":…,` and then the element past its `{`).
+ */
+function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], year?: string): Uint8Array {
+  const wanted = new Set(places);
+  const pieces: Uint8Array[] = [encoder.encode('[')];
+  for (const y of year === undefined ? Object.keys(index.elements) : [year]) {
+    const { at, parts } = index.elements[y];
+    const base = year === undefined ? at : 0;
+    const open = year === undefined ? encoder.encode(`{"year":${JSON.stringify(y)},`) : null;
+    for (let i = 0; i + 2 < parts.length; i += 3) {
+      if (!wanted.has(parts[i])) continue;
+      const start = parts[i + 1];
+      const end = parts[i + 2];
+      if (!(base + start < base + end && base + end <= file.length && file[base + start] === 0x7b)) throw new DataError(`element ${start}-${end} of ${y} is not in its answer`);
+      if (pieces.length > 1) pieces.push(COMMA);
+      if (open) pieces.push(open, file.subarray(base + start + 1, base + end));
+      else pieces.push(file.subarray(base + start, base + end));
+    }
+  }
+  pieces.push(encoder.encode(']'));
+  const body = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const piece of pieces) {
+    body.set(piece, offset);
+    offset += piece.length;
+  }
+  return body;
+}
 
 /** The manifest, if it is one of this layout. */
 function parseManifest(text: string): Manifest {
@@ -192,8 +232,6 @@ function parseManifest(text: string): Manifest {
   if (
     manifest?.format !== LAYOUT_FORMAT ||
     typeof manifest.categories !== 'string' ||
-    typeof manifest.categoryYears !== 'object' ||
-    manifest.categoryYears === null ||
     !Array.isArray(manifest.shards) ||
     !Array.isArray(manifest.ids) ||
     !Array.isArray(manifest.search) ||
@@ -274,26 +312,36 @@ export class ArchiveReader {
   }
 
   /**
-   * A search's answer, made from the index (a scan of a few milliseconds)
-   * and then kept with the stored answers, counted at its size and its
-   * text's, so a repeated search costs what a stored answer does. Its ETag
-   * names the index and the text: the same text over the same index always
-   * answers the same bytes.
+   * An answer made at run time (a search's, a join's), kept with the stored
+   * answers, counted at its size and its key's, so a repeated one costs what
+   * a stored answer does; made again under another manifest. Its id (and
+   * ETag) is the hash of `from`, which names what it was made from: the same
+   * files and the same ask always make the same bytes, and hashing a name
+   * costs nothing beside hashing a join of a megabyte.
    */
-  private search(source: DataSource, manifest: Manifest, text: string): Maybe<Answer> {
-    const cacheKey = `search\u0000${text}`;
+  private made(manifest: Manifest, cacheKey: string, make: () => Maybe<{ body: Uint8Array; from: string } | null>): Maybe<Answer | null> {
     const hit = this.answers.get(cacheKey);
     if (hit?.of === manifest) return hit.answer;
-    const key = searchKey(text);
-    const ref = key === '' ? '' : manifest.search[0]; // no letter or digit: nothing is close
-    if (ref === undefined) throw new DataError('no search index');
-    const index = ref === '' ? null : this.indexFile(source, ref, SearchIndex.parse);
-    return andThen(index, async (found) => {
-      const body = new TextEncoder().encode(JSON.stringify(found ? await this.searched(source, manifest, found, text, key) : []));
-      const id = await idOf(new TextEncoder().encode(`search ${ref} ${text}`));
-      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => body };
-      this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + body.length + cacheKey.length * 2, of: manifest });
+    return andThen(make(), async (made) => {
+      if (!made) return null;
+      const id = await idOf(encoder.encode(made.from));
+      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => made.body };
+      this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + made.body.length + cacheKey.length * 2, of: manifest });
       return answer;
+    });
+  }
+
+  /** A search's answer, made from the index (a scan of a few milliseconds). Its `from` names the index and the text. */
+  private search(source: DataSource, manifest: Manifest, text: string): Maybe<Answer | null> {
+    return this.made(manifest, `search\u0000${text}`, () => {
+      const key = searchKey(text);
+      const ref = key === '' ? '' : manifest.search[0]; // no letter or digit: nothing is close
+      if (ref === undefined) throw new DataError('no search index');
+      const index = ref === '' ? null : this.indexFile(source, ref, SearchIndex.parse);
+      return andThen(index, async (found) => ({
+        body: encoder.encode(JSON.stringify(found ? await this.searched(source, manifest, found, text, key) : [])),
+        from: `search ${ref} ${text}`,
+      }));
     });
   }
 
@@ -406,19 +454,44 @@ export class ArchiveReader {
   }
 
   /**
-   * Categories whose full name contains `text`: the stored answer of that
-   * set of names, across all years or at one year. At a year, a set absent
-   * from its answers had none of its names used then.
+   * Categories whose full name contains `text`. A text matching one name
+   * (at a year: one of the names used then) has that name's stored answer;
+   * one matching several, their elements joined (`joined`). At a year none
+   * of whose names was used, there is no match.
    */
-  private category(source: DataSource, manifest: Manifest, index: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
-    const matches = index.names.containing(text);
+  private category(source: DataSource, manifest: Manifest, { names, index }: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
+    const matches = names.containing(text);
     if (matches.length === 0) return null;
-    const key = matches.length === 1 ? index.ownKeys[matches[0]] : categorySetKey(matches);
-    if (year === undefined) {
-      if (!Object.hasOwn(index.all, key)) throw new DataError(`no answer for the category set ${key}`);
-      return this.stored(index.all[key]);
-    }
-    if (!Object.hasOwn(manifest.categoryYears, year)) return null;
-    return andThen(this.indexFile<CategoryAnswers>(source, manifest.categoryYears[year]), (atYear) => (Object.hasOwn(atYear, key) ? this.stored(atYear[key]) : null));
+    if (year === undefined) return matches.length === 1 ? this.stored(index.all[matches[0]]) : this.joined(source, manifest, index, matches);
+    if (!Object.hasOwn(index.elements, year)) return null;
+    const wanted = new Set(matches);
+    const { parts } = index.elements[year];
+    const used = new Set<number>();
+    for (let i = 0; i < parts.length; i += 3) if (wanted.has(parts[i])) used.add(parts[i]);
+    if (used.size === 0) return null;
+    if (used.size > 1) return this.joined(source, manifest, index, [...used], year);
+    const [place] = used;
+    const ref = index.years[place]?.[year];
+    if (typeof ref !== 'string') throw new DataError(`no answer for category ${place} at ${year}`);
+    return this.stored(ref);
+  }
+
+  /**
+   * The answer of several names, across all years (from the whole archive's
+   * answer) or at a year (from that year's), made at run time and kept by
+   * the set of names, not the text, so every text matching the same names
+   * shares one entry.
+   */
+  private joined(source: DataSource, manifest: Manifest, index: CategoryIndex, places: number[], year?: string): Maybe<Answer | null> {
+    const key = `join\u0000${year ?? ''}\u0000${places.sort((a, b) => a - b).join(',')}`;
+    return this.made(manifest, key, () => {
+      const ref = year === undefined ? manifest.archive : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
+      if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
+      const file = this.stored(ref);
+      return andThen(file.bytes('identity', source), (bytes) => ({
+        body: joinElements(bytes, index, places, year),
+        from: `join ${manifest.categories} ${file.ids.identity} ${key}`,
+      }));
+    });
   }
 }

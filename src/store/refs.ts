@@ -104,19 +104,6 @@ export const refPart = (id: string, pack?: { id: string; start: number; end: num
   pack ? `${id}@${pack.id}:${pack.start}-${pack.end}` : id;
 
 /**
- * The key of a set of places in the category name list (CategoryAnswers): a bitmask
- * in hex digits, place 0 in the lowest bit of the first digit.
- */
-export function categorySetKey(places: Iterable<number>): string {
-  const digits: number[] = [];
-  for (const place of places) {
-    while (digits.length <= place >> 2) digits.push(0);
-    digits[place >> 2] |= 1 << (place & 3);
-  }
-  return digits.map((d) => d.toString(16)).join('');
-}
-
-/**
  * Whether `path` can name a file of the build: segments of letters, digits,
  * `_`, `-` and `.`, none empty or starting with a dot. Every data source
  * refuses any other path before it touches a disk or a URL, so no path can be
