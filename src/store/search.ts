@@ -742,8 +742,12 @@ export class SearchIndex {
     }
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
+    type Hit = (typeof hits)[number];
+    const order = (a: Hit, b: Hit) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry;
+    // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
+    // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
-      hits.filter(shown).map((hit) => hit.entry),
+      [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
       (entry) => this.rowFile(entry),
       files,
     );
@@ -757,7 +761,7 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
+    hits.sort(order);
     const best = hits.slice(0, SEARCH_LIMIT);
     this.need(
       best.map((hit) => hit.entry),
