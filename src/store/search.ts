@@ -449,6 +449,7 @@ export class SearchIndex {
   private readonly runWords: number[] = [];
   private readonly runFirst: number[] = [];
   private readonly wordCount: number;
+  /** Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms). */
   private readonly postingCache = new Map<number, Int32Array>();
   /** Entries, and how they and the words are cut into files of keys, rows and postings (`storedFiles`). */
   private readonly entries: number;
