@@ -42,13 +42,34 @@ const FOLDABLE = /[øłđðßæœþıħ]/g;
 
 /** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
 export function searchKey(text: string): string {
-  return text
+  return asciiKey(text) ?? text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .toLowerCase()
     .replace(FOLDABLE, (c) => FOLDED[c])
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
+}
+
+/**
+ * `searchKey` of a text of ASCII characters alone (most searches), without
+ * Unicode normalisation or regular expressions: a fresh isolate compiles the
+ * Unicode classes on first use, about 1 ms; null for any other text.
+ */
+function asciiKey(text: string): string | null {
+  let key = '';
+  let gap = false;
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c > 127) return null;
+    if (c >= 65 && c <= 90) c += 32;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (gap && key !== '') key += ' ';
+      key += String.fromCharCode(c);
+      gap = false;
+    } else gap = true;
+  }
+  return key;
 }
 
 const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
@@ -113,20 +134,24 @@ function placed(lines: string[]): [string, string] {
 }
 
 /** Files the keys and the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
-const KEY_FILES = 32;
-const ROW_FILES = 64;
+const KEY_FILES = 4;
+const ROW_FILES = 32;
 /** Files the postings are cut into, each a run of words (a word's neighbours in the vocabulary, the starts a prefix reads among them, share its file). */
-const POSTING_FILES = 16;
+const POSTING_FILES = 4;
 
 /**
  * The stored files of an index, the core first: a header (entries; then
- * lines per file and files, for the keys, the rows and the postings) and
- * the words one a line, a NUL between. Then the files of postings, of keys
- * (each entry's weight first) and of rows, each a block after the places of
- * its lines. A fresh isolate reads and splits only the core's words; a
- * search then reads the files of postings of the words it gathers, the files
- * of keys holding its candidates and the files of rows holding what it
- * shows, and cuts out the lines it needs.
+ * lines per file and files, for the keys, the rows and the postings; the
+ * digits of a word's place; the words), the count of words of each length,
+ * and the vocabulary, NULs between. The vocabulary holds the words of each
+ * length in a run, shortest first, each run in order, each word followed by
+ * its place in the sorted vocabulary (what its postings are filed under):
+ * a fresh isolate finds a word by its place in its run and never splits the
+ * core (splitting 13,000 words costs a cold isolate about 4 ms). Then the
+ * files of postings, of keys (each entry's weight first) and of rows, each a
+ * block after the places of its lines. A search reads the files of postings
+ * of the words it gathers, the files of keys holding its candidates and the
+ * files of rows holding what it shows, and cuts out the lines it needs.
  */
 export function storedFiles(index: StoredSearchIndex): string[] {
   const entries = index.keys.length;
@@ -144,8 +169,20 @@ export function storedFiles(index: StoredSearchIndex): string[] {
   const rows = cut(index.rows, rowsPer);
   const postingsPer = Math.max(1, Math.ceil(index.words.length / POSTING_FILES));
   const postings = cut(index.postings, postingsPer);
-  const header = [entries, keysPer, keys.length, rowsPer, rows.length, postingsPer, postings.length].join(' ');
-  return [[header, index.words.join('\n')].join('\u0000'), ...postings, ...keys, ...rows];
+  let digits = 1;
+  while (36 ** digits < index.words.length) digits++;
+  // The vocabulary by length, each word followed by its place in the sorted vocabulary (`digits` base-36 digits): a
+  // word of a length is found by its place in that length's run, so the core is never split.
+  const counts: number[] = [];
+  const runs: string[][] = [];
+  index.words.forEach((word, at) => {
+    if (word === '' || word.includes('\u0000')) throw new Error(`search index: the word ${JSON.stringify(word)} cannot be stored`);
+    counts[word.length] = (counts[word.length] ?? 0) + 1;
+    (runs[word.length] ??= []).push(word + at.toString(36).padStart(digits, '0'));
+  });
+  const header = [entries, keysPer, keys.length, rowsPer, rows.length, postingsPer, postings.length, digits, index.words.length].join(' ');
+  const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
+  return [[header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary].join('\u0000'), ...postings, ...keys, ...rows];
 }
 
 /** Lines of a block, each cut out when asked for: a stored file of keys or rows, or the core's postings. */
@@ -203,11 +240,11 @@ export function editsWithin(a: string, b: string, max: number): number {
   return previous[b.length];
 }
 
-/** The letters of a word as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
-function letterBits(word: string): number {
+/** The letters of a word (`length` characters of `text` from `from`) as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
+function letterBits(text: string, from = 0, length = text.length): number {
   let bits = 0;
-  for (let i = 0; i < word.length; i++) {
-    const c = word.charCodeAt(i) - 97;
+  for (let i = from; i < from + length; i++) {
+    const c = text.charCodeAt(i) - 97;
     bits |= 1 << (c >= 0 && c < 26 ? c : 26 + (c & 3));
   }
   return bits;
@@ -405,8 +442,15 @@ export class NeedFiles {
 export type SearchFiles = ReadonlyMap<number, Lines>;
 
 export class SearchIndex {
-  private readonly words: string[];
-  private readonly postingCache: (Int32Array | undefined)[];
+  /** The vocabulary's runs by length (`storedFiles`): where each length's run starts, its words, and where its first word is among all words (for `bits`). */
+  private readonly vocabulary: string;
+  private readonly digits: number;
+  private readonly runAt: number[] = [];
+  private readonly runWords: number[] = [];
+  private readonly runFirst: number[] = [];
+  private readonly wordCount: number;
+  /** Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms). */
+  private readonly postingCache = new Map<number, Int32Array>();
   /** Entries, and how they and the words are cut into files of keys, rows and postings (`storedFiles`). */
   private readonly entries: number;
   private readonly keysPer: number;
@@ -416,34 +460,41 @@ export class SearchIndex {
   private readonly keyBase: number;
   private readonly rowBase: number;
   readonly files: number;
-  /** The last words compared with the vocabulary, by typos and word: what `near` found (index, edits, …). A search asked again with the files it lacked compares none again. */
-  private readonly nearby = new Map<string, Int32Array>();
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
+  private readonly nearby = new Map<string, (string | number)[]>();
   /** Files of postings a search needed and did not have, noted as it gathers (`candidates`). */
   private readonly missing = new Set<number>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search reads no file of keys for it). */
-  private readonly keyParts: ({ weight: number; keys: Key[] } | undefined)[];
-  /** Words by length, made on the first search with a typo, and the letters of each (0 until first compared). */
-  private byLength: Int32Array[] | null = null;
+  private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
+  /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
 
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
-    if (header.length !== 7 || !header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3] && header[5])) throw new Error('a search index with a damaged header');
-    const [entries, keysPer, keyFiles, rowsPer, rowFiles, postingsPer, postingFiles] = header;
-    this.words = blocks[1].split('\n');
-    if (keyFiles !== Math.ceil(entries / keysPer) || rowFiles !== Math.ceil(entries / rowsPer) || postingFiles !== Math.ceil(this.words.length / postingsPer)) throw new Error('a search index whose header disagrees');
+    if (header.length !== 9) throw new Error('a search index of another format');
+    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3] && header[5] && header[7])) throw new Error('a search index with a damaged header');
+    const [entries, keysPer, keyFiles, rowsPer, rowFiles, postingsPer, postingFiles, digits, wordCount] = header;
+    [this.vocabulary, this.digits, this.wordCount] = [blocks[2], digits, wordCount];
+    let [at, first] = [0, 0];
+    blocks[1].split(' ').forEach((text, length) => {
+      const n = Number(text);
+      if (!Number.isSafeInteger(n) || n < 0 || (length === 0 && n > 0)) throw new Error('a search index with a damaged header');
+      [this.runAt[length], this.runWords[length], this.runFirst[length]] = [at, n, first];
+      at += n * (length + digits);
+      first += n;
+    });
+    if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount) throw new Error('a search index whose vocabulary disagrees with its header');
+    if (keyFiles !== Math.ceil(entries / keysPer) || rowFiles !== Math.ceil(entries / rowsPer) || postingFiles !== Math.ceil(wordCount / postingsPer)) throw new Error('a search index whose header disagrees');
     [this.entries, this.keysPer, this.rowsPer, this.postingsPer] = [entries, keysPer, rowsPer, postingsPer];
     this.keyBase = 1 + postingFiles;
     this.rowBase = this.keyBase + keyFiles;
     this.files = this.rowBase + rowFiles;
-    this.postingCache = new Array(this.words.length);
-    this.keyParts = new Array(this.entries);
   }
 
   /** An index from its stored core (`storedFiles`); postings are read only as searches need them, keys and rows from their own files. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 2) throw new Error('not a search index');
+    if (blocks.length !== 3) throw new Error(blocks.length === 2 ? 'a search index of another format' : 'not a search index');
     return new SearchIndex(blocks);
   }
 
@@ -495,8 +546,8 @@ export class SearchIndex {
       for (const entry of this.postings(word, files)) out.add(entry);
     };
     const exact = (word: string) => {
-      const at = this.lowerBound(word);
-      if (this.words[at] === word) add(at);
+      const at = this.at(word);
+      if (at >= 0) add(at);
     };
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
@@ -507,7 +558,12 @@ export class SearchIndex {
         else (out.add(x[i]), i++, j++);
       }
     };
-    if (i === q.words.length - 1 && w.length >= 3) for (let at = this.lowerBound(w); at < this.words.length && this.words[at].startsWith(w) && out.size < 4000; at++) add(at);
+    if (i === q.words.length - 1 && w.length >= 3) {
+      for (const at of this.startingWith(w)) {
+        if (out.size >= 4000) break;
+        add(at);
+      }
+    }
     for (const pair of [q.pairs[i], i > 0 ? q.pairs[i - 1] : null]) if (pair !== null) exact(pair);
     // Two or three words of a name run together: the names holding the first and the last.
     const at = (word: string) => this.at(NUMBERS.get(word) ?? word);
@@ -529,8 +585,7 @@ export class SearchIndex {
   /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits. */
   private closeTo(q: Asked, i: number, add: (word: string) => void) {
     const w = q.words[i];
-    this.near(w, mostTypos(w), (at, edits) => {
-      const word = this.words[at];
+    this.near(w, mostTypos(w), (word, edits) => {
       if (edits <= typosBetween(q, w, word)) {
         q.close[i]!.set(word, edits);
         add(word);
@@ -547,71 +602,80 @@ export class SearchIndex {
   }
 
   /** Every word within `typos` of `word` (and the word itself), with its edits. */
-  private near(word: string, typos: number, add: (word: number, edits: number) => void) {
+  private near(word: string, typos: number, add: (word: string, edits: number) => void) {
     if (typos === 0) {
-      const at = this.lowerBound(word);
-      if (this.words[at] === word) add(at, 0);
+      if (this.has(word)) add(word, 0);
       return;
     }
     const memo = `${typos}${word}`;
     let found = this.nearby.get(memo);
     if (!found) {
-      const list: number[] = [];
-      const { byLength, bits } = this.lengths();
+      found = [];
+      const bits = (this.bits ??= new Int32Array(this.wordCount));
       const mine = letterBits(word);
-      for (let length = word.length - typos; length <= word.length + typos; length++) {
-        for (const at of byLength[length] ?? []) {
-          if (bits[at] === 0) bits[at] = letterBits(this.words[at]); // made as first needed: a cold search reads a few lengths
+      for (let length = Math.max(1, word.length - typos); length <= word.length + typos && length < this.runWords.length; length++) {
+        const [start, width] = [this.runAt[length], length + this.digits];
+        for (let n = 0; n < this.runWords[length]; n++) {
+          const at = this.runFirst[length] + n;
+          // Made as first needed, read in place (a cold search compares thousands of words and cuts out only the few alike).
+          if (bits[at] === 0) bits[at] = letterBits(this.vocabulary, start + n * width, length);
           if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
-          const edits = editsWithin(word, this.words[at], typos);
-          if (edits <= typos) list.push(at, edits);
+          const other = this.vocabulary.slice(start + n * width, start + n * width + length);
+          const edits = editsWithin(word, other, typos);
+          if (edits <= typos) found.push(other, edits);
         }
       }
       if (this.nearby.size >= NEARBY_KEPT) this.nearby.clear();
-      this.nearby.set(memo, (found = Int32Array.from(list)));
+      this.nearby.set(memo, found);
     }
-    for (let n = 0; n < found.length; n += 2) add(found[n], found[n + 1]);
-  }
-
-  private lengths(): { byLength: Int32Array[]; bits: Int32Array } {
-    if (!this.byLength || !this.bits) {
-      const counts: number[] = [];
-      for (const w of this.words) counts[w.length] = (counts[w.length] ?? 0) + 1;
-      const byLength = counts.map((n) => new Int32Array(n ?? 0));
-      const filled = counts.map(() => 0);
-      const bits = new Int32Array(this.words.length);
-      this.words.forEach((w, at) => {
-        byLength[w.length][filled[w.length]++] = at;
-      });
-      [this.byLength, this.bits] = [byLength, bits];
-    }
-    return { byLength: this.byLength, bits: this.bits };
+    for (let n = 0; n < found.length; n += 2) add(found[n] as string, found[n + 1] as number);
   }
 
   private has(word: string): boolean {
-    return this.words[this.lowerBound(word)] === word;
+    return this.at(word) >= 0;
   }
 
-  /** A word's place in the vocabulary, or -1. */
-  private at(word: string): number {
-    const at = this.lowerBound(word);
-    return this.words[at] === word ? at : -1;
+  /** The `n`th word of the run of words of `length`. */
+  private wordOf(length: number, n: number): string {
+    const at = this.runAt[length] + n * (length + this.digits);
+    return this.vocabulary.slice(at, at + length);
   }
 
-  /** The first place in the sorted vocabulary at or after `word`. */
-  private lowerBound(word: string): number {
-    let [low, high] = [0, this.words.length];
+  /** The place in the sorted vocabulary of the `n`th word of the run of `length`. */
+  private sortedPlace(length: number, n: number): number {
+    const at = this.runAt[length] + n * (length + this.digits) + length;
+    return parseInt(this.vocabulary.slice(at, at + this.digits), 36);
+  }
+
+  /** The first of the run of words of `word`'s length at or after it, or of `length` when given (a start of its words). */
+  private lowerBound(word: string, length = word.length): number {
+    let [low, high] = [0, this.runWords[length] ?? 0];
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.words[mid] < word) low = mid + 1;
+      if (this.wordOf(length, mid) < word) low = mid + 1;
       else high = mid;
     }
     return low;
   }
 
+  /** A word's place in the sorted vocabulary, or -1. */
+  private at(word: string): number {
+    const n = this.lowerBound(word);
+    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word ? this.sortedPlace(word.length, n) : -1;
+  }
+
+  /** The places of the words starting with `start` (it included), in the vocabulary's order. */
+  private startingWith(start: string): number[] {
+    const found: number[] = [];
+    for (let length = start.length; length < this.runWords.length; length++) {
+      for (let n = this.lowerBound(start, length); n < this.runWords[length] && this.wordOf(length, n).startsWith(start); n++) found.push(this.sortedPlace(length, n));
+    }
+    return found.sort((a, b) => a - b);
+  }
+
   /** A word's postings, kept once read; none while its file is not at hand (noted in `missing`). */
   private postings(word: number, files: SearchFiles): Int32Array {
-    let list = this.postingCache[word];
+    let list = this.postingCache.get(word);
     if (!list) {
       const file = 1 + Math.floor(word / this.postingsPer);
       const lines = files.get(file);
@@ -623,7 +687,7 @@ export class SearchIndex {
       const parts = lines.line(word - (file - 1) * this.postingsPer).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
-      this.postingCache[word] = list;
+      this.postingCache.set(word, list);
     }
     return list;
   }
@@ -661,11 +725,13 @@ export class SearchIndex {
 
   /** The candidates that answer every word asked, best first, as results. */
   private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
-    const unread = [...candidates].filter((entry) => !this.keyParts[entry]);
+    const unread = [...candidates].filter((entry) => !this.keyParts.has(entry));
     this.need(unread, (entry) => this.keyBase + Math.floor(entry / this.keysPer), files);
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const { weight, keys } = (this.keyParts[entry] ??= this.keyPartsOf(entry, files));
+      let parts = this.keyParts.get(entry);
+      if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry, files)));
+      const { weight, keys } = parts;
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -677,8 +743,12 @@ export class SearchIndex {
     }
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
+    type Hit = (typeof hits)[number];
+    const order = (a: Hit, b: Hit) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry;
+    // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
+    // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
-      hits.filter(shown).map((hit) => hit.entry),
+      [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
       (entry) => this.rowFile(entry),
       files,
     );
@@ -692,7 +762,7 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    hits.sort((a, b) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry);
+    hits.sort(order);
     const best = hits.slice(0, SEARCH_LIMIT);
     this.need(
       best.map((hit) => hit.entry),

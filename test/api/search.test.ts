@@ -12,6 +12,7 @@
  * scores above a floor.
  */
 import { readFile } from 'node:fs/promises';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, createApi } from '../../src/api/handler.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
@@ -19,6 +20,7 @@ import { seeded } from '../helpers/random.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
 import { dataPath } from '../../src/store/refs.ts';
+import { searchKey } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
@@ -326,6 +328,20 @@ describe('search, against the source', () => {
   });
 });
 
+describe('a search key', () => {
+  it('of a text of ASCII characters is what the Unicode rules make of it: lower case, every run of other characters than letters and digits one space', () => {
+    const unicode = (text: string) => plain(text).replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+    fc.assert(
+      fc.property(fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 40 }), (text) => {
+        expect(searchKey(text)).toBe(unicode(text));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(searchKey('  Sense & Sensibility (1995) ')).toBe('sense sensibility 1995');
+    expect(searchKey('Renée Zellweger')).toBe('renee zellweger');
+  });
+});
+
 describe('what a search reads', () => {
   it('reads, on a fresh server, the index\u2019s core and the few files its candidates are in, not the whole index', async () => {
     const manifest = JSON.parse(await readFile(`${dist}/_data/manifest.json`, 'utf8')) as Manifest;
@@ -344,5 +360,23 @@ describe('what a search reads', () => {
       expect(read.has(paths[0]), text).toBe(true);
       expect(bytes / whole, text).toBeLessThan(0.5);
     }
+  });
+
+  it('reads, on a fresh server, few files of the index for a search: at most 8 on average over the benchmark\u2019s query set, never more than 20', async () => {
+    // Each file a cold Worker reads costs it about a millisecond of CPU besides its bytes (bench:worker; see docs/development.md).
+    const manifest = JSON.parse(await readFile(`${dist}/_data/manifest.json`, 'utf8')) as Manifest;
+    const index = new Set(manifest.search.map((ref) => dataPath(ref.split('/')[0])!));
+    const disk = new DiskData(dist);
+    const counts: number[] = [];
+    for (const query of querySet(sourceFacts(source, titleCaseCategory))) {
+      const read = new Set<string>();
+      const counting = { read: (path: string) => (index.has(path) && read.add(path), disk.read(path)) };
+      const fresh = createApi({ data: counting, keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
+      const reply = await fresh.reply({ method: 'GET', url: `/search/name=${encodeURIComponent(query.text)}/apikey=faa_tests`, header: () => null });
+      expect(reply.status, query.text).toBe(200);
+      counts.push(read.size);
+    }
+    expect(counts.reduce((a, b) => a + b, 0) / counts.length).toBeLessThanOrEqual(8);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(20);
   });
 });
