@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/keys/keys.ts';
+import { generateKey } from '../../src/keys/secrets.ts';
 import { MAX_LINE, redactLine, shorten } from '../../src/shared/redact.ts';
 import { createLog } from '../../adapters/_node/log.ts';
 import { startSmtp, tokenIn, type Smtp } from '../helpers/mail.ts';
