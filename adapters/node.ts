@@ -7,11 +7,11 @@ import http from 'node:http';
 import path from 'node:path';
 import { createApi } from '../src/api/handler.ts';
 import { isPromise } from '../src/shared/maybe.ts';
-import { Keys } from '../src/keys/keys.ts';
+import { Keys } from '../src/keys/rules.ts';
 import type { PortalOptions } from '../src/portal/portal.ts';
 import { DiskData } from './_node/disk-data.ts';
 import { NodeRequest, type NodeRequestOptions, writeReply } from './_node/http.ts';
-import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { hookCache, watchRevision } from './_node/cache-watch.ts';
 
 /** Longest time to receive a whole request, headers and body. */

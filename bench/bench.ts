@@ -26,8 +26,8 @@ import { promisify } from 'node:util';
 import { build } from '../build/build.ts';
 import { commandLine } from '../lib/command-line.ts';
 import { CACHE_FILE } from '../build/archive/source.ts';
-import { Keys } from '../src/keys/keys.ts';
-import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { Keys } from '../src/keys/rules.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { captureKey, type Captured } from './server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -342,7 +342,7 @@ async function memory(ctx: Context) {
 /** The edge function's CPU per request under Deno (bench/edge-cpu.ts), each run in a fresh isolate; keys from a local Blobs server. */
 async function edge(ctx: Context) {
   const { BlobsServer } = await import('@netlify/blobs/server');
-  const { blobsKeyStore } = await import('../src/keys/blobs.ts');
+  const { blobsKeyStore } = await import('../src/keys/stores/blobs.ts');
   const token = 'bench-token';
   const blobs = new BlobsServer({ directory: path.join(ctx.tmp, 'blobs'), token });
   const { port } = await blobs.start();

@@ -19,8 +19,10 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from '../build/build.ts';
 import { commandLine } from '../lib/command-line.ts';
-import { generateKey, hashSecret, keyId, Keys, type NewKey } from '../src/keys/keys.ts';
-import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import type { NewKey } from '../src/keys/contract.ts';
+import { Keys } from '../src/keys/rules.ts';
+import { generateKey, hashSecret, keyId } from '../src/keys/secrets.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 
 const TOTAL = Number(process.env.BENCH_KEYS ?? 1_000_000);
 const OPS = Number(process.env.BENCH_OPS ?? 2000);

@@ -14,9 +14,9 @@ import { importArchive } from '../build/archive/import.ts';
 import { MESSAGES } from '../src/shared/messages.ts';
 import { acceptedEncodings } from '../src/http/reply.ts';
 import { matchRoute } from '../src/http/request.ts';
-import { Keys } from '../src/keys/keys.ts';
+import { Keys } from '../src/keys/rules.ts';
 import { ID_FORMS, MAX_NAME_LENGTH } from '../src/shared/routes.ts';
-import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { naiveAnswer } from './naive.ts';
 
 /** One captured answer of our server, replayed by the ceiling server. */

@@ -12,8 +12,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine } from '../lib/command-line.ts';
-import { Keys } from '../src/keys/keys.ts';
-import { SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { Keys } from '../src/keys/rules.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 
 const USAGE = `usage: npm run bench:varnish
 

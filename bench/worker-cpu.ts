@@ -38,9 +38,9 @@ import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { commandLine, refuser } from '../lib/command-line.ts';
 import { localConfig, WRANGLER } from '../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../src/keys/d1.ts';
-import { hashSecret } from '../src/keys/keys.ts';
-import { keySql } from '../src/keys/sql.ts';
+import { d1Keys, type D1DatabaseLike } from '../src/keys/stores/d1.ts';
+import { hashSecret } from '../src/keys/secrets.ts';
+import { keySql } from '../src/keys/stores/sql.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: npm run bench:worker -- DIST [RUNS] [TEXT]

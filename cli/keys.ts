@@ -13,11 +13,14 @@
  */
 import path from 'node:path';
 import { readCommandLine } from '../lib/command-line.ts';
-import { GRACE_PERIODS, graceOf, KeyError, Keys, printable } from '../src/keys/keys.ts';
+import { printable } from '../src/keys/address.ts';
+import { KeyError } from '../src/keys/contract.ts';
+import { GRACE_PERIODS, graceOf, Keys } from '../src/keys/rules.ts';
 import { type Purge, purgeKeys } from '../src/http/cache.ts';
 import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
-import { LegacyKeysError } from '../src/keys/legacy.node.ts';
-import { KeyDatabaseBusy, KeyDatabaseError, SqliteKeyBackend } from '../src/keys/sqlite.node.ts';
+import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
+import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
+import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { KEYS_DB } from './paths.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');

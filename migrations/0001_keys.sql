@@ -1,6 +1,6 @@
 -- Keys, sign-in tokens and portal sessions: only sha256 hashes of secrets.
 -- Applied to Cloudflare D1 by `wrangler d1 migrations apply`, and by the
--- SQLite store (src/keys/sqlite.node.ts) to a new local file.
+-- SQLite store (src/keys/stores/sqlite.node.ts) to a new local file.
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE keys (
   hash TEXT NOT NULL UNIQUE,

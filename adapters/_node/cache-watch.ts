@@ -9,8 +9,8 @@ import { purgeHook, varnishHeaders } from './varnish.ts';
 import type { Maybe } from '../../src/shared/maybe.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import type { DiskData } from './disk-data.ts';
-import type { KeyBackend } from '../../src/keys/keys.ts';
-import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import type { KeyBackend } from '../../src/keys/contract.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 
 /**
  * The server's shared cache through the purge hook at `url` (Varnish's

@@ -12,7 +12,7 @@ import { MESSAGES } from '../../src/shared/messages.ts';
 import { servedSource } from '../../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../../src/http/reply.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
-import { KEY_PREFIX } from '../../src/keys/keys.ts';
+import { KEY_PREFIX } from '../../src/keys/secrets.ts';
 import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../../src/shared/routes.ts';
 import { SEARCH_LIMIT } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';

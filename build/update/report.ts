@@ -8,7 +8,7 @@
  * goes in through `markdownText`, so none can become markup, a link or HTML,
  * or drive a terminal.
  */
-import { printable } from '../../src/keys/keys.ts';
+import { printable } from '../../src/keys/address.ts';
 import type { RevisionChanges, Tally, YearContent } from './changes.ts';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };

@@ -6,7 +6,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../shared/limits.ts';
 import { RateLimiter } from '../shared/rate-limit.ts';
 import { isPromise, type Maybe } from '../shared/maybe.ts';
 import { type ApiReply, REPLIES, tooMany } from '../http/reply.ts';
-import type { KeyCheck } from '../keys/keys.ts';
+import type { KeyCheck } from '../keys/contract.ts';
 
 export interface GateOptions {
   keys: KeyCheck;

@@ -13,7 +13,7 @@
  */
 import type { DataSource } from '../store/answer.ts';
 import type { ArchiveReader } from '../store/archive.ts';
-import type { KeyCheck } from '../keys/keys.ts';
+import type { KeyCheck } from '../keys/contract.ts';
 import { type ApiReply, errorReply, jsonReply } from '../http/reply.ts';
 import { isPromise, type Maybe } from '../shared/maybe.ts';
 import { MESSAGES } from '../shared/messages.ts';

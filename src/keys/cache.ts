@@ -27,9 +27,7 @@
  * cache holds.
  */
 import { isPromise, type Maybe } from '../shared/maybe.ts';
-
-/** A key's stored end: null while it is the current key, the time (ms) it ends or ended, undefined for a hash never issued. */
-export type KeyEnd = number | null | undefined;
+import type { KeyEnd } from './contract.ts';
 
 /** Default time an answer about a key is reused. */
 export const KEY_CACHE_TTL_MS = 1_000;

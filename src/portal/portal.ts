@@ -23,7 +23,8 @@
  */
 import { type ApiReply, jsonReply } from '../http/reply.ts';
 import type { ApiRequest } from '../http/request.ts';
-import { graceOf, KeyError, type Keys } from '../keys/keys.ts';
+import { KeyError } from '../keys/contract.ts';
+import { graceOf, type Keys } from '../keys/rules.ts';
 import { type Mail, noTransport, type SendMail } from './mail.ts';
 import {
   BODY_TIMEOUT_MS,

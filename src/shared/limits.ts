@@ -1,7 +1,7 @@
 /**
  * The service's numbers in one place: how many requests a key may make, how
  * long sign-in links and sessions live, how many links an address may ask
- * for, how large and how slow a request body may be. The rules (src/keys/keys.ts,
+ * for, how large and how slow a request body may be. The rules (src/keys/rules.ts,
  * src/portal/portal.ts, src/api/gate.ts) and the messages that state them
  * (src/shared/messages.ts) read them from here, and `wholeNumberSetting` reads the
  * environment variables that change them.

@@ -29,7 +29,7 @@ export const MESSAGES = {
 /** The 429 body's `limit`, as section 7 writes it. */
 export const limitText = (perMinute: number) => `${perMinute} requests per minute`;
 
-/** What the key rules refuse with (src/keys/keys.ts), as the portal and the CLI say it. */
+/** What the key rules refuse with (src/keys/rules.ts), as the portal and the CLI say it. */
 export const KEY_MESSAGES = {
   badEmail: 'Invalid email: expected an address like name@example.org',
   controlInEmail: 'Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address',

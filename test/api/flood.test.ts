@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../../src/api/handler.ts';
 import type { ApiReply } from '../../src/http/reply.ts';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { RateLimiter } from '../../src/shared/rate-limit.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { rawRequest } from '../helpers/http.ts';

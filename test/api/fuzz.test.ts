@@ -9,7 +9,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, describeService, type Api } from '../../src/api/handler.ts';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { decodedBody, rawRequest } from '../helpers/http.ts';
 import { type KeyRecord, keyWatchingLog, makeKeys, memoryKeys, storeKeys, unissuedKey } from '../helpers/keys.ts';

@@ -1,6 +1,6 @@
 /** The log redaction table: every way a key, token or session may be written, masked; ordinary lines left alone. */
 import { describe, expect, it } from 'vitest';
-import { generateKey, generateSession, generateToken } from '../../src/keys/keys.ts';
+import { generateKey, generateSession, generateToken } from '../../src/keys/secrets.ts';
 import { redactLine } from '../../src/shared/redact.ts';
 
 const key = generateKey();

@@ -19,7 +19,7 @@ import { build } from '../../build/build.ts';
 import { describeDist, readDist } from '../../build/dist-state.ts';
 import { update, type UpdateOptions } from '../../build/update/update.ts';
 import { createApi } from '../../src/api/handler.ts';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { makeKeys, memoryKeys } from '../helpers/keys.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';

@@ -1,7 +1,8 @@
 /** Keys for tests: many made at once and stored straight in SQLite, one never issued, a log sink that watches for whole keys, and a key got through the portal. */
-import { generateKey, hashSecret, keyId, type NewKey } from '../../src/keys/keys.ts';
+import type { NewKey } from '../../src/keys/contract.ts';
+import { generateKey, hashSecret, keyId } from '../../src/keys/secrets.ts';
 import { redactLine } from '../../src/shared/redact.ts';
-import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { tokenIn } from './mail.ts';
 
 /** A whole key anywhere in a text: what no log line may hold. */

@@ -2,11 +2,11 @@
 import { rm } from 'node:fs/promises';
 import { type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { createNodeServer, type ServerOptions } from '../../adapters/node.ts';
 import { createApi } from '../../src/api/handler.ts';
 import type { PortalOptions } from '../../src/portal/portal.ts';
-import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { SAMPLE_SOURCE } from './paths.ts';
 import { buildInto } from './temp.ts';
 

@@ -1,8 +1,9 @@
-/** Temp folders removed after each test file, clean copies of the repository, builds into a temp folder, and a digest of a folder tree. */
+/** Temp folders removed after each test file, a pipe in one, clean copies of the repository, builds into a temp folder, and a digest of a folder tree. */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { constants, existsSync, openSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +22,23 @@ export async function tempDir(tag: string): Promise<string> {
 /** Removes every folder {@link tempDir} made; test/helpers/cleanup.ts runs it after each test file. */
 export async function removeTempDirs(): Promise<void> {
   await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/**
+ * A real pipe (a FIFO in a temp folder), as stdout is when a process is piped
+ * into another: `fd` its write end, as a process would be given it
+ * (blocking, and left to whoever writes it), `reader` its read end, paused
+ * until read. Destroying the reader closes the read end, so the next write to
+ * `fd` fails with EPIPE.
+ */
+export async function pipe(tag: string): Promise<{ fd: number; reader: net.Socket }> {
+  const fifo = path.join(await tempDir(tag), 'pipe');
+  await promisify(execFile)('mkfifo', [fifo]);
+  // The read end first, without waiting for a writer; then the write end, which a reader lets open at once.
+  const reader = new net.Socket({ fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+  reader.pause();
+  const fd = openSync(fifo, constants.O_WRONLY);
+  return { fd, reader };
 }
 
 /** Hard-links (across devices: copies) a folder tree, symlinks kept as symlinks: node_modules in a second or two. */

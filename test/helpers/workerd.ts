@@ -13,7 +13,7 @@ import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { localConfig, WRANGLER } from '../../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../../src/keys/d1.ts';
+import { d1Keys, type D1DatabaseLike } from '../../src/keys/stores/d1.ts';
 import { tempDir } from './temp.ts';
 
 /** The name the Worker's isolate gets (the inspector lists it as `core:user:<name>`). */

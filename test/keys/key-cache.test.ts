@@ -6,8 +6,10 @@
  * a read in flight.
  */
 import { describe, expect, it } from 'vitest';
-import { KEY_CACHE_MAX_TTL_MS, KeyCache, type KeyEnd } from '../../src/keys/cache.ts';
-import { generateKey, hashSecret, Keys } from '../../src/keys/keys.ts';
+import { KEY_CACHE_MAX_TTL_MS, KeyCache } from '../../src/keys/cache.ts';
+import type { KeyEnd } from '../../src/keys/contract.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { generateKey, hashSecret } from '../../src/keys/secrets.ts';
 import { isPromise } from '../../src/shared/maybe.ts';
 
 /** A store whose reads wait until the test answers them: each read's hash and its answer. */

@@ -7,7 +7,8 @@
  * function or Worker instances, sharing one store).
  */
 import { describe, expect, it } from 'vitest';
-import { GRACE_PERIODS, KeyError, Keys } from '../../src/keys/keys.ts';
+import { KeyError } from '../../src/keys/contract.ts';
+import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../../src/shared/limits.ts';
 
 /** Two `Keys` over one store, with a clock the test moves. */

@@ -6,9 +6,9 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { Keys } from '../../src/keys/keys.ts';
-import { blobsKeyStore, KEY_STORE_NAME } from '../../src/keys/blobs.ts';
-import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { blobsKeyStore, KEY_STORE_NAME } from '../../src/keys/stores/blobs.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 import { keyStoreSuite } from './key-store-suite.ts';
 import { tempDir } from '../helpers/temp.ts';

@@ -8,8 +8,9 @@
 import { portalFront } from '../helpers/servers.ts';
 import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRACE_PERIODS, hashSecret, Keys } from '../../src/keys/keys.ts';
-import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../../src/keys/blobs.ts';
+import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
+import { hashSecret } from '../../src/keys/secrets.ts';
+import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../../src/keys/stores/blobs.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 
 let blobs: Blobs;

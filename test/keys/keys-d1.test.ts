@@ -14,11 +14,12 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { generateKey } from '../../src/keys/secrets.ts';
 import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../../src/keys/cache.ts';
-import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../src/keys/d1.ts';
-import { keySql } from '../../src/keys/sql.ts';
-import { SqliteKeyBackend } from '../../src/keys/sqlite.node.ts';
+import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../src/keys/stores/d1.ts';
+import { keySql } from '../../src/keys/stores/sql.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { keyStoreSuite } from './key-store-suite.ts';
 import { tempDir } from '../helpers/temp.ts';
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../../src/keys/keys.ts';
+import { hashSecret } from '../../src/keys/secrets.ts';
 import { eventually, rawRequest } from '../helpers/http.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';
 import { startMailApi } from '../helpers/mail.ts';

@@ -27,12 +27,13 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/shared', []], // shapes of the answers, the routes, limits, messages, small tools
   ['src/store', ['src/shared']], // the stored layout and its reader
   ['src/http', ['src/shared', 'src/store']], // a request read, a reply made, shared-cache headers
-  ['src/keys', ['src/shared']], // the key rules, their cache and each store
+  ['src/keys', ['src/shared']], // the key contract, secrets, address and key rules, their cache
+  ['src/keys/stores', ['src/shared', 'src/keys']], // each key store: SQLite, Blobs, D1, the legacy reader
   ['src/portal', ['src/shared', 'src/http', 'src/keys']], // the developer portal's endpoints and mail
   ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
   ['src/client', ['src/shared']], // the client package
-  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']],
-  ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'src/api']],
+  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']],
+  ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader
@@ -41,8 +42,8 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
@@ -162,10 +163,13 @@ describe('the layout', () => {
     const floors: typeof FLOORS = [['src/shared', []], ['src/store', ['src/shared']], ['src/keys', ['src/shared']]];
     expect(wrongWayImports(['src/store/archive.ts'], floors)).toEqual([]);
     expect(wrongWayImports(['src/store/archive.ts'], [['src/shared', ['src/store']], ['src/store', []]])).toEqual(expect.arrayContaining([expect.stringMatching(/^src\/store\/archive\.ts -> src\/shared\/.* \(src\/store -> src\/shared\)$/)]));
-    expect(wrongWayImports(['src/keys/keys.ts'], floors.slice(0, 2))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
+    expect(wrongWayImports(['src/keys/rules.ts'], floors.slice(0, 2))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
     // Named as allowed but listed above the importer: still an arrow running up.
     const upward: typeof FLOORS = [['src/shared', []], ['src/http', ['src/shared']], ['src/store', []], ['src/portal', ['src/shared', 'src/http', 'src/keys']], ['src/keys', ['src/shared']]];
-    expect(wrongWayImports(['src/portal/portal.ts'], upward)).toEqual([expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/keys\.ts \(src\/portal -> src\/keys\)$/)]);
+    expect(wrongWayImports(['src/portal/portal.ts'], upward)).toEqual([
+      expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/contract\.ts \(src\/portal -> src\/keys\)$/),
+      expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/rules\.ts \(src\/portal -> src\/keys\)$/),
+    ]);
   });
 
   it.each(['netlify/edge-functions/api.ts', 'adapters/cloudflare.ts'])('loads nothing Node-only into %s: no node: module, nothing of adapters/_node/ or *.node.ts, no build/ or test/ file', (entry) => {

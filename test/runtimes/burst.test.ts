@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BlobsKeyStoreOptions, portalKeys } from '../../src/keys/blobs.ts';
+import { type BlobsKeyStoreOptions, portalKeys } from '../../src/keys/stores/blobs.ts';
 import type { Archive } from '../../src/shared/types.ts';
 import { startBlobs } from '../helpers/blobs.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';

@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyTag } from '../../src/http/cache.ts';
-import { keyId } from '../../src/keys/keys.ts';
+import { keyId } from '../../src/keys/secrets.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { eventually } from '../helpers/http.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/handler.ts';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { ArchiveReader } from '../../src/store/archive.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { Manifest, Shard } from '../../src/shared/types.ts';

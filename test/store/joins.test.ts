@@ -15,7 +15,7 @@ import { dataPath, parseRef } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { makeKeys, memoryKeys } from '../helpers/keys.ts';
-import { Keys } from '../../src/keys/keys.ts';
+import { Keys } from '../../src/keys/rules.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
 import { expected, type SpecArchive } from '../oracle.ts';

@@ -32,21 +32,10 @@
  */
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
-import {
-  type EndingKey,
-  hashSecret,
-  type KeyBackend,
-  type KeyEnd,
-  type KeyInfo,
-  type KeyListing,
-  Keys,
-  type NewKey,
-  type NewToken,
-  type StoppedKey,
-  type TokenOutcome,
-  type TokenQuota,
-} from './keys.ts';
-import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from './cache.ts';
+import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from '../cache.ts';
+import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
+import { Keys } from '../rules.ts';
+import { hashSecret } from '../secrets.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function reuses what it read about a key (the key cache's default, 1 s); a revoked key stops working within about this. */

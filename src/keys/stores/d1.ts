@@ -1,7 +1,7 @@
 /**
  * Keys, sign-in tokens and sessions in Cloudflare D1, for the Worker. D1 is
  * SQLite: the schema is the repository's `migrations/` (applied with
- * `wrangler d1 migrations apply`), the queries are src/keys/sql.ts, both shared
+ * `wrangler d1 migrations apply`), the queries are src/keys/stores/sql.ts, both shared
  * with the local SQLite store. D1 has no interactive transactions, so every
  * write is one statement or one `batch()` (which D1 runs as one transaction)
  * whose statements decide in SQL, never in code between them.
@@ -11,8 +11,9 @@
  * `d1Keys(env.DB)`, which puts the key cache (src/keys/cache.ts) above the
  * store: D1 is read at most once per key per second per isolate.
  */
-import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, Keys, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from './keys.ts';
-import type { KeyCacheOptions } from './cache.ts';
+import type { KeyCacheOptions } from '../cache.ts';
+import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
+import { Keys } from '../rules.ts';
 import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue, stoppedKey } from './sql.ts';
 
 /** What this store uses of a D1 result. */

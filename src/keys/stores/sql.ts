@@ -1,7 +1,7 @@
 /**
  * The key stores' SQL, written once for the two SQLite stores: the local file
- * (src/keys/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
- * (src/keys/d1.ts). Both run the schema of the repository's `migrations/`
+ * (src/keys/stores/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
+ * (src/keys/stores/d1.ts). Both run the schema of the repository's `migrations/`
  * folder. Every write here is one statement, or a few statements sent as one
  * transaction in which no code decides between them: D1 has no interactive
  * transactions, so a condition lives in the SQL (a conditional INSERT, an
@@ -11,7 +11,7 @@
  * Each query is a function of its values, so the order of the `?`
  * placeholders is written in one place too.
  */
-import type { NewKey, NewToken, TokenQuota } from './keys.ts';
+import type { NewKey, NewToken, TokenQuota } from '../contract.ts';
 
 export type SqlValue = string | number | null;
 /** One statement and the values of its placeholders, in order. */

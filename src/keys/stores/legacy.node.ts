@@ -5,7 +5,7 @@
  * record, stops the import with the place and the reason: a typo must never
  * read as "no keys".
  */
-import type { NewKey } from './keys.ts';
+import type { NewKey } from '../contract.ts';
 
 /** The `meta` row that records the import, so it never runs twice. */
 export const LEGACY_IMPORT = 'legacy-json-import';

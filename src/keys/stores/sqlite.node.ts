@@ -4,67 +4,54 @@
  * file at once: WAL, every write one `BEGIN IMMEDIATE` transaction, and a
  * partial unique index that keeps one active key per address whatever runs
  * concurrently. Only sha256 hashes of keys, tokens and sessions are stored.
- * The schema is the repository's `migrations/` (a new file is given it; its
- * `PRAGMA user_version` counts the migrations it holds) and the queries are
- * src/keys/sql.ts: both shared with Cloudflare D1 (src/keys/d1.ts), so no
- * write decides in code between its statements here either.
+ * The schema is the repository's `migrations/` and the queries are
+ * src/keys/stores/sql.ts: both shared with Cloudflare D1 (`d1.ts`), so no
+ * write decides in code between its statements here either. Which file may
+ * be opened, and how its failures are said (busy, read-only, unreadable), is
+ * `sqlite-file.node.ts`.
  *
  * The server's key check never waits on the file: the store keeps the
- * working keys in memory (each current key's hash, and each key in its grace
- * period with its end, which `Keys` compares with its clock), changes them in the same synchronous step that
- * commits its own writes, and picks up other processes' writes (the CLI) by
- * checking `PRAGMA data_version` every `pollMs` (250 ms), reading only rows
- * whose change number (`seq`) is newer than the last one seen.
+ * working keys in memory (`sqlite-view.ts`), changes them in the same
+ * synchronous step that commits its own writes, and picks up other
+ * processes' writes (the CLI) by checking `PRAGMA data_version` every
+ * `pollMs` (250 ms), reading only rows whose change number (`seq`) is newer
+ * than the last one seen.
  *
- * A file it cannot read (not a database, a newer schema, someone else's
- * tables, or one that fails `PRAGMA quick_check`: damaged) stops it with one
- * `KeyDatabaseError` that says what is wrong; it never writes to such a file.
  * Busy is not damage: a lock another process holds is waited for (up to
- * `LOCK_WAIT_MS`), then reported as `KeyDatabaseBusy`; a file it may not write
- * as `KeyDatabaseReadOnly`. Damage found once running (SQLITE_CORRUPT, in a
- * request or in the polling timer) never stops the process: the store is
- * marked damaged, says so once (`onDamage`), and every later use of it throws,
- * so key-dependent requests fail rather than answer from a store that can no
- * longer follow revocations.
+ * `LOCK_WAIT_MS`) without blocking the event loop. Damage found once running
+ * (SQLITE_CORRUPT, in a request or in the polling timer) never stops the
+ * process: the store is marked damaged, says so once (`onDamage`), and every
+ * later use of it throws, so key-dependent requests fail rather than answer
+ * from a store that can no longer follow revocations.
  */
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { fileURLToPath } from 'node:url';
-import {
-  type EndingKey,
-  type KeyBackend,
-  type KeyEnd,
-  type KeyInfo,
-  type KeyListing,
-  type NewKey,
-  type NewToken,
-  type StoppedKey,
-  type TokenOutcome,
-  type TokenQuota,
-} from './keys.ts';
+import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
 import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
+import { WorkingKeys } from './sqlite-view.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy.node.ts';
+import {
+  checkReadable,
+  classified,
+  createPrivate,
+  isBusy,
+  isDamage,
+  isReadOnly,
+  KeyDatabaseError,
+  LOCK_WAIT_MS,
+  migrationsAfter,
+  notWritable,
+  readOnly,
+  resultCode,
+  SCHEMA_VERSION,
+  unreadable,
+} from './sqlite-file.node.ts';
 
-/** The schema's migrations, shared with Cloudflare D1: `migrations/NNNN_name.sql`, applied in order. */
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
-const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
-  .filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name))
-  .sort();
-/** The file's `PRAGMA user_version`: how many of the migrations it holds (1: `0001_keys.sql`). */
-export const SCHEMA_VERSION = MIGRATIONS.length;
 /** How often the server looks for other processes' writes. */
 export const POLL_MS = 250;
-/** Longest wait for the write lock before an operation gives up (the client then gets a 5xx). */
-export const LOCK_WAIT_MS = 10_000;
-
-const TABLES = ['keys', 'meta', 'sessions', 'tokens'];
-/** The key database cannot be used; the message says why and what to do. */
-export class KeyDatabaseError extends Error {}
-/** Another process held the key database's lock for longer than this one waits: nothing is wrong with it, try again. */
-export class KeyDatabaseBusy extends KeyDatabaseError {}
-/** The key database (or its folder) may not be written: a read-only file system or permissions. */
-export class KeyDatabaseReadOnly extends KeyDatabaseError {}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface SqliteKeysOptions {
   /**
@@ -82,111 +69,12 @@ export interface SqliteKeysOptions {
   onDamage?: (message: string) => void;
 }
 
-/** SQLite's primary result code of an error (SQLITE_BUSY 5, SQLITE_READONLY 8, SQLITE_CORRUPT 11, ...). */
-const resultCode = (error: unknown) => ((error as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
-const isBusy = (error: unknown) => resultCode(error) === 5 || resultCode(error) === 6;
-/** SQLITE_CORRUPT or SQLITE_NOTADB: the file's content is damaged. */
-const isDamage = (error: unknown) => resultCode(error) === 11 || resultCode(error) === 26;
-const isReadOnly = (error: unknown) => resultCode(error) === 8;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function unreadable(file: string, reason: string): KeyDatabaseError {
-  return new KeyDatabaseError(
-    `Cannot use the key database ${file}: ${reason}. Expected an SQLite key database written by this service (schema ${SCHEMA_VERSION}); ` +
-      'the file was left as it is. Restore it from a backup, or move it away to start with an empty one.',
-  );
-}
-
-const busy = (file: string, waitedMs: number) =>
-  new KeyDatabaseBusy(`another process holds the key database; try again (${file} was waited for ${waitedMs / 1000} s; nothing is wrong with it)`);
-
-/** Why `file` (or its folder, where SQLite keeps its -wal and -shm files) may not be written, or null. */
-function notWritable(file: string): string | null {
-  for (const target of [file, path.dirname(path.resolve(file))]) {
-    try {
-      if (existsSync(target)) accessSync(target, constants.W_OK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return `${code === 'EROFS' ? 'a read-only file system' : `no permission to write ${target === file ? 'it' : 'its folder'}`} (${code})`;
-    }
-  }
-  return null;
-}
-
-function readOnly(file: string, why: string): KeyDatabaseReadOnly {
-  return new KeyDatabaseReadOnly(
-    `the key database ${file} is read-only: ${why}. Nothing was written; the server and the keys command need to write it: make it and its folder writable, or set KEYS_DB to a writable place.`,
-  );
-}
-
-/** A failure of the file as the user should hear it: busy, read-only, or (anything else) unreadable. */
-function classified(file: string, error: unknown, waitedMs = LOCK_WAIT_MS): KeyDatabaseError {
-  if (error instanceof KeyDatabaseError) return error;
-  if (isBusy(error)) return busy(file, waitedMs);
-  if (isReadOnly(error) || resultCode(error) === 14) {
-    const why = notWritable(file);
-    if (why || isReadOnly(error)) return readOnly(file, why ?? (error as Error).message);
-  }
-  return unreadable(file, (error as Error).message);
-}
-
-/** The first problems `PRAGMA quick_check` finds (every table and index page), and whether the one-active-key index holds every active key. */
-function damageIn(db: DatabaseSync): string | null {
-  const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
-  // One line: its first findings (a row may hold several lines).
-  if (problems.join() !== 'ok') return problems.join('\n').split('\n').filter((p) => p && !p.startsWith('***')).slice(0, 3).join('; ');
-  // One statement, so one snapshot: counted in two, a key another process issues between them looks like damage.
-  const { active, indexed } = db
-    .prepare('SELECT (SELECT count(*) FROM keys NOT INDEXED WHERE revoked_at IS NULL) AS active, (SELECT count(*) FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL) AS indexed')
-    .get() as { active: number; indexed: number };
-  return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
-}
-
-/**
- * Makes `file` empty and 0600 if it does not exist yet, so SQLite, which
- * creates files 0644 and gives the -wal and -shm the database's mode, keeps
- * addresses and hashes from other users. The one descriptor opened outside
- * SQLite is of a file this call just created (O_EXCL): no connection of this
- * process can hold a lock on it yet, so closing it drops none. An existing
- * file is left as it is.
- */
-function createPrivate(file: string): void {
-  try {
-    closeSync(openSync(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-}
-
-/** Refuses, without writing, a file that is not a key database this code can read, or one that is damaged. */
-function checkReadable(file: string): void {
-  if (file === ':memory:' || !existsSync(file) || statSync(file).size === 0) return;
-  let db: DatabaseSync | undefined;
-  try {
-    db = new DatabaseSync(file, { readOnly: true, timeout: LOCK_WAIT_MS });
-    const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-    if (version > SCHEMA_VERSION) throw unreadable(file, `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`);
-    if (version === 0 && tables.length > 0) throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
-    if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t))) throw unreadable(file, 'tables of the key schema are missing');
-    const damage = version === SCHEMA_VERSION ? damageIn(db) : null;
-    if (damage) throw unreadable(file, `it is damaged (PRAGMA quick_check: ${damage})`);
-  } catch (error) {
-    throw classified(file, error);
-  } finally {
-    db?.close();
-  }
-}
-
 export class SqliteKeyBackend implements KeyBackend {
   readonly db: DatabaseSync;
   /** What was imported from a legacy JSON file when this store opened, if anything. */
   readonly imported: LegacyImport | null = null;
-  /** Working keys: a current key's hash to null, a key in its grace period's to its end; null when no view is kept (the CLI). */
-  private readonly active: Map<string, number | null> | null;
-  /** The hashes in `active` that have an end, dropped from it once their end has passed. */
-  private readonly graced = new Set<string>();
+  /** The working keys in memory; null when no view is kept (the CLI asks the file). */
+  private readonly working: WorkingKeys | null;
   private lastSeq = 0;
   private dataVersion = -1;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -225,13 +113,13 @@ export class SqliteKeyBackend implements KeyBackend {
     }
     try {
       if (options.legacyJson) this.imported = this.importLegacy(options.legacyJson);
-      this.active = options.view === false ? null : this.loadActive();
+      this.working = options.view === false ? null : this.loadWorking();
     } catch (error) {
       this.db.close();
       throw error instanceof LegacyKeysError ? error : classified(file, error, this.lockWaitMs);
     }
     const pollMs = options.pollMs ?? POLL_MS;
-    if (this.active && pollMs > 0 && file !== ':memory:') {
+    if (this.working && pollMs > 0 && file !== ':memory:') {
       this.timer = setInterval(() => this.follow(), pollMs);
       this.timer.unref();
     }
@@ -241,7 +129,7 @@ export class SqliteKeyBackend implements KeyBackend {
   private migrate(): void {
     const version = this.schemaVersion();
     if (version >= SCHEMA_VERSION) return; // another process migrated it while this one waited for the lock
-    for (const name of MIGRATIONS.slice(version)) this.db.exec(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'));
+    for (const sql of migrationsAfter(version)) this.db.exec(sql);
     this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   }
 
@@ -270,45 +158,16 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   /** Working keys, read once at start (about a second per million keys): the current ones, and those whose end is still to come. */
-  private loadActive(): Map<string, number | null> {
-    const active = new Map<string, number | null>();
+  private loadWorking(): WorkingKeys {
+    const working = new WorkingKeys();
     const rows = this.db.prepare('SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?').iterate(Date.now()) as Iterable<{
       hash: string;
       revoked_at: number | null;
     }>;
-    for (const row of rows) {
-      active.set(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
-      if (row.revoked_at !== null) this.graced.add(row.hash);
-    }
+    for (const row of rows) working.set(row.hash, row.revoked_at === null ? null : Number(row.revoked_at));
     this.lastSeq = this.maxSeq();
     this.dataVersion = this.readDataVersion();
-    return active;
-  }
-
-  /** Records a key's end in the in-memory view: kept while current or still to come, forgotten once past. */
-  private setEnd(hash: string, end: number | null): void {
-    if (!this.active) return;
-    if (end !== null && end <= Date.now()) {
-      this.active.delete(hash);
-      this.graced.delete(hash);
-      return;
-    }
-    this.active.set(hash, end);
-    if (end === null) this.graced.delete(hash);
-    else this.graced.add(hash);
-  }
-
-  /** Forgets keys whose grace period is over (a check of one gets no answer from memory then, so refuses it as `Keys` would). */
-  private forgetEnded(): void {
-    if (!this.active || this.graced.size === 0) return;
-    const now = Date.now();
-    for (const hash of this.graced) {
-      const end = this.active.get(hash);
-      if (end === null || end === undefined || end <= now) {
-        this.graced.delete(hash);
-        if (end !== null) this.active.delete(hash);
-      }
-    }
+    return working;
   }
 
   private readDataVersion(): number {
@@ -335,9 +194,9 @@ export class SqliteKeyBackend implements KeyBackend {
    * changes only for their commits; rows carry the number of their last change.
    */
   follow(): void {
-    if (!this.active) return;
+    if (!this.working) return;
     try {
-      this.forgetEnded();
+      this.working.forgetEnded();
       const version = this.readDataVersion();
       if (version === this.dataVersion) return;
       const rows = this.db.prepare('SELECT hash, id, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
@@ -348,10 +207,7 @@ export class SqliteKeyBackend implements KeyBackend {
       }[];
       const stopped: string[] = [];
       for (const row of rows) {
-        const end = row.revoked_at === null ? null : Number(row.revoked_at);
-        const was = this.active.get(row.hash);
-        if (end !== null && was !== undefined && (was === null || end < was)) stopped.push(row.id);
-        this.setEnd(row.hash, end);
+        if (this.working.change(row.hash, row.revoked_at === null ? null : Number(row.revoked_at))) stopped.push(row.id);
         this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
       }
       this.dataVersion = version;
@@ -432,7 +288,7 @@ export class SqliteKeyBackend implements KeyBackend {
   keyEnd(hash: string): KeyEnd {
     // A damaged store can no longer follow revocations: no key is vouched for from it.
     if (this.damaged) throw this.damaged;
-    if (this.active) return this.active.get(hash);
+    if (this.working) return this.working.end(hash);
     const row = this.get<{ revoked_at: number | null }>(keySql.keyEnd(hash));
     return row === undefined ? undefined : row.revoked_at === null ? null : Number(row.revoked_at);
   }
@@ -473,7 +329,7 @@ export class SqliteKeyBackend implements KeyBackend {
 
   /** Number of active keys (the in-memory count when kept). */
   activeCount(): number {
-    if (this.active) return this.active.size - this.graced.size;
+    if (this.working) return this.working.currentCount;
     return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
   }
 
@@ -530,7 +386,7 @@ export class SqliteKeyBackend implements KeyBackend {
 
   async issue(key: NewKey): Promise<boolean> {
     const issued = (await this.write(() => this.run(keySql.issue(key)))) === 1;
-    if (issued) this.setEnd(key.hash, null);
+    if (issued) this.working?.set(key.hash, null);
     return issued;
   }
 
@@ -550,9 +406,9 @@ export class SqliteKeyBackend implements KeyBackend {
     });
     if (old === undefined || !rotated) return [];
     // Same synchronous step as the commit's answer: the next request already sees it.
-    for (const { hash } of ended) this.setEnd(hash, now);
-    this.setEnd(old.hash, endsAt);
-    this.setEnd(key.hash, null);
+    for (const { hash } of ended) this.working?.set(hash, now);
+    this.working?.set(old.hash, endsAt);
+    this.working?.set(key.hash, null);
     return [stoppedKey(old), ...ended];
   }
 
@@ -562,13 +418,13 @@ export class SqliteKeyBackend implements KeyBackend {
       const ended = this.all<StoppedKey>(endGrace).map(stoppedKey);
       return [...this.all<StoppedKey>(revoke).map(stoppedKey), ...ended];
     });
-    for (const { hash } of stopped) this.setEnd(hash, now);
+    for (const { hash } of stopped) this.working?.set(hash, now);
     return stopped;
   }
 
   async endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null> {
     const ended = await this.write(() => this.get<StoppedKey>(keySql.endGrace(email, now, expected)) ?? null);
-    if (ended !== null) this.setEnd(ended.hash, now);
+    if (ended !== null) this.working?.set(ended.hash, now);
     return ended && stoppedKey(ended);
   }
 
@@ -591,7 +447,7 @@ export class SqliteKeyBackend implements KeyBackend {
    */
   insertMany(keys: (NewKey & { revokedAt?: number | null })[], now = Date.now()): { stored: number; revoked: number } {
     const { stored, revoked, live } = this.blockingWrite(() => this.insertKeys(keys, now));
-    for (const hash of live) this.setEnd(hash, null);
+    for (const hash of live) this.working?.set(hash, null);
     return { stored, revoked };
   }
 

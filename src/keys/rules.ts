@@ -1,13 +1,13 @@
 /**
- * API keys, sign-in tokens and portal sessions, for every runtime. Each is a
- * random secret with its own prefix (`faa_` key, `fat_` token, `fas_`
- * session), so a log line can be searched for them by shape; only a sha256 of
- * each is ever stored. `Keys` holds the rules (who may sign in how often, how
- * long a token and a session live, one active key per address) and leaves
- * the storing to a `KeyBackend` that decides nothing and whose every
+ * The key rules, for every runtime: who may sign in how often, how long a
+ * token and a session live, one active key per address, when a rotated key
+ * stops. `Keys` decides them all, once, and leaves the storing to a
+ * `KeyBackend` (src/keys/contract.ts) that decides nothing and whose every
  * operation is atomic: SQLite locally and when self-hosted
- * (src/keys/sqlite.node.ts), Netlify Blobs on Netlify
- * (src/keys/blobs.ts), Cloudflare D1 in a Worker (src/keys/d1.ts).
+ * (src/keys/stores/sqlite.node.ts), Netlify Blobs on Netlify
+ * (src/keys/stores/blobs.ts), Cloudflare D1 in a Worker
+ * (src/keys/stores/d1.ts). The secrets are src/keys/secrets.ts, the address
+ * rules src/keys/address.ts.
  *
  * The request path asks `verify(key)`, which answers synchronously whenever
  * the backend can (the SQLite store always can), so the API pays no promise
@@ -23,44 +23,27 @@
  * key in its grace period: rotating again ends the one in grace now, and a
  * revoke of the current key ends both.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
 import { isPromise, type Maybe } from '../shared/maybe.ts';
-import { KeyCache, type KeyCacheOptions, type KeyEnd } from './cache.ts';
 import { SESSION_TTL_MS, SIGN_INS_PER_WINDOW, SIGN_IN_WINDOW_MS, TOKEN_TTL_MS } from '../shared/limits.ts';
 import { KEY_MESSAGES } from '../shared/messages.ts';
-import { KEY_ID_LENGTH, SECRET_PREFIXES } from '../shared/redact.ts';
+import { addressOf, normalizeEmail } from './address.ts';
+import { KeyCache, type KeyCacheOptions } from './cache.ts';
+import {
+  type EndingKey,
+  type KeyBackend,
+  type KeyCheck,
+  type KeyEnd,
+  KeyError,
+  type KeyInfo,
+  type KeyListing,
+  type NewKey,
+  type NewToken,
+  type Rotation,
+  type SessionInfo,
+  type StoppedKey,
+} from './contract.ts';
+import { generateKey, generateSession, generateToken, HashMemo, hashSecret, isKeyShaped, isSessionShaped, isTokenShaped, keyId } from './secrets.ts';
 
-/** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
-export interface KeyCheck {
-  verify(key: string): Maybe<boolean>;
-  /**
-   * Until when a key works: false when it does not, Infinity when no end is
-   * set, else the time (ms) it stops (a rotated key in its grace period), so
-   * that no answer for it is kept past then. Optional: without it a good key
-   * is taken to have no end.
-   */
-  until?(key: string): Maybe<number | false>;
-  /**
-   * Whether the store can answer key checks now, for `/health`: returns (or
-   * resolves) when it can, throws (or rejects) when it cannot (unreadable,
-   * damaged, unreachable). Cheap: one read of a record that cannot exist at
-   * most, and a store may reuse its answer for a second.
-   */
-  probe?(): Maybe<void>;
-}
-
-export type { KeyEnd } from './cache.ts';
-
-export const KEY_PREFIX = SECRET_PREFIXES.key;
-export const TOKEN_PREFIX = SECRET_PREFIXES.token;
-export const SESSION_PREFIX = SECRET_PREFIXES.session;
-/** A key's id (KEY_ID_LENGTH characters, shown by `keys list` and the portal) is never enough to use it. */
-export { KEY_ID_LENGTH };
-export const KEY_LENGTH = KEY_PREFIX.length + 32;
-const KEY_SHAPE = /^faa_[A-Za-z0-9_-]{32}$/;
-const TOKEN_SHAPE = /^fat_[A-Za-z0-9_-]{43}$/;
-const SESSION_SHAPE = /^fas_[A-Za-z0-9_-]{43}$/;
 /** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
 const PURGE_EVERY_MS = 60_000;
 /** How long `/health` reuses the key store's probe: health is polled, and a second is as fresh as a key check's cache. */
@@ -74,228 +57,6 @@ export type GraceName = keyof typeof GRACE_PERIODS;
 export function graceOf(name: unknown): number | null {
   if (name === '0' || name === 0) return 0;
   return typeof name === 'string' && Object.hasOwn(GRACE_PERIODS, name) ? GRACE_PERIODS[name as GraceName] : null;
-}
-
-/** A key as its owner and the CLI see it: never the key. */
-export interface KeyInfo {
-  /** The key's first 12 characters. */
-  id: string;
-  /** ISO time it was issued. */
-  createdAt: string;
-}
-
-/** An address's key in its grace period, as its owner sees it: its id and when it stops working. */
-export interface EndingKey {
-  id: string;
-  /** ISO time it stops working. */
-  endsAt: string;
-}
-
-/** One stored key, as `keys list` shows it. */
-export interface KeyListing extends KeyInfo {
-  email: string;
-  /** ISO time it was revoked or rotated away, or (in its grace period) will be; null while it is the current key. */
-  revokedAt: string | null;
-  /** Given by `Keys.list` from its clock: `current`, `ending` (in its grace period, until `revokedAt`) or `revoked`. */
-  state?: 'current' | 'ending' | 'revoked';
-}
-
-/** A key about to be stored: its hash, never the key. */
-export interface NewKey {
-  hash: string;
-  id: string;
-  email: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-}
-
-/** A key a rotate, revoke or end of grace stopped (or, for a rotate's old key, gave an end): its hash and its id, for the shared cache's purge. */
-export interface StoppedKey {
-  hash: string;
-  id: string;
-}
-
-/** A rotation's outcome: the new key, and the ids of the keys it stopped or gave an end (the old key's first). */
-export interface Rotation {
-  key: string;
-  stopped: string[];
-}
-
-/** A sign-in token about to be stored: its hash, never the token; times in milliseconds since the epoch. */
-export interface NewToken {
-  hash: string;
-  email: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-/** How many tokens an address may already hold: fewer than `max` created after `since`. */
-export interface TokenQuota {
-  since: number;
-  max: number;
-}
-
-/** A token stored, or refused because its address had `max` since `since`, the first of them at `oldest`. */
-export type TokenOutcome = { stored: true } | { stored: false; oldest: number };
-
-/**
- * Where keys, tokens and sessions live. A store only stores: every rule (how
- * long a token or session lives, how many links an address may ask for, when
- * old records go) is decided by `Keys` and handed down as plain numbers. Every
- * method is one atomic step: two calls at once, from this process or another,
- * never see each other half done, so the conditions below hold under any
- * concurrency.
- */
-export interface KeyBackend {
-  /**
-   * A key hash's stored end: null for the address's current key, the time it
-   * was or will be revoked (`Keys` decides with its clock whether it still
-   * works), undefined for a hash never issued; synchronous when known at once.
-   */
-  keyEnd(hash: string): Maybe<KeyEnd>;
-  /**
-   * A cheap read that fails when key checks would (the store unreadable,
-   * damaged or unreachable), for `/health`: throws or rejects then, returns
-   * otherwise. Optional: a store without one is taken as always answering.
-   */
-  probe?(): Maybe<void>;
-  /** Stores `token` unless its address already has `quota.max` tokens created after `quota.since`. */
-  addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome>;
-  /** Removes a token whose mail was never sent: it neither works nor counts against the quota. */
-  dropToken(token: NewToken): Promise<void>;
-  /**
-   * Uses up a token if it is unused and expires after `now` (of two uses at
-   * once, one wins) and stores a session for its address, until `sessionExpiresAt`;
-   * the address, or null.
-   */
-  openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null>;
-  /** Optional housekeeping: forgets tokens created at or before `tokensBy` and sessions expired by `now`. */
-  purge?(tokensBy: number, now: number): Promise<void>;
-  /** The address of a live session, or null. */
-  sessionEmail(sessionHash: string, now: number): Promise<string | null>;
-  /** Ends a session (sign-out): its hash is deleted, so it answers as unknown from then on. */
-  endSession(sessionHash: string): Promise<void>;
-  /** The address's active (current) key, or null. */
-  activeKey(email: string): Promise<KeyInfo | null>;
-  /** The address's key in its grace period (its end after `now`), or null. */
-  endingKey(email: string, now: number): Promise<EndingKey | null>;
-  /** Stores `key` as the address's active key; false (nothing stored) when it already has one. */
-  issue(key: NewKey): Promise<boolean>;
-  /**
-   * Replaces the address's active key by `key` (only if that is `expected`,
-   * when given), in one atomic step: the old key's end becomes `endsAt`
-   * (`now`, or later for a grace period) and a key whose end is after `now`
-   * (in its grace period) ends at `now`. The keys whose end changed, the
-   * old active key's first; empty (nothing changed) when there is no such
-   * active key.
-   */
-  rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]>;
-  /**
-   * Revokes the address's active key (only if it is `expected`, when given)
-   * and ends, in the same step, a key whose end is after `now`: the keys
-   * ended, the active key's first; empty when there is no such active key.
-   */
-  revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]>;
-  /** Ends at `now` the address's key whose end is after `now` (only if it is `expected`, when given): that key, or null when there is none. */
-  endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null>;
-  /** The owner of a key hash and its stored end (null while current), or null for a hash never issued. */
-  owner(hash: string): Promise<{ email: string; end: number | null } | null>;
-  /** Every key ever issued, oldest first. */
-  list(): AsyncIterable<KeyListing>;
-}
-
-export class KeyError extends Error {
-  readonly status: 400 | 401 | 403 | 409 | 429;
-  /** Seconds to wait, for 429. */
-  readonly retryAfter?: number;
-
-  constructor(status: 400 | 401 | 403 | 409 | 429, message: string, retryAfter?: number) {
-    super(message);
-    this.status = status;
-    this.retryAfter = retryAfter;
-  }
-}
-
-
-function randomSecret(prefix: string, bytes: number): string {
-  const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  let binary = '';
-  for (const b of raw) binary += String.fromCharCode(b);
-  return prefix + btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
-/** A new API key: 192 random bits, URL-safe. */
-export const generateKey = () => randomSecret(KEY_PREFIX, 24);
-/** A new sign-in token or session: 256 random bits each. */
-export const generateToken = () => randomSecret(TOKEN_PREFIX, 32);
-export const generateSession = () => randomSecret(SESSION_PREFIX, 32);
-
-export const keyId = (key: string) => key.slice(0, KEY_ID_LENGTH);
-export const isKeyShaped = (key: string) => key.length === KEY_LENGTH && KEY_SHAPE.test(key);
-
-const encoder = new TextEncoder();
-/** Lower-case hex sha256 of a secret, synchronous, the same under Node and Deno. */
-export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
-
-/** Unicode control (Cc), format (Cf), line and paragraph separators (Zl, Zp): never part of an address. */
-const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-const CONTROL_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/gu;
-
-/** A text with every control or format character (and the backslash) written as `\u{…}`: safe to print to a terminal. */
-export const printable = (text: string) => text.replace(CONTROL_ALL, (c) => (c === '\\' ? '\\\\' : `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`));
-
-const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-
-export function isEmail(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
-}
-
-/** Addresses are compared without case: `Ada@Example.org` and `ada@example.org` share one key. */
-export const normalizeEmail = (email: string) => email.trim().normalize('NFC').toLowerCase();
-
-/**
- * An address as it is counted, stored and mailed to: trimmed, NFC, lower-cased
- * (domain and local part alike); a 400 for one holding a control or format
- * character (NUL, ESC, U+202E: each would make a new address for the same
- * mailbox, or reach a terminal) or one that is not an address.
- */
-export function addressOf(input: string): string {
-  if (typeof input === 'string' && CONTROL.test(input)) throw new KeyError(400, KEY_MESSAGES.controlInEmail);
-  const address = typeof input === 'string' ? normalizeEmail(input) : input;
-  if (!isEmail(address)) throw new KeyError(400, KEY_MESSAGES.badEmail);
-  return address;
-}
-
-/** Remembers the hashes of keys asked about recently: hashing costs more than the rest of the check. */
-class HashMemo {
-  private readonly memo = new Map<string, string>();
-  private readonly max: number;
-
-  constructor(max = 20_000) {
-    this.max = max;
-  }
-  /** The hash of a key asked about recently, without hashing anything. */
-  peek(key: string): string | undefined {
-    return this.memo.get(key);
-  }
-  get(key: string): string {
-    let hash = this.memo.get(key);
-    if (hash === undefined) {
-      hash = hashSecret(key);
-      if (this.memo.size >= this.max) this.memo.clear(); // a flood of new keys costs one rehash each, never memory
-      this.memo.set(key, hash);
-    }
-    return hash;
-  }
-}
-
-/** A freshly signed-in session: what `POST /portal/session` answers. */
-export interface SessionInfo {
-  session: string;
-  email: string;
-  key: KeyInfo | null;
-  /** The key in its grace period after a rotation, until it stops working; null when there is none. */
-  ending: EndingKey | null;
 }
 
 /** Whether a key whose stored end is `end` works at `now`: the current key, or one whose end is still to come. */
@@ -425,7 +186,7 @@ export class Keys implements KeyCheck {
 
   /** Uses up a sign-in token: a session for its address, with the address's key state. */
   async openSession(token: string): Promise<SessionInfo> {
-    if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) throw new KeyError(401, KEY_MESSAGES.badToken);
+    if (!isTokenShaped(token)) throw new KeyError(401, KEY_MESSAGES.badToken);
     const session = generateSession();
     const now = this.now();
     const email = await this.backend.openSession(hashSecret(token), hashSecret(session), now, now + SESSION_TTL_MS);
@@ -441,7 +202,7 @@ export class Keys implements KeyCheck {
 
   /** The address a session belongs to; 401 for a missing, unknown or expired session. */
   async sessionEmail(session: string | null | undefined): Promise<string> {
-    if (typeof session !== 'string' || !SESSION_SHAPE.test(session)) throw new KeyError(401, KEY_MESSAGES.badSession);
+    if (!isSessionShaped(session)) throw new KeyError(401, KEY_MESSAGES.badSession);
     const email = await this.backend.sessionEmail(hashSecret(session), this.now());
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badSession);
     return email;
