@@ -16,7 +16,7 @@ import { makeKeys, memoryKeys } from '../helpers/keys.ts';
 import { heapUsed } from '../helpers/memory.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
-import { buildInto } from '../helpers/temp.ts';
+import { sharedBuild } from '../helpers/temp.ts';
 
 const MiB = 1024 * 1024;
 /** The answer cache's default bound, as documented. */
@@ -43,7 +43,8 @@ let full: string;
 
 beforeAll(async () => {
   box = await sampleSandbox('answer-cache');
-  full = await buildInto(FULL_SOURCE, 'answer-cache-full');
+  // Only read: the run's one build of the full archive (test/helpers/temp.ts).
+  full = await sharedBuild(FULL_SOURCE);
 }, 600_000);
 afterAll(() => box?.remove());
 
