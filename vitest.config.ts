@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/helpers/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -13,6 +14,8 @@ export default defineConfig({
     // gc() for memory checks that measure what is retained, not when the collector last ran (test/api/flood.test.ts).
     execArgv: ['--expose-gc'],
     maxWorkers: 2,
+    // The long files first, even on a fresh clone with no durations cached (test/helpers/sequencer.ts).
+    sequence: { sequencer: LongFirstSequencer },
     // The JSON report is what .ci/run counts; the default reporter is what people read.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
   },

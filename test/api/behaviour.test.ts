@@ -160,7 +160,12 @@ beforeAll(async () => {
 
   offline = await offlineTarget(nodePort, await fileKeys.issue('offline@example.org'));
 
-  // The edge function reads keys from Netlify Blobs: a local BlobsServer stands in.
+  // Deno and wrangler start side by side: each spends most of its start waiting on its own process.
+  await Promise.all([edgeTarget(), workerTarget()]);
+}, 300_000);
+
+/** The edge function under Deno as a target, its keys in Netlify Blobs: a local BlobsServer stands in. */
+async function edgeTarget(): Promise<void> {
   const blobs = await startBlobs('behaviour-blobs');
   stops.push(() => blobs.stop());
   const blobKeys = portalKeys(blobs.access);
@@ -181,8 +186,10 @@ beforeAll(async () => {
     endGrace: (k) => blobKeys.revokeKey(k),
     request: (method, pathname, headers) => rawRequest(edge.port, method, pathname, headers),
   };
+}
 
-  // The Worker keeps keys in a local D1 and mails sign-in links through an HTTP e-mail API: keys are had through its portal, as a person has them.
+/** The Worker under wrangler dev as a target: keys in a local D1, sign-in links mailed through an HTTP e-mail API, so keys are had through its portal, as a person has them. */
+async function workerTarget(): Promise<void> {
   const mailApi = await startMailApi();
   stops.push(() => mailApi.stop());
   const worker = await startWorker(dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000' });
@@ -220,7 +227,7 @@ beforeAll(async () => {
     },
     request: (method, pathname, headers) => rawRequest(worker.port, method, pathname, headers),
   };
-}, 300_000);
+}
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();

@@ -45,12 +45,19 @@ describe('a command line', () => {
   });
 });
 
-/** Every file of a folder but node_modules, relative: what a command that did no work leaves as it found it. */
-function filesOf(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => !entry.isDirectory())
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
-    .filter((file) => !file.startsWith('node_modules'))
+/**
+ * Every file of a folder but node_modules, relative: what a command that did
+ * no work leaves as it found it. Walked by hand: a recursive readdir follows
+ * the clone's node_modules symlink into 50,000 entries (2.6 s under load),
+ * and this ran twice for each of the 40 commands.
+ */
+function filesOf(dir: string, under = ''): string[] {
+  return readdirSync(path.join(dir, under), { withFileTypes: true })
+    .filter((entry) => !(under === '' && entry.name === 'node_modules'))
+    .flatMap((entry) => {
+      const file = path.join(under, entry.name);
+      return entry.isDirectory() ? filesOf(dir, file) : [file];
+    })
     .sort();
 }
 

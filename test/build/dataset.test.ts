@@ -17,7 +17,7 @@ import { createApi, type Api } from '../../src/api/handler.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { DatasetList } from '../../src/shared/types.ts';
 import { FULL_SOURCE, SAMPLE_SOURCE } from '../helpers/paths.ts';
-import { buildInto, tempDir } from '../helpers/temp.ts';
+import { sharedBuild, tempDir } from '../helpers/temp.ts';
 
 const SQLITE3 = '/usr/bin/sqlite3';
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -79,8 +79,9 @@ describe('the dataset of the full archive', () => {
   const sql = (query: string) => execFileSync(SQLITE3, ['-batch', '-readonly', db, query], { encoding: 'utf8' }).trim();
 
   beforeAll(async () => {
-    const dist = await buildInto(FULL_SOURCE, 'dataset');
-    dir = path.dirname(dist);
+    // Only read: the run's one build of the full archive (test/helpers/temp.ts).
+    const dist = await sharedBuild(FULL_SOURCE);
+    dir = await tempDir('dataset');
     api = apiOver(dist);
     ({ list, files } = await download(api));
     db = path.join(dir, 'oscars.sqlite');

@@ -48,12 +48,19 @@ export async function missingArchive({ env = process.env, cache = CACHE_FILE, fe
  * skipped.
  */
 export async function runTempFolder(env: NodeJS.ProcessEnv = process.env): Promise<() => Promise<void>> {
-  const outer = env.TMPDIR;
+  const outer = { TMPDIR: env.TMPDIR, NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE };
   const dir = await mkdtemp(path.join(os.tmpdir(), 'faa-test-run-'));
   env.TMPDIR = dir;
+  // One compile cache for every Node process the run starts (npm start, the
+  // CLIs, the builds, npm itself): a script's TypeScript is stripped and
+  // compiled once, not in each of the hundreds of processes. A second start
+  // of build/update.ts took 0.1 s of CPU instead of 0.5 s.
+  env.NODE_COMPILE_CACHE ??= path.join(dir, 'node-compile-cache');
   return async () => {
-    if (outer === undefined) delete env.TMPDIR;
-    else env.TMPDIR = outer;
+    for (const [name, value] of Object.entries(outer)) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
     await rm(dir, { recursive: true, force: true });
   };
 }

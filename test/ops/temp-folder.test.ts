@@ -23,12 +23,15 @@ describe("a test run's temp folder", () => {
     const remove = await runTempFolder(env);
     const dir = env.TMPDIR!;
     expect(path.dirname(dir)).toBe(os.tmpdir());
+    // Every Node process the run starts shares one compile cache, inside the run's folder.
+    expect(env.NODE_COMPILE_CACHE).toBe(path.join(dir, 'node-compile-cache'));
     // What playwright-core leaves when Chromium cannot start.
     await mkdir(path.join(dir, 'playwright-artifacts-x1y2z3'), { recursive: true });
     await writeFile(path.join(dir, 'playwright-artifacts-x1y2z3', 'trace'), 'left behind');
     await remove();
     expect(existsSync(dir)).toBe(false);
     expect(env.TMPDIR).toBe(os.tmpdir());
+    expect(env.NODE_COMPILE_CACHE).toBeUndefined();
   });
 
   it('leaves TMPDIR unset afterwards when it was unset before', async () => {

@@ -71,4 +71,9 @@ describe('the CI workflow', () => {
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(testCommand.split(' && ').map((c) => ci.includes(`run: ${c}`))).toEqual([true, true]);
   });
+
+  it('runs the bursts and the answer cache at full size after npm test on the main branch, as the README says', () => {
+    expect(ci).toMatch(/run: npm test\n[\s\S]*\n {8}if: github\.ref == 'refs\/heads\/main'\n {8}run: npm run test:stress\n/);
+    expect(readme).toMatch(/`npm run test:stress` bursts 20,000 requests [^.]*, as CI does on every push to the main branch\./);
+  });
 });

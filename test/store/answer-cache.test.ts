@@ -4,6 +4,12 @@
  * after a full collection, for stored answers (full archive) and for
  * searches; and 200,000 distinct searches through the front door grow the
  * process by no more than the cache's documented bound (docs/development.md).
+ *
+ * That last run is `npm run test:stress` (ANSWER_CACHE_SEARCHES=200000): it
+ * was most of `npm run test:quick`'s time (247 s of wall under load). `npm
+ * test` sends 50,000: a search counts about 1 KB, so the 16 MiB cache fills
+ * near 17,000 and the run still makes it drop three times what it holds; the
+ * test also checks that the cache did fill.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/handler.ts';
@@ -35,6 +41,16 @@ function rss(): number {
   return process.memoryUsage().rss;
 }
 
+/** Distinct searches through the front door (ANSWER_CACHE_SEARCHES, see above): 50,000 when unset. */
+const SEARCHES = searchCount(process.env.ANSWER_CACHE_SEARCHES);
+
+function searchCount(value: string | undefined): number {
+  if (value === undefined || value === '') return 50_000;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 20_000 || n > 10_000_000) throw new Error(`Expected ANSWER_CACHE_SEARCHES to be a whole number from 20000 to 10000000, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 /** A text no one asked before, `i` apart: some find names, most nothing. */
 const distinctText = (i: number) => `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
 
@@ -43,6 +59,8 @@ let full: string;
 
 beforeAll(async () => {
   box = await sampleSandbox('answer-cache');
+  // Its own build, not the run's shared one: the RSS check below passes only in a process the full build has
+  // already grown. Over the shared build, in a fresh worker, 50,000 searches took RSS from 200 to 253 MiB (bound: 32).
   full = await buildInto(FULL_SOURCE, 'answer-cache-full');
 }, 600_000);
 afterAll(() => box?.remove());
@@ -87,7 +105,7 @@ describe('what the answer cache counts', () => {
     expect(countedPerEntry).toBeLessThanOrEqual(perEntry * 2);
   }, 120_000);
 
-  it('keeps the process within the bound through 200,000 distinct searches with one key', async () => {
+  it(`keeps the process within the bound through ${SEARCHES.toLocaleString('en')} distinct searches with one key`, async () => {
     const { keys, records } = makeKeys(1, 'answer-cache');
     const api = createApi({ data: new DiskData(box.dist, { revalidateMs: 600_000 }), keys: new Keys(memoryKeys(records)), rateLimitPerMinute: 1e9 });
     const ask = async (text: string) => {
@@ -97,12 +115,14 @@ describe('what the answer cache counts', () => {
     for (let i = 0; i < 2_000; i++) await ask(distinctText(2e9 + i)); // warm: every file read and parsed, the code compiled
     const start = rss();
     let most = start;
-    for (let i = 0; i < 200_000; i++) {
+    for (let i = 0; i < SEARCHES; i++) {
       await ask(distinctText(i));
-      if (i % 20_000 === 19_999) most = Math.max(most, rss());
+      if (i % 10_000 === 9_999) most = Math.max(most, rss());
     }
-    console.log(`200,000 distinct searches: RSS ${(start / MiB).toFixed(0)} -> at most ${(most / MiB).toFixed(0)} MiB; the answer cache counts ${(api.archive.answerBytes / MiB).toFixed(1)} MiB`);
+    console.log(`${SEARCHES.toLocaleString('en')} distinct searches: RSS ${(start / MiB).toFixed(0)} -> at most ${(most / MiB).toFixed(0)} MiB; the answer cache counts ${(api.archive.answerBytes / MiB).toFixed(1)} MiB`);
     expect(api.archive.answerBytes).toBeLessThanOrEqual(ANSWER_BYTES);
+    // Full, so what was measured is a cache dropping entries at its bound, not one still filling.
+    expect(api.archive.answerBytes).toBeGreaterThan(0.9 * ANSWER_BYTES);
     // The cache's bound, and as much again for what the collector has not given back to the system.
     expect(most - start).toBeLessThanOrEqual(2 * ANSWER_BYTES);
   }, 300_000);
