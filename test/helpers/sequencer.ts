@@ -18,6 +18,7 @@ export const LONG_FILES = [
   'test/build/update.test.ts',
   'test/build/build.test.ts',
   'test/runtimes/varnish.test.ts',
+  'test/runtimes/worker-memory.test.ts',
   'test/store/answer-cache.test.ts',
   'test/portal/portal.browser.test.ts',
   'test/build/reference.test.ts',
