@@ -91,15 +91,16 @@ describe('what the answer cache counts', () => {
       }
     }
     const mib = (n: number) => (n / MiB).toFixed(1);
-    console.log(`${SEARCHES.toLocaleString('en')} distinct searches: RSS ${mib(start.rss)} -> ${mib(end.rss)} MiB, of which V8's young generation ${mib(start.young)} -> ${mib(end.young)} MiB; live heap ${mib(start.live)} -> ${mib(atFull?.live ?? 0)} MiB when the cache was full -> ${mib(end.live)} MiB; the answer cache counts ${mib(api.archive.answerBytes)} MiB`);
+    console.log(`${SEARCHES.toLocaleString('en')} distinct searches: RSS ${mib(start.rss)} -> ${mib(atFull?.rss ?? 0)} MiB when the cache was full -> ${mib(end.rss)} MiB, of which V8's young generation ${mib(start.young)} -> ${mib(end.young)} MiB; live heap ${mib(start.live)} -> ${mib(atFull?.live ?? 0)} MiB when the cache was full -> ${mib(end.live)} MiB; the answer cache counts ${mib(api.archive.answerBytes)} MiB`);
     expect(api.archive.answerBytes).toBeLessThanOrEqual(ANSWER_BYTES);
     // Full, so what was measured is a cache dropping entries at its bound, not one still filling.
     expect(atFull).not.toBeNull();
     // Bounded: once the cache is full, what the process holds after a collection stops growing.
     expect(end.live - atFull!.live).toBeLessThanOrEqual(2 * MiB);
-    // The process grows by the cache's bound (twice it at most), and by the young generation V8 enlarges
-    // to its own maximum under a high allocation rate (about 100 MiB on Node 24; flat from then on), not more.
-    expect(end.rss - start.rss - (end.young - start.young)).toBeLessThanOrEqual(2 * ANSWER_BYTES);
+    // RSS beyond the young generation V8 enlarges to its own maximum under a high allocation rate and keeps:
+    // at most four times the cache's bound (14 to 35 MiB measured on 2 cores, the higher beside a second test
+    // file: what the old space and malloc keep in reserve; the live heap above is what shows it stops growing).
+    expect(end.rss - end.young - (start.rss - start.young)).toBeLessThanOrEqual(4 * ANSWER_BYTES);
   }, 300_000);
 
   it('counts a stored answer within 2x of the heap it holds (20,000 person answers of the full archive)', async () => {
