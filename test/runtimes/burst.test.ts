@@ -24,17 +24,10 @@ import { keyThroughPortal } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { startEdge, startWorker } from '../helpers/processes.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
+import { wholeNumberSetting } from '../helpers/settings.ts';
 
 /** Requests per runtime, in four bursts: one key at 8 and at 32 at once, many keys at 8 and at 32 (BURST_REQUESTS, see above). */
-const TOTAL = requestsPerRuntime(process.env.BURST_REQUESTS);
-
-/** BURST_REQUESTS as a whole number of requests a runtime, 4 to 1,000,000 (the four bursts need one each); 2,000 when unset. */
-function requestsPerRuntime(value: string | undefined): number {
-  if (value === undefined || value === '') return 2_000;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 4 || n > 1_000_000) throw new Error(`Expected BURST_REQUESTS to be a whole number from 4 to 1000000, got ${JSON.stringify(value)}`);
-  return n;
-}
+const TOTAL = wholeNumberSetting('BURST_REQUESTS', 2_000, 4, 1_000_000);
 const BURSTS = [
   { keys: 'one', concurrency: 8 },
   { keys: 'one', concurrency: 32 },
