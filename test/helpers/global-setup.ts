@@ -61,7 +61,9 @@ export async function runTempFolder(env: NodeJS.ProcessEnv = process.env): Promi
       if (value === undefined) delete env[name];
       else env[name] = value;
     }
-    await rm(dir, { recursive: true, force: true });
+    // A process a test stopped may still be writing its compile cache as it exits: rm then meets a folder
+    // filled again (ENOTEMPTY, seen once after `npm run test:stress`), which Node retries, 100 ms apart.
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 });
   };
 }
 
