@@ -24,10 +24,10 @@ import { keyThroughPortal } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { startEdge, startWorker } from '../helpers/processes.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
-import { wholeNumberSetting } from '../helpers/settings.ts';
+import { wholeNumberSetting } from '../../src/shared/limits.ts';
 
 /** Requests per runtime, in four bursts: one key at 8 and at 32 at once, many keys at 8 and at 32 (BURST_REQUESTS, see above). */
-const TOTAL = wholeNumberSetting('BURST_REQUESTS', 2_000, 4, 1_000_000);
+const TOTAL = wholeNumberSetting('BURST_REQUESTS', process.env.BURST_REQUESTS, 2_000, 4, 1_000_000);
 const BURSTS = [
   { keys: 'one', concurrency: 8 },
   { keys: 'one', concurrency: 32 },

@@ -23,7 +23,7 @@ import { makeKeys, memoryKeys } from '../helpers/keys.ts';
 import { heapUsed } from '../helpers/memory.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
-import { wholeNumberSetting } from '../helpers/settings.ts';
+import { wholeNumberSetting } from '../../src/shared/limits.ts';
 import { sharedBuild } from '../helpers/temp.ts';
 
 const MiB = 1024 * 1024;
@@ -53,7 +53,7 @@ function sample(): Sample {
 }
 
 /** Distinct searches through the front door (ANSWER_CACHE_SEARCHES, see above): 50,000 when unset. */
-const SEARCHES = wholeNumberSetting('ANSWER_CACHE_SEARCHES', 50_000, 20_000, 10_000_000);
+const SEARCHES = wholeNumberSetting('ANSWER_CACHE_SEARCHES', process.env.ANSWER_CACHE_SEARCHES, 50_000, 20_000, 10_000_000);
 
 /** A text no one asked before, `i` apart: some find names, most nothing. */
 const distinctText = (i: number) => `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
