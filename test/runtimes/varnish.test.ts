@@ -22,8 +22,8 @@ import { wholeNumberSetting } from '../../src/shared/limits.ts';
 
 /**
  * Distinct keyless URLs the Transient check sends (VARNISH_URLS): 20,000 in
- * `npm test`, where the unbounded storage it guards against held 5.8 MB
- * (17.4 MB at 60,000), three times the 2 MB allowed; `npm run test:stress` sends 60,000.
+ * `npm test`, where the unbounded storage it guards against would hold
+ * about 5.8 MB (it held 17.4 MB at 60,000), three times the 2 MB allowed; `npm run test:stress` sends 60,000.
  */
 const URLS = wholeNumberSetting('VARNISH_URLS', process.env.VARNISH_URLS, 20_000, 1_000, 10_000_000);
 
