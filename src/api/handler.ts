@@ -28,7 +28,7 @@ import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-file
 import { loggable } from '../shared/redact.ts';
 import { type ApiReply, answerReply, DATA_CACHE_CONTROL, datasetFileReply, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
 import type { Manifest } from '../shared/types.ts';
-import { type ApiRequest, decode, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
+import { type ApiRequest, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
 export interface ApiOptions extends ArchiveOptions {
   /** Where the built files come from (the edge function passes one per request instead). */
@@ -125,7 +125,7 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     }
     case 'lookup': {
       // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept, by browsers and shared caches alike).
-      const checked = s.gate.check(parsed.key === null ? null : decode(parsed.key), now);
+      const checked = s.gate.check(parsed.apiKey, now);
       const answer = (until: number) => forShared(s, parsed, source, find(s, parsed, request, source, until, now), until, now);
       if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? answer(c) : c));
       return typeof checked === 'number' ? answer(checked) : checked;
@@ -179,8 +179,8 @@ function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiR
  */
 function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>, until: number, now: number): Maybe<ApiReply> {
   const headers = s.options.sharedCache;
-  if (!headers || !source || m.key === null) return out;
-  const id = keyId(decode(m.key)!);
+  if (!headers || !source || m.apiKey === null) return out;
+  const id = keyId(m.apiKey);
   const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
   return andThen(out, (reply) => {
     if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
@@ -195,10 +195,9 @@ function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
   return REPLIES.fetchError;
 }
 
-/** A key as the log shows it: a key's id, or `...` for any other text. */
-function maskedKey(raw: string): string {
+/** A key segment (`raw` as sent, `key` decoded) as the log shows it: a key's id, or `...` for any other text. */
+function maskedKey(raw: string, key: string | null): string {
   if (raw === '') return '';
-  const key = decode(raw);
   return key !== null && isKeyShaped(key) ? `${keyId(key)}...` : '...';
 }
 
@@ -206,10 +205,10 @@ function maskedKey(raw: string): string {
 function loggedPath(parsed: Parsed, request: ApiRequest): string {
   // The path parseRequest already read where it kept it (a portal path, any other path), else read again (a preflight, a 405: rare).
   if (parsed.kind !== 'lookup') return loggable(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url);
-  const { pathname, keyAt, key } = parsed;
+  const { pathname, keyAt, key, apiKey } = parsed;
   // A name may itself hold a key someone pasted: the parameters are masked as any text is; the key segment is never read into the line.
   if (key === null) return loggable(pathname);
-  return loggable(pathname.slice(0, keyAt)) + maskedKey(key) + pathname.slice(keyAt + key.length);
+  return loggable(pathname.slice(0, keyAt)) + maskedKey(key, apiKey) + pathname.slice(keyAt + key.length);
 }
 
 /** A reply no shared cache may keep (the portal, `/health`), said so to the one in front, whatever Cache-Control lets browsers do. */

@@ -24,6 +24,8 @@ export interface RouteMatch {
   route: Route;
   /** The `apikey=` segment as sent, or null when there is none. */
   key: string | null;
+  /** That segment decoded, once, for every stage that reads the key (the gate, the shared cache's tag, the log); null when there is none or its encoding is broken. */
+  apiKey: string | null;
   /** The path, and where the key's text starts in it (its length when there is no key): the access log writes the key's id there instead. */
   pathname: string;
   keyAt: number;
@@ -104,7 +106,7 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
   const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
   for (const route of routes ?? []) {
     const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
-    if (raw) return { kind: 'lookup', route, key, raw, pathname, keyAt };
+    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt };
   }
   return null;
 }

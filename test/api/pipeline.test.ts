@@ -11,6 +11,7 @@ import { createApi } from '../../src/api/handler.ts';
 import { isPromise } from '../../src/shared/maybe.ts';
 import type { ApiReply } from '../../src/http/reply.ts';
 import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
+import { keyId } from '../../src/keys/secrets.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { SEARCH_ENTRY_BYTES, STORED_ANSWER_BYTES } from '../../src/store/archive.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
@@ -117,6 +118,27 @@ describe('the pipeline', () => {
     const key = await newKey();
     for (let i = 0; i < 5; i++) await settle(api.reply(get(`/archive/year=2026/apikey=${key}`)));
     expect(asked).toBe(5);
+  });
+
+  it('decodes the key segment once a request, for the gate, the shared cache\'s tag and the log alike', async () => {
+    const lines: string[] = [];
+    const api = createApi({ data: new DiskData(dist), keys, log: (line) => lines.push(line), sharedCache: (policy) => ({ 'x-policy': JSON.stringify(policy) }) });
+    const key = await newKey();
+    // The key sent percent-encoded (its first letter as %66): every stage must still see the one key.
+    const sent = `%${key.charCodeAt(0).toString(16)}${key.slice(1)}`;
+    const url = `/archive/year=2026/apikey=${sent}`;
+    await settle(api.reply(get(url))); // warm: the second request is the one counted
+    const decodeSpy = vi.spyOn(globalThis, 'decodeURIComponent');
+    try {
+      const reply = await settle(api.reply(get(url)));
+      expect(reply.status).toBe(200);
+      expect(reply.headers['x-policy']).toContain('"keep":true');
+      expect(decodeSpy.mock.calls.filter(([text]) => text === sent)).toHaveLength(1);
+    } finally {
+      decodeSpy.mockRestore();
+    }
+    expect(lines.at(-1)).toMatch(new RegExp(`^GET /archive/year=2026/apikey=${keyId(key)}\\.\\.\\. 200 `));
+    expect(lines.join('\n')).not.toContain(key.slice(keyId(key).length));
   });
 
   it('checks the key before the rate, and the rate before the parameters', async () => {
