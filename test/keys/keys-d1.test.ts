@@ -140,19 +140,22 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     const worker = d1Keys(db, { now: () => clock });
     const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
     // Cold: no answer is held, and a read in flight is never shared (workerd ties it to its request), so each check reads.
-    const first = await Promise.all(Array.from({ length: 100 }, () => worker.verify(keys[0])));
-    expect(first).toEqual(new Array(100).fill(true));
-    expect(reads()).toBe(100);
+    // BATCH checks at once: 100 at once opened as many sockets through Miniflare's proxy, and workerd closed some of
+    // them ("other side closed") when two suites ran side by side.
+    const BATCH = 20;
+    const first = await Promise.all(Array.from({ length: BATCH }, () => worker.verify(keys[0])));
+    expect(first).toEqual(new Array(BATCH).fill(true));
+    expect(reads()).toBe(BATCH);
 
     let checks = 0;
     for (; clock - started < 2_500; clock += 100) {
-      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => worker.verify(keys[i % 2])));
+      const answers = await Promise.all(Array.from({ length: BATCH }, (_, i) => worker.verify(keys[i % 2])));
       expect(answers.every(Boolean)).toBe(true);
       checks += answers.length;
     }
     const seconds = (clock - started) / 1000;
-    // The second key's first batch (50 checks) reads once per check (cold); after that, one read per key per TTL.
-    const steady = reads() - 100 - 50;
+    // The second key's first batch (BATCH / 2 checks) reads once per check (cold); after that, one read per key per TTL.
+    const steady = reads() - BATCH - BATCH / 2;
     console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${steady} D1 reads after the cold ones, ${(steady / 2 / seconds).toFixed(2)} per key per second`);
     expect(steady).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
   });
@@ -160,7 +163,11 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
   it('holds at most `max` answers however many made-up keys arrive', async () => {
     const worker = d1Keys(isolates[0], { max: 50 });
     const made = Array.from({ length: 150 }, () => generateKey());
-    expect(await Promise.all(made.map((key) => worker.verify(key)))).toEqual(new Array(150).fill(false));
+    // One at a time: what is checked is the bound, and 150 queries at once through Miniflare's proxy
+    // opened 150 sockets to workerd, which closed some of them when two suites ran side by side ("other side closed").
+    const verdicts: boolean[] = [];
+    for (const key of made) verdicts.push(await worker.verify(key));
+    expect(verdicts).toEqual(new Array(150).fill(false));
     expect(worker.cache!.size).toBe(50);
     const real = await worker.issue(owner());
     expect(await worker.verify(real)).toBe(true); // the newest answer is kept, the oldest made-up ones dropped
