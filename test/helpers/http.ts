@@ -18,8 +18,20 @@ export interface RawReply {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
-/** One HTTP request with the body as sent (no decompression), path sent verbatim. */
-export function rawRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}): Promise<RawReply> {
+/**
+ * Whether a request failed only because the kept-alive connection it reused
+ * was being closed by the server as it was sent: the server closes an idle
+ * connection after its keep-alive timeout (5 s for Node's), and a client that
+ * picked that socket in the same instant gets "socket hang up". RFC 9110
+ * (9.2.2) lets a client send an idempotent request again after such a
+ * failure, as browsers do; Node's docs give the same recipe
+ * (`request.reusedSocket`). Seen on two suites side by side, load 12 on 2 cores.
+ */
+export const lostKeptAliveSocket = (req: http.ClientRequest, method: string, error: NodeJS.ErrnoException): boolean =>
+  req.reusedSocket && error.code === 'ECONNRESET' && ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+
+/** One HTTP request with the body as sent (no decompression), path sent verbatim; sent again once on a new connection when a kept-alive one was lost ({@link lostKeptAliveSocket}). */
+export function rawRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}, again = true): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
@@ -30,7 +42,7 @@ export function rawRequest(port: number, method: string, pathname: string, heade
         resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
       });
     });
-    req.on('error', reject);
+    req.on('error', (error) => (again && lostKeptAliveSocket(req, method, error) ? rawRequest(port, method, pathname, headers, false).then(resolve, reject) : reject(error)));
     req.end();
   });
 }
