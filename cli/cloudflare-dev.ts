@@ -17,6 +17,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { freeLoopbackPort } from '../lib/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
@@ -107,15 +108,6 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-/** A loopback port free now, for wrangler dev behind the front server. */
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /**
  * One `NAME=value` line as wrangler reads its env files (dotenv, then
  * dotenv-expand): quoted with a quote the value lacks (single and backtick
@@ -162,14 +154,14 @@ async function main() {
   const host = process.env.HOST ?? '127.0.0.1';
   const base = `http://${host}:${port}`;
   // The front server first: a port already taken stops here, in one line, before wrangler starts.
-  const inner = await freePort();
+  const inner = await freeLoopbackPort();
   const server = front(inner, base);
   await listen(server, port, host);
   console.log(`key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`);
   // Secrets (MAIL_API_TOKEN, credentials in a URL) never go on argv: only the env file's path does.
   const secrets = envFile(vars);
   // wrangler's devtools port too: its default (9229, when it looks free) is taken by whichever of two dev:cloudflare at once binds it first, and the other dies.
-  const inspector = await freePort();
+  const inspector = await freeLoopbackPort();
   const child = wrangler(['dev', '--config', config, '--port', String(inner), '--inspector-port', String(inspector), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
   const stopChild = () => child.kill('SIGTERM');
   // Every exit this process sees (a refusal, an uncaught error, a signal) stops wrangler too.

@@ -1,6 +1,7 @@
 /** Talking to a server on loopback: raw requests and request lines, decoded bodies, free ports, and polling until something holds. */
 import http from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /** A reply body as sent before `content-encoding` (br, gzip or none). */
@@ -65,27 +66,8 @@ export function rawRequestLine(port: number, line: string): Promise<{ status: nu
   });
 }
 
-/**
- * A free-looking port below Linux's ephemeral range (32768 and up), so the
- * client sockets of other tests running at once do not take it.
- */
-export const randomPort = () => 20_000 + Math.floor(Math.random() * 12_000);
-
-/** A {@link randomPort} that nothing on 127.0.0.1 holds now (tried by listening on it), for a process that takes a port, not 0. */
-export async function freeRandomPort(): Promise<number> {
-  for (;;) {
-    const port = randomPort();
-    const server = http.createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (free) {
-      await new Promise((resolve) => server.close(resolve));
-      return port;
-    }
-  }
-}
+/** A loopback port free now, never one of the ephemeral range (lib/ports.ts), for a process that takes a port, not 0. */
+export const freeRandomPort = freeLoopbackPort;
 
 /** Polls `check` until it returns true or `ms` pass. */
 export async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
@@ -97,11 +79,3 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000, eve
   return check();
 }
 
-/** A free TCP port on 127.0.0.1 (wrangler dev takes a port, not 0). */
-export async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

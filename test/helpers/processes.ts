@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, freeRandomPort } from './http.ts';
+import { freeRandomPort } from './http.ts';
 import { DENO, ROOT } from './paths.ts';
 import { sourceOf, tempDir } from './temp.ts';
 
@@ -100,7 +100,7 @@ export const startNetlifyLocal = (env: Record<string, string>) => startServer(en
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
 export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; pid: number; logs: string[]; state: string; stop(): Promise<void> }> {
-  const port = await freePort();
+  const port = await freeRandomPort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
     cwd: ROOT,

@@ -36,7 +36,7 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
-  ['lib', ['src/shared']], // what every command shares: its command-line reader
+  ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
   ['build/answers', ['src/shared', 'src/store', 'build/archive']], // the stored answers, their compressed copies, the dataset, the search index
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
