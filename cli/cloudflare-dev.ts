@@ -17,10 +17,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freeLoopbackPort } from '../lib/ports.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
+import { freeLoopbackPort } from '../lib/ports.ts';
 import { startMailOutbox } from './mail-outbox.ts';
 import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';

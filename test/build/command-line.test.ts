@@ -9,9 +9,9 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readCommandLine } from '../../lib/command-line.ts';
-import { freeRandomPort } from '../helpers/http.ts';
 import { ROOT } from '../helpers/paths.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
@@ -83,7 +83,7 @@ describe('every npm script', () => {
   /** `npm run --silent <script> -- <args>` in the fresh clone, with its own empty temp folder and a port of its own. */
   async function npmRun(script: string, args: string[]) {
     const tmp = await tempDir('command-tmp');
-    const port = await freeRandomPort();
+    const port = await freeLoopbackPort();
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, PORT: String(port) };
     delete env.ARCHIVE_SOURCE;
     const before = filesOf(clone);

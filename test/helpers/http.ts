@@ -1,7 +1,6 @@
-/** Talking to a server on loopback: raw requests and request lines, decoded bodies, free ports, and polling until something holds. */
+/** Talking to a server on loopback: raw requests and request lines, decoded bodies, and polling until something holds (a free port: lib/ports.ts). */
 import http from 'node:http';
 import { connect } from 'node:net';
-import { freeLoopbackPort } from '../../lib/ports.ts';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /** A reply body as sent before `content-encoding` (br, gzip or none). */
@@ -65,9 +64,6 @@ export function rawRequestLine(port: number, line: string): Promise<{ status: nu
     });
   });
 }
-
-/** A loopback port free now, never one of the ephemeral range (lib/ports.ts), for a process that takes a port, not 0. */
-export const freeRandomPort = freeLoopbackPort;
 
 /** Polls `check` until it returns true or `ms` pass. */
 export async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {

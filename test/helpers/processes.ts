@@ -2,9 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import { freeRandomPort } from './http.ts';
 import { DENO, ROOT } from './paths.ts';
 import { sourceOf, tempDir } from './temp.ts';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 
 /**
  * ARCHIVE_SOURCE for a process started over `dist`: the source the tests
@@ -100,7 +100,7 @@ export const startNetlifyLocal = (env: Record<string, string>) => startServer(en
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
 export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; pid: number; logs: string[]; state: string; stop(): Promise<void> }> {
-  const port = await freeRandomPort();
+  const port = await freeLoopbackPort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
     cwd: ROOT,
@@ -134,7 +134,7 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
 
 async function startOnce(env: Record<string, string>, options: StartOptions): Promise<Started> {
   const { cwd = ROOT, ready = 'key portal:', script = 'cli/start.ts', args = [] } = options;
-  const port = Number(env.PORT ?? (await freeRandomPort()));
+  const port = Number(env.PORT ?? (await freeLoopbackPort()));
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   Object.assign(fullEnv, { PORT: String(port) }, pinnedSource(env.DIST_DIR), env);

@@ -12,10 +12,11 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeRandomPort, rawRequest } from '../helpers/http.ts';
+import { rawRequest } from '../helpers/http.ts';
 import { DENO, FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';
 import { expected, type SpecArchive } from '../oracle.ts';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 
 const run = promisify(execFile);
 const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');
@@ -45,7 +46,7 @@ let archive: SpecArchive;
 
 beforeAll(async () => {
   clone = await cleanCopy('production', 'none');
-  port = await freeRandomPort();
+  port = await freeLoopbackPort();
   server = spawn('sh', ['-c', 'npm ci --omit=dev && npm start'], {
     cwd: clone,
     env: userEnv({ ARCHIVE_SOURCE: FULL_SOURCE, PORT: String(port) }),

@@ -17,9 +17,10 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { startMailApi } from '../helpers/mail.ts';
-import { eventually, freeRandomPort, rawRequest } from '../helpers/http.ts';
+import { eventually, rawRequest } from '../helpers/http.ts';
 import { startServer } from '../helpers/processes.ts';
 import { cleanCopy, tempDir } from '../helpers/temp.ts';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 
 let clone: string;
 /** The first test's settings, its dist/ built: later tests start without building again. */
@@ -254,7 +255,7 @@ it("docs/deploy.md's systemd unit runs npm start as package.json has it, signals
 it.each(['SIGTERM', 'SIGINT', 'SIGKILL'] as const)('stops, server and all, when the npm start process a supervisor holds gets %s', async (signal) => {
   const [program, ...args] = documentedUnit().get('Service')!.get('ExecStart')![0].split(/\s+/);
   const dir = await tempDir('start-signal');
-  const port = await freeRandomPort();
+  const port = await freeLoopbackPort();
   const env: NodeJS.ProcessEnv = { ...process.env, DIST_DIR: built?.DIST_DIR ?? path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), PORT: String(port), LOG_REQUESTS: '0' };
   delete env.ARCHIVE_SOURCE;
   // As systemd or a container runtime starts it: npm is the process it holds and signals.

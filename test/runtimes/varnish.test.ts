@@ -12,13 +12,14 @@ import os from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freeRandomPort } from '../helpers/http.ts';
+import { eventually } from '../helpers/http.ts';
 import { keyThroughPortal, makeKeys, storeKeys } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
+import { freeLoopbackPort } from '../../lib/ports.ts';
 
 /**
  * Distinct keyless URLs the Transient check sends (VARNISH_URLS): 20,000 in
@@ -58,7 +59,7 @@ async function startVarnish(backendPort: number): Promise<Varnish> {
   const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
   expect(vcl).toContain(`"${backendPort}"`);
   await writeFile(path.join(dir, 'test.vcl'), vcl);
-  const port = await freeRandomPort();
+  const port = await freeLoopbackPort();
   // -j none: no privilege separation, so a private temp folder is readable; -s malloc keeps it off the disk.
   const storage = await documentedStorage();
   const work = path.join(dir, 'work');
@@ -121,7 +122,7 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   beforeAll(async () => {
     dist = await buildInto(SAMPLE_SOURCE, 'varnish-dist');
     keysDb = path.join(await tempDir('varnish-keys'), 'keys.db');
-    const backendPort = await freeRandomPort();
+    const backendPort = await freeLoopbackPort();
     varnish = await startVarnish(backendPort);
     storeKeys(keysDb, records);
     server = await startServer({ PORT: String(backendPort), DIST_DIR: dist, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`, RATE_LIMIT_PER_MINUTE: '3', NODE_ENV: 'production' });
@@ -300,7 +301,7 @@ describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROX
     const dist = await buildInto(SAMPLE_SOURCE, 'varnish-portal-dist');
     const keysDb = path.join(await tempDir('varnish-portal-keys'), 'keys.db');
     mail = await startMailApi();
-    const backendPort = await freeRandomPort();
+    const backendPort = await freeLoopbackPort();
     varnish = await startVarnish(backendPort);
     server = await startServer({
       PORT: String(backendPort),
