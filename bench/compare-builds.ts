@@ -14,7 +14,7 @@
  * every word of a category name (across years and at every held year), and
  * every text that is part of two names or more (across years, and at three
  * years). It reads the old build's manifest, whole archive and name and id
- * shards itself (formats 9 to 13: each a file named by its ref's first id). With `--join-etags-may-change` (a change of
+ * shards itself (formats 9 to 14: each a file named by its ref's first id). With `--join-etags-may-change` (a change of
  * how joins are stored), the answer to a text matching several names may
  * answer another ETag, the same for every encoding; its bytes may not change,
  * and each build must answer 304 to its own ETag. Those are counted apart.

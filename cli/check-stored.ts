@@ -18,10 +18,16 @@
  */
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { sha256 } from '../build/archive/source.ts';
 import { decodeTo } from '../build/answers/compression-cache.ts';
 import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
+
+const gunzip = promisify(zlib.gunzip);
+/** Far above any pack the build writes (below 0.2 MiB inflated); a longer one is refused as damaged. */
+const PACK_MAX_INFLATED = 64 * 1024 * 1024;
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
   const stored = path.join(dist, DATA_PREFIX, 'r');
@@ -45,19 +51,27 @@ function* refsIn(value: unknown): Generator<string> {
   }
 }
 
-/** The bytes of a stored file of dist/ (null when it is not there); packs read once each, since many refs slice one. */
+/** The bytes of a stored file of dist/ (null when it is not there); packs read (and a pack of answers inflated) once each, since many refs slice one. */
 function storedBytes(dist: string) {
   const packs = new Map<string, Buffer | null>();
-  return async (file: string, pack: boolean): Promise<Buffer | null> => {
+  return async (file: string, pack: boolean, inflate: boolean): Promise<Buffer | null> => {
     if (!pack) return readFile(path.join(dist, file)).catch(() => null);
-    if (!packs.has(file)) packs.set(file, await readFile(path.join(dist, file)).catch(() => null));
-    return packs.get(file)!;
+    const key = `${file} ${inflate}`;
+    if (!packs.has(key)) {
+      const bytes = await readFile(path.join(dist, file)).catch(() => null);
+      packs.set(key, bytes && inflate ? await gunzip(bytes, { maxOutputLength: PACK_MAX_INFLATED }).catch(() => null) : bytes);
+    }
+    return packs.get(key)!;
   };
 }
 
-/** The bytes a place names: its own file, or its range of a pack; null when the file is not there. */
-async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, { file, range }: Place): Promise<Buffer | null> {
-  const bytes = await bytesOf(dataPath(file)!, range !== null);
+/**
+ * The bytes a place names: its own file, or its range of a pack (a pack of
+ * answers as sent, `identity`, inflated first: it is stored gzipped); null
+ * when the file is not there or a pack does not inflate.
+ */
+async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, { file, range }: Place, identity: boolean): Promise<Buffer | null> {
+  const bytes = await bytesOf(dataPath(file)!, range !== null, identity);
   return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
 }
 
@@ -82,7 +96,7 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
     seen.add(ref);
     const parsed = parseRef(ref)!;
     await visit(parsed);
-    const own = await placeBytes(bytesOf, parsed.at.identity);
+    const own = await placeBytes(bytesOf, parsed.at.identity, true);
     if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
     let value: unknown;
     try {
@@ -128,7 +142,7 @@ export async function storedCopiesNotDecoding(dist: string): Promise<string[]> {
   const wrong: string[] = [];
   await storedRefs(dist, bytesOf, async (parsed) => {
     if (!parsed.gzip || !parsed.br) return;
-    const [plain, gzipped, brotlied] = await Promise.all([parsed.at.identity, parsed.at.gzip!, parsed.at.br!].map((place) => placeBytes(bytesOf, place)));
+    const [plain, gzipped, brotlied] = await Promise.all([parsed.at.identity, parsed.at.gzip!, parsed.at.br!].map((place, i) => placeBytes(bytesOf, place, i === 0)));
     if (!plain || !gzipped || !brotlied) return; // missing: storedFilesMissing says so
     if (!(await decodeTo(plain, [gzipped, brotlied]))) wrong.push(`${parsed.gzip}/${parsed.br}`);
   });

@@ -18,7 +18,7 @@ import { type Archive, type CategoryIndex, type CategoryMatch, type FileRef, typ
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedFiles } from '../../src/store/search.ts';
-import { type Copies, decodeTo } from './compression-cache.ts';
+import { type Copies, decodeTo, gunzipsTo, NO_COPY } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -125,7 +125,9 @@ class Store {
         const compressed = await slot.variants;
         parts.push([plain.add(slot.id, slot.bytes), ...(compressed ? compressed.map((c) => encoded.add(idOf(c), c)) : [])]);
       }
-      const ids = new Map([plain, encoded].filter((p) => p.length > 0).map((p) => [p, this.write(p)]));
+      const ids = new Map<Pack, string>();
+      if (plain.length > 0) ids.set(plain, await this.writeGzipped(plain));
+      if (encoded.length > 0) ids.set(encoded, this.write(Buffer.concat(encoded.chunks)));
       slots.forEach((slot, i) => {
         slot.resolve(parts[i].map(([id, pack, start, end]) => refPart(id, { id: ids.get(pack)!, start, end })).join('/'));
       });
@@ -133,12 +135,27 @@ class Store {
     this.packs.clear();
   }
 
-  /** Stores a pack's bytes under their id. */
-  private write(pack: Pack): string {
-    const bytes = Buffer.concat(pack.chunks);
+  /** Stores bytes under their id. */
+  private write(bytes: Uint8Array): string {
     const id = idOf(bytes);
     this.files.set(dataPath(id)!, bytes);
     return id;
+  }
+
+  /**
+   * Stores a pack of answers as sent, gzipped (JSON of many small answers
+   * shrinks about six times; a reader inflates it once). Its gzip is made at
+   * the answers' level, kept with their copies and reused like them once it
+   * decodes to the pack.
+   */
+  private async writeGzipped(pack: Pack): Promise<string> {
+    const bytes = Buffer.concat(pack.chunks);
+    const id = idOf(bytes);
+    const known = this.compressed.get(id) ?? this.reuse.get(id);
+    let gzipped = known && (await gunzipsTo(bytes, known[0])) ? known[0] : undefined;
+    if (!gzipped) gzipped = await this.limit(() => gzip(bytes, { level: 9 }));
+    if (!this.compressed.has(id)) this.compressed.set(id, [gzipped, NO_COPY]);
+    return this.write(gzipped);
   }
 
   private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {

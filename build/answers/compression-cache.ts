@@ -7,8 +7,9 @@
  *   a header line naming this format and the zlib and brotli versions (other
  *   versions may compress differently, so their copies are not reused),
  *   then per answer: its id (20 ASCII hex digits), the gzip and brotli
- *   lengths (4 bytes each, big-endian) and both copies, and last the sha256
- *   of everything before it.
+ *   lengths (4 bytes each, big-endian) and both copies (a pack of answers:
+ *   its gzip and an empty brotli), and last the sha256 of everything before
+ *   it.
  *
  * A file that is damaged, of another format or too large is ignored (one
  * line says so) and replaced after the build; deleting it only makes the next
@@ -53,6 +54,19 @@ export async function decodeTo(bytes: Uint8Array, [gzipped, brotlied]: Copies): 
     return plain.equals(a) && plain.equals(b);
   } catch {
     return false; // not gzip or brotli, or longer than the answer
+  }
+}
+
+/** A pack of answers keeps only its gzip (src/store/refs.ts): its brotli slot is empty, which no answer's copy can be. */
+export const NO_COPY = new Uint8Array(0);
+
+/** Whether `gzipped` decodes to `bytes` (decoded no further than one byte past them). */
+export async function gunzipsTo(bytes: Uint8Array, gzipped: Uint8Array): Promise<boolean> {
+  try {
+    const plain = await gunzip(gzipped, { maxOutputLength: bytes.length + 1 });
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).equals(plain);
+  } catch {
+    return false;
   }
 }
 

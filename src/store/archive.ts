@@ -2,7 +2,8 @@
  * Finding a lookup's answer among the files the build stored: every lookup
  * is the manifest, at most one index file (a shard of the name index or of
  * the IMDb id index, or the category index), and the stored answer a ref
- * there names. An answer is a file of its own or a range of a pack; every
+ * there names. An answer is a file of its own or a range of a pack (a pack
+ * of answers as sent is stored gzipped and inflated once); every
  * file, a pack as a whole, is checked against its content hash before its
  * bytes are used, except an answer's own file where the platform keeps files
  * by their content and the source streams it (`DataSource.stream`). Two
@@ -13,7 +14,7 @@
  *
  * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
- * objects take), answers (`answerBytes`: each entry counted at about the heap
+ * objects take) with the inflated packs (at their length), answers (`answerBytes`: each entry counted at about the heap
  * it was measured to hold, STORED_ANSWER_BYTES for a stored answer by ref,
  * SEARCH_ENTRY_BYTES plus its body and its key for one made at run time), and, weakly, which of
  * the source's byte arrays were checked (held by the source, not here). Raw
@@ -33,10 +34,11 @@ export class DataError extends Error {}
 
 export interface ArchiveOptions {
   /**
-   * Bytes of parsed index files kept; default 24 MiB. Every index file of the
-   * full archive counts about 16: the 256 name shards 8, the 128 id shards 3,
-   * the search index 4, the category index 0.75; the least asked are read
-   * again. With the answers' 16 MiB the reader keeps at most 40 MiB.
+   * Bytes of parsed index files and inflated packs kept; default 24 MiB.
+   * Every index file of the full archive counts about 16: the 256 name shards
+   * 8, the 128 id shards 3, the search index 4, the category index 0.75; the
+   * packs 17 inflated. The least asked are read (or inflated, a fraction of a
+   * millisecond) again. With the answers' 16 MiB the reader keeps at most 40 MiB.
    */
   jsonBytes?: number;
   /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and those made at run time, searches' and joins' (SEARCH_ENTRY_BYTES, their body and their key); default 16 MiB. */
@@ -148,9 +150,10 @@ class StoredAnswer implements Answer {
   bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     const stored = this.paths[encoding] ? encoding : 'identity';
     const { file, range } = this.places[stored]!;
-    const bytes = this.reader.verifiedRead(source, this.paths[stored]!, file);
-    if (!range) return bytes;
-    return isPromise(bytes) ? bytes.then((b) => slice(b, range, file)) : slice(bytes, range, file);
+    if (!range) return this.reader.verifiedRead(source, this.paths[stored]!, file);
+    // A pack of answers as sent is stored gzipped (refs.ts); one of compressed copies as is.
+    const pack = stored === 'identity' ? this.reader.inflatedPack(source, this.paths[stored]!, file) : this.reader.verifiedRead(source, this.paths[stored]!, file);
+    return isPromise(pack) ? pack.then((b) => slice(b, range, file)) : slice(pack, range, file);
   }
 
   stream(encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
@@ -162,6 +165,31 @@ class StoredAnswer implements Answer {
       return s;
     });
   }
+}
+
+/** A pack of answers is at most this long inflated (the build's are below 0.2 MiB): a longer one is a damaged build. */
+const PACK_LIMIT = 4 * 1024 * 1024;
+
+/** The bytes `gzipped` inflates to, refused past `limit` bytes. */
+async function gunzip(gzipped: Uint8Array, limit: number): Promise<Uint8Array> {
+  const reader = new Blob([gzipped as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')).getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    length += read.value.length;
+    if (length > limit) {
+      await reader.cancel();
+      throw new DataError(`a pack inflating past ${limit} bytes`);
+    }
+    chunks.push(read.value);
+  }
+  const plain = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    plain.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return plain;
 }
 
 /** Bytes `range` of a verified pack; a range past its end is a damaged build. */
@@ -251,7 +279,7 @@ export class ArchiveReader {
    * file reads are each request's own, see adapters/_fetch.ts).
    */
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
-  /** Parsed index files by file id, and the manifest: kept with the bytes they were parsed from. */
+  /** Parsed index files by file id, the manifest and inflated packs: kept with the bytes they were made from. */
   private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
   /** Stored answers by ref (data from the manifest and index files, never a client's text), and searches' by index and text. */
   private readonly answers: ByteLru<Kept>;
@@ -412,6 +440,27 @@ export class ArchiveReader {
     );
     this.checks.set(bytes, checking);
     return checking;
+  }
+
+  /**
+   * A pack of answers as sent, checked against its id and inflated once:
+   * kept with the parsed files, counted at its inflated length, and inflated
+   * again only when the source hands back other bytes.
+   */
+  inflatedPack(source: DataSource, path: string, id: string): Maybe<Uint8Array> {
+    return andThen(this.verifiedRead(source, path, id), (gzipped) => {
+      const hit = this.parsed.peek(id);
+      if (hit?.bytes === gzipped) return hit.parsed as Uint8Array;
+      return gunzip(gzipped, PACK_LIMIT).then(
+        (plain) => {
+          this.parsed.set(id, { size: plain.length, bytes: gzipped, parsed: plain });
+          return plain;
+        },
+        (error: unknown) => {
+          throw error instanceof DataError ? error : new DataError(`corrupt pack ${path}`);
+        },
+      );
+    });
   }
 
   /** The answer a ref names, made once per ref. */

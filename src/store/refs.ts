@@ -34,7 +34,8 @@ function idAt(text: string, start: number): boolean {
  * Where one encoding of an answer is stored: a file of its own (`file` is then
  * the answer's own id) or bytes `start` to `end` of a pack file. `file` is the
  * id (content hash) of the whole file, which is checked before any slice of
- * it is used.
+ * it is used. A pack of answers as sent (identity) is stored gzipped, its
+ * ranges those of the inflated bytes; a pack of compressed copies as is.
  */
 export interface Place {
   file: string;
