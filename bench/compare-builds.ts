@@ -5,7 +5,7 @@
  * a change of the stored layout, whose answers must not change at all: run the
  * previous commit's build and code beside this one's.
  *
- *   npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
+ *   npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change] [--brotli-may-change]
  *
  * Every lookup the old build indexes is asked: the whole archive, every year,
  * every full category name (across years and at each of its years), every
@@ -18,15 +18,20 @@
  * how joins are stored), the answer to a text matching several names may
  * answer another ETag, the same for every encoding; its bytes may not change,
  * and each build must answer 304 to its own ETag. Those are counted apart.
+ * With `--brotli-may-change` (the build's brotli settings changed), a brotli
+ * reply may be other bytes under another ETag if they decode to the old
+ * reply's decoded bytes, with the same status and headers otherwise, and
+ * each build answers 304 to its own ETag; counted apart too.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { brotliDecompressSync } from 'node:zlib';
 import { commandLine, refuser } from '../lib/command-line.ts';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../adapters/_node/disk-data.ts';
 
-const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change]
+const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change] [--brotli-may-change]
 
 Compares two builds of the same source answer for answer (status, ETag,
 encoding, bytes, and the 304 to the ETag sent), each read by its own code:
@@ -36,10 +41,13 @@ of the stored layout, which must change no answer.
 Options:
   --join-etags-may-change   an answer to a text matching several category
                             names may change its ETag, not its bytes
+  --brotli-may-change       a brotli reply may be other bytes (and ETag)
+                            that decode to the same answer
   -h, --help                this text`;
-const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' } }, positionals: 3 });
+const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' }, 'brotli-may-change': { type: 'boolean' } }, positionals: 3 });
 const [oldRoot, oldDist, newDist] = positionals;
 const joinEtagsMayChange = values['join-etags-may-change'] === true;
+const brotliMayChange = values['brotli-may-change'] === true;
 if (!oldRoot || !oldDist || !newDist) refuser('bench:compare')('name OLD_CHECKOUT OLD_DIST NEW_DIST; see --help', 2);
 
 type Api = ReturnType<typeof createApi>;
@@ -118,7 +126,16 @@ async function answer(api: Api, url: string, headers: Record<string, string>): P
 }
 
 const ETAG = /etag=(\S+)/;
-const counts = { paths: paths.length, requests: 0, differing: 0, joinEtagsChanged: 0, byStatus: {} as Record<string, number> };
+const LENGTH = /length=(\S+)/;
+const counts = { paths: paths.length, requests: 0, differing: 0, joinEtagsChanged: 0, brotliRecompressed: 0, byStatus: {} as Record<string, number> };
+
+/** Whether two brotli replies differ only in their bytes, ETag and length, their bytes decoding to the same answer. */
+function sameDecodedBrotli(a: string, b: string): boolean {
+  if (!a.includes(' encoding=br ') || !b.includes(' encoding=br ')) return false;
+  const head = (reply: string) => reply.slice(0, reply.lastIndexOf(' ')).replace(ETAG, '').replace(LENGTH, '');
+  const decoded = (reply: string) => brotliDecompressSync(Buffer.from(reply.slice(reply.lastIndexOf(' ') + 1), 'base64'));
+  return head(a) === head(b) && decoded(a).equals(decoded(b));
+}
 const differs = (what: string) => {
   counts.differing++;
   if (counts.differing <= 10) console.log(`DIFFERENT ${what}`);
@@ -134,7 +151,10 @@ for (const p of paths) {
     counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1;
     const [etagA, etagB] = [ETAG.exec(a)?.[1], ETAG.exec(b)?.[1]];
     const joinEtagOnly = joinEtagsMayChange && joinPaths.has(p) && etagA !== etagB && a.replace(ETAG, '') === b.replace(ETAG, '');
-    if (joinEtagOnly) {
+    const recompressed = brotliMayChange && a !== b && sameDecodedBrotli(a, b);
+    const etagMayDiffer = joinEtagOnly || recompressed;
+    if (recompressed) counts.brotliRecompressed++;
+    else if (joinEtagOnly) {
       counts.joinEtagsChanged++;
       etagOfNew.add(etagB!);
       if (etagOfNew.size > 1) differs(`${p}: the new build's ETag differs by encoding asked`);
@@ -142,7 +162,7 @@ for (const p of paths) {
     if (status === '200' && etagA && etagB) {
       const [c, d] = await Promise.all([answer(apis[0], url, { ...headers, 'if-none-match': etagA }), answer(apis[1], url, { ...headers, 'if-none-match': etagB })]);
       counts.requests += 2;
-      if ((joinEtagOnly ? c.replace(ETAG, '') !== d.replace(ETAG, '') : c !== d) || !c.startsWith('304') || !d.startsWith('304')) {
+      if ((etagMayDiffer ? c.replace(ETAG, '') !== d.replace(ETAG, '') : c !== d) || !c.startsWith('304') || !d.startsWith('304')) {
         differs(`304 ${p} (${accept || 'identity'}): old ${c.slice(0, 120)} new ${d.slice(0, 120)}`);
       }
     }

@@ -222,7 +222,7 @@ class Store {
       gzip(bytes, { level: 9 }),
       brotli(bytes, {
         params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: bytes.length > 512 * 1024 ? 10 : 11,
+          [zlib.constants.BROTLI_PARAM_QUALITY]: 10,
           [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
           [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
         },

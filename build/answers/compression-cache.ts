@@ -1,6 +1,6 @@
 /**
  * The compressed copies of earlier builds, kept so a rebuild does not make
- * them again: gzip at level 9 and brotli at quality 11 take most of a cold
+ * them again: gzip at level 9 and brotli at quality 10 take most of a cold
  * build, and their bytes are fixed (an answer's compressed copy, and so its
  * ETag, must not change from build to build). One file, data/cache/compressed.bin:
  *
@@ -33,7 +33,7 @@ export const COMPRESSION_CACHE_FILE = path.join(ROOT, 'data/cache/compressed.bin
 /** Larger than the full archive's copies (about 25 MB) with room for a few years more, yet bounded. */
 const MAX_BYTES = 256 * 1024 * 1024;
 const READ_TIMEOUT_MS = 30_000;
-const HEADER = `faa-compressed 1 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
+const HEADER = `faa-compressed 2 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
 
 export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];
 
