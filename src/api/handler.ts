@@ -26,7 +26,7 @@ import { MESSAGES } from '../shared/messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal/portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-files.ts';
 import { loggable } from '../shared/redact.ts';
-import { type ApiReply, answerReply, DATA_CACHE_CONTROL, datasetFileReply, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
+import { type ApiReply, chooseAnswer, chooseDatasetFile, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, sent, streamed, toResponse } from '../http/reply.ts';
 import type { Manifest } from '../shared/types.ts';
 import { type ApiRequest, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
@@ -166,10 +166,15 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
   return replyTo(s, answer, lookup, request, source, cacheControl);
 }
 
+/** The reply stage picks the encoding (or a 304), then the archive reads those bytes, once. */
 function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
   if (!answer) return NOT_FOUND_OF.get(lookup.route)!;
-  if (lookup.file !== undefined) return datasetFileReply(answer, lookup.file, request, !!s.options.compression, source, cacheControl);
-  return answerReply(answer, request, !!s.options.compression, source, cacheControl);
+  const compression = !!s.options.compression;
+  const sending = lookup.file !== undefined ? chooseDatasetFile(answer, lookup.file, request, compression, cacheControl) : chooseAnswer(answer, request, compression, cacheControl);
+  if (!('encoding' in sending)) return sending;
+  const stream = sending.range === undefined ? s.archive.stream(answer, sending.encoding, source) : null;
+  if (stream) return stream.then((st) => streamed(sending, st));
+  return andThen(s.archive.read(answer, sending.encoding, source), (bytes) => sent(sending, bytes));
 }
 
 /**

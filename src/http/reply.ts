@@ -4,9 +4,8 @@
  * them. Shared by the API pipeline and the key portal. Nothing here reads
  * files or knows a runtime.
  */
-import type { Answer, DataSource, StoredStream } from '../store/answer.ts';
+import type { Answer, StoredStream } from '../store/answer.ts';
 import type { Encoding } from '../store/refs.ts';
-import { isPromise, type Maybe } from '../shared/maybe.ts';
 import { limitText, MESSAGES } from '../shared/messages.ts';
 import type { ApiRequest } from './request.ts';
 
@@ -112,8 +111,19 @@ function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolea
   return 'identity';
 }
 
-/** 200 with the answer's bytes (from `source` when stored there), or 304 when the client already holds it; ETag is the id of the bytes sent. */
-export function answerReply(answer: Answer, request: ApiRequest, compression: boolean, source: DataSource, cacheControl = DATA_CACHE_CONTROL): Maybe<ApiReply> {
+/**
+ * What to send of an answer: the encoding whose bytes the archive is to
+ * read, with the reply's headers, and for a dataset file's `Range` the one
+ * asked (applied once the bytes are read).
+ */
+export interface Sending {
+  encoding: Encoding;
+  headers: Record<string, string>;
+  range?: string;
+}
+
+/** A 304 when the client already holds the answer; else the encoding to send and its headers (ETag: the id of the bytes sent). */
+export function chooseAnswer(answer: Answer, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
@@ -125,20 +135,24 @@ export function answerReply(answer: Answer, request: ApiRequest, compression: bo
   if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
   const ifNoneMatch = request.header('if-none-match');
   if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
-  const streamed = answer.stream?.(encoding, source);
-  if (streamed) return streamed.then((s) => withStream(headers, s));
-  const body = answer.bytes(encoding, source);
-  return isPromise(body) ? body.then((b) => withBody(headers, b)) : withBody(headers, body);
+  return { encoding, headers };
+}
+
+/** The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give). */
+export function sent(sending: Sending, body: Uint8Array): ApiReply {
+  return sending.range === undefined ? withBody(sending.headers, body) : rangeReply(sending.headers, sending.range, body);
+}
+
+/** The 200 of `sending` with the stored file streamed. */
+export function streamed(sending: Sending, { body, length }: StoredStream): ApiReply {
+  const headers = sending.headers;
+  if (length !== null) headers['content-length'] = String(length);
+  return { status: 200, headers, body: null, stream: body };
 }
 
 function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
   headers['content-length'] = String(body.length);
   return { status: 200, headers, body };
-}
-
-function withStream(headers: Record<string, string>, { body, length }: StoredStream): ApiReply {
-  if (length !== null) headers['content-length'] = String(length);
-  return { status: 200, headers, body: null, stream: body };
 }
 
 /** Content types of the dataset's files, by their name's ending. */
@@ -163,27 +177,31 @@ export function byteRange(header: string | null | undefined, size: number): [num
 /**
  * A dataset file: as any stored answer (its ETag, a 304, the compressed copy
  * the client accepts) with its own content type and name, or, for a `Range`
- * (whose If-Range, when sent, names this file), a 206 of those bytes of the
- * file as stored, uncompressed, or a 416 for a range past its end.
+ * (whose If-Range, when sent, names this file), the file as stored,
+ * uncompressed, to be cut to the range once read (`sent`).
  */
-export function datasetFileReply(answer: Answer, name: string, request: ApiRequest, compression: boolean, source: DataSource, cacheControl = DATA_CACHE_CONTROL): Maybe<ApiReply> {
+export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
   const range = request.header('range');
   const ifRange = request.header('if-range');
   const ranged = range && (!ifRange || ifRange.trim() === answer.etags.identity) && !etagMatches(request.header('if-none-match'), Object.values(answer.ids));
-  if (!ranged) return andThenReply(answerReply(answer, request, compression, source, cacheControl), (r) => ({ ...r, headers: { ...r.headers, ...own } }));
-  return andThenReply(answer.bytes('identity', source), (bytes) => {
-    const at = byteRange(range, bytes.length);
-    const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
-    if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
-    if (at === null) return withBody(headers, bytes);
-    if (at === 'unsatisfiable') {
-      const { 'content-type': _, ...bare } = headers; // no body, so no type
-      return { status: 416, headers: { ...bare, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
-    }
-    const reply = withBody({ ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` }, bytes.subarray(at[0], at[1]));
-    return { ...reply, status: 206 };
-  });
+  if (!ranged) {
+    const chosen = chooseAnswer(answer, request, compression, cacheControl);
+    return { ...chosen, headers: { ...chosen.headers, ...own } };
+  }
+  const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
+  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
+  return { encoding: 'identity', headers, range };
 }
 
-const andThenReply = <T>(value: Maybe<T>, next: (v: T) => ApiReply): Maybe<ApiReply> => (isPromise(value) ? value.then(next) : next(value));
+/** The 206 of the bytes `range` asks of `bytes`, a 416 for a range past their end, or a 200 of them all for a range a server may ignore. */
+function rangeReply(headers: Record<string, string>, range: string, bytes: Uint8Array): ApiReply {
+  const at = byteRange(range, bytes.length);
+  if (at === null) return withBody(headers, bytes);
+  if (at === 'unsatisfiable') {
+    const { 'content-type': _, ...bare } = headers; // no body, so no type
+    return { status: 416, headers: { ...bare, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
+  }
+  const reply = withBody({ ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` }, bytes.subarray(at[0], at[1]));
+  return { ...reply, status: 206 };
+}

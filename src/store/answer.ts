@@ -1,10 +1,11 @@
 /**
  * What the archive hands the reply stage: where a stored file's bytes come
- * from (a DataSource, one per runtime) and an Answer that reads its bytes from
- * one. Both stages depend on these shapes and on nothing of each other, so
- * finding an answer and replying with it stay separate modules.
+ * from (a DataSource, one per runtime) and an Answer, which is data: its ids
+ * and ETags, and where each encoding's bytes are (or the bytes themselves,
+ * for an answer made at run time). The reply stage picks an encoding from
+ * it, or a 304, and the archive reads those bytes once; neither calls the
+ * other.
  */
-import type { Encoding } from './refs.ts';
 import type { Maybe } from '../shared/maybe.ts';
 
 /** A stored file as a stream, and its length when the platform says it. */
@@ -28,14 +29,28 @@ export interface DataSource {
 }
 
 /**
- * An answer the archive found: an id and its ETag per stored encoding
- * (identity always), and the bytes of each, read from `source` when they are
- * not in memory.
+ * Where one encoding of a stored answer is: the stored file (its path under
+ * dist/ and its id, which its bytes are checked against), and the range of
+ * it that is the answer (null: the whole file), of its inflated bytes when
+ * the file is a gzipped pack.
+ */
+export interface StoredPlace {
+  path: string;
+  file: string;
+  range: [number, number] | null;
+  gzipped: boolean;
+}
+
+export type Encodings<T> = { identity: T } & Partial<Record<'gzip' | 'br', T>>;
+
+/**
+ * An answer the archive found: an id and its ETag per encoding it has
+ * (identity always), and either where each is stored (`at`) or, made at
+ * run time, its bytes (`body`, identity only).
  */
 export interface Answer {
-  ids: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  etags: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array>;
-  /** The stored bytes as a stream, when `source` streams and they are a file of their own; else null (use `bytes`). */
-  stream?(encoding: Encoding, source: DataSource): Promise<StoredStream> | null;
+  ids: Encodings<string>;
+  etags: Encodings<string>;
+  at?: Encodings<StoredPlace>;
+  body?: Uint8Array;
 }

@@ -25,7 +25,7 @@ import { ByteLru } from '../shared/lru.ts';
 import { contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
-import { type Answer, type DataSource, type StoredStream } from './answer.ts';
+import { type Answer, type DataSource, type Encodings, type StoredPlace, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
 
@@ -118,53 +118,30 @@ class NameIndex {
   }
 }
 
-/** A stored answer: each stored encoding's id, ETag and place (its own file, or a range of a pack), worked out once per ref, so a lookup builds no strings. */
-class StoredAnswer implements Answer {
-  readonly ids: Answer['ids'];
-  readonly etags: Answer['etags'];
-  private readonly places: { identity: Place } & Partial<Record<'gzip' | 'br', Place>>;
-  private readonly paths: { identity: string } & Partial<Record<'gzip' | 'br', string>>;
-  private readonly reader: ArchiveReader;
-
-  constructor(parsed: ParsedRef, reader: ArchiveReader) {
-    this.reader = reader;
+/** A stored answer as data, worked out once per ref (so a lookup builds no strings): each stored encoding's id, ETag and place. */
+function storedAnswer(parsed: ParsedRef): Answer {
+  const place = (encoding: Encoding, { file, range }: Place): StoredPlace => ({
     // parseRef let only ids of 20 hex digits through, so each has a path.
-    this.ids = { identity: parsed.id };
-    this.etags = { identity: `"${parsed.id}"` };
-    this.places = { identity: parsed.at.identity };
-    this.paths = { identity: dataPath(parsed.at.identity.file)! };
-    for (const encoding of COMPRESSED) {
-      const id = parsed[encoding];
-      const place = parsed.at[encoding];
-      if (!id || !place) continue;
-      this.ids[encoding] = id;
-      this.etags[encoding] = `"${id}"`;
-      this.places[encoding] = place;
-      this.paths[encoding] = dataPath(place.file)!;
-    }
-  }
-
-  /** What the answer cache counts it at: the object, its ids, ETags, places and paths. */
-  readonly size = STORED_ANSWER_BYTES;
-
-  bytes(encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
-    const stored = this.paths[encoding] ? encoding : 'identity';
-    const { file, range } = this.places[stored]!;
-    if (!range) return this.reader.verifiedRead(source, this.paths[stored]!, file);
+    path: dataPath(file)!,
+    file,
+    range,
     // A pack of answers as sent is stored gzipped (refs.ts); one of compressed copies as is.
-    const pack = stored === 'identity' ? this.reader.inflatedPack(source, this.paths[stored]!, file) : this.reader.verifiedRead(source, this.paths[stored]!, file);
-    return isPromise(pack) ? pack.then((b) => slice(b, range, file)) : slice(pack, range, file);
+    gzipped: encoding === 'identity' && range !== null,
+  });
+  const answer = {
+    ids: { identity: parsed.id },
+    etags: { identity: `"${parsed.id}"` },
+    at: { identity: place('identity', parsed.at.identity) },
+  } satisfies Answer;
+  for (const encoding of COMPRESSED) {
+    const id = parsed[encoding];
+    const at = parsed.at[encoding];
+    if (!id || !at) continue;
+    (answer.ids as Answer['ids'])[encoding] = id;
+    (answer.etags as Answer['etags'])[encoding] = `"${id}"`;
+    (answer.at as Encodings<StoredPlace>)[encoding] = place(encoding, at);
   }
-
-  stream(encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
-    const stored = this.paths[encoding] ? encoding : 'identity';
-    if (!source.stream || this.places[stored]!.range) return null;
-    const path = this.paths[stored]!;
-    return source.stream(path).then((s) => {
-      if (!s) throw new DataError(`missing ${path}`);
-      return s;
-    });
-  }
+  return answer;
 }
 
 /** A pack of answers is at most this long inflated (the build's are below 0.2 MiB): a longer one is a damaged build. */
@@ -353,7 +330,7 @@ export class ArchiveReader {
     return andThen(make(), async (made) => {
       if (!made) return null;
       const id = await idOf(encoder.encode(made.from));
-      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, bytes: () => made.body };
+      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, body: made.body };
       this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + made.body.length + cacheKey.length * 2, of: manifest });
       return answer;
     });
@@ -469,9 +446,32 @@ export class ArchiveReader {
     if (hit) return hit.answer;
     const parsed = parseRef(ref);
     if (!parsed) throw new DataError(`bad ref ${ref}`);
-    const answer = new StoredAnswer(parsed, this);
-    this.answers.set(ref, { answer, size: answer.size });
+    const answer = storedAnswer(parsed);
+    this.answers.set(ref, { answer, size: STORED_ANSWER_BYTES });
     return answer;
+  }
+
+  /**
+   * The bytes of `encoding` of an answer (identity when it has no such
+   * copy): its own body when made at run time, else its stored file, or its
+   * range of a pack, once the file is checked against its id.
+   */
+  read(answer: Answer, encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
+    if (answer.body) return answer.body;
+    const at = answer.at![answer.at![encoding] ? encoding : 'identity']!;
+    if (!at.range) return this.verifiedRead(source, at.path, at.file);
+    const pack = at.gzipped ? this.inflatedPack(source, at.path, at.file) : this.verifiedRead(source, at.path, at.file);
+    return isPromise(pack) ? pack.then((b) => slice(b, at.range!, at.file)) : slice(pack, at.range, at.file);
+  }
+
+  /** The stored bytes of `encoding` as a stream, when `source` streams and they are a file of their own; else null (use `read`). */
+  stream(answer: Answer, encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
+    const at = answer.at?.[answer.at[encoding] ? encoding : 'identity'];
+    if (!source.stream || !at || at.range) return null;
+    return source.stream(at.path).then((s) => {
+      if (!s) throw new DataError(`missing ${at.path}`);
+      return s;
+    });
   }
 
   /** The shard among `shards` (the name index's or the id index's) that holds `key`. */
@@ -484,7 +484,7 @@ export class ArchiveReader {
   /** A stored JSON file the lookups read (a shard, the category index or answers at a year, the search index), parsed. */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
-    const bytes = file.bytes('identity', source);
+    const bytes = this.read(file, 'identity', source);
     return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
   }
 
@@ -537,7 +537,7 @@ export class ArchiveReader {
       const ref = year === undefined ? manifest.archive : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
-      return andThen(file.bytes('identity', source), (bytes) => ({
+      return andThen(this.read(file, 'identity', source), (bytes) => ({
         body: joinElements(bytes, index, places, year),
         from: `join ${manifest.categories} ${file.ids.identity} ${key}`,
       }));

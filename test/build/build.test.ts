@@ -212,19 +212,7 @@ const WORKERS_FREE_FILE_BYTES = 25 * 1024 * 1024;
 /** What a cold person or id lookup may have to hash besides its shard: one pack of tens of KiB. */
 const PACK_BOUND = 128 * 1024;
 
-/** The lean store's bound on the whole of dist/, the dataset included (docs/development.md, "What dist/ holds"). */
-const DIST_MAX_BYTES = 40_000_000;
-const DIST_MAX_FILES = 2_000;
-
 describe("the full archive's dist/ fits Cloudflare Workers' free plan", () => {
-  it('is at most 40 MB in at most 2,000 files, the dataset included', async () => {
-    const sizes = await fileSizes(dist);
-    const total = [...sizes.values()].reduce((sum, n) => sum + n, 0);
-    console.log(`dist/: ${sizes.size} files, ${total} bytes`);
-    expect(total).toBeLessThanOrEqual(DIST_MAX_BYTES);
-    expect(sizes.size).toBeLessThanOrEqual(DIST_MAX_FILES);
-  });
-
   it(`holds at most ${WORKERS_FREE_FILES} files, none over 25 MiB`, async () => {
     const sizes = await fileSizes(dist);
     const largest = Math.max(...sizes.values());
