@@ -207,12 +207,17 @@ class Store {
    * Stores a dataset file (build/answers/dataset.ts) as a file of its own with its
    * compressed copies, made faster than an answer's (gzip 6, brotli 5 with a
    * 16 MiB window: for megabytes, within a few percent of the best, in a
-   * fraction of the time); reused from earlier builds like any copy.
+   * fraction of the time); reused from earlier builds like any copy, once
+   * it decodes to the file.
    */
   async putFile(bytes: Uint8Array): Promise<FileRef> {
     const id = idOf(bytes);
     const known = this.reuse.get(id);
-    const copies = known ?? (await Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]));
+    let copies = known && (await decodeTo(bytes, known)) ? known : undefined;
+    if (known && !copies) this.refused++;
+    if (!copies) {
+      copies = await Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]);
+    }
     this.compressed.set(id, copies);
     return this.own(id, bytes, Promise.resolve(copies));
   }

@@ -63,18 +63,23 @@ describe('the compression cache', () => {
     const cache = path.join(dir, 'compressed.bin');
     const first = await buildWith(dir, 'first', cache);
     const manifest = JSON.parse(await readFile(path.join(dir, 'first', MANIFEST_PATH), 'utf8')) as Manifest;
-    const target = parseRef(manifest.archive)!.id; // the whole archive's answer: every client of /archive gets its copy
+    // The whole archive's answer (every client of /archive gets its copy) and a dataset file (every download of it).
+    const targets = [manifest.archive, manifest.dataset!.files['oscars.ndjson']];
     const copies = await readCompressionCache(cache, () => {});
-    expect(copies.has(target)).toBe(true);
     const other = Buffer.from(JSON.stringify({ planted: 'not this answer' }));
-    copies.set(target, [gzipSync(other), brotliCompressSync(other)]);
+    for (const ref of targets) {
+      expect(copies.has(parseRef(ref)!.id)).toBe(true);
+      copies.set(parseRef(ref)!.id, [gzipSync(other), brotliCompressSync(other)]);
+    }
     await writeCompressionCache(cache, copies, new Map()); // a well-formed file, checksum and all
     const planted = await buildWith(dir, 'planted', cache);
-    expect(planted.log.split('\n').filter((line) => line.includes('did not decode'))).toEqual(['compression cache: the copies of 1 answer(s) did not decode to the answer and were not used: compressed again']);
+    expect(planted.log.split('\n').filter((line) => line.includes('did not decode'))).toEqual(['compression cache: the copies of 2 answer(s) did not decode to the answer and were not used: compressed again']);
     expect(planted.digest).toEqual(first.digest);
-    const served = parseRef(JSON.parse(await readFile(path.join(dir, 'planted', MANIFEST_PATH), 'utf8')).archive)!;
-    const plain = await readFile(path.join(dir, 'planted', dataPath(served.at.identity.file)!));
-    expect(gunzipSync(await readFile(path.join(dir, 'planted', dataPath(served.at.gzip!.file)!)))).toEqual(plain);
+    for (const ref of targets) {
+      const served = parseRef(ref)!;
+      const plain = await readFile(path.join(dir, 'planted', dataPath(served.at.identity.file)!));
+      expect(gunzipSync(await readFile(path.join(dir, 'planted', dataPath(served.at.gzip!.file)!)))).toEqual(plain);
+    }
   });
 
   it('check-stored refuses a dist/ whose compressed copy, rightly named, does not decode to its answer', async () => {
