@@ -259,9 +259,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
       : 'storing every answer: packing them and compressing each into gzip and brotli (the long step of a first build, timed on the closing line; rebuilds reuse the copies)',
   );
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
-  const datasetStarted = performance.now();
-  const dataset = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision });
-  log(`dataset: ${dataset.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - datasetStarted) / 1000).toFixed(2)} s`);
+  const dataset = () => {
+    const started = performance.now();
+    const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision });
+    log(`dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    return files;
+  };
   const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset });
   counter?.end();
   if (artifacts.refused) log(`compression cache: the copies of ${artifacts.refused} answer(s) did not decode to the answer and were not used: compressed again`);
@@ -281,7 +284,8 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   }
 
   // Only after dist/ is whole: a cache the next build could not use costs it time, never an answer.
-  if (cacheFile) await writeCompressionCache(cacheFile, artifacts.compressed, reuse).catch((error: Error) => log(`compression cache not written (${error.message}): the next build compresses again`));
+  // A build that compressed nothing took every copy from the file, which so holds them already.
+  if (cacheFile && artifacts.made > 0) await writeCompressionCache(cacheFile, artifacts.compressed, reuse).catch((error: Error) => log(`compression cache not written (${error.message}): the next build compresses again`));
   const bytes = artifacts.sizes;
   const ms = performance.now() - started;
   const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;

@@ -41,6 +41,8 @@ export interface Artifacts {
   sizes: { raw: number; gzip: number; br: number };
   /** Earlier builds' copies not used because they did not decode to their answer (made again). */
   refused: number;
+  /** Copies compressed by this build rather than reused. */
+  made: number;
 }
 
 const idOf = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
@@ -81,6 +83,8 @@ class Store {
   private readonly compressing = new Map<string, Promise<Copies>>();
   /** Earlier copies that did not decode to their answer. */
   refused = 0;
+  /** Copies this build compressed rather than reused (0: the compression cache already holds every one). */
+  made = 0;
 
   constructor(limit: ReturnType<typeof pLimit>, reuse: ReadonlyMap<string, Copies>) {
     this.limit = limit;
@@ -153,7 +157,10 @@ class Store {
     const id = idOf(bytes);
     const known = this.compressed.get(id) ?? this.reuse.get(id);
     let gzipped = known && (await gunzipsTo(bytes, known[0])) ? known[0] : undefined;
-    if (!gzipped) gzipped = await this.limit(() => gzip(bytes, { level: 9 }));
+    if (!gzipped) {
+      this.made++;
+      gzipped = await this.limit(() => gzip(bytes, { level: 9 }));
+    }
     if (!this.compressed.has(id)) this.compressed.set(id, [gzipped, NO_COPY]);
     return this.write(gzipped);
   }
@@ -216,6 +223,7 @@ class Store {
     let copies = known && (await decodeTo(bytes, known)) ? known : undefined;
     if (known && !copies) this.refused++;
     if (!copies) {
+      this.made++;
       copies = await Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]);
     }
     this.compressed.set(id, copies);
@@ -223,6 +231,7 @@ class Store {
   }
 
   private async compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
+    this.made++;
     return Promise.all([
       gzip(bytes, { level: 9 }),
       brotli(bytes, {
@@ -355,8 +364,8 @@ export interface ArtifactOptions {
   progress?: Progress;
   /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
   compressed?: ReadonlyMap<string, Copies>;
-  /** The dataset's files (build/answers/dataset.ts), stored with their list (`/dataset`). */
-  dataset?: DatasetFile[];
+  /** Makes the dataset's files (build/answers/dataset.ts), stored with their list (`/dataset`): called once the answers are queued for compression, so the two overlap. */
+  dataset?: () => DatasetFile[];
 }
 
 /** The dataset's files, each a file of its own, and the list that names them. */
@@ -399,6 +408,10 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     return { name, ...stored };
   });
   const idRefs = idAnswers(store, byId);
+  // While the thread pool compresses those, this thread makes what needs none of it.
+  const searchRefs = Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false })));
+  const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)));
+  const datasetRef = options.dataset ? storeDataset(store, options.dataset(), source) : undefined;
   await store.seal();
 
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
@@ -422,9 +435,9 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
     // Read by searches, never sent: the core first, then the files of keys and of rows, in the order the core counts them.
-    search: await Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
-    categoryList: await store.put(JSON.stringify(categoryList(archive, facts))),
-    ...(options.dataset ? { dataset: await storeDataset(store, options.dataset, source) } : {}),
+    search: await searchRefs,
+    categoryList: await categoryListRef,
+    ...(datasetRef ? { dataset: await datasetRef } : {}),
   };
   const responses = store.files.size; // before the manifest is added
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));
@@ -434,6 +447,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     manifest,
     sizes: store.sizes,
     refused: store.refused,
+    made: store.made,
     stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size, ids: byId.size },
   };
 }

@@ -8,7 +8,7 @@
  * holding a copy that does not decode to its answer.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -34,8 +34,10 @@ describe('the compression cache', () => {
     const cold = await buildWith(dir, 'cold', cache);
     expect(cold.log).toMatch(/compressing each into gzip and brotli/);
     expect(existsSync(cache)).toBe(true);
+    const written = (await stat(cache)).mtimeMs;
     const warm = await buildWith(dir, 'warm', cache);
     expect(warm.log).toMatch(/those of the [1-9]\d* copies earlier builds made that changed/);
+    expect((await stat(cache)).mtimeMs).toBe(written); // nothing compressed, so nothing to add: the file is left as it was
     const none = await buildWith(dir, 'none', null);
     expect(warm.digest).toEqual(cold.digest);
     expect(none.digest).toEqual(cold.digest);
