@@ -284,6 +284,22 @@ describe('the build', () => {
     expect((await readdir(dir)).sort()).toEqual(['dist', 'summary.json']);
   });
 
+  it('links each file the previous dist/ holds with the same bytes, and writes one it holds otherwise', async () => {
+    const { out, summary, before } = await previousDist('relinked');
+    const changed = path.join(out, 'index.html');
+    await fs.appendFile(changed, ' '); // the previous dist/ no longer holds the page the build makes
+    const done = { links: 0, writes: [] as string[] };
+    const counting = {
+      ...nodeFs,
+      link: (existing: string, file: string) => nodeFs.link(existing, file).then(() => void done.links++),
+      writeFile: (file: string, bytes: Uint8Array) => nodeFs.writeFile(file, bytes).then(() => void done.writes.push(path.basename(file))),
+    };
+    await build({ source: SAMPLE_SOURCE, out, summary, fs: counting, log: () => {} });
+    expect(done.writes).toEqual(['index.html']);
+    expect(done.links).toBe(before.size - 1);
+    expect(await treeDigest(out)).toEqual(before);
+  });
+
   it('leaves the previous dist/ whole when the build process is killed midway', async () => {
     const { dir, out, summary, before } = await previousDist('killed');
     // node itself, not npm, so that SIGKILL reaches the process doing the writing.
