@@ -41,6 +41,7 @@ import {
 import { PORTAL_MESSAGES } from '../shared/messages.ts';
 import { RateLimiter } from '../shared/rate-limit.ts';
 import { escapeHtml } from '../shared/html.ts';
+import { concatBytes } from '../shared/bytes.ts';
 
 export const PORTAL_PATHS = {
   signIn: '/portal/sign-in',
@@ -130,13 +131,7 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
     clearTimeout(timer);
     if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.length;
-  }
-  return body;
+  return concatBytes(chunks);
 }
 
 /** The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`. */

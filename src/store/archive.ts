@@ -22,6 +22,7 @@
  * the source hands back other bytes.
  */
 import { ByteLru } from '../shared/lru.ts';
+import { concatBytes } from '../shared/bytes.ts';
 import { contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
@@ -160,13 +161,7 @@ async function gunzip(gzipped: Uint8Array, limit: number): Promise<Uint8Array> {
     }
     chunks.push(read.value);
   }
-  const plain = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    plain.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return plain;
+  return concatBytes(chunks);
 }
 
 /** Bytes `range` of a verified pack; a range past its end is a damaged build. */
@@ -217,13 +212,7 @@ function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], 
     }
   }
   pieces.push(encoder.encode(']'));
-  const body = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    body.set(piece, offset);
-    offset += piece.length;
-  }
-  return body;
+  return concatBytes(pieces);
 }
 
 /** The manifest, if it is one of this layout. */
