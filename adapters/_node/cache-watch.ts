@@ -40,7 +40,7 @@ export function watchRevision(server: http.Server, manifest: (data: DiskData) =>
   const check = async () => {
     let tag: string;
     try {
-      tag = revisionTag(await manifest(data));
+      tag = await revisionTag(await manifest(data));
     } catch {
       return; // no readable build: nothing new is answered from it either
     }

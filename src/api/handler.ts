@@ -189,7 +189,7 @@ function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out
   const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
   return andThen(out, (reply) => {
     if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
-    return andThen(s.archive.manifest(source), (manifest) => marked(reply, headers, keyedPolicy(id, manifest, left)));
+    return andThen(andThen(s.archive.manifest(source), (manifest) => keyedPolicy(id, manifest, left)), (policy) => marked(reply, headers, policy));
   });
 }
 

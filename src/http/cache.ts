@@ -10,10 +10,10 @@
  * (`SharedHeaders`) and brings its own purge (`Purge`): nothing here knows a
  * runtime, a header of one, or how its cache is purged.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
 import type { ApiReply } from './reply.ts';
 import type { Manifest } from '../shared/types.ts';
+import { andThen, type Maybe } from '../shared/maybe.ts';
+import { sha256Hex } from '../store/refs.ts';
 
 /** How long a shared cache keeps an answer: as long as its revision is served, since revokes and new builds purge it. */
 export const SHARED_MAX_AGE = 31_536_000;
@@ -34,11 +34,20 @@ export const ALL_TAG = 'answers';
 
 const REVISIONS = new WeakMap<Manifest, string>();
 
-/** The tag of the build a manifest describes: its digest, so any rebuild that changes a stored answer changes it. */
-export function revisionTag(manifest: Manifest): string {
-  let tag = REVISIONS.get(manifest);
-  if (!tag) REVISIONS.set(manifest, (tag = `rev-${bytesToHex(sha256(new TextEncoder().encode(JSON.stringify(manifest)))).slice(0, 16)}`));
-  return tag;
+/**
+ * The tag of the build a manifest describes: its digest, so any rebuild that
+ * changes a stored answer changes it. Made once per manifest, then at once.
+ * The digest is WebCrypto's: hashing the manifest's 18 KB in plain code cost
+ * a fresh Worker isolate's first answer about 5 ms of CPU.
+ */
+export function revisionTag(manifest: Manifest): Maybe<string> {
+  const tag = REVISIONS.get(manifest);
+  if (tag) return tag;
+  return sha256Hex(JSON.stringify(manifest)).then((hex) => {
+    const made = `rev-${hex.slice(0, 16)}`;
+    REVISIONS.set(manifest, made);
+    return made;
+  });
 }
 
 /**
@@ -46,8 +55,8 @@ export function revisionTag(manifest: Manifest): string {
  * the revision is served, or for the `left` seconds its key still works (a
  * key in its grace period), tagged by key id, revision and ALL_TAG.
  */
-export function keyedPolicy(id: string, manifest: Manifest, left: number): SharedPolicy {
-  return { keep: true, maxAge: Math.min(left, SHARED_MAX_AGE), tags: [keyTag(id), revisionTag(manifest), ALL_TAG] };
+export function keyedPolicy(id: string, manifest: Manifest, left: number): Maybe<SharedPolicy> {
+  return andThen(revisionTag(manifest), (revision): SharedPolicy => ({ keep: true, maxAge: Math.min(left, SHARED_MAX_AGE), tags: [keyTag(id), revision, ALL_TAG] }));
 }
 
 /** What no shared cache keeps: the portal's pages and files and `/health`, whatever a public file's Cache-Control allows browsers. */
