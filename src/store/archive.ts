@@ -145,7 +145,7 @@ function storedAnswer(parsed: ParsedRef): Answer {
   return answer;
 }
 
-/** A pack of answers is at most this long inflated (the build's are below 0.2 MiB): a longer one is a damaged build. */
+/** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
 /** The bytes `gzipped` inflates to, refused past `limit` bytes. */
