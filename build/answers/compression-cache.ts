@@ -40,35 +40,30 @@ export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];
 const gunzip = promisify(zlib.gunzip);
 const unbrotli = promisify(zlib.brotliDecompress);
 
+/** Whether `decode` makes exactly `bytes` of `encoded`, decoding no further than one byte past them. */
+async function decodesTo(decode: typeof gunzip, encoded: Uint8Array, bytes: Uint8Array): Promise<boolean> {
+  try {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).equals(await decode(encoded, { maxOutputLength: bytes.length + 1 }));
+  } catch {
+    return false; // not of that encoding, or longer than the answer
+  }
+}
+
 /**
- * Whether `copies` decode to `bytes`, each decoded no further than one byte
- * past them: the copies of an earlier build are reused only so, since the
- * file that keeps them is checked only by a hash anyone editing it can make
- * again, and a copy is what a client is sent.
+ * Whether `copies` decode to `bytes`: the copies of an earlier build are
+ * reused only so, since the file that keeps them is checked only by a hash
+ * anyone editing it can make again, and a copy is what a client is sent.
  */
 export async function decodeTo(bytes: Uint8Array, [gzipped, brotlied]: Copies): Promise<boolean> {
-  const maxOutputLength = bytes.length + 1;
-  try {
-    const [a, b] = await Promise.all([gunzip(gzipped, { maxOutputLength }), unbrotli(brotlied, { maxOutputLength })]);
-    const plain = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    return plain.equals(a) && plain.equals(b);
-  } catch {
-    return false; // not gzip or brotli, or longer than the answer
-  }
+  const [a, b] = await Promise.all([decodesTo(gunzip, gzipped, bytes), decodesTo(unbrotli, brotlied, bytes)]);
+  return a && b;
 }
 
 /** A pack of answers keeps only its gzip (src/store/refs.ts): its brotli slot is empty, which no answer's copy can be. */
 export const NO_COPY = new Uint8Array(0);
 
-/** Whether `gzipped` decodes to `bytes` (decoded no further than one byte past them). */
-export async function gunzipsTo(bytes: Uint8Array, gzipped: Uint8Array): Promise<boolean> {
-  try {
-    const plain = await gunzip(gzipped, { maxOutputLength: bytes.length + 1 });
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).equals(plain);
-  } catch {
-    return false;
-  }
-}
+/** Whether `gzipped` decodes to `bytes` (a pack's one copy). */
+export const gunzipsTo = (bytes: Uint8Array, gzipped: Uint8Array): Promise<boolean> => decodesTo(gunzip, gzipped, bytes);
 
 /** The copies a file holds, by answer id; an empty map (and the reason, logged) when there is none to use. */
 export async function readCompressionCache(file: string, log: (line: string) => void): Promise<Map<string, Copies>> {
