@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { sha256 } from '../build/archive/source.ts';
 import { decodeTo } from '../build/answers/compression-cache.ts';
-import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
+import { contentId, DATA_PREFIX, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './paths.ts';
 
 const gunzip = promisify(zlib.gunzip);
@@ -66,12 +66,13 @@ function storedBytes(dist: string) {
 }
 
 /**
- * The bytes a place names: its own file, or its range of a pack (a pack of
- * answers as sent, `identity`, inflated first: it is stored gzipped); null
+ * The bytes a place of `encoding` names: its own file, or its range of a
+ * pack (inflated first when it is a gzipped pack, `isGzippedPack`); null
  * when the file is not there or a pack does not inflate.
  */
-async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, { file, range }: Place, identity: boolean): Promise<Buffer | null> {
-  const bytes = await bytesOf(dataPath(file)!, range !== null, identity);
+async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, encoding: Encoding, place: Place): Promise<Buffer | null> {
+  const { file, range } = place;
+  const bytes = await bytesOf(dataPath(file)!, range !== null, isGzippedPack(encoding, place));
   return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
 }
 
@@ -96,7 +97,7 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
     seen.add(ref);
     const parsed = parseRef(ref)!;
     await visit(parsed);
-    const own = await placeBytes(bytesOf, parsed.at.identity, true);
+    const own = await placeBytes(bytesOf, 'identity', parsed.at.identity);
     if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
     let value: unknown;
     try {
@@ -142,7 +143,7 @@ export async function storedCopiesNotDecoding(dist: string): Promise<string[]> {
   const wrong: string[] = [];
   await storedRefs(dist, bytesOf, async (parsed) => {
     if (!parsed.gzip || !parsed.br) return;
-    const [plain, gzipped, brotlied] = await Promise.all([parsed.at.identity, parsed.at.gzip!, parsed.at.br!].map((place, i) => placeBytes(bytesOf, place, i === 0)));
+    const [plain, gzipped, brotlied] = await Promise.all((['identity', 'gzip', 'br'] as const).map((encoding) => placeBytes(bytesOf, encoding, parsed.at[encoding]!)));
     if (!plain || !gzipped || !brotlied) return; // missing: storedFilesMissing says so
     if (!(await decodeTo(plain, [gzipped, brotlied]))) wrong.push(`${parsed.gzip}/${parsed.br}`);
   });

@@ -23,7 +23,7 @@
  */
 import { ByteLru } from '../shared/lru.ts';
 import { concatBytes } from '../shared/bytes.ts';
-import { contentId, dataPath, type Encoding, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
+import { contentId, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type Encodings, type StoredPlace, type StoredStream } from './answer.ts';
@@ -121,13 +121,12 @@ class NameIndex {
 
 /** A stored answer as data, worked out once per ref (so a lookup builds no strings): each stored encoding's id, ETag and place. */
 function storedAnswer(parsed: ParsedRef): Answer {
-  const place = (encoding: Encoding, { file, range }: Place): StoredPlace => ({
+  const place = (encoding: Encoding, at: Place): StoredPlace => ({
     // parseRef let only ids of 20 hex digits through, so each has a path.
-    path: dataPath(file)!,
-    file,
-    range,
-    // A pack of answers as sent is stored gzipped (refs.ts); one of compressed copies as is.
-    gzipped: encoding === 'identity' && range !== null,
+    path: dataPath(at.file)!,
+    file: at.file,
+    range: at.range,
+    gzipped: isGzippedPack(encoding, at),
   });
   const answer = {
     ids: { identity: parsed.id },

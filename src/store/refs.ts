@@ -43,6 +43,9 @@ export interface Place {
   range: [number, number] | null;
 }
 
+/** Whether the file a place names is a gzipped pack, to inflate before its range is cut: a pack of answers as sent (identity) is; a pack of compressed copies, or a file of its own, is not. */
+export const isGzippedPack = (encoding: Encoding, place: Place): boolean => encoding === 'identity' && place.range !== null;
+
 export interface ParsedRef {
   /** The id of each encoding's own bytes (what its ETag is made from). */
   id: string;
