@@ -41,7 +41,7 @@ import {
 import { PORTAL_MESSAGES } from '../shared/messages.ts';
 import { RateLimiter } from '../shared/rate-limit.ts';
 import { escapeHtml } from '../shared/html.ts';
-import { concatBytes } from '../shared/bytes.ts';
+import { readAtMost } from '../shared/bytes.ts';
 
 export const PORTAL_PATHS = {
   signIn: '/portal/sign-in',
@@ -107,31 +107,18 @@ function actionOf(pathname: string): Action | null {
   return null;
 }
 
-/** Reads a fetch-style body, stopping once it is longer than `maxBytes` or older than `timeoutMs`. */
+/** Reads a fetch-style body, stopping once it is longer than `maxBytes` (null) or older than `timeoutMs` (a BodyTimeoutError). */
 export async function readLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
   if (!stream) return new Uint8Array(0);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new BodyTimeoutError(PORTAL_MESSAGES.timeout)), timeoutMs);
   });
-  let finished = false;
   try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), late]);
-      if (done) break;
-      size += value.length;
-      if (size > maxBytes) return null;
-      chunks.push(value);
-    }
-    finished = true;
+    return await readAtMost(stream, maxBytes, late);
   } finally {
     clearTimeout(timer);
-    if (!finished) await reader.cancel().catch(() => {}); // too large or too slow: stop reading the rest
   }
-  return concatBytes(chunks);
 }
 
 /** The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`. */

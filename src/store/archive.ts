@@ -22,7 +22,7 @@
  * the source hands back other bytes.
  */
 import { ByteLru } from '../shared/lru.ts';
-import { concatBytes } from '../shared/bytes.ts';
+import { concatBytes, readAtMost } from '../shared/bytes.ts';
 import { contentId, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
@@ -144,23 +144,17 @@ function storedAnswer(parsed: ParsedRef): Answer {
   return answer;
 }
 
+/** Where `encoding` of a stored answer is (its identity when it has no such copy); undefined for an answer made at run time. */
+const storedAt = (answer: Answer, encoding: Encoding): StoredPlace | undefined => answer.at && (answer.at[encoding] ?? answer.at.identity);
+
 /** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
 /** The bytes `gzipped` inflates to, refused past `limit` bytes. */
 async function gunzip(gzipped: Uint8Array, limit: number): Promise<Uint8Array> {
-  const reader = new Blob([gzipped as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')).getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    length += read.value.length;
-    if (length > limit) {
-      await reader.cancel();
-      throw new DataError(`a pack inflating past ${limit} bytes`);
-    }
-    chunks.push(read.value);
-  }
-  return concatBytes(chunks);
+  const plain = await readAtMost(new Blob([gzipped as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')), limit);
+  if (!plain) throw new DataError(`a pack inflating past ${limit} bytes`);
+  return plain;
 }
 
 /** Bytes `range` of a verified pack; a range past its end is a damaged build. */
@@ -446,7 +440,7 @@ export class ArchiveReader {
    */
   read(answer: Answer, encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     if (answer.body) return answer.body;
-    const at = answer.at![answer.at![encoding] ? encoding : 'identity']!;
+    const at = storedAt(answer, encoding)!;
     if (!at.range) return this.verifiedRead(source, at.path, at.file);
     const pack = at.gzipped ? this.inflatedPack(source, at.path, at.file) : this.verifiedRead(source, at.path, at.file);
     return isPromise(pack) ? pack.then((b) => slice(b, at.range!, at.file)) : slice(pack, at.range, at.file);
@@ -454,7 +448,7 @@ export class ArchiveReader {
 
   /** The stored bytes of `encoding` as a stream, when `source` streams and they are a file of their own; else null (use `read`). */
   stream(answer: Answer, encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
-    const at = answer.at?.[answer.at[encoding] ? encoding : 'identity'];
+    const at = storedAt(answer, encoding);
     if (!source.stream || !at || at.range) return null;
     return source.stream(at.path).then((s) => {
       if (!s) throw new DataError(`missing ${at.path}`);
