@@ -97,7 +97,7 @@ export async function writeOutput(
   try {
     const dirs = new Set([...files.keys()].map((f) => path.dirname(path.join(tmp, f))));
     await io.mkdir(tmp);
-    for (const dir of [...dirs].sort()) await io.mkdir(dir);
+    await Promise.all([...dirs].map((dir) => io.mkdir(dir)));
     const limit = pLimit(WRITE_CONCURRENCY);
     const put = async (file: string, bytes: Uint8Array) => {
       const previous = path.join(target, file);
