@@ -1,8 +1,8 @@
 /**
  * The compressed copies of earlier builds, kept so a rebuild does not make
- * them again: gzip at level 9 and brotli at quality 10 take most of a cold
- * build, and their bytes are fixed (an answer's compressed copy, and so its
- * ETag, must not change from build to build). One file, data/cache/compressed.bin:
+ * them again: gzip at level 9 and brotli at quality 10 (8 for answers under
+ * 4 KiB) take most of a cold build, and their bytes are fixed (an answer's
+ * compressed copy, and so its ETag, must not change from build to build). One file, data/cache/compressed.bin:
  *
  *   a header line naming this format and the zlib and brotli versions (other
  *   versions may compress differently, so their copies are not reused),
@@ -33,7 +33,7 @@ export const COMPRESSION_CACHE_FILE = path.join(ROOT, 'data/cache/compressed.bin
 /** Larger than the full archive's copies (about 25 MB) with room for a few years more, yet bounded. */
 const MAX_BYTES = 256 * 1024 * 1024;
 const READ_TIMEOUT_MS = 30_000;
-const HEADER = `faa-compressed 2 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
+const HEADER = `faa-compressed 3 zlib ${process.versions.zlib} brotli ${process.versions.brotli}\n`;
 
 export type Copies = readonly [gzip: Uint8Array, br: Uint8Array];
 
