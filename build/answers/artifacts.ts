@@ -467,7 +467,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     categoryCount: names.length,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),
-    // Read by searches, never sent: the core first, then the files of keys and of rows, in the order the core counts them.
+    // Read by searches, never sent: the core first, then the files of rows, in the order the core counts them.
     search: await searchRefs,
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),

@@ -228,7 +228,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 14;
+export const LAYOUT_FORMAT = 15;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
@@ -249,7 +249,7 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
-  /** The stored search index (src/store/search.ts: storedFiles): its core, then its files of keys and of rows, in the order the core counts them; read by searches, never sent. */
+  /** The stored search index (src/store/search.ts: storedFiles): its core (vocabulary, postings and keys), then its files of rows, in the order the core counts them; read by searches, never sent. */
   search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;

@@ -333,10 +333,9 @@ export class ArchiveReader {
   }
 
   /**
-   * A search over the index's core, reading the files of keys and rows it
-   * asks for (each checked against its id and kept parsed like any index
-   * file) and asking again, until it answers: a round per kind of file
-   * needed, a few files each.
+   * A search over the index's core, reading the files of rows it asks for
+   * (each checked against its id and kept parsed like any index file) and
+   * asking again, until it answers: one round of a few files, rarely two.
    */
   private async searched(source: DataSource, manifest: Manifest, index: SearchIndex, text: string, key: string): Promise<SearchResult[]> {
     if (manifest.search.length !== index.files) throw new DataError('a search index whose files disagree with the manifest');

@@ -6,8 +6,8 @@
  * vocabulary of the words of every name, each word's postings (the entries
  * holding it), each entry's keys (its names, and for a category the names
  * people give its award: "best actress"), a weight (nominations) and what a
- * result shows (the vocabulary and postings in a core file, the keys and
- * what results show in files of their own, read as a search needs them:
+ * result shows (the vocabulary, postings, keys and weights in a core file,
+ * what results show in files of their own, read as a search shows them:
  * `storedFiles`). A search finds the entries holding its most telling word
  * (its longest: as written, as the start of a word, within one or two edits
  * anywhere in it, or as two words of a name written as one, or the other way
@@ -133,42 +133,30 @@ function placed(lines: string[]): [string, string] {
   return [places, block];
 }
 
-/** Files the keys and the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
-const KEY_FILES = 4;
+/** Files the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
 const ROW_FILES = 32;
-/** Files the postings are cut into, each a run of words (a word's neighbours in the vocabulary, the starts a prefix reads among them, share its file). */
-const POSTING_FILES = 4;
 
 /**
- * The stored files of an index, the core first: a header (entries; then
- * lines per file and files, for the keys, the rows and the postings; the
- * digits of a word's place; the words), the count of words of each length,
- * and the vocabulary, NULs between. The vocabulary holds the words of each
- * length in a run, shortest first, each run in order, each word followed by
- * its place in the sorted vocabulary (what its postings are filed under):
- * a fresh isolate finds a word by its place in its run and never splits the
- * core (splitting 13,000 words costs a cold isolate about 4 ms). Then the
- * files of postings, of keys (each entry's weight first) and of rows, each a
- * block after the places of its lines. A search reads the files of postings
- * of the words it gathers, the files of keys holding its candidates and the
- * files of rows holding what it shows, and cuts out the lines it needs.
+ * The stored files of an index, the core first. The core: a header
+ * (entries, rows per file and files of rows, the digits of a word's place,
+ * the words), the count of words of each length, the vocabulary, every
+ * word's postings and every entry's keys (its weight first), NULs between.
+ * The vocabulary holds the words of each length in a run, shortest first,
+ * each run in order, each word followed by its place in the sorted
+ * vocabulary (the line of its postings): a fresh isolate finds a word by its
+ * place in its run and never splits the core (splitting 13,000 words costs
+ * a cold isolate about 4 ms). The postings and the keys are each a block
+ * after the places of its lines, cut out as a search needs them. Then the
+ * files of rows, each such a block: a search reads the core, and the files
+ * of rows holding what it shows.
  */
 export function storedFiles(index: StoredSearchIndex): string[] {
   const entries = index.keys.length;
-  const keysPer = Math.max(1, Math.ceil(entries / KEY_FILES));
   const rowsPer = Math.max(1, Math.ceil(entries / ROW_FILES));
-  const cut = (lines: string[], per: number) => {
-    const files: string[] = [];
-    for (let at = 0; at < lines.length; at += per) files.push(placed(lines.slice(at, at + per)).join('\u0000'));
-    return files;
-  };
-  const keys = cut(
-    index.keys.map((k, i) => `${index.weights[i]}|${k}`),
-    keysPer,
-  );
-  const rows = cut(index.rows, rowsPer);
-  const postingsPer = Math.max(1, Math.ceil(index.words.length / POSTING_FILES));
-  const postings = cut(index.postings, postingsPer);
+  const rows: string[] = [];
+  for (let at = 0; at < entries; at += rowsPer) rows.push(placed(index.rows.slice(at, at + rowsPer)).join('\u0000'));
+  const keys = placed(index.keys.map((k, i) => `${index.weights[i]}|${k}`));
+  const postings = placed(index.postings);
   let digits = 1;
   while (36 ** digits < index.words.length) digits++;
   // The vocabulary by length, each word followed by its place in the sorted vocabulary (`digits` base-36 digits): a
@@ -180,12 +168,12 @@ export function storedFiles(index: StoredSearchIndex): string[] {
     counts[word.length] = (counts[word.length] ?? 0) + 1;
     (runs[word.length] ??= []).push(word + at.toString(36).padStart(digits, '0'));
   });
-  const header = [entries, keysPer, keys.length, rowsPer, rows.length, postingsPer, postings.length, digits, index.words.length].join(' ');
+  const header = [entries, rowsPer, rows.length, digits, index.words.length].join(' ');
   const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
-  return [[header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary].join('\u0000'), ...postings, ...keys, ...rows];
+  return [[header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'), ...rows];
 }
 
-/** Lines of a block, each cut out when asked for: a stored file of keys or rows, or the core's postings. */
+/** Lines of a block, each cut out when asked for: the core's postings or keys, or a stored file of rows. */
 export class Lines {
   readonly length: number;
   private readonly places: string;
@@ -198,7 +186,7 @@ export class Lines {
     if (!Number.isInteger(this.length) || this.length < 0) throw new Error('a search index with a damaged block');
   }
 
-  /** A stored file of keys or rows (`storedFiles`). */
+  /** A stored file of rows (`storedFiles`). */
   static parse(text: string): Lines {
     const blocks = text.split('\u0000');
     if (blocks.length !== 2) throw new Error('not a file of a search index');
@@ -426,7 +414,6 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
-const NONE = new Int32Array(0);
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
 
@@ -438,7 +425,7 @@ export class NeedFiles {
   }
 }
 
-/** Stored files of keys and rows at hand, by their place in the index's list of files. */
+/** Stored files of rows at hand, by their place in the index's list of files. */
 export type SearchFiles = ReadonlyMap<number, Lines>;
 
 export class SearchIndex {
@@ -451,29 +438,24 @@ export class SearchIndex {
   private readonly wordCount: number;
   /** Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms). */
   private readonly postingCache = new Map<number, Int32Array>();
-  /** Entries, and how they and the words are cut into files of keys, rows and postings (`storedFiles`). */
-  private readonly entries: number;
-  private readonly keysPer: number;
+  /** Each word's postings and each entry's keys, in the core (`storedFiles`). */
+  private readonly postingLines: Lines;
+  private readonly keyLines: Lines;
+  /** Entries in a file of rows; the index's files: the core (0), then the files of rows. */
   private readonly rowsPer: number;
-  private readonly postingsPer: number;
-  /** Places in the list of files: the core (0), the files of postings from 1, of keys from `keyBase`, of rows from `rowBase`, `files` in all. */
-  private readonly keyBase: number;
-  private readonly rowBase: number;
   readonly files: number;
   /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
   private readonly nearby = new Map<string, (string | number)[]>();
-  /** Files of postings a search needed and did not have, noted as it gathers (`candidates`). */
-  private readonly missing = new Set<number>();
-  /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search reads no file of keys for it). */
+  /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
 
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
-    if (header.length !== 9) throw new Error('a search index of another format');
-    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3] && header[5] && header[7])) throw new Error('a search index with a damaged header');
-    const [entries, keysPer, keyFiles, rowsPer, rowFiles, postingsPer, postingFiles, digits, wordCount] = header;
+    if (header.length !== 5) throw new Error('a search index of another format');
+    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3])) throw new Error('a search index with a damaged header');
+    const [entries, rowsPer, rowFiles, digits, wordCount] = header;
     [this.vocabulary, this.digits, this.wordCount] = [blocks[2], digits, wordCount];
     let [at, first] = [0, 0];
     blocks[1].split(' ').forEach((text, length) => {
@@ -484,29 +466,28 @@ export class SearchIndex {
       first += n;
     });
     if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount) throw new Error('a search index whose vocabulary disagrees with its header');
-    if (keyFiles !== Math.ceil(entries / keysPer) || rowFiles !== Math.ceil(entries / rowsPer) || postingFiles !== Math.ceil(wordCount / postingsPer)) throw new Error('a search index whose header disagrees');
-    [this.entries, this.keysPer, this.rowsPer, this.postingsPer] = [entries, keysPer, rowsPer, postingsPer];
-    this.keyBase = 1 + postingFiles;
-    this.rowBase = this.keyBase + keyFiles;
-    this.files = this.rowBase + rowFiles;
+    this.postingLines = new Lines(blocks[3], blocks[4]);
+    this.keyLines = new Lines(blocks[5], blocks[6]);
+    if (rowFiles !== Math.ceil(entries / rowsPer) || this.postingLines.length !== wordCount || this.keyLines.length !== entries) throw new Error('a search index whose header disagrees');
+    this.rowsPer = rowsPer;
+    this.files = 1 + rowFiles;
   }
 
-  /** An index from its stored core (`storedFiles`); postings are read only as searches need them, keys and rows from their own files. */
+  /** An index from its stored core (`storedFiles`); rows are read from their own files as searches show them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 3) throw new Error(blocks.length === 2 ? 'a search index of another format' : 'not a search index');
+    if (blocks.length !== 7) throw new Error(blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index');
     return new SearchIndex(blocks);
   }
 
   /**
    * Entries found for `text` (whose search key is `key`), best first, at
    * most SEARCH_LIMIT; none for a text with no letter or digit. Or, when a
-   * file of keys or rows it needs is not among `files`, the files to read:
-   * the caller reads them and asks again with them too (a search is the same
-   * each time, so each round reads files the last one lacked).
+   * file of rows it needs is not among `files`, the files to read: the
+   * caller reads them and asks again with them too (a search is the same
+   * each time, so the next round answers).
    */
   find(text: string, key: string, files: SearchFiles): SearchResult[] | NeedFiles {
-    this.missing.clear();
     try {
       return this.search(text, key, files);
     } catch (error) {
@@ -529,21 +510,21 @@ export class SearchIndex {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, this.candidates(q, i, false, files), files);
+        const found = this.ranked(q, this.candidates(q, i, false), files);
         if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
       }
-      const found = this.ranked(q, this.candidates(q, i, true, files), files);
+      const found = this.ranked(q, this.candidates(q, i, true), files);
       if (found.length > 0) return found.results;
     }
     return [];
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number, typos: boolean, files: SearchFiles): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
     const add = (word: number) => {
-      for (const entry of this.postings(word, files)) out.add(entry);
+      for (const entry of this.postings(word)) out.add(entry);
     };
     const exact = (word: string) => {
       const at = this.at(word);
@@ -551,7 +532,7 @@ export class SearchIndex {
     };
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
-      const [x, y] = [this.postings(a, files), this.postings(b, files)];
+      const [x, y] = [this.postings(a), this.postings(b)];
       for (let i = 0, j = 0; i < x.length && j < y.length; ) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
@@ -577,8 +558,6 @@ export class SearchIndex {
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
-    // Postings not at hand counted as none: what was gathered is no answer, but every file it needs is now known (a prefix may name a file more).
-    if (this.missing.size > 0) throw new NeedFiles([...this.missing].sort((a, b) => a - b));
     return out;
   }
 
@@ -673,18 +652,11 @@ export class SearchIndex {
     return found.sort((a, b) => a - b);
   }
 
-  /** A word's postings, kept once read; none while its file is not at hand (noted in `missing`). */
-  private postings(word: number, files: SearchFiles): Int32Array {
+  /** A word's postings (entries, ascending), kept once cut out of the core. */
+  private postings(word: number): Int32Array {
     let list = this.postingCache.get(word);
     if (!list) {
-      const file = 1 + Math.floor(word / this.postingsPer);
-      const lines = files.get(file);
-      if (!lines) {
-        this.missing.add(file);
-        return NONE;
-      }
-      if (word - (file - 1) * this.postingsPer >= lines.length) throw new Error('a search index with a file too short');
-      const parts = lines.line(word - (file - 1) * this.postingsPer).split(',');
+      const parts = this.postingLines.line(word).split(',');
       list = new Int32Array(parts.length);
       for (let i = 0; i < parts.length; i++) list[i] = parseInt(parts[i], 36);
       this.postingCache.set(word, list);
@@ -693,44 +665,39 @@ export class SearchIndex {
   }
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
-  private keyPartsOf(entry: number, files: SearchFiles): { weight: number; keys: Key[] } {
-    const file = this.keyBase + Math.floor(entry / this.keysPer);
-    const [weight, ...keys] = this.lineOf(files, file, entry - (file - this.keyBase) * this.keysPer).split('|');
+  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+    const [weight, ...keys] = this.keyLines.line(entry).split('|');
     return { weight: Number(weight), keys: keys.map(keyOf) };
   }
 
   /** The file of rows holding an entry's. */
   private rowFile(entry: number): number {
-    return this.rowBase + Math.floor(entry / this.rowsPer);
+    return 1 + Math.floor(entry / this.rowsPer);
   }
 
+  /** An entry's row, from its file of rows (`need` asked for it). */
   private row(entry: number, files: SearchFiles): string {
     const file = this.rowFile(entry);
-    return this.lineOf(files, file, entry - (file - this.rowBase) * this.rowsPer);
-  }
-
-  private lineOf(files: SearchFiles, file: number, line: number): string {
     const lines = files.get(file);
     if (!lines) throw new NeedFiles([file]);
+    const line = entry - (file - 1) * this.rowsPer;
     if (line >= lines.length) throw new Error('a search index with a file too short');
     return lines.line(line);
   }
 
-  /** Asks for every file among those of `entries` not at hand, all at once (one round of reads rather than one per file). */
-  private need(entries: Iterable<number>, fileOf: (entry: number) => number, files: SearchFiles) {
+  /** Asks for every file of rows among those of `entries` not at hand, all at once (one round of reads rather than one per file). */
+  private need(entries: Iterable<number>, files: SearchFiles) {
     const missing = new Set<number>();
-    for (const entry of entries) if (!files.has(fileOf(entry))) missing.add(fileOf(entry));
+    for (const entry of entries) if (!files.has(this.rowFile(entry))) missing.add(this.rowFile(entry));
     if (missing.size > 0) throw new NeedFiles([...missing].sort((a, b) => a - b));
   }
 
   /** The candidates that answer every word asked, best first, as results. */
   private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
-    const unread = [...candidates].filter((entry) => !this.keyParts.has(entry));
-    this.need(unread, (entry) => this.keyBase + Math.floor(entry / this.keysPer), files);
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       let parts = this.keyParts.get(entry);
-      if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry, files)));
+      if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
       const { weight, keys } = parts;
       let best = NO_FIT;
       let which = 0;
@@ -749,7 +716,6 @@ export class SearchIndex {
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
       [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
-      (entry) => this.rowFile(entry),
       files,
     );
     for (const hit of hits) {
@@ -766,7 +732,6 @@ export class SearchIndex {
     const best = hits.slice(0, SEARCH_LIMIT);
     this.need(
       best.map((hit) => hit.entry),
-      (entry) => this.rowFile(entry),
       files,
     );
     return { length: hits.length, best: hits[0].rank, results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)) };
