@@ -3,7 +3,6 @@
  * into the API's archive shape. Pure: text in, archive out, or an ImportError
  * that names the line and the reason. Nothing here touches the file system.
  */
-import { parse } from 'csv-parse/sync';
 import heldYears from '../../data/held-years.json' with { type: 'json' };
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import type { Archive, Category, Nomination } from '../../src/shared/types.ts';
@@ -145,25 +144,26 @@ function idsOf(column: 'FilmId' | 'NomineeIds', text: string, line: number): str
   return ids;
 }
 
+/**
+ * The source's lines (ending in \n, or \r\n), each cut at its tabs. No field
+ * is quoted (`"` is written \" and handled below) and none holds a tab or a
+ * line break, so that is the whole format. A CSV parser did this before, in
+ * 0.27 s rather than 0.01: told to take lines of 8 to 14 fields, it still
+ * made an error object, with a deep copy of the line, for each of the 10,674
+ * lines shorter than the header.
+ */
+function fieldsOf(text: string): string[][] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop(); // the break ending the last line
+  return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line).split('\t'));
+}
+
 export function importArchive(text: string): ImportResult {
   if (text.length === 0) throw new ImportError(0, 'the source is empty');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
 
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(text, {
-      delimiter: '\t',
-      quote: false, // no field is quoted; `"` is written \" and handled below
-      relax_column_count: true,
-      skip_empty_lines: false,
-      info: true,
-    }) as unknown as typeof records;
-  } catch (error) {
-    const err = error as { lines?: number; message: string };
-    throw new ImportError(err.lines ?? 0, `unreadable: ${err.message}`);
-  }
-
-  const header = records[0]?.record ?? [];
+  const records = fieldsOf(text);
+  const header = records[0] ?? [];
   if (header.join('\t') !== COLUMNS.join('\t')) {
     throw new ImportError(1, `header must be the ${COLUMNS.length} columns ${COLUMNS.join(', ')}; found ${header.join(', ') || 'nothing'}`);
   }
@@ -197,8 +197,8 @@ export function importArchive(text: string): ImportResult {
   const sourceRows: SourceRow[] = [];
 
   for (let i = 1; i < records.length; i++) {
-    const { record, info } = records[i];
-    const line = info.lines;
+    const record = records[i];
+    const line = i + 1;
     if (record.length === 1 && record[0] === '') {
       throw new ImportError(line, 'empty line inside the data');
     }
