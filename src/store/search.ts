@@ -666,6 +666,7 @@ export class SearchIndex {
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
   private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+    if (entry >= this.keyLines.length) throw new Error('a search index with a posting past its entries');
     const [weight, ...keys] = this.keyLines.line(entry).split('|');
     return { weight: Number(weight), keys: keys.map(keyOf) };
   }

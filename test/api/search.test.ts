@@ -20,7 +20,7 @@ import { seeded } from '../helpers/random.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
 import { dataPath } from '../../src/store/refs.ts';
-import { SEARCH_LIMIT, searchKey } from '../../src/store/search.ts';
+import { SEARCH_LIMIT, searchKey, searchOver, storedFiles } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
@@ -378,5 +378,37 @@ describe('what a search reads', () => {
     }
     expect(counts.reduce((a, b) => a + b, 0) / counts.length).toBeLessThanOrEqual(3);
     expect(Math.max(...counts)).toBeLessThanOrEqual(1 + SEARCH_LIMIT);
+  });
+});
+
+describe('a damaged search index', () => {
+  // A tiny index as the build stores it: two entries, the core, then their rows (a file each, at this size).
+  const stored = storedFiles({
+    words: ['emma', 'meryl', 'stone', 'streep'],
+    postings: ['1', '0', '1', '0'],
+    keys: ['meryl streep', 'emma stone'],
+    weights: [21, 7],
+    rows: ['Meryl Streep\tp\t21\t3\t1979\t2024\tnm0000658\t\t\t', 'Emma Stone\tp\t7\t2\t2015\t2026\tnm1297015\t\t\t'],
+  });
+
+  it('answers from its core and its files of rows as stored', () => {
+    expect(stored.length).toBe(3);
+    expect(searchOver(stored)('emma ston').map((r) => r.name)).toEqual(['Emma Stone']);
+  });
+
+  it('is refused with a clear error, never misread, when its core disagrees with itself', () => {
+    const [header, ...rest] = stored[0].split('\u0000');
+    const fields = header.split(' ');
+    const withHeader = (h: string[]) => [[h.join(' '), ...rest].join('\u0000'), ...stored.slice(1)];
+    expect(() => searchOver(withHeader([String(Number(fields[0]) + 1), ...fields.slice(1)]))).toThrow('a search index whose header disagrees');
+    expect(() => searchOver([stored[0].split('\u0000').slice(0, 3).join('\u0000'), ...stored.slice(1)])).toThrow('a search index of another format');
+  });
+
+  it('stops at a posting that names no entry rather than reading past the keys', () => {
+    const blocks = stored[0].split('\u0000');
+    // The postings block (after the header, the counts, the vocabulary and the postings' places): "emma" now names entry 2 of 2.
+    blocks[4] = blocks[4].replace(/^1/, '2');
+    const search = searchOver([blocks.join('\u0000'), ...stored.slice(1)]);
+    expect(() => search('emma')).toThrow('a search index with a posting past its entries');
   });
 });
