@@ -143,15 +143,14 @@ class Store {
   private async sealGroup(slots: Slot[]): Promise<void> {
     const plain = new Pack();
     const placed = slots.map((slot) => plain.add(slot.id, slot.bytes));
-    const plainId = plain.length > 0 ? this.writeGzipped(plain) : undefined;
     const encoded = new Pack();
-    const parts: [string, Pack, number, number][][] = [];
-    for (const [i, slot] of slots.entries()) {
-      const compressed = await slot.variants;
-      parts.push([placed[i], ...(compressed ? compressed.map((c) => encoded.add(idOf(c), c)) : [])]);
-    }
+    // Awaited together, so a failed gzip is the build's error at once, never a rejection left unheard meanwhile.
+    const [plainId, parts] = await Promise.all([
+      plain.length > 0 ? this.writeGzipped(plain) : undefined,
+      Promise.all(slots.map((slot) => slot.variants)).then((all) => all.map((compressed, i) => [placed[i], ...(compressed ? compressed.map((c) => encoded.add(idOf(c), c)) : [])])),
+    ]);
     const ids = new Map<Pack, string>();
-    if (plainId) ids.set(plain, await plainId);
+    if (plainId) ids.set(plain, plainId);
     if (encoded.length > 0) ids.set(encoded, this.write(Buffer.concat(encoded.chunks)));
     slots.forEach((slot, i) => {
       slot.resolve(parts[i].map(([id, pack, start, end]) => refPart(id, { id: ids.get(pack)!, start, end })).join('/'));
