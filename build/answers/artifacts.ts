@@ -116,7 +116,7 @@ class Store {
     if (!ref) {
       const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(id, bytes) : Promise.resolve(null);
       if (sent) this.count(id, bytes, compressed);
-      ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : this.own(id, bytes, compressed);
+      ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : heardLater(this.own(id, bytes, compressed));
       this.refs.set(key, ref);
     }
     return ref;
@@ -202,10 +202,13 @@ class Store {
     if (this.counted.has(id)) return;
     this.counted.add(id);
     this.sizes.raw += bytes.length;
-    void compressed.then((c) => {
-      this.sizes.gzip += c ? c[0].length : bytes.length;
-      this.sizes.br += c ? c[1].length : bytes.length;
-    });
+    compressed.then(
+      (c) => {
+        this.sizes.gzip += c ? c[0].length : bytes.length;
+        this.sizes.br += c ? c[1].length : bytes.length;
+      },
+      () => {}, // a failed compression is the build's error where its ref is awaited
+    );
   }
 
   /** Queues the compression of an answer, counting it for the progress line; the same bytes in two packs (a person's and an id's answer) are compressed once. */
@@ -262,6 +265,16 @@ class Store {
       }),
     ]);
   }
+}
+
+/**
+ * `promise`, marked as heard: the build starts stores early and awaits them
+ * after sealing the packs, and one failing meanwhile is the build's error
+ * there, not an unhandled rejection that ends the process with a stack.
+ */
+function heardLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
 }
 
 /** Answers laid end to end, each remembered with its place. */
@@ -440,10 +453,10 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   const idRefs = idAnswers(store, byId);
   await handOver();
   // While the thread pool compresses those, this thread makes what needs none of it.
-  const searchRefs = Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false })));
+  const searchRefs = heardLater(Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))));
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)));
   await handOver();
-  const datasetRef = options.dataset ? storeDataset(store, options.dataset(), source) : undefined;
+  const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
   await store.seal();
 
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
