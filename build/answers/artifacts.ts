@@ -215,15 +215,8 @@ class Store {
   private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
     const pending = this.compressing.get(id);
     if (pending) return pending;
-    const known = this.reuse.get(id);
     this.queued++;
-    // Decoding is a small part of what compressing costs, so an earlier copy is proven before it is used.
-    const made = async () => {
-      if (known && (await decodeTo(bytes, known))) return known;
-      if (known) this.refused++;
-      return this.compress(bytes);
-    };
-    const compressing = this.limit(made).then((done) => {
+    const compressing = this.limit(() => this.reusedOr(bytes, this.reuse.get(id), () => this.compress(bytes))).then((done) => {
       this.compressed.set(id, done);
       this.progress?.(++this.finished, this.queued);
       return done;
@@ -241,19 +234,26 @@ class Store {
    */
   async putFile(bytes: Uint8Array): Promise<FileRef> {
     const id = idOf(bytes);
-    const known = this.reuse.get(id);
-    let copies = known && (await decodeTo(bytes, known)) ? known : undefined;
-    if (known && !copies) this.refused++;
-    if (!copies) {
-      this.made++;
-      copies = await Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]);
-    }
+    const copies = await this.reusedOr(bytes, this.reuse.get(id), () =>
+      Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]),
+    );
     this.compressed.set(id, copies);
     return this.own(id, bytes, Promise.resolve(copies));
   }
 
-  private async compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
+  /**
+   * An earlier build's copies of `bytes` once they decode to it (decoding is
+   * a small part of what compressing costs, so a copy is proven before it is
+   * used), else `make`'s; a refused copy and a made one are counted.
+   */
+  private async reusedOr(bytes: Uint8Array, known: Copies | undefined, make: () => Promise<Copies>): Promise<Copies> {
+    if (known && (await decodeTo(bytes, known))) return known;
+    if (known) this.refused++;
     this.made++;
+    return make();
+  }
+
+  private compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
     return Promise.all([
       gzip(bytes, { level: 9 }),
       brotli(bytes, {
