@@ -10,6 +10,9 @@
  * Only bytes already read are shared between requests, never a fetch or a
  * stream in flight: workerd ties those to the request that made them, so a
  * file missing from the cache is fetched by each request that wants it.
+ * Files the runtime carries in its own code (`bundled`: a Worker's bundle,
+ * cli/worker-bundle.ts) are never fetched nor read again: code and files
+ * deploy as one version there, so a bundled manifest never goes stale.
  */
 import type { DataSource, StoredStream } from '../src/store/answer.ts';
 import { ByteLru } from '../src/shared/lru.ts';
@@ -24,9 +27,13 @@ export type FetchFile = (path: string) => Promise<Response>;
 export class FetchedFiles {
   private readonly cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
   private readonly now: () => number;
+  /** The bundled files' bytes by path, encoded once. */
+  private readonly bundled = new Map<string, Uint8Array>();
 
-  constructor(now: () => number = Date.now) {
+  constructor({ bundled = {}, now = Date.now }: { bundled?: Record<string, string>; now?: () => number } = {}) {
     this.now = now;
+    const encoder = new TextEncoder();
+    for (const [path, text] of Object.entries(bundled)) this.bundled.set(path, encoder.encode(text));
   }
 
   /**
@@ -38,6 +45,8 @@ export class FetchedFiles {
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
       if (!isBuildPath(path)) return null;
+      const bundled = this.bundled.get(path);
+      if (bundled) return bundled;
       const hit = this.cache.peek(path);
       if (hit && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);

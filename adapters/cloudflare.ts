@@ -24,7 +24,6 @@ type WorkersCache = { purge(options: { tags: string[] }): Promise<unknown> } | u
 const cloudflareHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') } : { 'cloudflare-cdn-cache-control': 'no-store' });
 let workersCache: WorkersCache;
 const purge = guardedPurge(() => workersCache && ((tags) => workersCache!.purge({ tags })), 'ctx.cache', (line) => console.error(line));
-const files = new FetchedFiles();
 /** One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves. */
 let api: Api | undefined;
 
@@ -43,16 +42,19 @@ function apiFor(env: Env): Api {
   return createApi({ keys, rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE), log: (line) => console.log(line), sharedCache: cloudflareHeaders, portal });
 }
 
-export default {
-  async fetch(request: Request, env: Env, ctx?: { cache?: WorkersCache }): Promise<Response> {
-    api ??= apiFor(env);
-    try {
-      workersCache ??= ctx?.cache;
-    } catch {
-      // a context whose cache cannot be read: the purge is skipped, with a line
-    }
-    // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
-    const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
-    return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
-  },
-};
+async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { cache?: WorkersCache }): Promise<Response> {
+  api ??= apiFor(env);
+  try {
+    workersCache ??= ctx?.cache;
+  } catch {} // a context whose cache cannot be read: the purge is skipped, with a line
+  // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
+  const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
+  return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
+}
+
+/** The Worker, reading `bundled` (build files' texts by path, cli/worker-bundle.ts) from its own code, the rest from ASSETS. */
+export function worker(bundled: Record<string, string> = {}) {
+  const files = new FetchedFiles({ bundled });
+  return { fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) => handle(files, request, env, ctx) };
+}
+export default /* @__PURE__ */ worker();

@@ -5,7 +5,8 @@
  * --local`), and run by Miniflare (workerd, no inspector, no dev proxy). For
  * each of the heaviest lookups (the whole archive, the widest category join
  * `/award/name=e`, and at one year, the name in the most nominations, three searches), each run is a fresh
- * workerd whose first request is the lookup (cold: the module loaded, nothing
+ * workerd whose first request is the lookup (cold: the module loaded with the
+ * build files it carries, cli/worker-bundle.ts, nothing
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
  *
@@ -37,7 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { commandLine, refuser } from '../lib/command-line.ts';
-import { localConfig, WRANGLER } from '../cli/wrangler.ts';
+import { workerConfig, WRANGLER } from '../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../src/keys/stores/d1.ts';
 import { hashSecret } from '../src/keys/secrets.ts';
 import { keySql } from '../src/keys/stores/sql.ts';
@@ -132,7 +133,7 @@ interface Run {
 async function main() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'faa-worker-cpu-'));
   try {
-    const config = localConfig(dist, tmp);
+    const config = workerConfig(dist, tmp);
     const { compatibility_date: compatibilityDate, d1_databases: [d1] } = JSON.parse(await readFile(config, 'utf8'));
     wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(tmp, 'state')], tmp);
     wrangler(['deploy', '--dry-run', '--config', config, '--outdir', path.join(tmp, 'bundle')], tmp);

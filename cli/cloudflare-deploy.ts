@@ -3,15 +3,20 @@
  * deploy`, after checking every stored file of dist/ against its name (the
  * Worker streams answers without hashing them) and every stored file the
  * manifest names (directly or through its indexes) against dist/: a missing
- * one is refused as a changed one is. `-- --dry-run` bundles the
+ * one is refused as a changed one is. The Worker deployed carries the build's
+ * whole-read files in its code (cli/worker-bundle.ts), through a config
+ * written for this build into a temporary folder. `-- --dry-run` bundles the
  * Worker and checks its assets without uploading anything (it works offline)
  * and prints the bundle's size.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { commandLine, type Refuse, refuser } from '../lib/command-line.ts';
 import { storedFilesProblem } from './check-stored.ts';
 import { currentDist } from './dist.ts';
 import { DIST } from './paths.ts';
-import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler } from './wrangler.ts';
+import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler, workerConfig } from './wrangler.ts';
 
 const USAGE = `usage: npm run deploy:cloudflare [-- --dry-run] [-- --outdir DIR]
 
@@ -42,8 +47,15 @@ async function main() {
   // A missing one too: the manifest (and the indexes it names) says which must be there.
   const problem = await storedFilesProblem(DIST);
   if (problem) refuse(problem);
-  const args = ['deploy', ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', values.outdir] : [])];
-  process.exit(await runWrangler(args));
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'faa-deploy-'));
+  let code = 1;
+  try {
+    const config = workerConfig(DIST, folder);
+    code = await runWrangler(['deploy', '--config', config, ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', path.resolve(values.outdir)] : [])]);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  process.exit(code);
 }
 
 await main();

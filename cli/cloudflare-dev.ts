@@ -24,7 +24,7 @@ import { freeLoopbackPort } from '../lib/ports.ts';
 import { startMailOutbox } from './mail-outbox.ts';
 import { currentDist } from './dist.ts';
 import { DIST, ROOT } from './paths.ts';
-import { localConfig, runWrangler, wrangler } from './wrangler.ts';
+import { runWrangler, workerConfig, wrangler } from './wrangler.ts';
 
 const USAGE = `usage: npm run dev:cloudflare
 
@@ -143,7 +143,7 @@ async function main() {
   const port = settingOrRefuse(refuse, 'PORT', 8787, 1, 65_535);
   const state = path.resolve(process.env.CLOUDFLARE_LOCAL_DIR || path.join(ROOT, 'data/cloudflare-local'));
   await currentDist(refuse);
-  const config = localConfig(DIST, state);
+  const config = workerConfig(DIST, state);
   // CI=1: wrangler applies the migrations without asking to confirm.
   if ((await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', state], { CI: '1' })) !== 0) {
     refuse('the D1 migrations could not be applied (above)');

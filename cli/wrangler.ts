@@ -16,6 +16,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './paths.ts';
 import { redactLine } from '../src/shared/redact.ts';
+import { workerEntry } from './worker-bundle.ts';
 
 export const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 export const WRANGLER_CONFIG = path.join(ROOT, 'wrangler.jsonc');
@@ -81,16 +82,18 @@ const readConfig = (): WorkerConfig => JSON.parse(readFileSync(WRANGLER_CONFIG, 
 export const configuredDatabaseId = (): string | undefined => readConfig().d1_databases[0]?.database_id;
 
 /**
- * wrangler.jsonc with its paths made absolute and its assets taken from
- * `dist`, written into `folder`: what a local run uses, so that any build
- * folder can be served and wrangler's own scratch files stay in `folder`.
+ * wrangler.jsonc with its paths made absolute, its assets taken from `dist`
+ * and its `main` the Worker carrying that build's whole-read files
+ * (cli/worker-bundle.ts), written into `folder`: what a deploy and every
+ * local run use, so that any build folder can be served and wrangler's own
+ * scratch files stay in `folder`.
  */
-export function localConfig(dist: string, folder: string): string {
+export function workerConfig(dist: string, folder: string): string {
   const config = readConfig();
-  config.main = path.join(ROOT, config.main);
+  mkdirSync(folder, { recursive: true });
+  config.main = workerEntry(dist, folder, path.join(ROOT, config.main));
   config.assets.directory = dist;
   for (const db of config.d1_databases) db.migrations_dir = path.join(ROOT, db.migrations_dir);
-  mkdirSync(folder, { recursive: true });
   const file = path.join(folder, 'wrangler.json');
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
   return file;

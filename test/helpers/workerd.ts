@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import { localConfig, WRANGLER } from '../../cli/wrangler.ts';
+import { workerConfig, WRANGLER } from '../../cli/wrangler.ts';
 import { d1Keys, type D1DatabaseLike } from '../../src/keys/stores/d1.ts';
 import { tempDir } from './temp.ts';
 
@@ -71,7 +71,7 @@ export interface Workerd {
 /** Starts the Worker over `dist` (environment variables `vars` added to wrangler.jsonc's). */
 export async function startWorkerd(dist: string, vars: Record<string, string> = {}): Promise<Workerd> {
   const dir = await tempDir('workerd');
-  const config = localConfig(dist, dir);
+  const config = workerConfig(dist, dir);
   wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(dir, 'state')], dir);
   wrangler(['deploy', '--dry-run', '--config', config, '--outdir', path.join(dir, 'bundle')], dir);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);

@@ -1,0 +1,114 @@
+/**
+ * The build files the Cloudflare Worker carries in its code
+ * (cli/worker-bundle.ts): the manifest and the files of the category index
+ * and of the search index, each byte for byte as stored; a file that no
+ * longer hashes to its name is left out, so the Worker reads it from the
+ * assets and answers 500 as without a bundle; a missing manifest, or one of
+ * another layout, leaves every file out. And the source over them
+ * (adapters/_fetch.ts): a lookup reading only bundled files fetches nothing,
+ * a join fetches only the answer it joins from, and every answer is the same
+ * bytes as from disk.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledFiles, MAX_BUNDLED_BYTES } from '../../cli/worker-bundle.ts';
+import { FetchedFiles } from '../../adapters/_fetch.ts';
+import { createApi } from '../../src/api/handler.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
+import { DiskData } from '../../adapters/_node/disk-data.ts';
+import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
+import type { CategoryIndex, Manifest } from '../../src/shared/types.ts';
+import { SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { buildInto, tempDir } from '../helpers/temp.ts';
+
+let dist: string;
+let manifest: Manifest;
+let backend: SqliteKeyBackend;
+let key: string;
+
+/** The path under dist/ of the own file a ref names. */
+const fileOf = (ref: string) => dataPath(parseRef(ref)!.at.identity.file)!;
+
+beforeAll(async () => {
+  dist = await buildInto(SAMPLE_SOURCE, 'worker-bundle');
+  manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
+  backend = new SqliteKeyBackend(path.join(await tempDir('worker-bundle-keys'), 'keys.db'));
+  key = await new Keys(backend).issue('bundle@example.org');
+});
+afterAll(() => backend.close());
+
+describe('the files the Worker carries', () => {
+  it('are the manifest, the category index and every file of the search index, each its stored bytes', async () => {
+    const files = bundledFiles(dist);
+    const expected = [MANIFEST_PATH, fileOf(manifest.categories), ...manifest.search.map(fileOf)];
+    expect(Object.keys(files).sort()).toEqual([...new Set(expected)].sort());
+    for (const [file, text] of Object.entries(files)) expect([file, Buffer.from(text, 'utf8').equals(await readFile(path.join(dist, file)))]).toEqual([file, true]);
+    expect(Object.values(files).reduce((n, text) => n + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(MAX_BUNDLED_BYTES);
+  });
+
+  it('leave out a file that no longer hashes to its name, and all of them without a manifest of this layout', async () => {
+    const category = path.join(dist, fileOf(manifest.categories));
+    const original = await readFile(category);
+    const damaged = Buffer.from(original);
+    damaged[damaged.length >> 1] ^= 0x01;
+    await writeFile(category, damaged);
+    try {
+      const files = bundledFiles(dist);
+      expect(Object.keys(files)).not.toContain(fileOf(manifest.categories));
+      expect(Object.keys(files)).toContain(fileOf(manifest.search[0]));
+    } finally {
+      await writeFile(category, original);
+    }
+    const manifestFile = path.join(dist, MANIFEST_PATH);
+    const text = await readFile(manifestFile, 'utf8');
+    try {
+      await writeFile(manifestFile, JSON.stringify({ ...manifest, format: manifest.format - 1 }));
+      expect(bundledFiles(dist)).toEqual({});
+      await writeFile(manifestFile, text.slice(0, 100));
+      expect(bundledFiles(dist)).toEqual({});
+    } finally {
+      await writeFile(manifestFile, text);
+    }
+    expect(bundledFiles(path.join(dist, 'nowhere'))).toEqual({});
+  });
+});
+
+describe('a source over bundled files', () => {
+  const fetched: string[] = [];
+  const fetchFile = async (file: string) => {
+    fetched.push(file);
+    const bytes = await readFile(path.join(dist, file)).catch(() => null);
+    return bytes ? new Response(new Uint8Array(bytes)) : new Response('Not Found', { status: 404 });
+  };
+  const get = (api: ReturnType<typeof createApi>, pathname: string) => api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
+  const body = (reply: Awaited<ReturnType<typeof get>>) => Buffer.from(reply.body ?? new Uint8Array(0));
+
+  it('fetches nothing for a search, and for a join only the answer it joins from; every answer as from disk', async () => {
+    const files = new FetchedFiles({ bundled: bundledFiles(dist) });
+    const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
+    const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
+    const index = JSON.parse(await readFile(path.join(dist, fileOf(manifest.categories)), 'utf8')) as CategoryIndex;
+    // A letter held by several category names: their answers are joined from the whole archive's.
+    const letter = [...'etaoinsr'].find((c) => index.names.filter((n) => n.includes(c)).length > 1)!;
+    for (const [pathname, reads] of [
+      ['/search/name=an', []],
+      [`/award/name=${letter}`, [fileOf(manifest.archive)]],
+    ] as const) {
+      fetched.length = 0;
+      const [reply, read] = [await get(api, pathname), await get(disk, pathname)];
+      expect([pathname, reply.status, fetched]).toEqual([pathname, 200, reads]);
+      expect(body(reply).equals(body(read))).toBe(true);
+    }
+  });
+
+  it('hands out the same bytes each time, never fetched (so what is parsed from them is kept)', () => {
+    const source = new FetchedFiles({ bundled: bundledFiles(dist) }).through(fetchFile);
+    fetched.length = 0;
+    const first = source.read(MANIFEST_PATH);
+    expect(first).toBeInstanceOf(Uint8Array);
+    expect(source.read(MANIFEST_PATH)).toBe(first);
+    expect(fetched).toEqual([]);
+  });
+});
