@@ -11,8 +11,10 @@
  * stream in flight: workerd ties those to the request that made them, so a
  * file missing from the cache is fetched by each request that wants it.
  * Files the runtime carries in its own code (`bundled`: a Worker's bundle,
- * cli/worker-bundle.ts) are never fetched nor read again: code and files
- * deploy as one version there, so a bundled manifest never goes stale.
+ * checked against their names when put there, cli/worker-bundle.ts) are
+ * handed to the archive as text (`DataSource.checkedText`), never fetched:
+ * code and files deploy as one version there, so a bundled manifest never
+ * goes stale.
  */
 import type { DataSource, StoredStream } from '../src/store/answer.ts';
 import { ByteLru } from '../src/shared/lru.ts';
@@ -27,13 +29,11 @@ export type FetchFile = (path: string) => Promise<Response>;
 export class FetchedFiles {
   private readonly cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
   private readonly now: () => number;
-  /** The bundled files' bytes by path, encoded once. */
-  private readonly bundled = new Map<string, Uint8Array>();
+  /** The bundled files' texts by path. */
+  private readonly bundled: ReadonlyMap<string, string>;
 
   constructor({ bundled = {}, now = Date.now }: { bundled?: Record<string, string>; now?: () => number } = {}) {
-    this.now = now;
-    const encoder = new TextEncoder();
-    for (const [path, text] of Object.entries(bundled)) this.bundled.set(path, encoder.encode(text));
+    [this.bundled, this.now] = [new Map(Object.entries(bundled)), now];
   }
 
   /**
@@ -45,13 +45,12 @@ export class FetchedFiles {
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
       if (!isBuildPath(path)) return null;
-      const bundled = this.bundled.get(path);
-      if (bundled) return bundled;
       const hit = this.cache.peek(path);
       if (hit && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);
     };
-    return streams ? { read, stream: (path) => streamOf(path, fetchFile) } : { read };
+    const checkedText = (path: string) => this.bundled.get(path);
+    return streams ? { read, checkedText, stream: (path) => streamOf(path, fetchFile) } : { read, checkedText };
   }
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {

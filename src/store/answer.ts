@@ -26,6 +26,13 @@ export interface DataSource {
    * and checked.
    */
   stream?(path: string): Promise<StoredStream | null>;
+  /**
+   * Only where the runtime carries some files in its own code, checked
+   * against their names when put there (a Worker's bundle,
+   * cli/worker-bundle.ts): such a file's text, which the archive parses as
+   * it is, neither hashed nor decoded again; undefined for any other file.
+   */
+  checkedText?(path: string): string | undefined;
 }
 
 /**

@@ -6,7 +6,9 @@
  * of answers as sent is stored gzipped and inflated once); every
  * file, a pack as a whole, is checked against its content hash before its
  * bytes are used, except an answer's own file where the platform keeps files
- * by their content and the source streams it (`DataSource.stream`). Two
+ * by their content and the source streams it (`DataSource.stream`), and an
+ * index file the runtime carries in its code, checked when put there and
+ * parsed from its text (`DataSource.checkedText`). Two
  * kinds of answer are made at run time, from stored files, and kept in the
  * answer cache: a search's (from the search index) and a join's (a text
  * matching several category names: elements of the whole archive's or a
@@ -239,7 +241,7 @@ export class ArchiveReader {
    */
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
   /** Parsed index files by file id, the manifest and inflated packs: kept with the bytes they were made from. */
-  private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array; parsed: unknown }>;
+  private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array | string; parsed: unknown }>;
   /** Stored answers by ref (data from the manifest and index files, never a client's text), and searches' by index and text. */
   private readonly answers: ByteLru<Kept>;
 
@@ -362,6 +364,8 @@ export class ArchiveReader {
 
   /** The manifest, parsed again only when the source hands back other bytes. */
   manifest(source: DataSource): Maybe<Manifest> {
+    const text = source.checkedText?.(MANIFEST_PATH);
+    if (text !== undefined) return this.parsedIndex(MANIFEST_PATH, text, parseManifest);
     const bytes = source.read(MANIFEST_PATH);
     return isPromise(bytes) ? bytes.then((b) => this.parsedManifestOf(b)) : this.parsedManifestOf(bytes);
   }
@@ -465,17 +469,20 @@ export class ArchiveReader {
   /** A stored JSON file the lookups read (a shard, the category index or answers at a year, the search index), parsed. */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
+    const at = file.at!.identity;
+    const text = at.range ? undefined : source.checkedText?.(at.path);
+    if (text !== undefined) return this.parsedIndex<T>(file.ids.identity, text, parse);
     const bytes = this.read(file, 'identity', source);
     return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
   }
 
-  /** An index file's (or the manifest's) parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk). */
-  private parsedIndex<T>(id: string, bytes: Uint8Array, parse: (text: string) => T): T {
+  /** An index file's (or the manifest's) parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk), or other checked text. */
+  private parsedIndex<T>(id: string, bytes: Uint8Array | string, parse: (text: string) => T): T {
     const hit = this.parsed.peek(id);
     if (hit?.bytes === bytes) return hit.parsed as T;
     let parsed: T;
     try {
-      parsed = parse(new TextDecoder().decode(bytes));
+      parsed = parse(typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes));
     } catch (error) {
       throw error instanceof DataError ? error : new DataError(`unparsable ${id}`);
     }

@@ -5,9 +5,9 @@
  * longer hashes to its name is left out, so the Worker reads it from the
  * assets and answers 500 as without a bundle; a missing manifest, or one of
  * another layout, leaves every file out. And the source over them
- * (adapters/_fetch.ts): a lookup reading only bundled files fetches nothing,
- * a join fetches only the answer it joins from, and every answer is the same
- * bytes as from disk.
+ * (adapters/_fetch.ts), which hands them to the archive as checked text: a
+ * lookup reading only bundled files fetches nothing, a join fetches only the
+ * answer it joins from, and every answer is the same bytes as from disk.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -103,12 +103,13 @@ describe('a source over bundled files', () => {
     }
   });
 
-  it('hands out the same bytes each time, never fetched (so what is parsed from them is kept)', () => {
-    const source = new FetchedFiles({ bundled: bundledFiles(dist) }).through(fetchFile);
+  it('hands the archive each bundled file as its text and no other; reading one still fetches it', async () => {
+    const files = bundledFiles(dist);
+    const source = new FetchedFiles({ bundled: files }).through(fetchFile);
+    for (const [file, text] of Object.entries(files)) expect(source.checkedText!(file)).toBe(text);
+    expect(source.checkedText!(fileOf(manifest.archive))).toBeUndefined();
     fetched.length = 0;
-    const first = source.read(MANIFEST_PATH);
-    expect(first).toBeInstanceOf(Uint8Array);
-    expect(source.read(MANIFEST_PATH)).toBe(first);
-    expect(fetched).toEqual([]);
+    expect(Buffer.from((await source.read(MANIFEST_PATH))!).equals(await readFile(path.join(dist, MANIFEST_PATH)))).toBe(true);
+    expect(fetched).toEqual([MANIFEST_PATH]);
   });
 });
