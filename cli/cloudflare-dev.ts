@@ -32,7 +32,8 @@ Runs the API as the Cloudflare Worker on this machine, offline: the Worker
 (adapters/cloudflare.ts) under wrangler dev (workerd), dist/ as its static
 assets, keys in a local D1 database (the migrations in migrations/ applied
 first). Builds dist/ first when it is missing or stale, as npm start does.
-Stop it with Ctrl-C.
+The Worker carries that build's index files in its code, as a deploy does:
+start it again after rebuilding dist/. Stop it with Ctrl-C.
 
 Options:
   -h, --help   this text
