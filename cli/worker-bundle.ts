@@ -16,11 +16,12 @@
  * bundle (500 for a damaged file). A manifest that is missing, too long,
  * unreadable or of another layout leaves every file out.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { sha256 } from '../build/archive/source.ts';
+import { parseManifest } from '../src/store/archive.ts';
 import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../src/store/refs.ts';
-import { LAYOUT_FORMAT, type Manifest } from '../src/shared/types.ts';
+import type { Manifest } from '../src/shared/types.ts';
 
 /** At most this much text is carried (the full archive's is 1.75 MB; a Worker's code may be 10 MB, 3 MB compressed on the free plan). */
 export const MAX_BUNDLED_BYTES = 4 * 1024 * 1024;
@@ -33,7 +34,7 @@ function textOf(dist: string, file: string, room: number, id?: string): string |
     const bytes = readFileSync(full);
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return null;
-    if (id !== undefined && contentId(createHash('sha256').update(bytes).digest('hex')) !== id) return null;
+    if (id !== undefined && contentId(sha256(bytes)) !== id) return null;
     return text;
   } catch {
     return null;
@@ -43,15 +44,15 @@ function textOf(dist: string, file: string, room: number, id?: string): string |
 /** The texts of the build files a Worker carries, by their paths under dist/. */
 export function bundledFiles(dist: string): Record<string, string> {
   const manifestText = textOf(dist, MANIFEST_PATH, MAX_BUNDLED_BYTES);
-  let manifest: Partial<Manifest> | null = null;
+  if (manifestText === null) return {};
+  let manifest: Manifest;
   try {
-    manifest = manifestText === null ? null : JSON.parse(manifestText);
+    manifest = parseManifest(manifestText);
   } catch {
-    // an unreadable manifest: the Worker reads it and answers 503, as without a bundle
+    return {}; // one the Worker refuses: it reads it and answers 503, as without a bundle
   }
-  if (manifest?.format !== LAYOUT_FORMAT || typeof manifest.categories !== 'string' || !Array.isArray(manifest.search)) return {};
-  const files: Record<string, string> = { [MANIFEST_PATH]: manifestText! };
-  let room = MAX_BUNDLED_BYTES - Buffer.byteLength(manifestText!);
+  const files: Record<string, string> = { [MANIFEST_PATH]: manifestText };
+  let room = MAX_BUNDLED_BYTES - Buffer.byteLength(manifestText);
   for (const ref of [manifest.categories, ...manifest.search]) {
     const at = typeof ref === 'string' ? parseRef(ref)?.at.identity : undefined;
     const file = at && !at.range ? dataPath(at.file) : null;

@@ -210,8 +210,8 @@ function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], 
   return concatBytes(pieces);
 }
 
-/** The manifest, if it is one of this layout. */
-function parseManifest(text: string): Manifest {
+/** The manifest, if it is one of this layout (what cli/worker-bundle.ts carries is held to it too). */
+export function parseManifest(text: string): Manifest {
   let manifest: Manifest;
   try {
     manifest = JSON.parse(text);
