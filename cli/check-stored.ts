@@ -4,8 +4,8 @@
  * stored file is checked here against its name, the first 20 hex digits of
  * the sha256 of its bytes; and every stored file the build names must be
  * there: each ref of the manifest, and each ref of the stored indexes it
- * names (shards, id shards, category indexes: walked through, JSON values
- * that parse as refs), by its own file or its pack; and each answer's gzip
+ * names (shards, id shards, the category index: walked through, JSON values
+ * that parse as refs, line by line for the category index), by its own file or its pack; and each answer's gzip
  * and brotli copies must decode to the answer. An extra or changed file is
  * caught by the first check, a missing one only by the second, a copy of
  * other bytes under its own right name (planted in the compression cache)
@@ -76,10 +76,25 @@ async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, encoding: Enc
   return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
 }
 
+/** A stored file's JSON: the file's value, or each line's (the category index is lines of JSON); none when it is neither. */
+function jsonValues(text: string): unknown[] {
+  try {
+    return [JSON.parse(text)];
+  } catch {
+    return text.split('\n').flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
+    });
+  }
+}
+
 /**
  * Every ref the build names, each visited once: the manifest's, and those of
- * each stored JSON file one names (walked through its identity bytes: an
- * index names more refs, an answer none); null when the manifest is missing
+ * each stored JSON file one names (walked through its identity bytes, a
+ * value or lines of values: an index names more refs, an answer none); null when the manifest is missing
  * or not JSON.
  */
 async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>, visit: (parsed: ParsedRef) => Promise<void>): Promise<boolean> {
@@ -99,13 +114,7 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
     await visit(parsed);
     const own = await placeBytes(bytesOf, 'identity', parsed.at.identity);
     if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
-    let value: unknown;
-    try {
-      value = JSON.parse(own.toString('utf8'));
-    } catch {
-      continue;
-    }
-    for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
+    for (const value of jsonValues(own.toString('utf8'))) for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
   }
   return true;
 }

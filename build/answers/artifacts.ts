@@ -330,32 +330,38 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
 }
 
 /**
- * The whole archive's answer written out from its years' answers, and where
- * each year's answer and each of its elements (a category) lie in bytes:
- * what a text matching several category names is joined from at run time.
- * The same bytes as JSON.stringify(archive): years in its key order, each
- * `"year":` and the year's answer, the elements each one's JSON.
+ * The whole archive's answer written out from its years' answers, each
+ * year's elements (a category each) and where they lie in bytes, and every
+ * element as a CategoryMatch (`joined`, CategoryIndex): what a text matching
+ * several category names is cut from at run time. The same bytes as
+ * JSON.stringify(archive): years in its key order, each `"year":` and the
+ * year's answer, the elements each one's JSON.
  */
 function wholeArchive(archive: Archive) {
-  let at = 1; // past the `{`
-  const years = Object.entries(archive).map(([year, categories], i) => {
+  const joined: string[] = [];
+  let joinedEnd = 0; // past the `[`, less the comma before the first element
+  const years = Object.entries(archive).map(([year, categories]) => {
     const parts: [string, number, number][] = [];
     let end = 1; // past the `[`
+    const open = `{"year":${JSON.stringify(year)},`;
+    const at = joinedEnd + 1;
     const texts = categories.map((c, k) => {
       const text = JSON.stringify(c);
       const start = end + (k > 0 ? 1 : 0);
       end = start + Buffer.byteLength(text);
       parts.push([c.category, start, end]);
+      const element = open + text.slice(1);
+      joined.push(element);
+      joinedEnd += 1 + Buffer.byteLength(element);
       return text;
     });
-    const text = array(texts);
-    const key = `${i > 0 ? ',' : ''}${JSON.stringify(year)}:`;
-    const entry = { year, text, parts, at: at + Buffer.byteLength(key) };
-    at = entry.at + Buffer.byteLength(text);
-    return entry;
+    return { year, text: array(texts), parts, at };
   });
-  return { text: `{${years.map((y) => `${JSON.stringify(y.year)}:${y.text}`).join(',')}}`, years };
+  return { text: `{${years.map((y) => `${JSON.stringify(y.year)}:${y.text}`).join(',')}}`, joined: array(joined), years };
 }
+
+/** The category index as stored: its line, then each name's answers at each year, a line each (CategoryIndex). */
+const categoryIndexText = (index: CategoryIndex, years: Record<string, FileRef>[]) => [index, ...years].map((line) => JSON.stringify(line)).join('\n');
 
 type Entries = (readonly [string, Promise<FileRef>])[];
 
@@ -435,6 +441,8 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   // The archive and each year are files of their own: one a year, so few, and large.
   const whole = wholeArchive(archive);
   const archiveRef = store.put(whole.text);
+  // Read, never sent: no compressed variants.
+  const joinedRef = store.put(whole.joined, { variants: false });
   const yearRefs = whole.years.map((y) => store.put(y.text));
   await handOver();
 
@@ -465,9 +473,10 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   const categoryIndex: CategoryIndex = {
     names,
     all: await Promise.all(named.map((n) => n.all)),
-    years: await Promise.all(named.map((n) => resolved(n.years))),
+    joined: await joinedRef,
     elements: Object.fromEntries(whole.years.map((y) => [y.year, { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) }])),
   };
+  const namesAtYears = await Promise.all(named.map((n) => resolved(n.years)));
   const manifest: Manifest = {
     format: LAYOUT_FORMAT,
     source,
@@ -475,7 +484,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
     // What only category lookups read, in a file of its own: read, never sent, so no compressed variants.
-    categories: await store.put(JSON.stringify(categoryIndex), { variants: false }),
+    categories: await store.put(categoryIndexText(categoryIndex, namesAtYears), { variants: false }),
     categoryCount: names.length,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
     ids: await idShards(store, idRefs),

@@ -191,22 +191,31 @@ export type FileRef = string;
 /**
  * What every category lookup reads first. A text matching one full name is
  * answered by that name's stored answer; one matching several, by their
- * elements (the categories of the year's or the whole archive's answer)
- * joined at run time, in archive order.
+ * elements (the categories of a year's answer, or of `joined` across all
+ * years) cut out in runs when asked, in archive order. Stored as a line of
+ * this JSON, then one line per name (by place) of its answers at each year
+ * it was used (`Record<string, FileRef>`), so a lookup parses only the line
+ * it needs: the year lines are three quarters of the file.
  */
 export interface CategoryIndex {
   /** Full category names (title-cased), in order of first appearance: a name's place is its index here. */
   names: string[];
   /** Each name's answer across all years, by place. */
   all: FileRef[];
-  /** Each name's answer at each year it was used, by place. */
-  years: Record<string, FileRef>[];
   /**
-   * Each held year's elements: where its answer starts within the whole
-   * archive's answer, and for each element (a category, in order) three
-   * numbers: its name's place in `names` and its byte range [start, end)
-   * within the year's answer (one flat array: it parses a few times faster
-   * than an array per element).
+   * Every element of every year as a CategoryMatch, in archive order: the
+   * answer to a text matching every name, what a join across all years is
+   * cut from. Each element is its year's element opened with its year
+   * (`{"year":"1929",` and then the element past its `{`), so
+   * `8 + JSON.stringify(year).length` bytes longer.
+   */
+  joined: FileRef;
+  /**
+   * Each held year's elements: where its first element starts within
+   * `joined`, and for each element (a category, in order) three numbers: its
+   * name's place in `names` and its byte range [start, end) within the
+   * year's answer (one flat array: it parses a few times faster than an
+   * array per element).
    */
   elements: Record<string, { at: number; parts: number[] }>;
 }
@@ -228,7 +237,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 15;
+export const LAYOUT_FORMAT = 16;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
@@ -241,7 +250,7 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** The stored CategoryIndex: the full category names, each one's answers, and each year's elements. */
+  /** The stored CategoryIndex (its line, then a line of each name's answers at each year): the full category names, each one's answers, and each year's elements. */
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;

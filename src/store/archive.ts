@@ -11,8 +11,8 @@
  * parsed from its text (`DataSource.checkedText`). Two
  * kinds of answer are made at run time, from stored files, and kept in the
  * answer cache: a search's (from the search index) and a join's (a text
- * matching several category names: elements of the whole archive's or a
- * year's answer). Knows nothing of headers or keys.
+ * matching several category names: runs of elements of a year's answer, or
+ * of every year's, stored for it). Knows nothing of headers or keys.
  *
  * Three caches, each bounded: parsed index files and the manifest
  * (`jsonBytes`, counted at three times their file size, about what the parsed
@@ -165,48 +165,95 @@ function slice(pack: Uint8Array, [start, end]: [number, number], file: string): 
   return pack.subarray(start, end);
 }
 
-/** A parsed category index: the names to search, and what the index says of each name and year. */
-interface ParsedCategories {
-  names: NameIndex;
-  index: CategoryIndex;
+/**
+ * A parsed category index: the names to search, its first line, and each
+ * name's answers at each year, parsed from its own line the first time a
+ * lookup asks for them (the lines are three quarters of the file, and a
+ * join needs none of them).
+ */
+class ParsedCategories {
+  readonly names: NameIndex;
+  readonly index: CategoryIndex;
+  private readonly text: string;
+  /** Where each name's line starts in `text`, found on the first ask. */
+  private starts: number[] | undefined;
+  private readonly atYears = new Map<number, Record<string, FileRef>>();
+
+  constructor(text: string) {
+    const first = text.indexOf('\n');
+    const index = JSON.parse(first === -1 ? text : text.slice(0, first)) as CategoryIndex;
+    if (!Array.isArray(index?.names) || !Array.isArray(index.all) || typeof index.joined !== 'string' || typeof index.elements !== 'object' || index.elements === null) {
+      throw new DataError('unknown category index format');
+    }
+    [this.index, this.text, this.names] = [index, text, new NameIndex(index.names)];
+  }
+
+  /** The answer of the name at `place` at `year`, if the name was used then. */
+  atYear(place: number, year: string): FileRef | undefined {
+    let years = this.atYears.get(place);
+    if (!years) {
+      this.starts ??= lineStarts(this.text);
+      const start = this.starts[place + 1];
+      if (start === undefined) throw new DataError(`no line for category ${place}`);
+      const end = this.text.indexOf('\n', start);
+      years = JSON.parse(this.text.slice(start, end === -1 ? undefined : end)) as Record<string, FileRef>;
+      this.atYears.set(place, years);
+    }
+    return Object.hasOwn(years, year) ? years[year] : undefined;
+  }
 }
 
-const parseCategories = (text: string): ParsedCategories => {
-  const index = JSON.parse(text) as CategoryIndex;
-  if (!Array.isArray(index?.names) || !Array.isArray(index.all) || !Array.isArray(index.years) || typeof index.elements !== 'object' || index.elements === null) {
-    throw new DataError('unknown category index format');
-  }
-  return { names: new NameIndex(index.names), index };
-};
+/** Where each line of `text` starts. */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
+  return starts;
+}
+
+const parseCategories = (text: string) => new ParsedCategories(text);
 
 const encoder = new TextEncoder();
-const COMMA = encoder.encode(',');
+const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((c) => encoder.encode(c));
 
 /**
  * The elements of the names at `places` joined into one answer, in archive
  * order (years ascending, each ceremony's categories as listed): at `year`,
- * as the year's answer (`file`) holds them; across all years, from the whole
- * archive's answer (`file`), each element opened with its year, as a
- * CategoryMatch is written (`{"year":…,` and then the element past its `{`).
+ * as the year's answer (`file`) holds them; across all years, as the index's
+ * `joined` file (`file`) holds them, each element opened with its year and so
+ * `8 + JSON.stringify(year).length` bytes longer than in its year's answer.
+ * Neighbouring elements lie in the file with their comma between them, so
+ * the answer is cut out in runs (one, for a text every name holds), each
+ * checked to open and close an element.
  */
 function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], year?: string): Uint8Array {
-  const wanted = new Set(places);
-  const pieces: Uint8Array[] = [encoder.encode('[')];
+  const wanted = new Uint8Array(index.names.length);
+  for (const place of places) wanted[place] = 1;
+  const pieces: Uint8Array[] = [OPEN];
+  let [runStart, runEnd] = [-1, -1];
+  const cut = () => {
+    if (runStart === -1) return;
+    if (!(runEnd <= file.length && file[runStart] === 0x7b && file[runEnd - 1] === 0x7d)) throw new DataError(`elements ${runStart}-${runEnd} are not in their file`);
+    if (pieces.length > 1) pieces.push(COMMA);
+    pieces.push(file.subarray(runStart, runEnd));
+    runStart = -1;
+  };
   for (const y of year === undefined ? Object.keys(index.elements) : [year]) {
     const { at, parts } = index.elements[y];
-    const base = year === undefined ? at : 0;
-    const open = year === undefined ? encoder.encode(`{"year":${JSON.stringify(y)},`) : null;
-    for (let i = 0; i + 2 < parts.length; i += 3) {
-      if (!wanted.has(parts[i])) continue;
-      const start = parts[i + 1];
-      const end = parts[i + 2];
-      if (!(base + start < base + end && base + end <= file.length && file[base + start] === 0x7b)) throw new DataError(`element ${start}-${end} of ${y} is not in its answer`);
-      if (pieces.length > 1) pieces.push(COMMA);
-      if (open) pieces.push(open, file.subarray(base + start + 1, base + end));
-      else pieces.push(file.subarray(base + start, base + end));
+    const longer = year === undefined ? 8 + JSON.stringify(y).length : 0;
+    const base = year === undefined ? at - 1 : 0;
+    for (let i = 0, k = 0; i + 2 < parts.length; i += 3, k++) {
+      if (wanted[parts[i]] !== 1) {
+        cut();
+        continue;
+      }
+      const start = base + parts[i + 1] + k * longer;
+      if (runStart !== -1 && (start !== runEnd + 1 || file[runEnd] !== 0x2c)) cut();
+      if (runStart === -1) runStart = start;
+      runEnd = base + parts[i + 2] + (k + 1) * longer;
     }
   }
-  pieces.push(encoder.encode(']'));
+  cut();
+  pieces.push(CLOSE);
   return concatBytes(pieces);
 }
 
@@ -496,7 +543,8 @@ export class ArchiveReader {
    * one matching several, their elements joined (`joined`). At a year none
    * of whose names was used, there is no match.
    */
-  private category(source: DataSource, manifest: Manifest, { names, index }: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
+  private category(source: DataSource, manifest: Manifest, categories: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
+    const { names, index } = categories;
     const matches = names.containing(text);
     if (matches.length === 0) return null;
     if (year === undefined) return matches.length === 1 ? this.stored(index.all[matches[0]]) : this.joined(source, manifest, index, matches);
@@ -508,21 +556,21 @@ export class ArchiveReader {
     if (used.size === 0) return null;
     if (used.size > 1) return this.joined(source, manifest, index, [...used], year);
     const [place] = used;
-    const ref = index.years[place]?.[year];
+    const ref = categories.atYear(place, year);
     if (typeof ref !== 'string') throw new DataError(`no answer for category ${place} at ${year}`);
     return this.stored(ref);
   }
 
   /**
-   * The answer of several names, across all years (from the whole archive's
-   * answer) or at a year (from that year's), made at run time and kept by
+   * The answer of several names, across all years (from the index's
+   * `joined` file) or at a year (from that year's answer), made at run time and kept by
    * the set of names, not the text, so every text matching the same names
    * shares one entry.
    */
   private joined(source: DataSource, manifest: Manifest, index: CategoryIndex, places: number[], year?: string): Maybe<Answer | null> {
     const key = `join\u0000${year ?? ''}\u0000${places.sort((a, b) => a - b).join(',')}`;
     return this.made(manifest, key, () => {
-      const ref = year === undefined ? manifest.archive : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
+      const ref = year === undefined ? index.joined : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
       return andThen(this.read(file, 'identity', source), (bytes) => ({

@@ -19,7 +19,8 @@ import { config as portalConfig } from '../../netlify/functions/portal.mts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';
-import type { Manifest } from '../../src/shared/types.ts';
+import type { CategoryIndex, Manifest } from '../../src/shared/types.ts';
+import { storedFilesMissing } from '../../cli/check-stored.ts';
 import { edgeRouter } from '../../cli/edge-routes.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { cleanCopy } from '../helpers/temp.ts';
@@ -285,6 +286,19 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
     }
     throw new Error('Expected a stored file named only by a shard');
   }
+
+  it('finds missing a file named only by the category index, whose lines are each JSON: the file joins are cut from', async () => {
+    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
+    const lines = (await readFile(path.join(publish, dataPath(parseRef(manifest.categories)!.id)!), 'utf8')).split('\n');
+    const file = dataPath(parseRef((JSON.parse(lines[0]) as CategoryIndex).joined)!.id)!;
+    const original = await readFile(path.join(publish, file));
+    await unlink(path.join(publish, file));
+    try {
+      expect(await storedFilesMissing(publish)).toEqual([file]);
+    } finally {
+      await writeFile(path.join(publish, file), original);
+    }
+  });
 
   it('refuses to deploy, on Cloudflare and Netlify, a build missing a stored file the manifest names, directly or through an index', async () => {
     const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
