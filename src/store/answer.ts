@@ -22,8 +22,9 @@ export interface DataSource {
    * it, addressed by its content (Cloudflare's static assets, checked against
    * their names before upload): a whole file as a stream the runtime passes
    * on, its bytes neither read into memory nor hashed again. An answer in a
-   * file of its own is sent this way; packs and index files are always read
-   * and checked.
+   * file of its own is sent this way, and a join across all years is cut
+   * from its file this way (as a Blob); packs and index files are always
+   * read and checked.
    */
   stream?(path: string): Promise<StoredStream | null>;
   /**
@@ -53,11 +54,14 @@ export type Encodings<T> = { identity: T } & Partial<Record<'gzip' | 'br', T>>;
 /**
  * An answer the archive found: an id and its ETag per encoding it has
  * (identity always), and either where each is stored (`at`) or, made at
- * run time, its bytes (`body`, identity only).
+ * run time, its bytes (`body`, identity only), or, made from a file the
+ * platform keeps (see `DataSource.stream`), a Blob of them (`blob`: held by
+ * the runtime, outside the JavaScript heap, and sent as a stream).
  */
 export interface Answer {
   ids: Encodings<string>;
   etags: Encodings<string>;
   at?: Encodings<StoredPlace>;
   body?: Uint8Array;
+  blob?: Blob;
 }

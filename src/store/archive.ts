@@ -149,6 +149,9 @@ function storedAnswer(parsed: ParsedRef): Answer {
 /** Where `encoding` of a stored answer is (its identity when it has no such copy); undefined for an answer made at run time. */
 const storedAt = (answer: Answer, encoding: Encoding): StoredPlace | undefined => answer.at && (answer.at[encoding] ?? answer.at.identity);
 
+/** The file a join across all years is cut from is at most this long (the full archive's is 1.5 MB): a longer one is a damaged build. */
+const JOINED_LIMIT = 64 * 1024 * 1024;
+
 /** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
@@ -216,45 +219,62 @@ const encoder = new TextEncoder();
 const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((c) => encoder.encode(c));
 
 /**
- * The elements of the names at `places` joined into one answer, in archive
- * order (years ascending, each ceremony's categories as listed): at `year`,
- * as the year's answer (`file`) holds them; across all years, as the index's
- * `joined` file (`file`) holds them, each element opened with its year and so
- * `8 + JSON.stringify(year).length` bytes longer than in its year's answer.
- * Neighbouring elements lie in the file with their comma between them, so
- * the answer is cut out in runs (one, for a text every name holds), each
- * checked to open and close an element.
+ * Where the elements of the names at `places` lie, in archive order (years
+ * ascending, each ceremony's categories as listed), as byte ranges [start,
+ * end) of the file they are cut from: at `year`, the year's answer; across
+ * all years, the index's `joined` file, where each element is opened with
+ * its year and so `8 + JSON.stringify(year).length` bytes longer than in its
+ * year's answer. Neighbouring elements lie in the file with their comma
+ * between them, so each range is a run of them (one, for a text every name
+ * holds).
  */
-function joinElements(file: Uint8Array, index: CategoryIndex, places: number[], year?: string): Uint8Array {
+function runsOf(index: CategoryIndex, places: number[], year?: string): number[] {
   const wanted = new Uint8Array(index.names.length);
   for (const place of places) wanted[place] = 1;
-  const pieces: Uint8Array[] = [OPEN];
-  let [runStart, runEnd] = [-1, -1];
-  const cut = () => {
-    if (runStart === -1) return;
-    if (!(runEnd <= file.length && file[runStart] === 0x7b && file[runEnd - 1] === 0x7d)) throw new DataError(`elements ${runStart}-${runEnd} are not in their file`);
-    if (pieces.length > 1) pieces.push(COMMA);
-    pieces.push(file.subarray(runStart, runEnd));
-    runStart = -1;
-  };
+  const runs: number[] = [];
+  let [start, end] = [-1, -1];
   for (const y of year === undefined ? Object.keys(index.elements) : [year]) {
     const { at, parts } = index.elements[y];
     const longer = year === undefined ? 8 + JSON.stringify(y).length : 0;
     const base = year === undefined ? at - 1 : 0;
     for (let i = 0, k = 0; i + 2 < parts.length; i += 3, k++) {
       if (wanted[parts[i]] !== 1) {
-        cut();
+        if (start !== -1) runs.push(start, end);
+        start = -1;
         continue;
       }
-      const start = base + parts[i + 1] + k * longer;
-      if (runStart !== -1 && (start !== runEnd + 1 || file[runEnd] !== 0x2c)) cut();
-      if (runStart === -1) runStart = start;
-      runEnd = base + parts[i + 2] + (k + 1) * longer;
+      const from = base + parts[i + 1] + k * longer;
+      if (start !== -1 && from !== end + 1) runs.push(start, end);
+      if (start === -1 || from !== end + 1) start = from;
+      end = base + parts[i + 2] + (k + 1) * longer;
     }
   }
-  cut();
+  if (start !== -1) runs.push(start, end);
+  return runs;
+}
+
+/** The answer of `runs` of `file`'s elements (runsOf), each checked to open and close an element. */
+function joinedBytes(file: Uint8Array, runs: number[]): Uint8Array {
+  const pieces: Uint8Array[] = [OPEN];
+  for (let i = 0; i < runs.length; i += 2) {
+    const [start, end] = [runs[i], runs[i + 1]];
+    if (!(end <= file.length && file[start] === 0x7b && file[end - 1] === 0x7d)) throw new DataError(`elements ${start}-${end} are not in their file`);
+    if (i > 0) pieces.push(COMMA);
+    pieces.push(file.subarray(start, end));
+  }
   pieces.push(CLOSE);
   return concatBytes(pieces);
+}
+
+/** The same, from a file the platform keeps as uploaded: Blob slices, so no byte enters the JavaScript heap. */
+function joinedBlob(file: Blob, runs: number[]): Blob {
+  const pieces: (Blob | string)[] = ['['];
+  for (let i = 0; i < runs.length; i += 2) {
+    if (i > 0) pieces.push(',');
+    pieces.push(file.slice(runs[i], runs[i + 1]));
+  }
+  pieces.push(']');
+  return new Blob(pieces);
 }
 
 /** The manifest, if it is one of this layout (what cli/worker-bundle.ts carries is held to it too). */
@@ -355,14 +375,15 @@ export class ArchiveReader {
    * files and the same ask always make the same bytes, and hashing a name
    * costs nothing beside hashing a join of a megabyte.
    */
-  private made(manifest: Manifest, cacheKey: string, make: () => Maybe<{ body: Uint8Array; from: string } | null>): Maybe<Answer | null> {
+  private made(manifest: Manifest, cacheKey: string, make: () => Maybe<({ body: Uint8Array } | { blob: Blob }) & { from: string } | null>): Maybe<Answer | null> {
     const hit = this.answers.get(cacheKey);
     if (hit?.of === manifest) return hit.answer;
     return andThen(make(), async (made) => {
       if (!made) return null;
       const id = await idOf(encoder.encode(made.from));
-      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, body: made.body };
-      this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + made.body.length + cacheKey.length * 2, of: manifest });
+      const [bytes, size] = 'body' in made ? [{ body: made.body }, made.body.length] : [{ blob: made.blob }, made.blob.size];
+      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, ...bytes };
+      this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + size + cacheKey.length * 2, of: manifest });
       return answer;
     });
   }
@@ -490,6 +511,7 @@ export class ArchiveReader {
    */
   read(answer: Answer, encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
     if (answer.body) return answer.body;
+    if (answer.blob) return answer.blob.arrayBuffer().then((b) => new Uint8Array(b));
     const at = storedAt(answer, encoding)!;
     if (!at.range) return this.verifiedRead(source, at.path, at.file);
     const pack = at.gzipped ? this.inflatedPack(source, at.path, at.file) : this.verifiedRead(source, at.path, at.file);
@@ -498,6 +520,7 @@ export class ArchiveReader {
 
   /** The stored bytes of `encoding` as a stream, when `source` streams and they are a file of their own; else null (use `read`). */
   stream(answer: Answer, encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
+    if (answer.blob) return Promise.resolve({ body: answer.blob.stream(), length: answer.blob.size });
     const at = storedAt(answer, encoding);
     if (!source.stream || !at || at.range) return null;
     return source.stream(at.path).then((s) => {
@@ -573,10 +596,27 @@ export class ArchiveReader {
       const ref = year === undefined ? index.joined : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
-      return andThen(this.read(file, 'identity', source), (bytes) => ({
-        body: joinElements(bytes, index, places, year),
-        from: `join ${manifest.categories} ${file.ids.identity} ${key}`,
-      }));
+      const from = `join ${manifest.categories} ${file.ids.identity} ${key}`;
+      const runs = runsOf(index, places, year);
+      // A megabyte across all years, where the platform keeps it as uploaded: cut as a Blob, neither read into the heap nor hashed.
+      const blob = year === undefined ? this.blob(file, source) : null;
+      if (blob) return blob.then((b) => ({ blob: joinedBlob(b, runs), from }));
+      return andThen(this.read(file, 'identity', source), (bytes) => ({ body: joinedBytes(bytes, runs), from }));
+    });
+  }
+
+  /** A stored answer's own file as a Blob, where the source streams (DataSource.stream); else null. */
+  private blob(file: Answer, source: DataSource): Promise<Blob> | null {
+    const stream = this.stream(file, 'identity', source);
+    return stream && stream.then(async ({ body, length }) => {
+      if (length !== null && length > JOINED_LIMIT) {
+        await body.cancel();
+        throw new DataError(`a joined file of ${length} bytes`);
+      }
+      // Read by the runtime, not chunk by chunk here (that cost a cold Worker about 10 ms where the length is not said), then held to the bound.
+      const blob = await new Response(body).blob();
+      if (blob.size > JOINED_LIMIT) throw new DataError(`a joined file of ${blob.size} bytes`);
+      return blob;
     });
   }
 }

@@ -3,7 +3,8 @@
  * an answer in a file of its own is passed on as a stream, byte for byte what
  * the Node server's source reads from disk and with the same headers; an
  * answer in a pack is still read and checked against the pack's hash, so a
- * damaged pack still answers 500; a missing file answers 500; HEAD cancels
+ * damaged pack still answers 500; a join across all years is cut from its
+ * file as a Blob, the same bytes as from disk; a missing file answers 500; HEAD cancels
  * the stream it does not send; the Node server writes a streamed reply whole.
  */
 import { readFile, unlink, writeFile } from 'node:fs/promises';
@@ -19,7 +20,7 @@ import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { writeReply } from '../../adapters/_node/http.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
-import type { Manifest, Shard } from '../../src/shared/types.ts';
+import type { CategoryIndex, Manifest, Shard } from '../../src/shared/types.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
 
@@ -108,6 +109,40 @@ describe('answers from a source that streams', () => {
       expect([fresh.status, (await bodyOf(fresh)).toString()]).toEqual([500, '{"error":"Error fetching data"}']);
     } finally {
       await writeFile(path.join(dist, pack), original);
+    }
+  });
+
+  it('cuts a join across all years from its file as it arrives, the same bytes and headers as from disk', async () => {
+    const indexFile = dataPath(parseRef(manifest.categories)!.id)!;
+    const indexText = await readFile(path.join(dist, indexFile), 'utf8');
+    const index = JSON.parse(indexText.slice(0, indexText.indexOf('\n'))) as CategoryIndex;
+    const joinedFile = dataPath(parseRef(index.joined)!.id)!;
+    const words = [...new Set(index.names.flatMap((name) => [...name.split(/[ ()]+/), ...name]))].filter((w) => w && index.names.filter((n) => n.includes(w)).length > 1);
+    expect(words.length).toBeGreaterThan(20);
+    const [api, disk] = [streaming(), onDisk()];
+    for (const word of words) {
+      const pathname = `/award/name=${encodeURIComponent(word)}`;
+      fetched.length = 0;
+      const [streamed, read] = [await get(api, pathname), await get(disk, pathname)];
+      expect([pathname, streamed.status, !!streamed.stream, streamed.body]).toEqual([pathname, 200, true, null]);
+      expect((await bodyOf(streamed)).equals(await bodyOf(read))).toBe(true);
+      expect(streamed.headers).toEqual(read.headers);
+      // Nothing but the manifest, the category index and the file joins are cut from: not the whole archive's answer.
+      expect(fetched.filter((f) => ![MANIFEST_PATH, indexFile, joinedFile].includes(f))).toEqual([]);
+    }
+  });
+
+  it('answers 500 for a join across all years when the file it is cut from is missing', async () => {
+    const indexText = await readFile(path.join(dist, dataPath(parseRef(manifest.categories)!.id)!), 'utf8');
+    const index = JSON.parse(indexText.slice(0, indexText.indexOf('\n'))) as CategoryIndex;
+    const file = path.join(dist, dataPath(parseRef(index.joined)!.id)!);
+    const original = await readFile(file);
+    await unlink(file);
+    try {
+      const reply = await get(streaming(), `/award/name=${encodeURIComponent(index.names[0].slice(-1))}`);
+      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([500, undefined, '{"error":"Error fetching data"}']);
+    } finally {
+      await writeFile(file, original);
     }
   });
 
