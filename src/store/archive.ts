@@ -238,14 +238,13 @@ function runsOf(index: CategoryIndex, places: number[], year?: string): number[]
     const longer = year === undefined ? 8 + JSON.stringify(y).length : 0;
     const base = year === undefined ? at - 1 : 0;
     for (let i = 0, k = 0; i + 2 < parts.length; i += 3, k++) {
-      if (wanted[parts[i]] !== 1) {
-        if (start !== -1) runs.push(start, end);
-        start = -1;
-        continue;
-      }
+      if (wanted[parts[i]] !== 1) continue;
       const from = base + parts[i + 1] + k * longer;
-      if (start !== -1 && from !== end + 1) runs.push(start, end);
-      if (start === -1 || from !== end + 1) start = from;
+      if (from !== end + 1) {
+        // Not the neighbour of the run so far (an element left out, or the first): a new run.
+        if (start !== -1) runs.push(start, end);
+        start = from;
+      }
       end = base + parts[i + 2] + (k + 1) * longer;
     }
   }
