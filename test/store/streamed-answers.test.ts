@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiReply } from '../../src/http/reply.ts';
 import { createApi } from '../../src/api/handler.ts';
-import { FetchedFiles } from '../../adapters/_fetch.ts';
+import { FetchedFiles, MAX_FILE_BYTES } from '../../adapters/_fetch.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
@@ -144,6 +144,18 @@ describe('answers from a source that streams', () => {
     } finally {
       await writeFile(file, original);
     }
+  });
+
+  it('answers 500 without reading a build file the CDN says is past the bound, and logs why', async () => {
+    const lines: string[] = [];
+    let cancelledHuge = 0;
+    const huge = async () =>
+      new Response(new ReadableStream({ cancel: () => void cancelledHuge++ }), { headers: { 'content-length': String(MAX_FILE_BYTES + 1) } });
+    const api = createApi({ ...options(), data: new FetchedFiles().through(huge), log: (line) => lines.push(line) });
+    const reply = await get(api, '/archive/year=1930');
+    expect([reply.status, (await bodyOf(reply)).toString()]).toEqual([500, '{"error":"Error fetching data"}']);
+    expect(cancelledHuge).toBe(1);
+    expect(lines.some((line) => line.includes(`data error: ${MANIFEST_PATH} is said to be ${MAX_FILE_BYTES + 1} bytes`))).toBe(true);
   });
 
   it('answers 500 when an answer\'s own file is missing', async () => {
