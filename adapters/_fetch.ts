@@ -45,7 +45,8 @@ export class FetchedFiles {
    * A DataSource over this cache that fetches what it lacks with `fetchFile`
    * (per request, where the runtime's fetch is). With `streams`, only for a
    * platform that keeps each file as the deploy uploaded it, an answer's own
-   * file is passed on as it arrives (`DataSource.stream`), never kept here.
+   * file is passed on as it arrives (`DataSource.stream`), and a file a join
+   * is cut from read as a Blob (`DataSource.blob`); neither is kept here.
    */
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
@@ -55,36 +56,56 @@ export class FetchedFiles {
       return this.fetch(path, fetchFile);
     };
     const checkedText = (path: string) => this.bundled.get(path);
-    return streams ? { read, checkedText, stream: (path) => streamOf(path, fetchFile) } : { read, checkedText };
+    if (!streams) return { read, checkedText };
+    return { read, checkedText, stream: (path) => streamOf(path, fetchFile), blob: (path) => blobOf(path, fetchFile) };
   }
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
-    const response = await fetchFile(path);
-    if (!response.ok) {
-      await response.body?.cancel();
+    const response = await found(path, fetchFile);
+    if (!response) {
       this.cache.delete(path);
       return null;
     }
-    const said = Number(response.headers.get('content-length') ?? 0);
-    if (said > MAX_FILE_BYTES) {
-      await response.body?.cancel();
-      throw new DataError(`${path} is said to be ${said} bytes, past ${MAX_FILE_BYTES}`);
-    }
-    // Read by the runtime in one piece, then held to the same bound: read chunk by chunk here, 1.5 MB cost a cold Worker about 10 ms more.
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (bytes.length > MAX_FILE_BYTES) throw new DataError(`${path} is ${bytes.length} bytes, past ${MAX_FILE_BYTES}`);
+    const bytes = new Uint8Array(await whole(path, response, (r) => r.arrayBuffer()));
     this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
     return bytes;
   }
 }
 
-async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStream | null> {
+/** The CDN's response for a build path, or null (nothing fetched for any other path; the body of a miss cancelled). */
+async function found(path: string, fetchFile: FetchFile): Promise<Response | null> {
   if (!isBuildPath(path)) return null;
   const response = await fetchFile(path);
-  if (!response.ok || !response.body) {
+  if (response.ok) return response;
+  await response.body?.cancel();
+  return null;
+}
+
+/**
+ * `response`'s body read whole by the runtime (`read`), refused unread when
+ * it is said to be past MAX_FILE_BYTES and once read when it is: read chunk
+ * by chunk here instead, 1.5 MB cost a cold Worker about 10 ms more.
+ */
+async function whole<T extends ArrayBuffer | Blob>(path: string, response: Response, read: (response: Response) => Promise<T>): Promise<T> {
+  const said = Number(response.headers.get('content-length') ?? 0);
+  if (said > MAX_FILE_BYTES) {
     await response.body?.cancel();
-    return null;
+    throw new DataError(`${path} is said to be ${said} bytes, past ${MAX_FILE_BYTES}`);
   }
+  const body = await read(response);
+  const size = body instanceof Blob ? body.size : body.byteLength;
+  if (size > MAX_FILE_BYTES) throw new DataError(`${path} is ${size} bytes, past ${MAX_FILE_BYTES}`);
+  return body;
+}
+
+async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStream | null> {
+  const response = await found(path, fetchFile);
+  if (!response?.body) return null;
   const length = response.headers.get('content-length');
   return { body: response.body, length: length === null ? null : Number(length) };
+}
+
+async function blobOf(path: string, fetchFile: FetchFile): Promise<Blob | null> {
+  const response = await found(path, fetchFile);
+  return response && whole(path, response, (r) => r.blob());
 }

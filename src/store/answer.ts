@@ -22,11 +22,16 @@ export interface DataSource {
    * it, addressed by its content (Cloudflare's static assets, checked against
    * their names before upload): a whole file as a stream the runtime passes
    * on, its bytes neither read into memory nor hashed again. An answer in a
-   * file of its own is sent this way, and a join across all years is cut
-   * from its file this way (as a Blob); packs and index files are always
-   * read and checked.
+   * file of its own is sent this way; packs and index files are always read
+   * and checked.
    */
   stream?(path: string): Promise<StoredStream | null>;
+  /**
+   * Only where `stream` is: a whole file as a Blob, read by the runtime
+   * (outside the JavaScript heap) and not hashed again; null when it is not
+   * there. A join across all years is cut from its file this way.
+   */
+  blob?(path: string): Promise<Blob | null>;
   /**
    * Only where the runtime carries some files in its own code, checked
    * against their names when put there (a Worker's bundle,
@@ -55,7 +60,7 @@ export type Encodings<T> = { identity: T } & Partial<Record<'gzip' | 'br', T>>;
  * An answer the archive found: an id and its ETag per encoding it has
  * (identity always), and either where each is stored (`at`) or, made at
  * run time, its bytes (`body`, identity only), or, made from a file the
- * platform keeps (see `DataSource.stream`), a Blob of them (`blob`: held by
+ * platform keeps (see `DataSource.blob`), a Blob of them (`blob`: held by
  * the runtime, outside the JavaScript heap, and sent as a stream).
  */
 export interface Answer {

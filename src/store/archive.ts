@@ -149,9 +149,6 @@ function storedAnswer(parsed: ParsedRef): Answer {
 /** Where `encoding` of a stored answer is (its identity when it has no such copy); undefined for an answer made at run time. */
 const storedAt = (answer: Answer, encoding: Encoding): StoredPlace | undefined => answer.at && (answer.at[encoding] ?? answer.at.identity);
 
-/** The file a join across all years is cut from is at most this long (the full archive's is 1.5 MB): a longer one is a damaged build. */
-const JOINED_LIMIT = 64 * 1024 * 1024;
-
 /** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
@@ -604,17 +601,12 @@ export class ArchiveReader {
     });
   }
 
-  /** A stored answer's own file as a Blob, where the source streams (DataSource.stream); else null. */
+  /** A stored answer's own file as a Blob, where the source reads Blobs (DataSource.blob); else null. */
   private blob(file: Answer, source: DataSource): Promise<Blob> | null {
-    const stream = this.stream(file, 'identity', source);
-    return stream && stream.then(async ({ body, length }) => {
-      if (length !== null && length > JOINED_LIMIT) {
-        await body.cancel();
-        throw new DataError(`a joined file of ${length} bytes`);
-      }
-      // Read by the runtime, not chunk by chunk here (that cost a cold Worker about 10 ms where the length is not said), then held to the bound.
-      const blob = await new Response(body).blob();
-      if (blob.size > JOINED_LIMIT) throw new DataError(`a joined file of ${blob.size} bytes`);
+    const at = file.at!.identity;
+    if (!source.blob || at.range) return null;
+    return source.blob(at.path).then((blob) => {
+      if (!blob) throw new DataError(`missing ${at.path}`);
       return blob;
     });
   }
