@@ -19,11 +19,12 @@ import { config as portalConfig } from '../../netlify/functions/portal.mts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';
-import type { CategoryIndex, Manifest } from '../../src/shared/types.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 import { storedFilesMissing } from '../../cli/check-stored.ts';
 import { edgeRouter } from '../../cli/edge-routes.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { cleanCopy } from '../helpers/temp.ts';
+import { storedCategoryIndex } from '../helpers/stored.ts';
 
 /** Netlify's limits (docs.netlify.com; summarised in shared/docs/NETLIFY.md, beside this repository). */
 const EDGE_BUNDLE_LIMIT = 20 * 1024 * 1024;
@@ -288,9 +289,7 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
   }
 
   it('finds missing a file named only by the category index, whose lines are each JSON: the file joins are cut from', async () => {
-    const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
-    const lines = (await readFile(path.join(publish, dataPath(parseRef(manifest.categories)!.id)!), 'utf8')).split('\n');
-    const file = dataPath(parseRef((JSON.parse(lines[0]) as CategoryIndex).joined)!.id)!;
+    const file = dataPath(parseRef((await storedCategoryIndex(publish)).joined)!.id)!;
     const original = await readFile(path.join(publish, file));
     await unlink(path.join(publish, file));
     try {

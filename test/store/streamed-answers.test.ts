@@ -20,9 +20,10 @@ import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { writeReply } from '../../adapters/_node/http.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
-import type { CategoryIndex, Manifest, Shard } from '../../src/shared/types.ts';
+import type { Manifest, Shard } from '../../src/shared/types.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
+import { storedCategoryIndex } from '../helpers/stored.ts';
 
 let dist: string;
 let key: string;
@@ -114,8 +115,7 @@ describe('answers from a source that streams', () => {
 
   it('cuts a join across all years from its file as it arrives, the same bytes and headers as from disk', async () => {
     const indexFile = dataPath(parseRef(manifest.categories)!.id)!;
-    const indexText = await readFile(path.join(dist, indexFile), 'utf8');
-    const index = JSON.parse(indexText.slice(0, indexText.indexOf('\n'))) as CategoryIndex;
+    const index = await storedCategoryIndex(dist);
     const joinedFile = dataPath(parseRef(index.joined)!.id)!;
     const words = [...new Set(index.names.flatMap((name) => [...name.split(/[ ()]+/), ...name]))].filter((w) => w && index.names.filter((n) => n.includes(w)).length > 1);
     expect(words.length).toBeGreaterThan(20);
@@ -133,8 +133,7 @@ describe('answers from a source that streams', () => {
   });
 
   it('answers 500 for a join across all years when the file it is cut from is missing', async () => {
-    const indexText = await readFile(path.join(dist, dataPath(parseRef(manifest.categories)!.id)!), 'utf8');
-    const index = JSON.parse(indexText.slice(0, indexText.indexOf('\n'))) as CategoryIndex;
+    const index = await storedCategoryIndex(dist);
     const file = path.join(dist, dataPath(parseRef(index.joined)!.id)!);
     const original = await readFile(file);
     await unlink(file);

@@ -19,9 +19,10 @@ import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
-import type { CategoryIndex, Manifest } from '../../src/shared/types.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
+import { storedCategoryIndex } from '../helpers/stored.ts';
 
 let dist: string;
 let manifest: Manifest;
@@ -89,8 +90,7 @@ describe('a source over bundled files', () => {
     const files = new FetchedFiles({ bundled: bundledFiles(dist) });
     const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
     const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
-    const indexText = await readFile(path.join(dist, fileOf(manifest.categories)), 'utf8');
-    const index = JSON.parse(indexText.slice(0, indexText.indexOf('\n'))) as CategoryIndex;
+    const index = await storedCategoryIndex(dist);
     // A letter held by several category names: their answers are joined from every year's elements (the index's `joined`).
     const letter = [...'etaoinsr'].find((c) => index.names.filter((n) => n.includes(c)).length > 1)!;
     for (const [pathname, reads] of [
