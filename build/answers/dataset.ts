@@ -73,7 +73,7 @@ function licenceText(): string {
 function metaRows(source: DatasetSource): [string, string][] {
   const r = source.revision;
   return [
-    ['format', '1'],
+    ['format', '2'],
     ['source_repository', r?.repository ?? 'unknown'],
     ['source_commit', r?.commit ?? 'unknown'],
     ['source_date', r?.date ?? 'unknown'],
@@ -195,7 +195,15 @@ function withoutNulls<T extends Record<string, unknown>>(value: T): T {
   return value;
 }
 
-/** One nomination a line, its films and people nested with their ids (fields the source leaves empty left out); the first line is the meta table as an object. */
+/**
+ * One nomination a line and nothing else, in source order: its columns as the
+ * nominations table names them, its category as the categories table's row,
+ * its films and people as their link rows joined to their film or person
+ * (`id` the film's or person's, `imdb_id`, `kind`). Fields the source leaves
+ * empty are left out. The revision and licence are in the list, `meta.csv` and
+ * the SQLite file's `meta` table, so every line has one shape (`wc -l` counts
+ * the nominations).
+ */
 export function ndjson(rows: Rows): string {
   const byNomination = <T>(links: Value[][], make: (link: Value[]) => T) => {
     const map = new Map<number, T[]>();
@@ -208,15 +216,14 @@ export function ndjson(rows: Rows): string {
   };
   const films = new Map(rows.films.map((f) => [f[0], f]));
   const people = new Map(rows.people.map((p) => [p[0], p]));
-  const categories = new Map(rows.categories.map((c) => [c[0], c]));
-  const filmLinks = byNomination(rows.nomination_films, ([, , film, role, title, detail]) => withoutNulls({ id: film, imdb: films.get(film)![1], title, role, detail }));
-  const personLinks = byNomination(rows.nomination_people, ([, , person, role, name, detail]) => withoutNulls({ id: person, imdb: people.get(person)![1], name, kind: people.get(person)![3], role, detail }));
-  const lines = [JSON.stringify({ meta: Object.fromEntries(rows.meta) })];
-  for (const [id, ceremony, held, categoryId, filmYear, won, name, detail, note, citation] of rows.nominations) {
-    const [, exact, category, canonical, award, klass] = categories.get(categoryId)!;
+  const categories = new Map(rows.categories.map(([id, name, api_name, canonical, award, klass]) => [id, { id, name, api_name, canonical, award, class: klass }]));
+  const filmLinks = byNomination(rows.nomination_films, ([, , film, role, title, detail]) => withoutNulls({ id: film, imdb_id: films.get(film)![1], title, role, detail }));
+  const personLinks = byNomination(rows.nomination_people, ([, , person, role, name, detail]) => withoutNulls({ id: person, imdb_id: people.get(person)![1], name, kind: people.get(person)![3], role, detail }));
+  const lines: string[] = [];
+  for (const [id, ceremony, held_year, categoryId, film_year, won, name, detail, note, citation] of rows.nominations) {
     lines.push(
       JSON.stringify(withoutNulls({
-        id, ceremony, year: String(held), category, categoryExact: exact, award, canonical, class: klass, filmYear, won: won === 1,
+        id, ceremony, held_year, film_year, category: categories.get(categoryId)!, won: won === 1,
         name, detail, note, citation, films: filmLinks.get(id as number) ?? [], people: personLinks.get(id as number) ?? [],
       })),
     );

@@ -304,16 +304,14 @@ export interface OfflineClient extends Client {
 /** One line of the NDJSON, as the offline client reads it (build/answers/dataset.ts writes it). */
 interface Line {
   ceremony: number;
-  year: string;
-  category: string;
-  award: string;
-  canonical: string;
+  held_year: number;
+  category: { api_name: string; award: string; canonical: string };
   detail?: string;
   note?: string;
   citation?: string;
   won: boolean;
-  films: { title: string; role: string; imdb?: string }[];
-  people: { name: string; role: string; imdb?: string }[];
+  films: { title: string; role: string; imdb_id?: string }[];
+  people: { name: string; role: string; imdb_id?: string }[];
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -332,19 +330,20 @@ class OfflineArchive {
   constructor(text: string) {
     const ceremonies = new Map<number, { year: string; categories: Map<string, Category> }>();
     const ids = new Map<Nomination, string[]>();
-    for (const json of text.split('\n').slice(1)) {
+    for (const json of text.split('\n')) {
       if (json === '') continue;
       const line = JSON.parse(json) as Line;
+      const { api_name: category, award, canonical } = line.category;
       const links = [...line.films.map((f) => ({ ...f, name: f.title })), ...line.people];
-      const notes = [...(line.canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];
+      const notes = [...(canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];
       const nomination: Nomination = { primary: links.filter((l) => l.role === 'primary').map((l) => l.name), secondary: links.filter((l) => l.role !== 'primary').map((l) => l.name), won: line.won };
       if (notes.length) nomination.notes = notes.join('\n');
-      ids.set(nomination, [...new Set(links.flatMap((l) => (l.imdb ? l.imdb.split(',') : [])))]);
-      if (!this.awards.has(line.category)) this.awards.set(line.category, line.award);
+      ids.set(nomination, [...new Set(links.flatMap((l) => (l.imdb_id ? l.imdb_id.split(',') : [])))]);
+      if (!this.awards.has(category)) this.awards.set(category, award);
       let ceremony = ceremonies.get(line.ceremony);
-      if (!ceremony) ceremonies.set(line.ceremony, (ceremony = { year: line.year, categories: new Map() }));
-      let group = ceremony.categories.get(line.category);
-      if (!group) ceremony.categories.set(line.category, (group = { category: line.category, nominations: [] }));
+      if (!ceremony) ceremonies.set(line.ceremony, (ceremony = { year: String(line.held_year), categories: new Map() }));
+      let group = ceremony.categories.get(category);
+      if (!group) ceremony.categories.set(category, (group = { category, nominations: [] }));
       group.nominations.push(nomination);
     }
     for (const [, { year, categories }] of [...ceremonies].sort(([a], [b]) => a - b)) (this.archive[year] ??= []).push(...categories.values());
