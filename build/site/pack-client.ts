@@ -134,21 +134,39 @@ Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked
 \`createOfflineClient\` downloads the service's dataset once (\`oscars.ndjson\`,
 checked against the sha256 its list gives) and then answers every lookup
 above but \`search\` from memory, with no key and no network, byte for byte
-as the service would. Give it a \`store\` to keep the copy between runs (a
-file in Node or Deno, IndexedDB in a browser); \`update()\` takes a new copy
-only when the service has one (its list's sha256, then \`If-None-Match\`).
+as the service would (its errors too: status, message and \`path\`). Give it a
+\`store\` to keep the copy between runs (a file in Node or Deno, IndexedDB in a
+browser). The copy is hashed whenever it is loaded and on \`update()\`: one that
+no longer matches its sha256 (edited, cut short) or that cannot be read counts
+as none, and is downloaded again. \`update()\` takes a new copy only when the
+service has one (its list's sha256, then \`If-None-Match\`).
 
 \`\`\`js
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createOfflineClient } from '${CLIENT_PACKAGE}';
 
+const file = 'oscars-dataset.json';
 const store = {
-  read: () => readFile('oscars-dataset.json', 'utf8').then(JSON.parse, () => null),
-  write: (held) => writeFile('oscars-dataset.json', JSON.stringify(held)),
+  read: () => readFile(file, 'utf8').then(JSON.parse), // missing or damaged: the client downloads a new copy
+  // Written whole or not at all: a copy cut off mid-write never replaces the last good one.
+  write: async (held) => {
+    await writeFile(\`\${file}.tmp\`, JSON.stringify(held));
+    await rename(\`\${file}.tmp\`, file);
+  },
 };
 const api = await createOfflineClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY, store });
 console.log((await api.titleById('tt0120338')).length); // 14, from memory
 await api.update(); // once a year is plenty
+\`\`\`
+
+With no network at all (a CI job, a laptop on a plane), seed it from the
+file downloaded elsewhere with \`curl -o oscars.ndjson "$BASE/dataset/file=oscars.ndjson/apikey=$KEY"\`
+and the \`sha256\` that \`/dataset\`'s list gives for it. The seed is used when
+the store holds no good copy, checked against that sha256, and kept in the store:
+
+\`\`\`js
+const seed = { text: await readFile('oscars.ndjson'), sha256: process.env.OSCARS_NDJSON_SHA256 };
+const api = await createOfflineClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY, store, seed });
 \`\`\`
 `;
 }

@@ -131,6 +131,11 @@ class Requester {
     this.cache.clear();
   }
 
+  /** Forgets the answer kept for `segments`, so the next `get` asks the service. */
+  forget(segments: string[]): void {
+    this.cache.delete(`/${segments.join('/')}`);
+  }
+
   /** Anything that might echo the key (a fetch error naming the URL, say) loses it. */
   private redact(text: string): string {
     const key = this.options.apiKey;
@@ -248,39 +253,67 @@ class Requester {
 
 const seg = (name: string, value: string | number) => `${name}=${encodeURIComponent(String(value))}`;
 
+/** Each lookup's path segments before the key's: the online client asks them, and both clients name them in an error's `path`. */
+const PATHS = {
+  archive: () => ['archive'],
+  ceremony: (year: number | string) => ['archive', seg('year', year)],
+  person: (name: string) => ['person', seg('name', name)],
+  film: (name: string, year: number | string) => ['movie', seg('name', name), seg('year', year)],
+  category: (name: string) => ['award', seg('name', name)],
+  categoryAt: (name: string, year: number | string) => ['award', seg('name', name), seg('year', year)],
+  titleById: (id: string) => ['title', seg('id', id)],
+  nameById: (id: string) => ['name', seg('id', id)],
+  search: (text: string) => ['search', seg('name', text)],
+  categories: () => ['categories'],
+  dataset: () => ['dataset'],
+  datasetFile: (name: string) => ['dataset', seg('file', name)],
+};
+
+/** A path as an ApiError shows it: the key masked. */
+const shown = (segments: string[]) => `/${segments.join('/')}/apikey=…`;
+
 export function createClient(options: ClientOptions): Client {
   const api = new Requester(options);
   return {
-    archive: () => api.get<Archive>(['archive']),
-    ceremony: (year) => api.get<Ceremony>(['archive', seg('year', year)]),
-    person: (name) => api.get<PersonMatch[]>(['person', seg('name', name)]),
-    film: (name, year) => api.get<FilmMatch[]>(['movie', seg('name', name), seg('year', year)]),
-    category: (name) => api.get<CategoryMatch[]>(['award', seg('name', name)]),
-    categoryAt: (name, year) => api.get<CategoryYearMatch[]>(['award', seg('name', name), seg('year', year)]),
-    titleById: (id) => api.get<PersonMatch[]>(['title', seg('id', id)]),
-    nameById: (id) => api.get<PersonMatch[]>(['name', seg('id', id)]),
-    search: (text) => api.get<SearchResult[]>(['search', seg('name', text)]),
-    categories: () => api.get<CategoryName[]>(['categories']),
-    dataset: () => api.get<DatasetList>(['dataset']),
+    archive: () => api.get<Archive>(PATHS.archive()),
+    ceremony: (year) => api.get<Ceremony>(PATHS.ceremony(year)),
+    person: (name) => api.get<PersonMatch[]>(PATHS.person(name)),
+    film: (name, year) => api.get<FilmMatch[]>(PATHS.film(name, year)),
+    category: (name) => api.get<CategoryMatch[]>(PATHS.category(name)),
+    categoryAt: (name, year) => api.get<CategoryYearMatch[]>(PATHS.categoryAt(name, year)),
+    titleById: (id) => api.get<PersonMatch[]>(PATHS.titleById(id)),
+    nameById: (id) => api.get<PersonMatch[]>(PATHS.nameById(id)),
+    search: (text) => api.get<SearchResult[]>(PATHS.search(text)),
+    categories: () => api.get<CategoryName[]>(PATHS.categories()),
+    dataset: () => api.get<DatasetList>(PATHS.dataset()),
     datasetFile: (name) => checkedFile(api, name, null).then((f) => f!.bytes),
     clearCache: () => api.clear(),
   };
 }
 
 const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
+const sha256Of = async (bytes: Uint8Array) => hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
 
-/** A dataset file and its ETag, once its bytes hash to the sha256 the list gives; null when it is `held` (that sha256) or a 304 to `etag`. */
+/**
+ * A dataset file and its ETag, once its bytes hash to the sha256 the list
+ * gives; null when it is `held` (that sha256) or a 304 to `etag`. A mismatch
+ * may be a list kept from before a new revision: the list is read again, and
+ * the file with it, before the mismatch is thrown.
+ */
 async function checkedFile(api: Requester, name: string, etag: string | null, held?: string): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
-  const shown = `/dataset/file=${name}/apikey=…`;
-  if (!OFFLINE_ERRORS.fileName.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, shown);
-  const entry = (await api.get<DatasetList>(['dataset'])).files.find((f) => f.name === name);
-  if (!entry) throw new ApiError(404, 'Dataset file not found', shown);
-  if (entry.sha256 === held) return null;
-  const got = await api.file(['dataset', seg('file', name)], etag);
-  if (!got) return null;
-  const sha256 = hex(await crypto.subtle.digest('SHA-256', got.bytes as Uint8Array<ArrayBuffer>));
-  if (sha256 !== entry.sha256) throw new ApiError(0, `The download of ${name} does not match its sha256: try again`, shown);
-  return { ...got, sha256 };
+  const path = shown(PATHS.datasetFile(name));
+  if (!OFFLINE_ERRORS.fileName.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, path);
+  for (let again = false; ; again = true) {
+    if (again) api.forget(PATHS.dataset());
+    const entry = (await api.get<DatasetList>(PATHS.dataset())).files.find((f) => f.name === name);
+    if (!entry) throw new ApiError(404, 'Dataset file not found', path);
+    if (entry.sha256 === held) return null;
+    const got = await api.file(PATHS.datasetFile(name), etag);
+    if (!got) return null;
+    const sha256 = await sha256Of(got.bytes);
+    if (sha256 === entry.sha256) return { ...got, sha256 };
+    if (again) throw new ApiError(0, `The download of ${name} does not match its sha256: try again`, path);
+  }
 }
 
 /** The dataset as the offline client holds it: the NDJSON's text, its ETag and sha256. */
@@ -290,10 +323,24 @@ export interface HeldDataset {
   sha256: string;
 }
 
-/** Where the offline client keeps the dataset between runs (a file, IndexedDB, …); without one, in memory for the process. */
+/**
+ * Where the offline client keeps the dataset between runs (a file, IndexedDB,
+ * …); without one, in memory for the process. What `read` gives is trusted
+ * only when its text hashes to its sha256: a store that throws, or holds
+ * anything else (cut off mid-write, edited), counts as empty. `write` should
+ * replace the copy whole (write a temporary file, then rename it).
+ */
 export interface DatasetStore {
   read(): HeldDataset | null | Promise<HeldDataset | null>;
   write(held: HeldDataset): void | Promise<void>;
+}
+
+/** The NDJSON file downloaded by other means (`curl -o oscars.ndjson …`), for an offline client whose store holds no good copy. */
+export interface DatasetSeed {
+  /** The file's text (or bytes), as downloaded. */
+  text: string | Uint8Array;
+  /** The sha256 the service's list gives for it: checked when given. */
+  sha256?: string;
 }
 
 export interface OfflineClient extends Client {
@@ -416,48 +463,115 @@ function id(form: 'titleById' | 'nameById', value: string, path: string): string
   return value;
 }
 
+/** The held copy's archive, when `copy` is a HeldDataset whose text hashes to its sha256 and reads as the dataset; else null (never an error that could show the text). */
+async function trusted(copy: unknown): Promise<OfflineArchive | null> {
+  const held = copy as HeldDataset | null;
+  if (typeof held?.text !== 'string' || typeof held.sha256 !== 'string' || (held.etag !== null && typeof held.etag !== 'string')) return null;
+  if ((await sha256Of(new TextEncoder().encode(held.text))) !== held.sha256) return null;
+  try {
+    return new OfflineArchive(held.text);
+  } catch {
+    return null;
+  }
+}
+
+/** What the store holds, or null when it holds nothing or cannot be read. */
+async function readStore(store: DatasetStore | undefined): Promise<unknown> {
+  try {
+    return (await store?.read()) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset). */
+async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineArchive }> {
+  const text = typeof seed.text === 'string' ? seed.text : new TextDecoder().decode(seed.text);
+  const held = { text, etag: null, sha256: await sha256Of(new TextEncoder().encode(text)) };
+  const path = shown(PATHS.datasetFile('oscars.ndjson'));
+  if (seed.sha256 !== undefined && seed.sha256 !== held.sha256) throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
+  const data = await trusted(held);
+  if (!data) throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
+  return { held, data };
+}
+
 /**
  * A client that answers every lookup but search from its own copy of the
- * dataset, with no key and no network: the dataset's NDJSON is downloaded
- * once (checked against the sha256 the list gives) unless `store` holds it,
- * and taken again only by `update()` when the service has a new one. Its
- * answers are the service's, byte for byte once serialised; a 404 or 400 is
- * the same ApiError the service's answer would give.
+ * dataset, with no key and no network. The copy comes from `store` when its
+ * text hashes to the sha256 it was kept with; else from `seed` (the NDJSON
+ * file downloaded by other means); else it is downloaded, checked against
+ * the sha256 the list gives. `update()` hashes the copy again and takes the
+ * service's when the two differ. Its answers are the service's, byte for
+ * byte once serialised; a 404 or 400 is the same ApiError (status, message,
+ * path) the service's answer would give.
  */
-export async function createOfflineClient(options: ClientOptions & { store?: DatasetStore }): Promise<OfflineClient> {
+export async function createOfflineClient(options: ClientOptions & { store?: DatasetStore; seed?: DatasetSeed }): Promise<OfflineClient> {
   const api = new Requester(options);
-  let held = (await options.store?.read()) ?? null;
+  let held: HeldDataset | null = null;
+  let data: OfflineArchive | null = null;
+  const keep = async (copy: HeldDataset, archive: OfflineArchive) => {
+    [held, data] = [copy, archive];
+    await options.store?.write(copy);
+  };
   const take = async (): Promise<boolean> => {
     api.clear(); // ask the list afresh
-    const got = await checkedFile(api, 'oscars.ndjson', held?.etag ?? null, held?.sha256);
+    // The copy as held now, hashed again: one that no longer matches its sha256 is asked for whole.
+    const current = held && (await sha256Of(new TextEncoder().encode(held.text))) === held.sha256 ? held : null;
+    const got = await checkedFile(api, 'oscars.ndjson', current?.etag ?? null, current?.sha256);
     if (!got) return false;
-    held = { text: new TextDecoder().decode(got.bytes), etag: got.etag, sha256: got.sha256 };
-    data = new OfflineArchive(held.text);
-    await options.store?.write(held);
+    const copy = { text: new TextDecoder().decode(got.bytes), etag: got.etag, sha256: got.sha256 };
+    const archive = await trusted(copy);
+    if (!archive) throw new ApiError(0, 'The dataset the service sent cannot be read by this client: update the client', shown(PATHS.datasetFile('oscars.ndjson')));
+    await keep(copy, archive);
     return true;
   };
-  let data = held ? new OfflineArchive(held.text) : null;
-  if (!data) await take();
-  const at = (method: string, path: string) => async <T>(answer: () => T | undefined): Promise<T> => {
-    const found = answer();
-    if (found === undefined || (Array.isArray(found) && found.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], path);
-    return found;
+  const stored = await readStore(options.store);
+  const fromStore = await trusted(stored);
+  if (fromStore) [held, data] = [stored as HeldDataset, fromStore];
+  else if (options.seed) {
+    const seed = await seeded(options.seed);
+    await keep(seed.held, seed.data);
+  } else await take();
+
+  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
+    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
+    return answer;
   };
   const online = createClient(options);
   return {
-    archive: () => at('archive', '/archive')(() => data!.archive),
-    ceremony: async (y) => at('ceremony', '/archive/year')(() => data!.archive[year(y, '/archive/year')]),
-    person: async (n) => at('person', '/person')(() => data!.byName.get(name(n, '/person'))),
-    film: async (n, y) => {
-      const held = year(y, '/movie');
-      return at('film', '/movie')(() => data!.byName.get(name(n, '/movie'))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+    archive: async () => data!.archive,
+    ceremony: async (y) => {
+      const at = PATHS.ceremony(y);
+      return found('ceremony', at, data!.archive[year(y, shown(at))]);
     },
-    category: async (n) => at('category', '/award')(() => data!.categoriesMatching(name(n, '/award')) as CategoryMatch[]),
-    categoryAt: async (n, y) => at('categoryAt', '/award')(() => data!.categoriesMatching(name(n, '/award'), year(y, '/award')) as CategoryYearMatch[]),
-    titleById: async (i) => at('titleById', '/title')(() => data!.byId.get(id('titleById', i, '/title'))),
-    nameById: async (i) => at('nameById', '/name')(() => data!.byId.get(id('nameById', i, '/name'))),
-    search: async () => {
-      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', '/search');
+    person: async (n) => {
+      const at = PATHS.person(n);
+      return found('person', at, data!.byName.get(name(n, shown(at))));
+    },
+    film: async (n, y) => {
+      const at = PATHS.film(n, y);
+      const held = year(y, shown(at));
+      return found('film', at, data!.byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+    },
+    category: async (n) => {
+      const at = PATHS.category(n);
+      return found('category', at, data!.categoriesMatching(name(n, shown(at))) as CategoryMatch[]);
+    },
+    categoryAt: async (n, y) => {
+      const at = PATHS.categoryAt(n, y);
+      return found('categoryAt', at, data!.categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
+    },
+    titleById: async (i) => {
+      const at = PATHS.titleById(i);
+      return found('titleById', at, data!.byId.get(id('titleById', i, shown(at))));
+    },
+    nameById: async (i) => {
+      const at = PATHS.nameById(i);
+      return found('nameById', at, data!.byId.get(id('nameById', i, shown(at))));
+    },
+    search: async (text) => {
+      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
     },
     categories: async () => data!.categoryList(),
     dataset: online.dataset,
@@ -466,7 +580,6 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
     update: take,
   };
 }
-
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
 export type * from '../shared/types.ts';

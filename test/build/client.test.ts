@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { packClient } from '../../build/site/pack-client.ts';
+import { packageReadme, packClient } from '../../build/site/pack-client.ts';
 import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, OFFLINE_ERRORS, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
 import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../../src/shared/routes.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
+import type { DatasetList } from '../../src/shared/types.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
 let local: LocalServer;
 beforeAll(async () => {
-  local = await startLocalServer();
+  // The offline client's tests download the dataset many times over: more than the 60 a minute one key may ask.
+  local = await startLocalServer({ rateLimitPerMinute: 10_000 });
 });
 afterAll(() => local?.close());
 
@@ -221,12 +224,31 @@ describe('the offline client', () => {
       ['categories', (c) => c.categories()],
     ];
     for (const [name, call] of calls) expect([name, JSON.stringify(await call(offline))]).toEqual([name, JSON.stringify(await call(online))]);
-    for (const [name, call] of [['person', (c: Client) => c.person('Nobody')], ['ceremony', (c: Client) => c.ceremony('abc')], ['titleById', (c: Client) => c.titleById('nm1')]] as const) {
+    const failing: [string, (c: Client) => Promise<unknown>][] = [
+      ['person', (c) => c.person('Nobody Here')],
+      ['ceremony', (c) => c.ceremony('abc')],
+      ['ceremony', (c) => c.ceremony('01931')],
+      ['film', (c) => c.film('Wings', 2026)],
+      ['film', (c) => c.film('', 1929)],
+      ['category', (c) => c.category('No Such Award')],
+      ['categoryAt', (c) => c.categoryAt('Picture', '1.5')],
+      ['titleById', (c) => c.titleById('nm1')],
+      ['nameById', (c) => c.nameById('nm1')],
+    ];
+    for (const [name, call] of failing) {
       const [mine, theirs] = [await errorOf(call(offline)), await errorOf(call(online))];
-      expect([name, mine.status, mine.message]).toEqual([name, theirs.status, theirs.message]);
+      expect([name, mine.status, mine.message, mine.path]).toEqual([name, theirs.status, theirs.message, theirs.path]);
     }
     expect(net.state.asked).toHaveLength(2);
   });
+
+  /** The NDJSON file and its listed sha256 as someone fetches them with curl: plain requests, no client. */
+  async function downloaded() {
+    const list = (await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList;
+    const response = await fetch(`${local.baseUrl}/dataset/file=oscars.ndjson/apikey=${local.key}`);
+    return { text: await response.text(), etag: response.headers.get('etag'), sha256: list.files.find((f) => f.name === 'oscars.ndjson')!.sha256 };
+  }
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
   it('updates only when the service has another dataset, and asks with the ETag it holds', async () => {
     const net = network();
@@ -240,15 +262,127 @@ describe('the offline client', () => {
     expect(net.state.asked).toEqual([]);
     expect(await again.update()).toBe(false);
     expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY']);
-    // An older copy (another sha256 and ETag): the update downloads, naming the ETag it holds, and keeps the new one.
-    kept.push({ text: '{"meta":{}}\n', etag: '"0123456789abcdef0123"', sha256: '0'.repeat(64) });
+    // An older copy, whole and true to its own sha256 (the 1929 ceremony alone): the update downloads, naming the ETag it holds, and keeps the new one.
+    const older = kept[0].text.split('\n').filter((line) => line.includes('"held_year":1929,')).join('\n') + '\n';
+    kept.push({ text: older, etag: '"0123456789abcdef0123"', sha256: sha256(older) });
     net.state.asked.length = 0;
     const old = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
-    await expect(old.person('Emil Jannings')).rejects.toMatchObject({ status: 404 });
+    expect(net.state.asked).toEqual([]);
+    await expect(old.ceremony(2026)).rejects.toMatchObject({ status: 404 });
     expect(await old.update()).toBe(true);
     expect(net.state.asked.at(-1)).toEqual({ path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: '"0123456789abcdef0123"' });
     expect(kept.at(-1)!.sha256).toBe(kept[0].sha256);
-    expect((await old.person('Emil Jannings')).length).toBeGreaterThan(0);
+    expect(await old.ceremony(2026)).toEqual(await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(2026));
+  });
+
+  it('hashes the copy a store holds: one edited, or cut short, with its sha256 left alone is downloaded again', async () => {
+    const good = await downloaded();
+    const lines = good.text.split('\n');
+    // A win taken away from a film with an id, as an edit in a text editor would.
+    const at = lines.findIndex((l) => l.includes('"won":true') && /"imdb_id":"tt/.test(l));
+    const film = /"imdb_id":"(tt[0-9]+)"/.exec(lines[at])![1];
+    const edited = lines.with(at, lines[at].replace('"won":true', '"won":false')).join('\n');
+    const cut = lines.slice(0, lines.length >> 1).join('\n');
+    const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
+    for (const [what, text] of [['edited', edited], ['cut short', cut]]) {
+      const net = network();
+      const kept: HeldDataset[] = [{ ...good, text }];
+      const store = { read: () => kept.at(-1)!, write: (held: HeldDataset) => void kept.push(held) };
+      const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+      // Asked whole: the ETag it holds names bytes it no longer has.
+      expect([what, net.state.asked]).toEqual([what, [{ path: '/dataset/apikey=KEY', ifNoneMatch: null }, { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null }]]);
+      expect([what, kept.at(-1)!.text === good.text]).toEqual([what, true]);
+      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([what, JSON.stringify(await online.titleById(film))]);
+      // And on update(): the copy held is hashed again, not its sha256 field believed.
+      kept.at(-1)!.text = edited;
+      net.state.asked.length = 0;
+      expect([what, await offline.update()]).toEqual([what, true]);
+      expect([what, net.state.asked.at(-1)]).toEqual([what, { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null }]);
+      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([what, JSON.stringify(await online.titleById(film))]);
+    }
+  });
+
+  it('starts over a store that cannot be read (cut off mid-write, or throwing), and no error shows what it held', async () => {
+    const dir = await tempDir('client-store');
+    const file = path.join(dir, 'oscars-dataset.json');
+    const good = await downloaded();
+    const secret = 'a text the store held: never in an error';
+    const unreadable: [string, () => unknown][] = [
+      ['a file cut off mid-write', () => readFile(file, 'utf8').then(JSON.parse)],
+      ['a read that throws', () => Promise.reject(new Error(secret))],
+      ['a copy of another shape', () => ({ text: 42, etag: null, sha256: good.sha256 })],
+    ];
+    for (const [what, read] of unreadable) {
+      await writeFile(file, JSON.stringify({ ...good, text: `${secret}\n${good.text}` }).slice(0, 5_000));
+      const written: HeldDataset[] = [];
+      const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, store: { read: read as () => HeldDataset, write: (held) => void written.push(held) } });
+      expect([what, written.map((h) => h.sha256)]).toEqual([what, [good.sha256]]);
+      expect([what, (await offline.ceremony(1929)).length]).toEqual([what, (await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(1929)).length]);
+    }
+    // A copy that hashes right but is no dataset never reaches the caller as a parse error with its text.
+    const notDataset = `${secret}\n`;
+    const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: notDataset } }));
+    expect([error.status, error.message]).toEqual([0, expect.stringMatching(/^The seed is not the dataset/)]);
+    expect(`${error.message} ${error.stack}`).not.toContain(secret);
+  });
+
+  it('keeps its copy in the README’s file store, written to a temporary file and renamed', async () => {
+    const readme = packageReadme();
+    expect(readme).toMatch(/await writeFile\(`\$\{file\}\.tmp`, JSON\.stringify\(held\)\);\n\s*await rename\(`\$\{file\}\.tmp`, file\);/);
+    // The README's store, as written there, in a folder of its own; then the copy cut as a crash mid-write would leave the .tmp.
+    const dir = await tempDir('client-readme-store');
+    const file = path.join(dir, 'oscars-dataset.json');
+    const store = {
+      read: () => readFile(file, 'utf8').then(JSON.parse),
+      write: async (held: HeldDataset) => {
+        await writeFile(`${file}.tmp`, JSON.stringify(held));
+        await rename(`${file}.tmp`, file);
+      },
+    };
+    await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, store });
+    const whole = await readFile(file, 'utf8');
+    await writeFile(`${file}.tmp`, whole.slice(0, whole.length >> 1));
+    const net = network();
+    net.state.online = false;
+    const again = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+    expect((await again.ceremony(1929)).length).toBeGreaterThan(0);
+  });
+
+  it('is seeded from the NDJSON file downloaded by hand, with the network cut, and keeps it', async () => {
+    const good = await downloaded();
+    const net = network();
+    net.state.online = false;
+    const kept: HeldDataset[] = [];
+    const store = { read: () => kept.at(-1) ?? null, write: (held: HeldDataset) => void kept.push(held) };
+    const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store, seed: { text: new TextEncoder().encode(good.text), sha256: good.sha256 } });
+    expect(net.state.asked).toEqual([]);
+    expect(kept.map((h) => h.sha256)).toEqual([good.sha256]);
+    const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
+    expect(JSON.stringify(await offline.person('Emil Jannings'))).toBe(JSON.stringify(await online.person('Emil Jannings')));
+    // A later start takes the store's copy, not the seed; a seed that is not the file its sha256 names is refused.
+    const next = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store, seed: { text: 'ignored' } });
+    expect((await next.ceremony(2026)).length).toBeGreaterThan(0);
+    const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, seed: { text: good.text.slice(1), sha256: good.sha256 } }));
+    expect(error.message).toMatch(/does not match its sha256/);
+    // Back online, update() compares with the list: the seeded copy is the service's, nothing to take.
+    net.state.online = true;
+    expect(await offline.update()).toBe(false);
+  });
+
+  it('reads the list again when a file does not match the sha256 of the list it kept, before giving up', async () => {
+    // A list from before a new revision, kept for its max-age: its sha256 names another file than the one now served.
+    let lists = 0;
+    const stale: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!new URL(String(input)).pathname.startsWith('/dataset/apikey=') || lists++ > 0) return response;
+      const list = (await response.json()) as DatasetList;
+      for (const f of list.files) f.sha256 = sha256(f.sha256);
+      return new Response(JSON.stringify(list), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'private, max-age=86400' } });
+    };
+    const api = createClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: stale });
+    const bytes = await api.datasetFile('nominations.csv');
+    const listed = ((await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList).files.find((f) => f.name === 'nominations.csv')!.sha256;
+    expect([lists, createHash('sha256').update(bytes).digest('hex')]).toEqual([2, listed]);
   });
 
   it('gives the service’s own 400 and 404 messages and forms, written out so that client.js imports nothing', () => {
