@@ -2,8 +2,10 @@
  * npm run data:fetch: puts the pinned source revision named in
  * data/source.json into data/cache/, after checking its sha256. With
  * ARCHIVE_SOURCE set it copies that file (a build without network, such as
- * `netlify build --offline`); otherwise it downloads the pinned URL. Every
- * failure is one line saying what to do; nothing unverified is ever saved.
+ * `netlify build --offline`); otherwise, unless the cache already holds the
+ * pinned revision (checked, then left as it is: no network needed), it
+ * downloads the pinned URL. Every failure is one line saying what to do;
+ * nothing unverified is ever saved.
  */
 import path from 'node:path';
 import fs from 'fs-extra';
@@ -24,10 +26,19 @@ export interface FetchOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Where the bytes came from, for the one line the command prints. */
+/** Where the bytes came from, for the one line the command prints; `from` is the target itself when the cache already held them. */
 export interface Fetched {
   target: string;
   from: string;
+}
+
+/** Whether `target` already holds the pinned revision: read within the limits, hashed; a missing or other file is simply not it. */
+async function holdsPinned(target: string, maxBytes: number): Promise<boolean> {
+  try {
+    return sha256(await readFileBounded(target, `the cached source (${target})`, maxBytes, TIMEOUT_MS)) === source.sha256;
+  } catch {
+    return false;
+  }
 }
 
 async function download(fetchImpl: typeof fetch, maxBytes: number): Promise<Buffer> {
@@ -55,6 +66,7 @@ export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
   const { target = CACHE_FILE, env = process.env } = options;
   const local = env.ARCHIVE_SOURCE ? path.resolve(env.ARCHIVE_SOURCE) : undefined;
   const maxBytes = maxSourceBytes(env);
+  if (!local && (await holdsPinned(target, maxBytes))) return { target, from: target };
   const bytes = local ? await readLocal(local, maxBytes) : await download(options.fetch ?? fetch, maxBytes);
   const from = local ?? source.url;
   const sha = sha256(bytes);
@@ -72,8 +84,9 @@ export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
 const USAGE = `usage: npm run data:fetch
 
 Puts the source revision pinned in data/source.json into data/cache/, after
-checking its sha256: copied from ARCHIVE_SOURCE when that is set (no network),
-otherwise downloaded from the pinned URL. Nothing unverified is saved. A
+checking its sha256: copied from ARCHIVE_SOURCE when that is set (no network);
+otherwise kept as it is when data/cache/ already holds that revision (checked,
+no network), else downloaded from the pinned URL. Nothing unverified is saved. A
 source larger than DATA_MAX_BYTES (default 20 MB, at most 1 GB; today's is 2.2 MB) or one
 that takes longer than 60 s is refused with exit 2.
 
@@ -85,7 +98,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.met
   commandLine({ name: 'data:fetch', usage: USAGE, options: {} });
   try {
     const { target, from } = await fetchData();
-    console.log(`saved ${target} from ${from} (sha256 verified)`);
+    console.log(from === target ? `${target} already holds the pinned revision (sha256 verified); nothing downloaded` : `saved ${target} from ${from} (sha256 verified)`);
   } catch (error) {
     console.error(`data:fetch: ${(error as Error).message}`);
     process.exitCode = error instanceof ReadLimitError || error instanceof RangeError ? 2 : 1;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, BuildRefused } from '../../build/build.ts';
@@ -10,7 +10,7 @@ import { resolveSource, SAMPLE_FILE, SAMPLE_SUMMARY_FILE, SUMMARY_FILE } from '.
 import source from '../../data/source.json' with { type: 'json' };
 import { missingArchive } from '../helpers/global-setup.ts';
 import { FULL_SOURCE, fullSource, ROOT } from '../helpers/paths.ts';
-import { tempDir } from '../helpers/temp.ts';
+import { cleanCopy, tempDir } from '../helpers/temp.ts';
 
 /** `npm run data:fetch` as a user runs it (node under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -73,6 +73,31 @@ describe('where the archive comes from', () => {
     const error = (await fetchData({ fetch: offline, target: path.join(dir, 'x.csv'), env: {} }).catch((e: Error) => e)) as Error;
     expect(error.message).toMatch(/^cannot download https:\/\/raw\.githubusercontent\.com\/DLu\/oscar_data\/.*set ARCHIVE_SOURCE=/);
     expect(error.message).not.toContain('\n');
+  });
+
+  it('keeps a cache that already holds the pinned revision, offline; downloads over any other file there', async () => {
+    const clone = await cleanCopy('fetch-cached', 'symlink');
+    const cache = path.join(clone, source.cacheFile);
+    await mkdir(path.dirname(cache), { recursive: true });
+    await copyFile(FULL_SOURCE, cache);
+    // As a user runs it, in a clone whose cache is filled, with ARCHIVE_SOURCE unset: no download is asked for.
+    const env = { ...process.env };
+    delete env.ARCHIVE_SOURCE;
+    const run = await new Promise<{ stdout: string; code: number }>((resolve) =>
+      execFile(process.execPath, ['build/update/fetch-data.ts'], { cwd: clone, env }, (error, stdout) => resolve({ stdout, code: error ? Number(error.code) : 0 })),
+    );
+    expect(run).toEqual({ code: 0, stdout: `${cache} already holds the pinned revision (sha256 verified); nothing downloaded\n` });
+    const offline = (async () => {
+      throw new TypeError('fetch failed');
+    }) as unknown as typeof fetch;
+    expect(await fetchData({ fetch: offline, target: cache, env: {} })).toEqual({ target: cache, from: cache });
+    expect((await readFile(cache)).equals(await readFile(FULL_SOURCE))).toBe(true);
+    // Another file in the cache (cut short) is not the revision: downloaded again, and kept only once checked.
+    await writeFile(cache, (await readFile(FULL_SOURCE)).subarray(0, 1000));
+    await expect(fetchData({ fetch: offline, target: cache, env: {} })).rejects.toThrow(/^cannot download /);
+    const ok = (async () => new Response(await readFile(FULL_SOURCE))) as unknown as typeof fetch;
+    expect(await fetchData({ fetch: ok, target: cache, env: {} })).toEqual({ target: cache, from: source.url });
+    expect((await readFile(cache)).equals(await readFile(FULL_SOURCE))).toBe(true);
   });
 
   it('copies ARCHIVE_SOURCE into the cache after checking the pinned sha256, without the network', async () => {
