@@ -380,6 +380,8 @@ class OfflineArchive {
     for (const json of text.split('\n')) {
       if (json === '') continue;
       const line = JSON.parse(json) as Line;
+      // A line of another shape (another dataset format) is refused, never read as a wrong answer.
+      if (!Number.isInteger(line?.held_year) || typeof line.category?.api_name !== 'string' || !Array.isArray(line.films) || !Array.isArray(line.people)) throw new Error('not a nomination of dataset format 2');
       const { api_name: category, award, canonical } = line.category;
       const links = [...line.films.map((f) => ({ ...f, name: f.title })), ...line.people];
       const notes = [...(canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];

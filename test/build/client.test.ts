@@ -319,6 +319,10 @@ describe('the offline client', () => {
       expect([what, written.map((h) => h.sha256)]).toEqual([what, [good.sha256]]);
       expect([what, (await offline.ceremony(1929)).length]).toEqual([what, (await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(1929)).length]);
     }
+    // A dataset of another format (here the first, whose lines said `year` and `imdb`) is refused, not read into wrong answers.
+    const earlier = good.text.replaceAll('"held_year":', '"year":').replaceAll('"imdb_id":', '"imdb":');
+    const refused = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: earlier } }));
+    expect(refused.message).toMatch(/^The seed is not the dataset/);
     // A copy that hashes right but is no dataset never reaches the caller as a parse error with its text.
     const notDataset = `${secret}\n`;
     const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: notDataset } }));
