@@ -465,6 +465,16 @@ function id(form: 'titleById' | 'nameById', value: string, path: string): string
   return value;
 }
 
+/** Bytes as text that encodes back to the same bytes (a BOM kept, invalid UTF-8 refused), so the text hashes as the file did. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const decoded = (bytes: Uint8Array): string | null => {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+};
+
 /** The held copy's archive, when `copy` is a HeldDataset whose text hashes to its sha256 and reads as the dataset; else null (never an error that could show the text). */
 async function trusted(copy: unknown): Promise<OfflineArchive | null> {
   const held = copy as HeldDataset | null;
@@ -488,13 +498,13 @@ async function readStore(store: DatasetStore | undefined): Promise<unknown> {
 
 /** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset). */
 async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineArchive }> {
-  const text = typeof seed.text === 'string' ? seed.text : new TextDecoder().decode(seed.text);
-  const held = { text, etag: null, sha256: await sha256Of(new TextEncoder().encode(text)) };
+  const bytes = typeof seed.text === 'string' ? new TextEncoder().encode(seed.text) : seed.text;
+  const held = { text: typeof seed.text === 'string' ? seed.text : decoded(seed.text), etag: null, sha256: await sha256Of(bytes) };
   const path = shown(PATHS.datasetFile('oscars.ndjson'));
   if (seed.sha256 !== undefined && seed.sha256 !== held.sha256) throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
-  const data = await trusted(held);
+  const data = held.text === null ? null : await trusted(held);
   if (!data) throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
-  return { held, data };
+  return { held: held as HeldDataset, data };
 }
 
 /**
@@ -521,8 +531,9 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
     const current = held && (await sha256Of(new TextEncoder().encode(held.text))) === held.sha256 ? held : null;
     const got = await checkedFile(api, 'oscars.ndjson', current?.etag ?? null, current?.sha256);
     if (!got) return false;
-    const copy = { text: new TextDecoder().decode(got.bytes), etag: got.etag, sha256: got.sha256 };
-    const archive = await trusted(copy);
+    const text = decoded(got.bytes);
+    const copy = { text: text ?? '', etag: got.etag, sha256: got.sha256 };
+    const archive = text === null ? null : await trusted(copy);
     if (!archive) throw new ApiError(0, 'The dataset the service sent cannot be read by this client: update the client', shown(PATHS.datasetFile('oscars.ndjson')));
     await keep(copy, archive);
     return true;
