@@ -52,6 +52,26 @@ sub vcl_recv {
     return (hash);
 }
 
+sub vcl_hash {
+    # A dataset file is kept as stored (vcl_backend_fetch): never answered from a gzip copy that an
+    # earlier VCL kept under the same URL and that is still in the cache when this one is loaded.
+    if (req.url ~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        hash_data("identity");
+    }
+}
+
+sub vcl_backend_fetch {
+    # Varnish asks for gzip (http_gzip_support) and, for a client that does not take it, gunzips on
+    # the way out and weakens the ETag: a weak ETag never matches If-Range, and a Range would apply to
+    # gzip bytes for a client that takes them. A dataset file is fetched as stored instead, so every
+    # client gets the file the /dataset list describes (its bytes and sha256) with its strong ETag,
+    # and ranges of it. The price: these files go uncompressed through Varnish (oscars.ndjson is about
+    # seven times its gzip copy). JSON answers stay gzip.
+    if (bereq.url ~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        unset bereq.http.Accept-Encoding;
+    }
+}
+
 sub vcl_backend_response {
     # Kept only when the server said a shared cache may (with max-age) and tagged it; xkey indexes the xkey header.
     if (beresp.http.CDN-Cache-Control ~ "max-age=[0-9]+" && beresp.http.xkey) {
