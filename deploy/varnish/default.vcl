@@ -37,6 +37,14 @@ sub vcl_recv {
         set req.http.x-purged = xkey.purge(req.http.xkey-purge);
         return (synth(200, "Purged " + req.http.x-purged));
     }
+    # Byte ranges exist only for the dataset's files, as on the server: elsewhere Varnish would cut its
+    # own copy (gzip bytes for a client that takes gzip), where the server answers the whole of it.
+    if (req.url ~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        call dataset_range;
+    } else {
+        unset req.http.Range;
+        unset req.http.If-Range;
+    }
     # The portal, /health and anything but a read always go to the server.
     if (req.url ~ "^/(portal|health)([/?#]|$)" || (req.method != "GET" && req.method != "HEAD")) {
         return (pass);
@@ -50,6 +58,42 @@ sub vcl_recv {
     unset req.http.Cookie;
     unset req.http.Authorization;
     return (hash);
+}
+
+# A dataset file is kept as the file itself (see vcl_backend_fetch), and Varnish answers a Range from
+# it, checking If-Range against its ETag. Varnish reads a Range as the server does (src/http/reply.ts)
+# except for what it would refuse with a 416 where the server ignores the header and sends the whole
+# file: anything but one range of bytes (`bytes=-`, several ranges, `items=`), and first-last with
+# last < first (RFC 9110, 14.1.1); those become a request for the whole file here too.
+sub dataset_range {
+    std.collect(req.http.Range);
+    if (req.http.Range !~ "^bytes=([0-9]{0,16}-[0-9]{1,16}|[0-9]{1,16}-)$") {
+        unset req.http.Range;
+    } elsif (req.http.Range ~ "^bytes=[0-9]+-[0-9]+$" && std.integer(s = regsub(req.http.Range, "^bytes=0*([0-9]{1,15})-.*$", "\1"), fallback = 999999999999999) > std.integer(s = regsub(req.http.Range, "^.*-0*([0-9]{1,15})$", "\1"), fallback = 999999999999999)) {
+        # (A number past 15 digits, the most VCL's integers hold, counts as the largest: only a first and a
+        # last both past that, a petabyte beyond any file, keep Varnish's 416 where the server sends it all.)
+        unset req.http.Range;
+    }
+}
+
+sub vcl_hash {
+    # A dataset file is kept as stored (vcl_backend_fetch): never answered from a gzip copy that an
+    # earlier VCL kept under the same URL and that is still in the cache when this one is loaded.
+    if (req.url ~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        hash_data("identity");
+    }
+}
+
+sub vcl_backend_fetch {
+    # Varnish asks for gzip (http_gzip_support) and, for a client that does not take it, gunzips on
+    # the way out and weakens the ETag: a weak ETag never matches If-Range, and a Range would apply to
+    # gzip bytes for a client that takes them. A dataset file is fetched as stored instead, so every
+    # client gets the file the /dataset list describes (its bytes and sha256) with its strong ETag,
+    # and ranges of it. The price: these files go uncompressed through Varnish (oscars.ndjson is about
+    # seven times its gzip copy). JSON answers stay gzip.
+    if (bereq.url ~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        unset bereq.http.Accept-Encoding;
+    }
 }
 
 sub vcl_backend_response {
@@ -73,4 +117,8 @@ sub vcl_deliver {
     # What was for this cache only does not reach the client (X-Varnish and Age stay: they show a hit).
     unset resp.http.xkey;
     unset resp.http.CDN-Cache-Control;
+    # Varnish offers ranges on whatever it delivers from its store; only a dataset file takes them.
+    if (req.url !~ "^/dataset/file=[^/?#]*/apikey=[^/?#]*/?([?#]|$)") {
+        unset resp.http.Accept-Ranges;
+    }
 }

@@ -2,22 +2,24 @@
  * A real Varnish with deploy/varnish/default.vcl in front of `npm start`
  * (README, "Caching"): identical keyed requests reach the server about once,
  * a revoke through `npm run keys` purges the key's answers, a 429 is never
- * stored, and a rebuilt revision is not answered from the old one's objects.
+ * stored, a rebuilt revision is not answered from the old one's objects, and
+ * a dataset file's download resumes with a Range as it does on the server.
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/http.ts';
+import { decodedBody, eventually, type RawReply, rawRequest } from '../helpers/http.ts';
 import { keyThroughPortal, makeKeys, storeKeys } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
-import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
+import { FULL_SOURCE, ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type Started, startServer } from '../helpers/processes.ts';
-import { buildInto, tempDir } from '../helpers/temp.ts';
+import { buildInto, sharedBuild, tempDir } from '../helpers/temp.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
 import { freeLoopbackPort } from '../../lib/ports.ts';
 
@@ -278,6 +280,175 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   });
 });
 
+
+/**
+ * The first `bytes` bytes of a GET's body as sent (no decoding), then the
+ * connection dropped: a download cut short. Bounded: it stops at `bytes`, at
+ * the body's end, or after 30 s.
+ */
+function cutShort(port: number, pathname: string, headers: Record<string, string>, bytes: number): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let got = 0;
+      const done = () => {
+        const h: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+        resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks).subarray(0, bytes) });
+      };
+      res.on('data', (c: Buffer) => {
+        chunks.push(c);
+        got += c.length;
+        if (got >= bytes) {
+          res.removeAllListeners('end');
+          req.destroy();
+          done();
+        }
+      });
+      res.on('end', done);
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`no answer to ${pathname} within 30 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+/** A client that sends no Accept-Encoding, and one that takes gzip. */
+const ENCODINGS: Record<string, string>[] = [{}, { 'accept-encoding': 'gzip' }];
+const said = (headers: Record<string, string>) => (headers['accept-encoding'] ? `Accept-Encoding: ${headers['accept-encoding']}` : 'no Accept-Encoding');
+
+describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full archive', () => {
+  let server: Started;
+  let varnish: Varnish;
+  const { keys, records } = makeKeys(1, 'varnish-ranges');
+  /** The largest file the list names, with its size and sha256 as listed. */
+  let file: { name: string; bytes: number; sha256: string };
+  let url: string;
+  const via = (p: string, headers: Record<string, string> = {}) => rawRequest(varnish.port, 'GET', p, headers);
+  const direct = (p: string, headers: Record<string, string> = {}) => rawRequest(server.port, 'GET', p, headers);
+
+  beforeAll(async () => {
+    const dist = await sharedBuild(FULL_SOURCE);
+    const keysDb = path.join(await tempDir('varnish-ranges-keys'), 'keys.db');
+    storeKeys(keysDb, records);
+    const backendPort = await freeLoopbackPort();
+    varnish = await startVarnish(backendPort);
+    server = await startServer({ PORT: String(backendPort), DIST_DIR: dist, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`, RATE_LIMIT_PER_MINUTE: '10000', NODE_ENV: 'production' });
+    const list = await via(`/dataset/apikey=${keys[0]}`, { 'accept-encoding': 'gzip' });
+    expect(list.status).toBe(200);
+    const files = (JSON.parse(decodedBody(list.body, list.headers['content-encoding']).toString('utf8')) as { files: { name: string; bytes: number; sha256: string }[] }).files;
+    file = files.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    url = `/dataset/file=${file.name}/apikey=${keys[0]}`;
+    console.log(`varnish ranges: the largest file is ${file.name}, ${file.bytes} bytes, sha256 ${file.sha256}`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await varnish?.stop();
+  });
+
+  it('resumes a download of the largest file at 1 MB and at 3 MB, with and without gzip, into the file the list describes', async () => {
+    expect(file.bytes).toBeGreaterThan(1_048_576);
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const point of [1_048_576, 3_145_728].map((p) => Math.min(p, file.bytes - 1))) {
+      for (const encoding of ENCODINGS) {
+        // Cut short at `point`, then the rest asked with the ETag the first part came with.
+        const first = await cutShort(varnish.port, url, encoding, point);
+        const rest = await via(url, { ...encoding, range: `bytes=${first.body.length}-`, 'if-range': first.headers.etag ?? '' });
+        const whole = Buffer.concat([first.body, rest.body]);
+        const got = sha256(whole);
+        console.log(`varnish resume at ${point}, ${said(encoding)}: ${first.status} (${first.body.length} bytes, ETag ${first.headers.etag}, ${first.headers['content-encoding'] ?? 'identity'}), then ${rest.status} ${rest.headers['content-range'] ?? '(no Content-Range)'} ${rest.headers['content-encoding'] ?? 'identity'}; ${whole.length} bytes, sha256 ${got} (listed ${file.sha256})`);
+        // `hit`: the rest came from Varnish's copy (X-Varnish with two ids), not from the server.
+        const hit = /^\d+ \d+$/.test(rest.headers['x-varnish'] ?? '');
+        seen.push({ point, encoding: said(encoding), first: [first.status, first.body.length, first.headers['content-encoding']], rest: [rest.status, rest.headers['content-range'], rest.headers['content-encoding'], hit], whole: [whole.length, got] });
+        expected.push({ point, encoding: said(encoding), first: [200, point, undefined], rest: [206, `bytes ${point}-${file.bytes - 1}/${file.bytes}`, undefined, true], whole: [file.bytes, file.sha256] });
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('answers If-Range with the ETag it gave with a 206, and one of another file or revision with the whole file', async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const encoding of ENCODINGS) {
+      const head = await via(url, { ...encoding, range: 'bytes=0-99' });
+      const etag = head.headers.etag ?? '';
+      const part = await via(url, { ...encoding, range: 'bytes=100-199', 'if-range': etag });
+      // Strong: a weak ETag never matches If-Range (RFC 9110, 13.1.5).
+      seen.push([said(encoding), etag.startsWith('"'), part.status, part.headers['content-range'], part.body.length]);
+      expected.push([said(encoding), true, 206, `bytes 100-199/${file.bytes}`, 100]);
+      for (const other of ['"0123456789abcdef0123"', `W/${etag}`]) {
+        const whole = await via(url, { ...encoding, range: 'bytes=100-199', 'if-range': other });
+        seen.push([said(encoding), other, whole.status, whole.headers['content-range'], whole.headers['content-encoding'], whole.body.length, sha256(whole.body)]);
+        expected.push([said(encoding), other, 200, undefined, undefined, file.bytes, file.sha256]);
+        // The server answers it so too (with the copy the client accepts).
+        const onServer = await direct(url, { ...encoding, range: 'bytes=100-199', 'if-range': other });
+        expect([other, onServer.status, sha256(decodedBody(onServer.body, onServer.headers['content-encoding']))]).toEqual([other, 200, file.sha256]);
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('answers a malformed or multiple Range with the whole file, as the server does', async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const range of ['bytes=-', 'bytes=0-1,5-9', 'items=0-5', 'garbage', 'bytes=20-10']) {
+      for (const encoding of ENCODINGS) {
+        const label = `${range}, ${said(encoding)}`;
+        const onServer = await direct(url, { ...encoding, range });
+        expect([label, onServer.status, sha256(decodedBody(onServer.body, onServer.headers['content-encoding']))]).toEqual([label, 200, file.sha256]);
+        const reply = await via(url, { ...encoding, range });
+        seen.push([label, reply.status, reply.headers['content-range'], reply.headers['content-encoding'], reply.body.length, sha256(reply.body)]);
+        expected.push([label, 200, undefined, undefined, file.bytes, file.sha256]);
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('answers a Range past the end with 416 and the file’s size, as the server does', async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const range of [`bytes=${file.bytes}-`, `bytes=${file.bytes + 1000}-${file.bytes + 2000}`, 'bytes=-0']) {
+      for (const encoding of ENCODINGS) {
+        const label = `${range}, ${said(encoding)}`;
+        const onServer = await direct(url, { ...encoding, range });
+        expect([label, onServer.status, onServer.headers['content-range']]).toEqual([label, 416, `bytes */${file.bytes}`]);
+        const reply = await via(url, { ...encoding, range });
+        seen.push([label, reply.status, reply.headers['content-range'], reply.body.length]);
+        expected.push([label, 416, `bytes */${file.bytes}`, 0]);
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('ignores a Range on a JSON answer, as the server does, and offers none', async () => {
+    const answer = `/archive/year=1998/apikey=${keys[0]}`;
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const encoding of ENCODINGS) {
+      const onServer = await direct(answer, { ...encoding, range: 'bytes=0-9' });
+      const body = decodedBody(onServer.body, onServer.headers['content-encoding']);
+      expect([said(encoding), onServer.status, onServer.headers['accept-ranges']]).toEqual([said(encoding), 200, undefined]);
+      // Twice: the second time from Varnish's copy.
+      for (let i = 0; i < 2; i++) {
+        const reply = await via(answer, { ...encoding, range: 'bytes=0-9' });
+        // A part of a gzip body does not decode: not the answer.
+        const same = (() => {
+          try {
+            return decodedBody(reply.body, reply.headers['content-encoding']).equals(body);
+          } catch {
+            return false;
+          }
+        })();
+        seen.push([said(encoding), i, reply.status, reply.headers['content-range'], reply.headers['accept-ranges'], same]);
+        expected.push([said(encoding), i, 200, undefined, undefined, true]);
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+});
 
 /** A POST through Varnish from a given loopback address (127.0.0.2, 127.0.0.3, ...: each a client of its own): its status. */
 function postFrom(localAddress: string, port: number, pathname: string, body: string | null, headers: Record<string, string> = {}): Promise<number> {
