@@ -9,9 +9,10 @@
  * of the data. A file the CDN does not have is null and is not kept. A path
  * that is not a build path (isBuildPath) is null at once and never fetched,
  * so the URL a runtime makes of it names exactly the file that was checked.
- * Only bytes already read are shared between requests, never a fetch or a
- * stream in flight: workerd ties those to the request that made them, so a
- * file missing from the cache is fetched by each request that wants it.
+ * Only what is already read (bytes, or a Blob) is shared between requests,
+ * never a fetch or a stream in flight: workerd ties those to the request
+ * that made them, so a file missing from the cache is fetched by each
+ * request that wants it.
  * Files the runtime carries in its own code (`bundled`: a Worker's bundle,
  * checked against their names when put there, cli/worker-bundle.ts) are
  * handed to the archive as text (`DataSource.checkedText`), never fetched:
@@ -31,8 +32,16 @@ export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`), always a build path. */
 export type FetchFile = (path: string) => Promise<Response>;
 
+/** A file kept: its bytes, or the Blob a join is cut from (`DataSource.blob`), counted at its length. */
+interface Kept {
+  size: number;
+  until: number;
+  bytes?: Uint8Array;
+  blob?: Blob;
+}
+
 export class FetchedFiles {
-  private readonly cache = new ByteLru<{ size: number; bytes: Uint8Array; until: number }>(MAX_CACHED_BYTES);
+  private readonly cache = new ByteLru<Kept>(MAX_CACHED_BYTES);
   private readonly now: () => number;
   /** The bundled files' texts by path. */
   private readonly bundled: ReadonlyMap<string, string>;
@@ -46,18 +55,19 @@ export class FetchedFiles {
    * (per request, where the runtime's fetch is). With `streams`, only for a
    * platform that keeps each file as the deploy uploaded it, an answer's own
    * file is passed on as it arrives (`DataSource.stream`), and a file a join
-   * is cut from read as a Blob (`DataSource.blob`); neither is kept here.
+   * is cut from read as a Blob (`DataSource.blob`) and kept like bytes; a
+   * stream is not kept.
    */
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
       if (!isBuildPath(path)) return null;
       const hit = this.cache.peek(path);
-      if (hit && hit.until > this.now()) return hit.bytes;
+      if (hit?.bytes && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);
     };
     const checkedText = (path: string) => this.bundled.get(path);
     if (!streams) return { read, checkedText };
-    return { read, checkedText, stream: (path) => streamOf(path, fetchFile), blob: (path) => blobOf(path, fetchFile) };
+    return { read, checkedText, stream: (path) => streamOf(path, fetchFile), blob: (path) => this.blob(path, fetchFile) };
   }
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
@@ -69,6 +79,20 @@ export class FetchedFiles {
     const bytes = new Uint8Array(await whole(path, response, (r) => r.arrayBuffer()));
     this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
     return bytes;
+  }
+
+  /** The file as a Blob, kept like bytes: read once, not once per join cut from it (each read held 1.5 MB more until collected). */
+  private async blob(path: string, fetchFile: FetchFile): Promise<Blob | null> {
+    const hit = this.cache.peek(path);
+    if (hit?.blob) return hit.blob;
+    const response = await found(path, fetchFile);
+    if (!response) {
+      this.cache.delete(path);
+      return null;
+    }
+    const blob = await whole(path, response, (r) => r.blob());
+    this.cache.set(path, { size: blob.size, blob, until: Infinity });
+    return blob;
   }
 }
 
@@ -103,9 +127,4 @@ async function streamOf(path: string, fetchFile: FetchFile): Promise<StoredStrea
   if (!response?.body) return null;
   const length = response.headers.get('content-length');
   return { body: response.body, length: length === null ? null : Number(length) };
-}
-
-async function blobOf(path: string, fetchFile: FetchFile): Promise<Blob | null> {
-  const response = await found(path, fetchFile);
-  return response && whole(path, response, (r) => r.blob());
 }

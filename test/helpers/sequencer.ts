@@ -19,6 +19,7 @@ export const LONG_FILES = [
   'test/build/reference.test.ts',
   'test/build/build.test.ts',
   'test/runtimes/burst.test.ts',
+  'test/runtimes/worker-joins-memory.test.ts',
   'test/runtimes/worker-memory.test.ts',
   'test/ops/operations.test.ts',
   'test/keys/key-database.test.ts',

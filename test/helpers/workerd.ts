@@ -65,6 +65,8 @@ export interface Workerd {
    * `poke` (a request to the Worker) is sent until it has.
    */
   isolateBytes(poke: () => Promise<unknown>): Promise<number>;
+  /** The same without a collection: what the isolate holds as it runs, garbage the collector has not yet reached included. */
+  isolateBytesNow(poke: () => Promise<unknown>): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -102,19 +104,27 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
   if (!target) throw new Error(`no isolate core:user:${NAME} among ${targets.map((t) => t.id).join(', ')}`);
   const session = await devtools(target.webSocketDebuggerUrl);
   const pid = workerdChild();
+  /** Runs an inspector command in the isolate: workerd runs it when the isolate next runs, so `poke` is sent until it has. */
+  async function inIsolate<T>(method: string, poke: () => Promise<unknown>): Promise<T> {
+    let done = false;
+    const result = session.send<T>(method).finally(() => void (done = true));
+    // The command may reach the isolate after a request already ran: ask again until it has run.
+    for (let i = 0; i < 100 && !done; i++) await Promise.race([poke(), result]).then(() => new Promise((r) => setTimeout(r, 20)));
+    return result;
+  }
+  const heapAndBuffers = async (poke: () => Promise<unknown>) => {
+    const usage = await inIsolate<{ usedSize: number; backingStorageSize: number }>('Runtime.getHeapUsage', poke);
+    return usage.usedSize + usage.backingStorageSize;
+  };
   return {
     base: url.origin,
     key,
     pid,
     async isolateBytes(poke) {
-      let done = false;
-      const collected = session.send('HeapProfiler.collectGarbage').then(() => void (done = true));
-      // The command may reach the isolate after a request already ran: ask again until it has run.
-      for (let i = 0; i < 100 && !done; i++) await Promise.race([poke(), collected]).then(() => new Promise((r) => setTimeout(r, 20)));
-      await collected;
-      const usage = await session.send<{ usedSize: number; backingStorageSize: number }>('Runtime.getHeapUsage');
-      return usage.usedSize + usage.backingStorageSize;
+      await inIsolate('HeapProfiler.collectGarbage', poke);
+      return heapAndBuffers(poke);
     },
+    isolateBytesNow: heapAndBuffers,
     async stop() {
       session.close();
       await mf.dispose();

@@ -4,7 +4,8 @@
  * the Node server's source reads from disk and with the same headers; an
  * answer in a pack is still read and checked against the pack's hash, so a
  * damaged pack still answers 500; a join across all years is cut from its
- * file as a Blob, the same bytes as from disk; a missing file answers 500; HEAD cancels
+ * file as a Blob, the same bytes as from disk, the file read once for every
+ * join; a missing file answers 500; HEAD cancels
  * the stream it does not send; the Node server writes a streamed reply whole.
  */
 import { readFile, unlink, writeFile } from 'node:fs/promises';
@@ -130,6 +131,23 @@ describe('answers from a source that streams', () => {
       // Nothing but the manifest, the category index and the file joins are cut from: not the whole archive's answer.
       expect(fetched.filter((f) => ![MANIFEST_PATH, indexFile, joinedFile].includes(f))).toEqual([]);
     }
+  });
+
+  it('reads the file joins across all years are cut from once, however many joins are made', async () => {
+    const index = await storedCategoryIndex(dist);
+    const joinedFile = dataPath(parseRef(index.joined)!.id)!;
+    const sets = new Map<string, string>();
+    for (const name of index.names) {
+      for (const word of [...name.split(/[ ()]+/), ...name]) {
+        const matched = index.names.flatMap((n, i) => (word && n.includes(word) ? [i] : []));
+        if (matched.length > 1) sets.set(matched.join(','), word);
+      }
+    }
+    expect(sets.size).toBeGreaterThan(10);
+    const api = streaming();
+    fetched.length = 0;
+    for (const word of sets.values()) expect((await get(api, `/award/name=${encodeURIComponent(word)}`)).status).toBe(200);
+    expect(fetched.filter((f) => f === joinedFile)).toEqual([joinedFile]);
   });
 
   it('answers 500 for a join across all years when the file it is cut from is missing', async () => {
