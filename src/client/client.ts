@@ -507,6 +507,51 @@ async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: Off
   return { held: held as HeldDataset, data };
 }
 
+/** The lookups a held copy answers (`data()`, the copy held now), with the 400s and 404s the service's answers would give. */
+function offlineLookups(data: () => OfflineArchive): Omit<Client, 'dataset' | 'datasetFile' | 'clearCache'> {
+  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
+    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
+    return answer;
+  };
+  return {
+    archive: async () => data().archive,
+    ceremony: async (y) => {
+      const at = PATHS.ceremony(y);
+      return found('ceremony', at, data().archive[year(y, shown(at))]);
+    },
+    person: async (n) => {
+      const at = PATHS.person(n);
+      return found('person', at, data().byName.get(name(n, shown(at))));
+    },
+    film: async (n, y) => {
+      const at = PATHS.film(n, y);
+      const held = year(y, shown(at));
+      return found('film', at, data().byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+    },
+    category: async (n) => {
+      const at = PATHS.category(n);
+      return found('category', at, data().categoriesMatching(name(n, shown(at))) as CategoryMatch[]);
+    },
+    categoryAt: async (n, y) => {
+      const at = PATHS.categoryAt(n, y);
+      return found('categoryAt', at, data().categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
+    },
+    titleById: async (i) => {
+      const at = PATHS.titleById(i);
+      return found('titleById', at, data().byId.get(id('titleById', i, shown(at))));
+    },
+    nameById: async (i) => {
+      const at = PATHS.nameById(i);
+      return found('nameById', at, data().byId.get(id('nameById', i, shown(at))));
+    },
+    search: async (text) => {
+      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
+    },
+    categories: async () => data().categoryList(),
+  };
+}
+
 /**
  * A client that answers every lookup but search from its own copy of the
  * dataset, with no key and no network. The copy comes from `store` when its
@@ -546,47 +591,9 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
     await keep(seed.held, seed.data);
   } else await take();
 
-  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
-  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
-    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
-    return answer;
-  };
   const online = createClient(options);
   return {
-    archive: async () => data!.archive,
-    ceremony: async (y) => {
-      const at = PATHS.ceremony(y);
-      return found('ceremony', at, data!.archive[year(y, shown(at))]);
-    },
-    person: async (n) => {
-      const at = PATHS.person(n);
-      return found('person', at, data!.byName.get(name(n, shown(at))));
-    },
-    film: async (n, y) => {
-      const at = PATHS.film(n, y);
-      const held = year(y, shown(at));
-      return found('film', at, data!.byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
-    },
-    category: async (n) => {
-      const at = PATHS.category(n);
-      return found('category', at, data!.categoriesMatching(name(n, shown(at))) as CategoryMatch[]);
-    },
-    categoryAt: async (n, y) => {
-      const at = PATHS.categoryAt(n, y);
-      return found('categoryAt', at, data!.categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
-    },
-    titleById: async (i) => {
-      const at = PATHS.titleById(i);
-      return found('titleById', at, data!.byId.get(id('titleById', i, shown(at))));
-    },
-    nameById: async (i) => {
-      const at = PATHS.nameById(i);
-      return found('nameById', at, data!.byId.get(id('nameById', i, shown(at))));
-    },
-    search: async (text) => {
-      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
-    },
-    categories: async () => data!.categoryList(),
+    ...offlineLookups(() => data!),
     dataset: online.dataset,
     datasetFile: online.datasetFile,
     clearCache: () => api.clear(),
