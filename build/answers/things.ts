@@ -18,30 +18,15 @@
  *   or its words name an organisation (`Inc.`, `Studio`, `Corporation`, ...),
  *   else a person.
  */
-import { heldYear, type SourceRow } from '../archive/import.ts';
+import type { SourceRow } from '../archive/import.ts';
 
 export type Kind = 'film' | 'person' | 'company' | 'country';
 
-/** One credited text of a thing, with the held years and nominations it was credited so. */
-export interface CreditCount {
-  name: string;
-  first: number;
-  last: number;
-  /** Row index of the last nomination credited so (ties of held year go to the later row). */
-  lastRow: number;
-  nominations: number;
-}
-
+/** A thing: the same object wherever it is credited (its credits, rows and counts are the records' to make). */
 export interface Thing {
   kind: Kind;
   /** The IMDb id, or null when the source gives none. */
   id: string | null;
-  /** Each credited text, in order of first credit. */
-  credits: Map<string, CreditCount>;
-  /** A film's year: the Year column of its first nomination. */
-  filmYear: string;
-  /** Row indexes of its nominations, in source order, each once. */
-  rows: number[];
 }
 
 export interface Things {
@@ -76,8 +61,8 @@ export function things(rows: SourceRow[]): Things {
   const all: Thing[] = [];
   const byId = new Map<string, Thing>();
   const byText = new Map<string, Thing>();
-  const make = (kind: Kind, id: string | null, filmYear: string): Thing => {
-    const thing: Thing = { kind, id, credits: new Map(), filmYear, rows: [] };
+  const make = (kind: Kind, id: string | null): Thing => {
+    const thing: Thing = { kind, id };
     all.push(thing);
     return thing;
   };
@@ -93,33 +78,26 @@ export function things(rows: SourceRow[]): Things {
     row.films.forEach((title, place) => {
       const id = row.filmIds[place];
       if (!id) return;
-      if (!byId.has(id)) byId.set(id, make('film', id, row.filmYear));
+      if (!byId.has(id)) byId.set(id, make('film', id));
       note(titleIds, title, id);
     });
     row.people.forEach((name, place) => {
       for (const id of idsAt(row.peopleIds[place])) {
-        if (!byId.has(id)) byId.set(id, make(kindOfId(id), id, row.filmYear));
+        if (!byId.has(id)) byId.set(id, make(kindOfId(id), id));
         note(nameIds, name, id);
       }
     });
   }
   // Pass 2: every place on its thing.
   const merged = { films: new Set<string>(), names: new Set<string>(), credits: 0 };
-  const unnamed = (key: string, kind: Kind, filmYear: string) => {
+  const unnamed = (key: string, kind: Kind) => {
     let thing = byText.get(key);
-    if (!thing) byText.set(key, (thing = make(kind, null, filmYear)));
+    if (!thing) byText.set(key, (thing = make(kind, null)));
     return thing;
   };
   const rowFilms: Thing[][] = [];
   const rowPeople: Thing[][][] = [];
-  rows.forEach((row, r) => {
-    const held = heldYear(row.ceremony);
-    const credit = (thing: Thing, text: string) => {
-      if (thing.rows[thing.rows.length - 1] !== r) thing.rows.push(r);
-      const c = thing.credits.get(text);
-      if (!c) thing.credits.set(text, { name: text, first: held, last: held, lastRow: r, nominations: 1 });
-      else if (c.lastRow !== r) Object.assign(c, { last: held, lastRow: r, nominations: c.nominations + 1 });
-    };
+  for (const row of rows) {
     rowFilms.push(
       row.films.map((title, place) => {
         const id = row.filmIds[place];
@@ -131,9 +109,8 @@ export function things(rows: SourceRow[]): Things {
             thing = byId.get([...ids][0])!;
             merged.films.add(title);
             merged.credits++;
-          } else thing = unnamed(`film\u0000${title}\u0000${row.filmYear}`, 'film', row.filmYear);
+          } else thing = unnamed(`film\u0000${title}\u0000${row.filmYear}`, 'film');
         }
-        credit(thing, title);
         return thing;
       }),
     );
@@ -142,7 +119,7 @@ export function things(rows: SourceRow[]): Things {
         const ids = idsAt(row.peopleIds[place]);
         let placed: Thing[];
         if (ids.length > 0) placed = ids.map((id) => byId.get(id)!);
-        else if (row.nameAlone && row.canonical === COUNTRY_AWARD) placed = [unnamed(`country\u0000${name}`, 'country', row.filmYear)];
+        else if (row.nameAlone && row.canonical === COUNTRY_AWARD) placed = [unnamed(`country\u0000${name}`, 'country')];
         else {
           const known = nameIds.get(name);
           if (known?.size === 1) {
@@ -151,25 +128,12 @@ export function things(rows: SourceRow[]): Things {
             merged.credits++;
           } else {
             const kind: Kind = row.nameAlone || looksLikeOrganisation(name) ? 'company' : 'person';
-            placed = [unnamed(`${kind}\u0000${name}`, kind, row.filmYear)];
+            placed = [unnamed(`${kind}\u0000${name}`, kind)];
           }
         }
-        for (const thing of placed) credit(thing, name);
         return placed;
       }),
     );
-  });
+  }
   return { all, byId, rowFilms, rowPeople, merged: { films: merged.films.size, names: merged.names.size, credits: merged.credits } };
-}
-
-/** The credit a thing is known by: its latest (the last held year; of one year, the later row). */
-export function knownAs(thing: Thing): CreditCount {
-  let best: CreditCount | undefined;
-  for (const c of thing.credits.values()) if (!best || c.lastRow > best.lastRow) best = c;
-  return best!;
-}
-
-/** A thing's credits, the one it is known by first, then the others from the latest. */
-export function creditsLatestFirst(thing: Thing): CreditCount[] {
-  return [...thing.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
 }

@@ -583,5 +583,231 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   };
 }
 
+/**
+ * The records (`/film`, `/people`, `/ceremony`, `/awards`): one maker, run
+ * by the build over the source (build/answers/records.ts) and by the offline
+ * client over the dataset, so the two answer byte for byte alike. Rows come
+ * in source order with each film and name placed on its thing (the build's
+ * things, docs/records.md); a thing is any object, the same object wherever
+ * it is credited.
+ *
+ * What counts (docs/records.md): a nomination counts once for every thing it
+ * names; ranks are among the things of one kind with a record, within a
+ * class or an award among those nominated in it, ties sharing a rank.
+ */
+export interface RecordThing {
+  kind: 'film' | 'person' | 'company' | 'country';
+  id: string | null;
+}
+
+/** One nomination as records are made from it. */
+export interface RecordRow {
+  ceremony: number;
+  /** Held year. */
+  year: string;
+  filmYear: string;
+  /** The category as the spec's answers name it. */
+  category: string;
+  /** The source's CanonicalCategory (the Category where it is empty). */
+  canonical: string;
+  /** The award's name: the canonical name cased as category names are. */
+  award: string;
+  klass: string;
+  won: boolean;
+  /** Whether the films are what the nomination is for (its people `secondary`). */
+  filmsPrimary: boolean;
+  films: { title: string; thing: RecordThing }[];
+  /** Each place: its name, its things (a pseudonym's several), and the source's detail there. */
+  people: { name: string; things: RecordThing[]; detail?: string }[];
+  notes: string[];
+  citation: string;
+}
+
+/** An award's id: its canonical name in lower-case words joined by `-` (`MUSIC (Original Song)` is `music-original-song`). */
+export const awardIdOf = (canonical: string): string => canonical.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+
+/** Each record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`), in the order they are best stored; and the award list's text. */
+export interface MadeRecords {
+  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' }[];
+  awards: string;
+}
+
+interface Tally {
+  nominations: number;
+  wins: number;
+}
+
+/** A thing's credits and rows, as the records count them. */
+interface Credited {
+  thing: RecordThing;
+  rows: number[];
+  credits: Map<string, { name: string; first: string; last: string; lastRow: number; nominations: number }>;
+  filmYear: string;
+}
+
+/** Competition ranks (1, 2, 2, 4) of `values`, highest first. */
+function ranker(values: number[]): (value: number) => number {
+  const first = new Map<number, number>();
+  [...values].sort((a, b) => b - a).forEach((v, i) => first.has(v) || first.set(v, i + 1));
+  return (value) => first.get(value)!;
+}
+
+function tallyOf(map: Map<string, Tally>, key: string, won: boolean): void {
+  const t = map.get(key) ?? { nominations: 0, wins: 0 };
+  map.set(key, t);
+  t.nominations++;
+  if (won) t.wins++;
+}
+
+/** The text of a record: its fields, then its entries (each nomination's text, made once). */
+const withEntries = (head: object, entries: string[]) => `${JSON.stringify(head).slice(0, -1)},"entries":[${entries.join(',')}]}`;
+
+/** Every nomination's text, as every record gives it; a film's year is its thing's. */
+function entryText(row: RecordRow, filmYear: (thing: RecordThing) => string): string {
+  const detailKey = row.klass === 'Acting' ? 'character' : row.canonical === 'MUSIC (Original Song)' ? 'song' : 'detail';
+  const films = row.films.map(({ title, thing }) => ({ id: thing.id, title, filmYear: filmYear(thing) }));
+  const people = row.people.flatMap(({ name, things, detail }) =>
+    things.map((thing) => ({ id: thing.id, name, kind: thing.kind, role: row.filmsPrimary ? 'secondary' : 'primary', ...(detail === undefined ? {} : { [detailKey]: detail }) })),
+  );
+  return JSON.stringify({
+    year: row.year, ceremony: row.ceremony, filmYear: row.filmYear, category: row.category, award: awardIdOf(row.canonical), class: row.klass, won: row.won, films, people,
+    ...(row.notes.length > 0 ? { notes: row.notes } : {}),
+    ...(row.citation !== '' ? { citation: row.citation } : {}),
+  });
+}
+
+/** Each thing's rows and credits, in source order. */
+function credited(rows: RecordRow[]): Map<RecordThing, Credited> {
+  const out = new Map<RecordThing, Credited>();
+  const credit = (thing: RecordThing, text: string, r: number) => {
+    let c = out.get(thing);
+    if (!c) out.set(thing, (c = { thing, rows: [], credits: new Map(), filmYear: rows[r].filmYear }));
+    if (c.rows[c.rows.length - 1] !== r) c.rows.push(r);
+    const at = c.credits.get(text);
+    if (!at) c.credits.set(text, { name: text, first: rows[r].year, last: rows[r].year, lastRow: r, nominations: 1 });
+    else if (at.lastRow !== r) Object.assign(at, { last: rows[r].year, lastRow: r, nominations: at.nominations + 1 });
+  };
+  rows.forEach((row, r) => {
+    for (const f of row.films) credit(f.thing, f.title, r);
+    for (const p of row.people) for (const thing of p.things) credit(thing, p.name, r);
+  });
+  return out;
+}
+
+export function makeRecords(rows: RecordRow[]): MadeRecords {
+  // Archive order: ceremony, each ceremony's categories in order of first appearance, rows in source order.
+  const placeOf = new Map<string, number>();
+  for (const row of rows) if (!placeOf.has(`${row.ceremony}\u0000${row.category}`)) placeOf.set(`${row.ceremony}\u0000${row.category}`, placeOf.size);
+  const place = rows.map((row) => placeOf.get(`${row.ceremony}\u0000${row.category}`)!);
+  const order = rows.map((_, i) => i).sort((a, b) => rows[a].ceremony - rows[b].ceremony || place[a] - place[b] || a - b);
+  const position = new Array<number>(rows.length);
+  order.forEach((r, i) => (position[r] = i));
+  const things = credited(rows);
+  // A film's year is its thing's: the Year of its first nomination.
+  const entries = rows.map((row) => entryText(row, (thing) => things.get(thing)!.filmYear));
+  const inOrder = (rs: number[]) => [...rs].sort((a, b) => position[a] - position[b]);
+  const awardOf = rows.map((row) => awardIdOf(row.canonical));
+
+  // Awards: names and spans, in archive order.
+  const awards = new Map<string, { id: string; name: string; klass: string; rows: number[]; names: Map<string, { name: string; firstYear: string; lastYear: string }> }>();
+  for (const r of order) {
+    const row = rows[r];
+    let award = awards.get(awardOf[r]);
+    if (!award) awards.set(awardOf[r], (award = { id: awardOf[r], name: row.award, klass: row.klass, rows: [], names: new Map() }));
+    award.rows.push(r);
+    const span = award.names.get(row.category);
+    if (!span) award.names.set(row.category, { name: row.category, firstYear: row.year, lastYear: row.year });
+    else span.lastYear = row.year;
+  }
+
+  // Ranks among the things with a record, by kind.
+  const recorded = [...things.values()].filter((c) => c.thing.id !== null);
+  const tallies = new Map<Credited, { overall: Map<string, Tally>; classes: Map<string, Tally>; awards: Map<string, Tally> }>();
+  for (const c of recorded) {
+    const t = { overall: new Map<string, Tally>(), classes: new Map<string, Tally>(), awards: new Map<string, Tally>() };
+    for (const r of c.rows) {
+      tallyOf(t.overall, '', rows[r].won);
+      tallyOf(t.classes, rows[r].klass, rows[r].won);
+      tallyOf(t.awards, awardOf[r], rows[r].won);
+    }
+    tallies.set(c, t);
+  }
+  type Rankers = Map<string, { nominations: (v: number) => number; wins: (v: number) => number }>;
+  const rankers = new Map<string, Record<'overall' | 'classes' | 'awards', Rankers>>();
+  for (const kind of ['film', 'person', 'company']) {
+    const pool = recorded.filter((c) => c.thing.kind === kind).map((c) => tallies.get(c)!);
+    const of = (scope: 'overall' | 'classes' | 'awards'): Rankers => {
+      const values = new Map<string, Tally[]>();
+      for (const t of pool) for (const [k, v] of t[scope]) (values.get(k) ?? values.set(k, []).get(k)!).push(v);
+      return new Map([...values].map(([k, vs]) => [k, { nominations: ranker(vs.map((v) => v.nominations)), wins: ranker(vs.map((v) => v.wins)) }]));
+    };
+    rankers.set(kind, { overall: of('overall'), classes: of('classes'), awards: of('awards') });
+  }
+  const standing = (r: Rankers, key: string, t: Tally) => ({ nominations: t.nominations, wins: t.wins, byNominations: r.get(key)!.nominations(t.nominations), byWins: r.get(key)!.wins(t.wins) });
+  const byCount = <T extends Tally>(list: T[]) => list.sort((a, b) => b.nominations - a.nominations || b.wins - a.wins);
+  const ranksOf = (c: Credited) => {
+    const t = tallies.get(c)!;
+    const r = rankers.get(c.thing.kind)!;
+    return {
+      overall: standing(r.overall, '', t.overall.get('')!),
+      classes: byCount([...t.classes].map(([klass, v]) => ({ class: klass, ...standing(r.classes, klass, v) }))),
+      awards: byCount([...t.awards].map(([award, v]) => ({ award, name: awards.get(award)!.name, ...standing(r.awards, award, v) }))),
+    };
+  };
+  const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
+  const creditList = (c: Credited) => latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
+
+  const out: MadeRecords['records'] = [];
+  // In order of their first nomination, so that records sharing nominations lie near each other where they are stored.
+  const firstAt = (c: Credited) => Math.min(...c.rows.map((r) => position[r]));
+  for (const c of recorded.map((x) => [firstAt(x), x] as const).sort((a, b) => a[0] - b[0]).map(([, x]) => x)) {
+    const rs = inOrder(c.rows);
+    const t = tallies.get(c)!.overall.get('')!;
+    const [first, last] = [rows[rs[0]], rows[rs[rs.length - 1]]];
+    const head =
+      c.thing.kind === 'film'
+        ? {
+            id: c.thing.id, title: latestFirst(c)[0].name, titles: creditList(c), filmYear: c.filmYear,
+            ceremonies: rs.flatMap((r, i) => (i > 0 && rows[rs[i - 1]].ceremony === rows[r].ceremony ? [] : [{ year: rows[r].year, ceremony: rows[r].ceremony }])),
+            nominations: t.nominations, wins: t.wins, ranks: ranksOf(c),
+          }
+        : {
+            id: c.thing.id, kind: c.thing.kind, name: latestFirst(c)[0].name, names: creditList(c), nominations: t.nominations, wins: t.wins,
+            first: { year: first.year, ceremony: first.ceremony }, last: { year: last.year, ceremony: last.ceremony }, ranks: ranksOf(c),
+          };
+    out.push({ key: c.thing.id!, text: withEntries(head, rs.map((r) => entries[r])), group: 'thing' });
+  }
+
+  // Ceremonies, by held year.
+  const years = new Map<string, number[]>();
+  for (const r of order) (years.get(rows[r].year) ?? years.set(rows[r].year, []).get(rows[r].year)!).push(r);
+  for (const [year, rs] of years) {
+    const ceremonies: { ceremony: number; filmYear: string }[] = [];
+    const categories: { ceremony: number; category: string; award: string; class: string; nominations: number; wins: number }[] = [];
+    for (const r of rs) {
+      const row = rows[r];
+      if (ceremonies[ceremonies.length - 1]?.ceremony !== row.ceremony) ceremonies.push({ ceremony: row.ceremony, filmYear: row.filmYear });
+      let c = categories[categories.length - 1];
+      if (!c || c.ceremony !== row.ceremony || c.category !== row.category) categories.push((c = { ceremony: row.ceremony, category: row.category, award: awardOf[r], class: row.klass, nominations: 0, wins: 0 }));
+      c.nominations++;
+      if (row.won) c.wins++;
+    }
+    const head = { year, ceremonies, categories, nominations: rs.length, wins: rs.filter((r) => rows[r].won).length };
+    out.push({ key: `ceremony ${year}`, text: withEntries(head, rs.map((r) => entries[r])), group: 'ceremony' });
+  }
+
+  // Awards, and their list.
+  const list: object[] = [];
+  for (const a of awards.values()) {
+    const summary = {
+      id: a.id, name: a.name, class: a.klass, names: [...a.names.values()], nominations: a.rows.length, wins: a.rows.filter((r) => rows[r].won).length,
+      firstYear: rows[a.rows[0]].year, lastYear: rows[a.rows[a.rows.length - 1]].year, path: `/awards/id=${a.id}`,
+    };
+    list.push(summary);
+    out.push({ key: `award ${a.id}`, text: withEntries(summary, a.rows.map((r) => entries[r])), group: 'award' });
+  }
+  return { records: out, awards: JSON.stringify(list) };
+}
+
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
 export type * from '../shared/types.ts';
