@@ -18,7 +18,7 @@
  *   or its words name an organisation (`Inc.`, `Studio`, `Corporation`, ...),
  *   else a person.
  */
-import type { SourceRow } from '../archive/import.ts';
+import { COUNTRY_AWARD, looksLikeOrganisation, type SourceRow } from '../archive/import.ts';
 
 export type Kind = 'film' | 'person' | 'company' | 'country';
 
@@ -41,16 +41,6 @@ export interface Things {
   /** Names without an id merged into the thing with one: distinct texts and the credits they carried. */
   merged: { films: number; names: number; credits: number };
 }
-
-/** The canonical category whose nominations without Nominees name a country. */
-export const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
-
-/** Words that make a name without an id an organisation rather than a person. */
-const ORGANISATION =
-  /\b(?:studios?|inc|incorporated|corp|corporation|company|co|ltd|limited|laborator(?:y|ies)|labs?|pictures|department|society|productions?|association|institute|llc|gmbh|manufacturing|engineering|research|technolog(?:y|ies)|systems|electric|products|films|industries|division|bureau|ministry|government|governments|agency|office|unit|army|navy|corps|centre|center|committee|cooperative|foundation|fund|guild|service|information)\b/i;
-
-/** Whether a name without an id reads as an organisation's. */
-export const looksLikeOrganisation = (name: string): boolean => ORGANISATION.test(name);
 
 const kindOfId = (id: string): Kind => (id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person');
 

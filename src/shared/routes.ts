@@ -123,7 +123,7 @@ export const SHAPES = {
   FilmMatch: '{"category": string, "nomination": Nomination}',
   CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
   CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
-  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "id"?: string, "filmYear"?: string, "otherNames"?: string[], "awardNames"?: AwardName[]}',
+  SearchResult: '{"name": string, "kind": "person" | "company" | "country" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "record"?: string, "id"?: string, "filmYear"?: string, "otherNames"?: string[], "awardNames"?: AwardName[]}',
   AwardName: '{"name": string, "firstYear": string, "lastYear": string}',
   CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
   DatasetList: '{"revision": string, "commit"?: string, "date"?: string, "licence": string, "attribution": string, "files": DatasetEntry[]}',

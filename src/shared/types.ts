@@ -69,8 +69,8 @@ export interface CategoryYearMatch {
 export interface SearchResult {
   /** The name exactly as the archive serves it. */
   name: string;
-  /** `person`, `company` or `film` (from the source's IMDb ids, else its columns), or `category` for a full category name. */
-  kind: 'person' | 'company' | 'film' | 'category';
+  /** `person`, `company`, `country` or `film` (from the source's IMDb ids, else its columns: docs/records.md), or `category` for a full category name. */
+  kind: 'person' | 'company' | 'country' | 'film' | 'category';
   /** How many nominations `path` answers: for a name, the person lookup's matches; for a category name, the nominations in the category lookup's answer. */
   nominations: number;
   /** How many of those nominations won. */
@@ -81,6 +81,8 @@ export interface SearchResult {
   lastYear: string;
   /** The lookup that answers this name, without its key: append `/apikey=...`. */
   path: string;
+  /** Its record, without its key: `/film/id=…`, `/people/id=…` for a name with an IMDb id (or written without one where exactly one id is credited with it), `/awards/id=…` for a category (its award's). */
+  record?: string;
   /** The IMDb id `path` answers (`tt…` a film, `nm…` a person, `co…` a company), when the source gives one: two films of one title are two results. */
   id?: string;
   /** For a film: the source's year of the film (its Year column: `1997`, `1927/28`), which is not the ceremony's. */
