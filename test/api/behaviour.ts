@@ -204,7 +204,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
   });
 
   part('search')(`${name}: search and the category list`, () => {
-    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
+    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; record?: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
     const search = async (text: string, k: string) => {
       const reply = await get(`/search/name=${encodeURIComponent(text)}/apikey=${k}`);
       expect([text, reply.status]).toEqual([text, 200]);
