@@ -30,7 +30,7 @@ export interface Thing {
 }
 
 export interface Things {
-  /** Every thing, in order of first appearance. */
+  /** Every thing: those with an IMDb id in order of first appearance, then the others in theirs. */
   all: Thing[];
   /** Things with an IMDb id, by it. */
   byId: Map<string, Thing>;
