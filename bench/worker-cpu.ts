@@ -158,6 +158,10 @@ async function main() {
       '/search/name=meryl%20strep',
       '/search/name=oppenhiemer',
       '/search/name=emma%20st',
+      // Records: a film's, a person's (one pack of records and the shards' pack), and the largest award's.
+      '/film/id=tt0120338',
+      '/people/id=nm0000658',
+      '/awards/id=best-picture',
     ];
     const urlOf = (lookup: string) => `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
     const references = new Map<string, () => Miniflare>();

@@ -15,6 +15,7 @@ import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
 import { datasetFiles } from './answers/dataset.ts';
+import { records } from './answers/records.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './archive/source.ts';
@@ -265,7 +266,13 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     log(`dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`);
     return files;
   };
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset });
+  const made = records(rows);
+  const r = made.stats;
+  log(
+    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies} ceremonies and awards; ${r.countries} countries (no record); ` +
+      `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
+  );
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset, records: made });
   counter?.end();
   if (artifacts.refused) log(`compression cache: the copies of ${artifacts.refused} answer(s) did not decode to the answer and were not used: compressed again`);
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);

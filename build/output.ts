@@ -108,7 +108,23 @@ export async function writeOutput(
       }
       await io.writeFile(path.join(tmp, file), bytes);
     };
-    await Promise.all([...files].map(([file, bytes]) => limit(() => put(file, bytes))));
+    // Every write settles before the folder is removed: removing it while writes were still running failed with ENOTEMPTY,
+    // hiding the write's own error. After a failure the writes not yet started are skipped.
+    let failed = false;
+    const settled = await Promise.allSettled(
+      [...files].map(([file, bytes]) =>
+        limit(() =>
+          failed
+            ? undefined
+            : put(file, bytes).catch((error: unknown) => {
+                failed = true;
+                throw error;
+              }),
+        ),
+      ),
+    );
+    const first = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (first) throw first.reason;
   } catch (error) {
     await fs.remove(tmp);
     throw error;

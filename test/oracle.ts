@@ -224,3 +224,56 @@ export const expectedById = {
   titleById: (ids: SpecIds, id: string): Expected => found(titleById(ids, id), ID_ERRORS.title),
   nameById: (ids: SpecIds, id: string): Expected => found(nameById(ids, id), ID_ERRORS.name),
 };
+
+/**
+ * The source read on its own terms (shared/data/README.md), for the
+ * records' tests: every row with its fields, `\"` unescaped, multi-values
+ * split on `|` (an id place may hold a pseudonym's several ids, split on
+ * `,`; `?` and '' hold none), the held year from the README's table. Nothing
+ * here is the build's: the tests hold the records against it.
+ */
+export interface SourceLine {
+  /** 0-based, in source order. */
+  index: number;
+  ceremony: number;
+  held: number;
+  filmYear: string;
+  klass: string;
+  canonical: string;
+  category: string;
+  films: { title: string; id: string | null }[];
+  /** Nominees, or the Name standing alone when Nominees is empty; each with its ids. */
+  people: { name: string; ids: string[] }[];
+  /** Whether `people` is the Name column standing alone. */
+  nameAlone: boolean;
+  won: boolean;
+  detail: string[];
+  note: string[];
+  citation: string;
+}
+
+export const heldYearOf = heldIn;
+
+export function readSource(text: string): SourceLine[] {
+  const [header, ...lines] = text.replace(/^\uFEFF/, '').split('\n').filter((line) => line !== '');
+  const column = Object.fromEntries(header.split('\t').map((name, i) => [name, i]));
+  const multi = (v: string) => v.split('|').filter((x) => x !== '');
+  return lines.map((line, index) => {
+    const f = line.replace(/\r$/, '').split('\t').map((v) => v.replaceAll('\\"', '"'));
+    const get = (name: string) => f[column[name]] ?? '';
+    const filmIds = get('FilmId').split('|');
+    const nominees = multi(get('Nominees'));
+    const nomineeIds = multi(get('NomineeIds'));
+    const placeIds = (place: string | undefined) => (place ?? '').split(',').filter((id) => id !== '' && id !== '?');
+    const people = nominees.length > 0
+      ? nominees.map((name, i) => ({ name, ids: placeIds(nomineeIds[i]) }))
+      : get('Name') !== '' ? [{ name: get('Name'), ids: nomineeIds.length === 1 ? placeIds(nomineeIds[0]) : [] }] : [];
+    const ceremony = Number(get('Ceremony'));
+    return {
+      index, ceremony, held: heldIn(ceremony), filmYear: get('Year'), klass: get('Class'), canonical: get('CanonicalCategory') || get('Category'), category: get('Category'),
+      films: multi(get('Film')).map((title, i) => ({ title, id: placeIds(filmIds[i])[0] ?? null })),
+      people, nameAlone: nominees.length === 0 && people.length > 0, won: get('Winner') === 'True',
+      detail: multi(get('Detail')), note: multi(get('Note')), citation: get('Citation'),
+    };
+  });
+}

@@ -13,13 +13,14 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
+import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, RECORD_SHARD_COUNT, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
 import { type Archive, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedFiles } from '../../src/store/search.ts';
 import { type Copies, decodeTo, gunzipsTo, NO_COPY } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
+import type { Records } from './records.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -104,12 +105,13 @@ class Store {
    * unless it is never sent as it is (`sent: false`, an index file) or is
    * sent only as it is (`variants: false`, an answer joined across years);
    * resolves to its ref. A small one put with a `group` goes into that
-   * group's pack, whose refs resolve once {@link seal} has written the packs.
+   * group's pack, whose refs resolve once {@link seal} has written the packs;
+   * with `anySize`, whatever its size (a record: packs are gzipped on disk).
    */
-  put(body: string, { variants = true, sent = variants, group }: { variants?: boolean; sent?: boolean; group?: string } = {}): Promise<FileRef> {
+  put(body: string, { variants = true, sent = variants, group, anySize = false }: { variants?: boolean; sent?: boolean; group?: string; anySize?: boolean } = {}): Promise<FileRef> {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
-    const packed = group !== undefined && bytes.length <= PACK_MAX_BYTES;
+    const packed = group !== undefined && (anySize || bytes.length <= PACK_MAX_BYTES);
     // The same bytes sent as stored and with compressed copies are two answers (a join can equal a year's answer).
     const key = `${packed ? group : ''}\u0000${variants}\u0000${id}`;
     let ref = this.refs.get(key);
@@ -394,6 +396,22 @@ async function idShards(store: Store, answers: ReturnType<typeof idAnswers>): Pr
   return Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false })));
 }
 
+/** Record index shards share a gzipped pack in runs of this many (a cold record lookup inflates one run). */
+const RECORD_SHARDS_A_PACK = 8;
+
+/**
+ * The record index's shards, naming each record's answer by its key. Read,
+ * never sent: no compressed variants; kept in gzipped packs like answers (a
+ * shard's refs are half its bytes, and a pack of them takes 40% of the room).
+ */
+async function recordShards(store: Store, answers: ReturnType<typeof recordAnswers>): Promise<FileRef[]> {
+  const shards: IdShard[] = Array.from({ length: RECORD_SHARD_COUNT }, () => ({}));
+  for (const [key, ref] of answers) shards[shardOf(key, RECORD_SHARD_COUNT)][key] = await ref;
+  const refs = shards.map((s, i) => store.put(JSON.stringify(s), { variants: false, group: `record index ${Math.floor(i / RECORD_SHARDS_A_PACK)}`, anySize: true }));
+  await store.seal();
+  return Promise.all(refs);
+}
+
 export interface ArtifactOptions {
   ids?: NominationIds;
   facts?: NameFacts;
@@ -402,8 +420,34 @@ export interface ArtifactOptions {
   progress?: Progress;
   /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
   compressed?: ReadonlyMap<string, Copies>;
+  /** The records (build/answers/records.ts), stored with the award list and the record index. */
+  records?: Records;
   /** Makes the dataset's files (build/answers/dataset.ts), stored with their list (`/dataset`): called once the answers are queued for compression, so the two overlap. */
   dataset?: () => DatasetFile[];
+}
+
+/**
+ * Records are packed in runs of about this many bytes (inflated): a cold
+ * record lookup inflates one. A film's, person's or company's (most asked,
+ * a few KiB each) in runs of 128 KiB: against 512, a cold lookup on the
+ * Worker cost about 5 ms less, for 115 more files and 0.1 MB. A ceremony's
+ * or an award's (50 to 220 KiB each) in runs of 512 KiB.
+ */
+export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024 } as const;
+
+/**
+ * The records (build/answers/records.ts), each in a pack whatever its size,
+ * in runs of RECORD_PACK_BYTES in the order given (records sharing
+ * nominations lie together, so their gzipped pack is small), sent as stored:
+ * their compressed copies would take more room than dist/ has (docs/records.md).
+ */
+function recordAnswers(store: Store, records: Records) {
+  let [group, size, kind] = [0, 0, ''];
+  return records.records.map(({ key, text, group: of }) => {
+    if (size >= RECORD_PACK_BYTES[of] || of !== kind) [group, size, kind] = [group + 1, 0, of];
+    size += Buffer.byteLength(text);
+    return [key, store.put(text, { group: `record ${group}`, variants: false, sent: true, anySize: true })] as const;
+  });
 }
 
 /** The dataset's files, each a file of its own, and the list that names them. */
@@ -464,6 +508,8 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   const searchRefs = heardLater(Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))));
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)));
   await handOver();
+  const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
+  const awardListRef = options.records ? store.put(options.records.awards) : undefined;
   const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
   await store.seal();
 
@@ -492,6 +538,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     search: await searchRefs,
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),
+    ...(recordRefs && awardListRef ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } } : {}),
   };
   const responses = store.files.size; // before the manifest is added
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
+import { things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 
 /** The tables, their columns in order (the CSV header) and their SQL types; the first column is the key unless `key` says. */
@@ -112,6 +113,7 @@ function detailAt(detail: string[], count: number, place: number): string | null
 
 /** Every table's rows, from the import's source rows. */
 export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
+  const model = things(rows);
   const ceremonies = new Map<number, Value[]>();
   const categories = new Numbered();
   const films = new Numbered();
@@ -134,7 +136,8 @@ export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
     });
     row.people.forEach((name, place) => {
       const imdb = row.peopleIds[place];
-      const kind = imdb.startsWith('nm') ? 'person' : imdb.startsWith('co') ? 'company' : row.nameAlone ? 'company' : 'person';
+      // The kind of its thing (build/answers/things.ts): a country, or a company by its id or its words, as the records say.
+      const kind = model.rowPeople[i][place][0].kind;
       const person = people.id(imdb || `${name}\u0000${kind}`, () => [orNull(imdb), name, kind]);
       out.nomination_people.push([id, place + 1, person, filmsPrimary ? 'secondary' : 'primary', name, detailAt(row.detail, row.people.length, place)]);
     });

@@ -12,6 +12,7 @@
 import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/store/search.ts';
 import type { Archive, CategoryName } from '../../src/shared/types.ts';
 import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
+import { awardIdOf } from '../../src/client/client.ts';
 
 interface Tally {
   nominations: number;
@@ -26,7 +27,7 @@ const tallied = (t: Tally | undefined, year: string, won: boolean): Tally =>
 /** A name's kind: the kind it stands for most often in the source (a film, then a person, on a tie). */
 function kindOf(counts: Record<NameKind, number> | undefined): NameKind {
   if (!counts) return 'person';
-  return (['film', 'person', 'company'] as const).reduce((best, kind) => (counts[kind] > counts[best] ? kind : best), 'film');
+  return (['film', 'person', 'company', 'country'] as const).reduce((best, kind) => (counts[kind] > counts[best] ? kind : best), 'film');
 }
 
 /** Tallies together: counts added, the earliest first year and the latest last year (years are four digits, so they compare as text). */
@@ -81,6 +82,8 @@ interface Entry {
   filmYear?: string;
   others?: string[];
   awardNames?: string[];
+  /** Its record's path where its id does not give it: a category's award's, or the one id's a name without one stands for. */
+  record?: string;
 }
 
 /** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
@@ -110,10 +113,15 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     const kind: SearchKind = id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person';
     entries.push({ names: shown, aliases: [], kind, tally, weight: tally.nominations, id, filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined });
   }
+  // Names credited with one id: where they stand without it, they are that id's thing (docs/records.md), and their result gives its record.
+  const idsOfName = new Map<string, string[]>();
+  for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
+  const recordOf = (id: string) => `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
   for (const [name, tally] of names) {
     if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
     const kind = kindOf(facts.kinds.get(name));
-    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined });
+    const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
+    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordOf(one) } : {}) });
   }
   const categoryNames = [...categories.keys()];
   const awardOf = (name: string) => facts.awards.get(name) ?? name;
@@ -130,6 +138,7 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
       weight: categories.get(name)!.nominations,
       others,
       awardNames: award.map((n) => `${n}~${categories.get(n)!.first}~${categories.get(n)!.last}`),
+      record: `/awards/id=${awardIdOf(awardOf(name))}`,
     });
   }
   entries.sort((a, b) => b.weight - a.weight || (a.names[0] < b.names[0] ? -1 : a.names[0] > b.names[0] ? 1 : 0));
@@ -157,7 +166,7 @@ function stored(entries: Entry[]): StoredSearchIndex {
     }
     keys.push(entryKeys.join('|'));
     weights.push(entry.weight);
-    rows.push([names.join('|'), KIND_CODES[entry.kind], t.nominations, t.wins, t.first, t.last, entry.id ?? '', entry.filmYear ?? '', entry.others?.join('|') ?? '', entry.awardNames?.join('|') ?? ''].join('\t'));
+    rows.push([names.join('|'), KIND_CODES[entry.kind], t.nominations, t.wins, t.first, t.last, entry.id ?? '', entry.filmYear ?? '', entry.others?.join('|') ?? '', entry.awardNames?.join('|') ?? '', entry.record ?? ''].join('\t'));
   }
   const words = [...postings.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { words, postings: words.map((w) => postings.get(w)!.map((n) => n.toString(36)).join(',')), keys, weights, rows };

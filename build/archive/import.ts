@@ -56,7 +56,17 @@ export interface ImportStats {
 export type NominationIds = Map<Nomination, string[]>;
 
 /** What kind of name a served name is, by the source's IMDb ids and its columns (see `NameFacts`). */
-export type NameKind = 'person' | 'company' | 'film';
+export type NameKind = 'person' | 'company' | 'country' | 'film';
+
+/** The canonical category whose nominations without Nominees name a country (International Feature Film, once Foreign Language Film). */
+export const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
+
+/** Words that make a name without an id an organisation's rather than a person's (docs/records.md). */
+const ORGANISATION =
+  /\b(?:studios?|inc|incorporated|corp|corporation|company|co|ltd|limited|laborator(?:y|ies)|labs?|pictures|department|society|productions?|association|institute|llc|gmbh|manufacturing|engineering|research|technolog(?:y|ies)|systems|electric|products|films|industries|division|bureau|ministry|government|governments|agency|office|unit|army|navy|corps|centre|center|committee|cooperative|foundation|fund|guild|service|information)\b/i;
+
+/** Whether a name without an id reads as an organisation's. */
+export const looksLikeOrganisation = (name: string): boolean => ORGANISATION.test(name);
 
 /**
  * What the source says of the names the archive serves, beyond the archive:
@@ -179,7 +189,7 @@ export function importArchive(text: string): ImportResult {
   const facts = noFacts();
   const seen = (name: string, kind: NameKind) => {
     let counts = facts.kinds.get(name);
-    if (!counts) facts.kinds.set(name, (counts = { person: 0, company: 0, film: 0 }));
+    if (!counts) facts.kinds.set(name, (counts = { person: 0, company: 0, country: 0, film: 0 }));
     counts[kind]++;
   };
   /** A served name at a place with these ids (none: the source gives it no id there). */
@@ -252,7 +262,9 @@ export function importArchive(text: string): ImportResult {
     people.forEach((person, i) => {
       const place = individuals.length > 0 || nomineeIds.length === 1 ? (nomineeIds[i] ?? '') : '';
       const id = place.split(',')[0];
-      seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : individuals.length > 0 ? 'person' : 'company');
+      // Without an id, as build/answers/things.ts tells them apart: a country, an organisation by its words, else a person.
+      const loose = individuals.length === 0 ? (field('CanonicalCategory') === COUNTRY_AWARD ? 'country' : 'company') : looksLikeOrganisation(person) ? 'company' : 'person';
+      seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : loose);
       placed(person, place.split(','));
     });
     if (carried.size > 0) ids.set(nomination, [...carried]);

@@ -51,6 +51,11 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
         return { type: 'number' };
     }
     if (ts.isArrayTypeNode(node)) return { type: 'array', items: typeSchema(node.elementType, where) };
+    // `T | null`, T a string or a number: an id the source may not give.
+    if (ts.isUnionTypeNode(node) && node.types.length === 2 && ts.isLiteralTypeNode(node.types[1]) && node.types[1].literal.kind === ts.SyntaxKind.NullKeyword) {
+      const schema = typeSchema(node.types[0], where);
+      if (typeof schema.type === 'string' && schema.type !== 'object' && schema.type !== 'array') return { ...schema, type: [schema.type, 'null'] };
+    }
     if (ts.isUnionTypeNode(node) && node.types.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
       return { type: 'string', enum: node.types.map((t) => ((t as ts.LiteralTypeNode).literal as ts.StringLiteral).text) };
     }

@@ -67,6 +67,22 @@ export const COMPONENTS = {
   RateLimitError: 'RateLimitErrorBody',
   Health: 'HealthBody',
   ArchiveHealth: 'ArchiveHealth',
+  FilmRecord: 'FilmRecord',
+  PeopleRecord: 'PeopleRecord',
+  CeremonyRecord: 'CeremonyRecord',
+  AwardSummary: 'AwardSummary',
+  AwardRecord: 'AwardRecord',
+  RecordNomination: 'RecordNomination',
+  RecordFilm: 'RecordFilm',
+  RecordName: 'RecordName',
+  Credit: 'Credit',
+  Ranks: 'Ranks',
+  Standing: 'Standing',
+  ClassStanding: 'ClassStanding',
+  AwardStanding: 'AwardStanding',
+  CeremonyRef: 'CeremonyRef',
+  CeremonyHeld: 'CeremonyHeld',
+  CeremonyCategory: 'CeremonyCategory',
 } as const;
 export type ComponentName = keyof typeof COMPONENTS;
 
@@ -150,6 +166,9 @@ const PARAM_SHAPES: Record<Param | 'apikey', string> = {
 const ID_PARAMS: Partial<Record<Route['id'], { form: (typeof ID_FORMS)[keyof typeof ID_FORMS]; what: string; error: string }>> = {
   titleById: { form: ID_FORMS.titleById, what: 'The IMDb id of a film', error: MESSAGES.badTitleId },
   nameById: { form: ID_FORMS.nameById, what: 'The IMDb id of a person (`nm…`) or a company (`co…`)', error: MESSAGES.badNameId },
+  filmRecord: { form: ID_FORMS.titleById, what: 'The IMDb id of a film', error: MESSAGES.badTitleId },
+  peopleRecord: { form: ID_FORMS.nameById, what: 'The IMDb id of a person (`nm…`) or a company (`co…`)', error: MESSAGES.badNameId },
+  awardRecord: { form: ID_FORMS.awardRecord, what: 'An award’s id, as the award list (`/awards`) gives it', error: MESSAGES.badAwardId },
 };
 
 function idParameter(route: Route, literally: string): Schema {
@@ -159,8 +178,10 @@ function idParameter(route: Route, literally: string): Schema {
     in: 'path',
     required: true,
     description:
-      `${id.what}, as IMDb writes it: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that no nomination carries answers 404. ` +
-      'The archive holds the ids its source records for each nomination; a film or person the source has no id for is not found by id.',
+      route.id === 'awardRecord'
+        ? `${id.what}: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that names no award answers 404.`
+        : `${id.what}, as IMDb writes it: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that no nomination carries answers 404. ` +
+          'The archive holds the ids its source records for each nomination; a film or person the source has no id for is not found by id (its nominations are in its ceremony\'s and its award\'s records).',
     schema: { type: 'string', pattern: id.form.pattern },
     examples: { example: { value: route.example.id } },
   };
@@ -264,6 +285,7 @@ const TAGS: { name: Tag | 'service'; description: string }[] = [
   { name: 'search', description: 'Films, people, companies and categories close to a text, however it is typed, best first, each with the lookup that answers it.' },
   { name: 'service', description: 'The service itself, without a key.' },
   { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
+  { name: 'records', description: 'Everything the archive knows of a film, a person or company (by IMDb id), a ceremony (by held year) or an award (across all its names), with every id, totals and ranks.' },
   { name: 'dataset', description: 'The whole source to keep, with every field the lookups leave out (IMDb ids, film years, characters and songs, canonical awards): SQLite, NDJSON and CSV.' },
 ];
 

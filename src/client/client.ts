@@ -11,6 +11,7 @@
  */
 import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
+import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord } from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -84,6 +85,16 @@ export interface Client {
   dataset(): Promise<DatasetList>;
   /** One file of the dataset, checked against the sha256 the list gives. */
   datasetFile(name: string): Promise<Uint8Array>;
+  /** Everything the archive knows of the film with this IMDb title id (`tt0120338`): titles, film year, ceremonies, totals, ranks, every nomination with every id. */
+  filmRecord(id: string): Promise<FilmRecord>;
+  /** The same for the person (`nm0000658`) or company (`co0007143`) with this IMDb id. */
+  peopleRecord(id: string): Promise<PeopleRecord>;
+  /** The ceremony held in `year` (1930: both): number, film year, every category with its award and class, every nomination with every id. */
+  ceremonyRecord(year: number | string): Promise<CeremonyRecord>;
+  /** Every award (the source's canonical category), with its names over the years and the path of its record. */
+  awards(): Promise<AwardSummary[]>;
+  /** One award across all its names (`best-picture`: every Best Picture nominee since 1929). */
+  awardRecord(id: string): Promise<AwardRecord>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -267,6 +278,11 @@ const PATHS = {
   categories: () => ['categories'],
   dataset: () => ['dataset'],
   datasetFile: (name: string) => ['dataset', seg('file', name)],
+  filmRecord: (id: string) => ['film', seg('id', id)],
+  peopleRecord: (id: string) => ['people', seg('id', id)],
+  ceremonyRecord: (year: number | string) => ['ceremony', seg('year', year)],
+  awards: () => ['awards'],
+  awardRecord: (id: string) => ['awards', seg('id', id)],
 };
 
 /** A path as an ApiError shows it: the key masked. */
@@ -287,6 +303,11 @@ export function createClient(options: ClientOptions): Client {
     categories: () => api.get<CategoryName[]>(PATHS.categories()),
     dataset: () => api.get<DatasetList>(PATHS.dataset()),
     datasetFile: (name) => checkedFile(api, name, null).then((f) => f!.bytes),
+    filmRecord: (id) => api.get<FilmRecord>(PATHS.filmRecord(id)),
+    peopleRecord: (id) => api.get<PeopleRecord>(PATHS.peopleRecord(id)),
+    ceremonyRecord: (year) => api.get<CeremonyRecord>(PATHS.ceremonyRecord(year)),
+    awards: () => api.get<AwardSummary[]>(PATHS.awards()),
+    awardRecord: (id) => api.get<AwardRecord>(PATHS.awardRecord(id)),
     clearCache: () => api.clear(),
   };
 }
@@ -352,13 +373,52 @@ export interface OfflineClient extends Client {
 interface Line {
   ceremony: number;
   held_year: number;
-  category: { api_name: string; award: string; canonical: string };
+  film_year: string;
+  category: { api_name: string; award: string; canonical: string; class: string };
   detail?: string;
   note?: string;
   citation?: string;
   won: boolean;
   films: { title: string; role: string; imdb_id?: string }[];
-  people: { name: string; role: string; imdb_id?: string }[];
+  people: { name: string; role: string; imdb_id?: string; kind: 'person' | 'company' | 'country'; detail?: string }[];
+}
+
+/**
+ * The dataset's nominations as the record maker takes them, each film and
+ * name placed on its thing as the build does (docs/records.md): one a IMDb
+ * id (a pseudonym's place: each of its ids); a text without an id, the one
+ * id credited with that text if exactly one is; a country by its kind; else
+ * a thing of its own by its text (and kind, which the dataset gives).
+ */
+function recordRows(lines: Line[]): RecordRow[] {
+  const idsOf = (text: string | undefined) => (text ? text.split(',') : []);
+  const credited = (pairs: [string, string[]][]) => {
+    const map = new Map<string, Set<string>>();
+    for (const [text, ids] of pairs) for (const id of ids) (map.get(text) ?? map.set(text, new Set()).get(text)!).add(id);
+    return map;
+  };
+  const titleIds = credited(lines.flatMap((l) => l.films.map((f): [string, string[]] => [f.title, idsOf(f.imdb_id)])));
+  const nameIds = credited(lines.flatMap((l) => l.people.map((p): [string, string[]] => [p.name, idsOf(p.imdb_id)])));
+  const things = new Map<string, RecordThing>();
+  const thing = (key: string, kind: RecordThing['kind'], id: string | null) => things.get(key) ?? things.set(key, { kind, id }).get(key)!;
+  const byId = (id: string) => thing(id, id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person', id);
+  const only = (ids: Set<string> | undefined) => (ids?.size === 1 ? [...ids][0] : undefined);
+  return lines.map((l) => {
+    const films = l.films.map((f) => {
+      const id = f.imdb_id ?? only(titleIds.get(f.title));
+      return { title: f.title, thing: id ? byId(id) : thing(`film\u0000${f.title}\u0000${l.film_year}`, 'film', null) };
+    });
+    const people = l.people.map((p) => {
+      const merged = p.imdb_id || p.kind === 'country' ? undefined : only(nameIds.get(p.name));
+      const placed = p.imdb_id ? idsOf(p.imdb_id).map(byId) : merged ? [byId(merged)] : [thing(`${p.kind}\u0000${p.name}`, p.kind, null)];
+      return { name: p.name, things: placed, ...(p.detail === undefined ? {} : { detail: p.detail }) };
+    });
+    const { api_name: category, canonical, award, class: klass } = l.category;
+    return {
+      ceremony: l.ceremony, year: String(l.held_year), filmYear: l.film_year, category, canonical, award, klass, won: l.won,
+      filmsPrimary: l.films.length > 0 && l.films[0].role === 'primary', films, people, notes: l.note ? l.note.split('|') : [], citation: l.citation ?? '',
+    };
+  });
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -373,6 +433,17 @@ class OfflineArchive {
   readonly byName = new Map<string, PersonMatch[]>();
   readonly byId = new Map<string, PersonMatch[]>();
   readonly awards = new Map<string, string>();
+  private readonly lines: Line[] = [];
+  private made: Map<string, string> | undefined;
+
+  /** A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list), made on first ask. */
+  record(key: string): string | undefined {
+    if (!this.made) {
+      const { records, awards } = makeRecords(recordRows(this.lines));
+      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards]]);
+    }
+    return this.made.get(key);
+  }
 
   constructor(text: string) {
     const ceremonies = new Map<number, { year: string; categories: Map<string, Category> }>();
@@ -382,6 +453,7 @@ class OfflineArchive {
       const line = JSON.parse(json) as Line;
       // A line of another shape (another dataset format) is refused, never read as a wrong answer.
       if (!Number.isInteger(line?.held_year) || typeof line.category?.api_name !== 'string' || !Array.isArray(line.films) || !Array.isArray(line.people)) throw new Error('not a nomination of dataset format 2');
+      this.lines.push(line);
       const { api_name: category, award, canonical } = line.category;
       const links = [...line.films.map((f) => ({ ...f, name: f.title })), ...line.people];
       const notes = [...(canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];
@@ -434,14 +506,19 @@ class OfflineArchive {
  * browser takes it as it is); test/build/client.test.ts holds them equal.
  */
 export const OFFLINE_ERRORS = {
-  notFound: { ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found' } as Record<string, string>,
+  notFound: {
+    ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found',
+    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found',
+  } as Record<string, string>,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   badName: 'Invalid name: expected 1 to 512 characters',
   badTitleId: 'Invalid title id: expected `tt` followed by digits (an IMDb title id such as tt0120338)',
   badNameId: 'Invalid name id: expected `nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)',
+  badAwardId: 'Invalid award id: expected lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)',
   badFileName: 'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
   titleId: /^tt[0-9]+$/,
   nameId: /^(?:nm|co)[0-9]+$/,
+  awardId: /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
   fileName: /^[a-z0-9_]{1,64}\.(?:sqlite|ndjson|csv)$/,
 };
 
@@ -458,10 +535,10 @@ function name(value: string, path: string): string {
   return value;
 }
 
-/** An IMDb id of the form its lookup takes, or its 400. */
-function id(form: 'titleById' | 'nameById', value: string, path: string): string {
-  const title = form === 'titleById';
-  if (!(title ? OFFLINE_ERRORS.titleId : OFFLINE_ERRORS.nameId).test(value)) throw new ApiError(400, title ? OFFLINE_ERRORS.badTitleId : OFFLINE_ERRORS.badNameId, path);
+/** An id of the form its lookup takes (an IMDb title or name id, an award's), or its 400. */
+function id(form: 'title' | 'name' | 'award', value: string, path: string): string {
+  const [pattern, message] = form === 'title' ? [OFFLINE_ERRORS.titleId, OFFLINE_ERRORS.badTitleId] : form === 'name' ? [OFFLINE_ERRORS.nameId, OFFLINE_ERRORS.badNameId] : [OFFLINE_ERRORS.awardId, OFFLINE_ERRORS.badAwardId];
+  if (!pattern.test(value)) throw new ApiError(400, message, path);
   return value;
 }
 
@@ -507,51 +584,6 @@ async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: Off
   return { held: held as HeldDataset, data };
 }
 
-/** The lookups a held copy answers (`data()`, the copy held now), with the 400s and 404s the service's answers would give. */
-function offlineLookups(data: () => OfflineArchive): Omit<Client, 'dataset' | 'datasetFile' | 'clearCache'> {
-  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
-  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
-    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
-    return answer;
-  };
-  return {
-    archive: async () => data().archive,
-    ceremony: async (y) => {
-      const at = PATHS.ceremony(y);
-      return found('ceremony', at, data().archive[year(y, shown(at))]);
-    },
-    person: async (n) => {
-      const at = PATHS.person(n);
-      return found('person', at, data().byName.get(name(n, shown(at))));
-    },
-    film: async (n, y) => {
-      const at = PATHS.film(n, y);
-      const held = year(y, shown(at));
-      return found('film', at, data().byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
-    },
-    category: async (n) => {
-      const at = PATHS.category(n);
-      return found('category', at, data().categoriesMatching(name(n, shown(at))) as CategoryMatch[]);
-    },
-    categoryAt: async (n, y) => {
-      const at = PATHS.categoryAt(n, y);
-      return found('categoryAt', at, data().categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
-    },
-    titleById: async (i) => {
-      const at = PATHS.titleById(i);
-      return found('titleById', at, data().byId.get(id('titleById', i, shown(at))));
-    },
-    nameById: async (i) => {
-      const at = PATHS.nameById(i);
-      return found('nameById', at, data().byId.get(id('nameById', i, shown(at))));
-    },
-    search: async (text) => {
-      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
-    },
-    categories: async () => data().categoryList(),
-  };
-}
-
 /**
  * A client that answers every lookup but search from its own copy of the
  * dataset, with no key and no network. The copy comes from `store` when its
@@ -594,11 +626,324 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   const online = createClient(options);
   return {
     ...offlineLookups(() => data!),
+    search: async (text) => {
+      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
+    },
     dataset: online.dataset,
     datasetFile: online.datasetFile,
     clearCache: () => api.clear(),
     update: take,
   };
+}
+
+/** The lookups the offline client answers from its copy, each ApiError the service's (status, message, path). */
+function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'dataset' | 'datasetFile' | 'clearCache'> {
+  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
+    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
+    return answer;
+  };
+  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
+  return {
+    archive: async () => data().archive,
+    ceremony: async (y) => {
+      const at = PATHS.ceremony(y);
+      return found('ceremony', at, data().archive[year(y, shown(at))]);
+    },
+    person: async (n) => {
+      const at = PATHS.person(n);
+      return found('person', at, data().byName.get(name(n, shown(at))));
+    },
+    film: async (n, y) => {
+      const at = PATHS.film(n, y);
+      const held = year(y, shown(at));
+      return found('film', at, data().byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+    },
+    category: async (n) => {
+      const at = PATHS.category(n);
+      return found('category', at, data().categoriesMatching(name(n, shown(at))) as CategoryMatch[]);
+    },
+    categoryAt: async (n, y) => {
+      const at = PATHS.categoryAt(n, y);
+      return found('categoryAt', at, data().categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
+    },
+    titleById: async (i) => {
+      const at = PATHS.titleById(i);
+      return found('titleById', at, data().byId.get(id('title', i, shown(at))));
+    },
+    nameById: async (i) => {
+      const at = PATHS.nameById(i);
+      return found('nameById', at, data().byId.get(id('name', i, shown(at))));
+    },
+    categories: async () => data().categoryList(),
+    filmRecord: async (i) => {
+      const at = PATHS.filmRecord(i);
+      return record('filmRecord', at, id('title', i, shown(at)));
+    },
+    peopleRecord: async (i) => {
+      const at = PATHS.peopleRecord(i);
+      return record('peopleRecord', at, id('name', i, shown(at)));
+    },
+    ceremonyRecord: async (y) => {
+      const at = PATHS.ceremonyRecord(y);
+      return record('ceremonyRecord', at, `ceremony ${year(y, shown(at))}`);
+    },
+    awards: async () => JSON.parse(data().record('awards')!),
+    awardRecord: async (i) => {
+      const at = PATHS.awardRecord(i);
+      return record('awardRecord', at, `award ${id('award', i, shown(at))}`);
+    },
+  };
+}
+
+/**
+ * The records (`/film`, `/people`, `/ceremony`, `/awards`): one maker, run
+ * by the build over the source (build/answers/records.ts) and by the offline
+ * client over the dataset, so the two answer byte for byte alike. Rows come
+ * in source order with each film and name placed on its thing (the build's
+ * things, docs/records.md); a thing is any object, the same object wherever
+ * it is credited.
+ *
+ * What counts (docs/records.md): a nomination counts once for every thing it
+ * names; ranks are among the things of one kind with a record, within a
+ * class or an award among those nominated in it, ties sharing a rank.
+ */
+export interface RecordThing {
+  kind: 'film' | 'person' | 'company' | 'country';
+  id: string | null;
+}
+
+/** One nomination as records are made from it. */
+export interface RecordRow {
+  ceremony: number;
+  /** Held year. */
+  year: string;
+  filmYear: string;
+  /** The category as the spec's answers name it. */
+  category: string;
+  /** The source's CanonicalCategory (the Category where it is empty). */
+  canonical: string;
+  /** The award's name: the canonical name cased as category names are. */
+  award: string;
+  klass: string;
+  won: boolean;
+  /** Whether the films are what the nomination is for (its people `secondary`). */
+  filmsPrimary: boolean;
+  films: { title: string; thing: RecordThing }[];
+  /** Each place: its name, its things (a pseudonym's several), and the source's detail there. */
+  people: { name: string; things: RecordThing[]; detail?: string }[];
+  notes: string[];
+  citation: string;
+}
+
+/** An award's id: its canonical name in lower-case words joined by `-` (`MUSIC (Original Song)` is `music-original-song`). */
+export const awardIdOf = (canonical: string): string => canonical.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+
+/** Each record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`), in the order they are best stored; and the award list's text. */
+export interface MadeRecords {
+  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' }[];
+  awards: string;
+}
+
+interface Tally {
+  nominations: number;
+  wins: number;
+}
+
+/** A thing's credits and rows, as the records count them. */
+interface Credited {
+  thing: RecordThing;
+  rows: number[];
+  credits: Map<string, { name: string; first: string; last: string; lastRow: number; nominations: number }>;
+  filmYear: string;
+}
+
+/** Competition ranks (1, 2, 2, 4) of `values`, highest first. */
+function ranker(values: number[]): (value: number) => number {
+  const first = new Map<number, number>();
+  [...values].sort((a, b) => b - a).forEach((v, i) => first.has(v) || first.set(v, i + 1));
+  return (value) => first.get(value)!;
+}
+
+function tallyOf(map: Map<string, Tally>, key: string, won: boolean): void {
+  const t = map.get(key) ?? { nominations: 0, wins: 0 };
+  map.set(key, t);
+  t.nominations++;
+  if (won) t.wins++;
+}
+
+/** The text of a record: its fields, then its entries (each nomination's text, made once). */
+const withEntries = (head: object, entries: string[]) => `${JSON.stringify(head).slice(0, -1)},"entries":[${entries.join(',')}]}`;
+
+/** Every nomination's text, as every record gives it; a film's year is its thing's. */
+function entryText(row: RecordRow, filmYear: (thing: RecordThing) => string): string {
+  const detailKey = row.klass === 'Acting' ? 'character' : row.canonical === 'MUSIC (Original Song)' ? 'song' : 'detail';
+  const films = row.films.map(({ title, thing }) => ({ id: thing.id, title, filmYear: filmYear(thing) }));
+  const people = row.people.flatMap(({ name, things, detail }) =>
+    things.map((thing) => ({ id: thing.id, name, kind: thing.kind, role: row.filmsPrimary ? 'secondary' : 'primary', ...(detail === undefined ? {} : { [detailKey]: detail }) })),
+  );
+  return JSON.stringify({
+    year: row.year, ceremony: row.ceremony, filmYear: row.filmYear, category: row.category, award: awardIdOf(row.canonical), class: row.klass, won: row.won, films, people,
+    ...(row.notes.length > 0 ? { notes: row.notes } : {}),
+    ...(row.citation !== '' ? { citation: row.citation } : {}),
+  });
+}
+
+/** Each thing's rows and credits, in source order. */
+function credited(rows: RecordRow[]): Map<RecordThing, Credited> {
+  const out = new Map<RecordThing, Credited>();
+  const credit = (thing: RecordThing, text: string, r: number) => {
+    let c = out.get(thing);
+    if (!c) out.set(thing, (c = { thing, rows: [], credits: new Map(), filmYear: rows[r].filmYear }));
+    if (c.rows[c.rows.length - 1] !== r) c.rows.push(r);
+    const at = c.credits.get(text);
+    if (!at) c.credits.set(text, { name: text, first: rows[r].year, last: rows[r].year, lastRow: r, nominations: 1 });
+    else if (at.lastRow !== r) Object.assign(at, { last: rows[r].year, lastRow: r, nominations: at.nominations + 1 });
+  };
+  rows.forEach((row, r) => {
+    for (const f of row.films) credit(f.thing, f.title, r);
+    for (const p of row.people) for (const thing of p.things) credit(thing, p.name, r);
+  });
+  return out;
+}
+
+/** What the records share: the rows in archive order, each row's award, each thing's credits. */
+interface Made {
+  rows: RecordRow[];
+  /** Row indexes in archive order: ceremony, each ceremony's categories in order of first appearance, rows in source order. */
+  order: number[];
+  position: number[];
+  awardOf: string[];
+  things: Map<RecordThing, Credited>;
+  /** Each nomination's text. */
+  entries: string[];
+  awards: Map<string, { id: string; name: string; klass: string; rows: number[]; names: Map<string, { name: string; firstYear: string; lastYear: string }> }>;
+}
+
+function made(rows: RecordRow[]): Made {
+  const placeOf = new Map<string, number>();
+  for (const row of rows) if (!placeOf.has(`${row.ceremony}\u0000${row.category}`)) placeOf.set(`${row.ceremony}\u0000${row.category}`, placeOf.size);
+  const place = rows.map((row) => placeOf.get(`${row.ceremony}\u0000${row.category}`)!);
+  const order = rows.map((_, i) => i).sort((a, b) => rows[a].ceremony - rows[b].ceremony || place[a] - place[b] || a - b);
+  const position = new Array<number>(rows.length);
+  order.forEach((r, i) => (position[r] = i));
+  const things = credited(rows);
+  // A film's year is its thing's: the Year of its first nomination.
+  const entries = rows.map((row) => entryText(row, (thing) => things.get(thing)!.filmYear));
+  const awardOf = rows.map((row) => awardIdOf(row.canonical));
+  const awards: Made['awards'] = new Map();
+  for (const r of order) {
+    const row = rows[r];
+    let award = awards.get(awardOf[r]);
+    if (!award) awards.set(awardOf[r], (award = { id: awardOf[r], name: row.award, klass: row.klass, rows: [], names: new Map() }));
+    award.rows.push(r);
+    const span = award.names.get(row.category);
+    if (!span) award.names.set(row.category, { name: row.category, firstYear: row.year, lastYear: row.year });
+    else span.lastYear = row.year;
+  }
+  return { rows, order, position, awardOf, things, entries, awards };
+}
+
+type Rankers = Map<string, { nominations: (v: number) => number; wins: (v: number) => number }>;
+type Scope = 'overall' | 'classes' | 'awards';
+
+/** Each recorded thing's ranks: among the things of its kind with a record, overall, within each class and each award. */
+function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
+  const tallies = new Map<Credited, Record<Scope, Map<string, Tally>>>();
+  for (const c of recorded) {
+    const t = { overall: new Map<string, Tally>(), classes: new Map<string, Tally>(), awards: new Map<string, Tally>() };
+    for (const r of c.rows) {
+      tallyOf(t.overall, '', m.rows[r].won);
+      tallyOf(t.classes, m.rows[r].klass, m.rows[r].won);
+      tallyOf(t.awards, m.awardOf[r], m.rows[r].won);
+    }
+    tallies.set(c, t);
+  }
+  const rankers = new Map<string, Record<Scope, Rankers>>();
+  for (const kind of ['film', 'person', 'company']) {
+    const pool = recorded.filter((c) => c.thing.kind === kind).map((c) => tallies.get(c)!);
+    const of = (scope: Scope): Rankers => {
+      const values = new Map<string, Tally[]>();
+      for (const t of pool) for (const [k, v] of t[scope]) (values.get(k) ?? values.set(k, []).get(k)!).push(v);
+      return new Map([...values].map(([k, vs]) => [k, { nominations: ranker(vs.map((v) => v.nominations)), wins: ranker(vs.map((v) => v.wins)) }]));
+    };
+    rankers.set(kind, { overall: of('overall'), classes: of('classes'), awards: of('awards') });
+  }
+  const standing = (r: Rankers, key: string, t: Tally) => ({ nominations: t.nominations, wins: t.wins, byNominations: r.get(key)!.nominations(t.nominations), byWins: r.get(key)!.wins(t.wins) });
+  const byCount = <T extends Tally>(list: T[]) => list.sort((a, b) => b.nominations - a.nominations || b.wins - a.wins);
+  return (c) => {
+    const t = tallies.get(c)!;
+    const r = rankers.get(c.thing.kind)!;
+    return {
+      overall: standing(r.overall, '', t.overall.get('')!),
+      classes: byCount([...t.classes].map(([klass, v]) => ({ class: klass, ...standing(r.classes, klass, v) }))),
+      awards: byCount([...t.awards].map(([award, v]) => ({ award, name: m.awards.get(award)!.name, ...standing(r.awards, award, v) }))),
+    };
+  };
+}
+
+/** The film, person and company records, in order of their first nomination (records sharing nominations lie near each other where they are stored). */
+function thingRecords(m: Made): MadeRecords['records'] {
+  const recorded = [...m.things.values()].filter((c) => c.thing.id !== null);
+  const ranksOf = ranking(m, recorded);
+  const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
+  const creditList = (c: Credited) => latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
+  const firstAt = (c: Credited) => Math.min(...c.rows.map((r) => m.position[r]));
+  return recorded
+    .map((c) => [firstAt(c), c] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, c]) => {
+      const rs = [...c.rows].sort((a, b) => m.position[a] - m.position[b]);
+      const [nominations, wins] = [rs.length, rs.filter((r) => m.rows[r].won).length];
+      const [first, last] = [m.rows[rs[0]], m.rows[rs[rs.length - 1]]];
+      const head =
+        c.thing.kind === 'film'
+          ? {
+              id: c.thing.id, title: latestFirst(c)[0].name, titles: creditList(c), filmYear: c.filmYear,
+              ceremonies: rs.flatMap((r, i) => (i > 0 && m.rows[rs[i - 1]].ceremony === m.rows[r].ceremony ? [] : [{ year: m.rows[r].year, ceremony: m.rows[r].ceremony }])),
+              nominations, wins, ranks: ranksOf(c),
+            }
+          : {
+              id: c.thing.id, kind: c.thing.kind, name: latestFirst(c)[0].name, names: creditList(c), nominations, wins,
+              first: { year: first.year, ceremony: first.ceremony }, last: { year: last.year, ceremony: last.ceremony }, ranks: ranksOf(c),
+            };
+      return { key: c.thing.id!, text: withEntries(head, rs.map((r) => m.entries[r])), group: 'thing' as const };
+    });
+}
+
+/** The ceremony records, by held year (1930 holds two ceremonies). */
+function ceremonyRecords(m: Made): MadeRecords['records'] {
+  const years = new Map<string, number[]>();
+  for (const r of m.order) (years.get(m.rows[r].year) ?? years.set(m.rows[r].year, []).get(m.rows[r].year)!).push(r);
+  return [...years].map(([year, rs]) => {
+    const ceremonies: { ceremony: number; filmYear: string }[] = [];
+    const categories: { ceremony: number; category: string; award: string; class: string; nominations: number; wins: number }[] = [];
+    for (const r of rs) {
+      const row = m.rows[r];
+      if (ceremonies[ceremonies.length - 1]?.ceremony !== row.ceremony) ceremonies.push({ ceremony: row.ceremony, filmYear: row.filmYear });
+      let c = categories[categories.length - 1];
+      if (!c || c.ceremony !== row.ceremony || c.category !== row.category) categories.push((c = { ceremony: row.ceremony, category: row.category, award: m.awardOf[r], class: row.klass, nominations: 0, wins: 0 }));
+      c.nominations++;
+      if (row.won) c.wins++;
+    }
+    const head = { year, ceremonies, categories, nominations: rs.length, wins: rs.filter((r) => m.rows[r].won).length };
+    return { key: `ceremony ${year}`, text: withEntries(head, rs.map((r) => m.entries[r])), group: 'ceremony' as const };
+  });
+}
+
+export function makeRecords(rows: RecordRow[]): MadeRecords {
+  const m = made(rows);
+  const out = [...thingRecords(m), ...ceremonyRecords(m)];
+  const list: object[] = [];
+  for (const a of m.awards.values()) {
+    const summary = {
+      id: a.id, name: a.name, class: a.klass, names: [...a.names.values()], nominations: a.rows.length, wins: a.rows.filter((r) => rows[r].won).length,
+      firstYear: rows[a.rows[0]].year, lastYear: rows[a.rows[a.rows.length - 1]].year, path: `/awards/id=${a.id}`,
+    };
+    list.push(summary);
+    out.push({ key: `award ${a.id}`, text: withEntries(summary, a.rows.map((r) => m.entries[r])), group: 'award' });
+  }
+  return { records: out, awards: JSON.stringify(list) };
 }
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */

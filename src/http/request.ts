@@ -182,6 +182,9 @@ function heldYear(text: string): string | null {
 const ID_ROUTES: Partial<Record<RouteId, { form: IdForm; error: string }>> = {
   titleById: { form: ID_FORMS.titleById, error: MESSAGES.badTitleId },
   nameById: { form: ID_FORMS.nameById, error: MESSAGES.badNameId },
+  filmRecord: { form: ID_FORMS.titleById, error: MESSAGES.badTitleId },
+  peopleRecord: { form: ID_FORMS.nameById, error: MESSAGES.badNameId },
+  awardRecord: { form: ID_FORMS.awardRecord, error: MESSAGES.badAwardId },
 };
 
 /** The decoded, checked parameters, or the 400 message saying what was wrong. */

@@ -23,6 +23,7 @@ export const MESSAGES = {
   keysUnavailable: 'Service Unavailable: the key store cannot be read',
   badTitleId: `Invalid title id: expected ${ID_FORMS.titleById.expected}`,
   badNameId: `Invalid name id: expected ${ID_FORMS.nameById.expected}`,
+  badAwardId: `Invalid award id: expected ${ID_FORMS.awardRecord.expected}`,
   badFileName: 'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
 } as const;
 

@@ -7,7 +7,7 @@
  */
 
 /** The groups of operations in the OpenAPI document and the reference page. */
-export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids' | 'dataset';
+export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids' | 'records' | 'dataset';
 
 export type Param = 'name' | 'year' | 'id' | 'file';
 export type RouteId =
@@ -22,7 +22,12 @@ export type RouteId =
   | 'search'
   | 'categories'
   | 'datasetList'
-  | 'datasetFile';
+  | 'datasetFile'
+  | 'filmRecord'
+  | 'peopleRecord'
+  | 'ceremonyRecord'
+  | 'awardList'
+  | 'awardRecord';
 
 export interface Route {
   /** OpenAPI operation id. */
@@ -41,7 +46,7 @@ export interface Route {
   /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
   notFound: string | null;
   /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch; `file`, a dataset file's own bytes. */
-  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file';
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file' | 'FilmRecord' | 'PeopleRecord' | 'CeremonyRecord' | 'AwardSummary[]' | 'AwardRecord';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
 }
@@ -59,6 +64,11 @@ export const ROUTES: Route[] = [
   { id: 'datasetList', title: 'The dataset: its files', tag: 'dataset', client: 'dataset', roots: ['dataset'], params: [], summary: 'The whole source to keep (every field, IMDb ids, characters and songs): its files, SQLite, NDJSON and a CSV per table, each with its size, sha256, revision and licence.', notFound: null, answer: 'DatasetList', example: {} },
   { id: 'datasetFile', title: 'One file of the dataset', tag: 'dataset', client: 'datasetFile', roots: ['dataset'], params: ['file'], summary: 'One file of the dataset, by its name in the list; a Range resumes a download, and the whole download counts as one request.', notFound: 'Dataset file not found', answer: 'file', example: { file: 'oscars.sqlite' } },
   { id: 'categories', title: 'Every category name', tag: 'categories', client: 'categories', roots: ['categories'], params: [], summary: 'Every full category name, in order of first appearance, with its years and its award.', notFound: null, answer: 'CategoryName[]', example: {} },
+  { id: 'filmRecord', title: 'A film’s record', tag: 'records', client: 'filmRecord', roots: ['film'], params: ['id'], summary: 'Everything the archive knows of the film with this IMDb title id: its titles, film year, ceremonies, totals, ranks and every nomination with every id.', notFound: 'Film not found', answer: 'FilmRecord', example: { id: 'tt31193180' } },
+  { id: 'peopleRecord', title: 'A person’s or company’s record', tag: 'records', client: 'peopleRecord', roots: ['people'], params: ['id'], summary: 'Everything the archive knows of the person (`nm…`) or company (`co…`) with this IMDb id: its names, totals, first and last ceremony, ranks and every nomination with every id.', notFound: 'Person or company not found', answer: 'PeopleRecord', example: { id: 'nm1297015' } },
+  { id: 'ceremonyRecord', title: 'A ceremony’s record', tag: 'records', client: 'ceremonyRecord', roots: ['ceremony'], params: ['year'], summary: 'The ceremony held in this year (1930: both): its number, film year, every category with its award and class, and every nomination with every id.', notFound: 'Ceremony not found', answer: 'CeremonyRecord', example: { year: '2026' } },
+  { id: 'awardList', title: 'Every award', tag: 'records', client: 'awards', roots: ['awards'], params: [], summary: 'Every award (the source’s canonical category), with its names over the years, its class, its totals and the path of its record.', notFound: null, answer: 'AwardSummary[]', example: {} },
+  { id: 'awardRecord', title: 'An award’s record', tag: 'records', client: 'awardRecord', roots: ['awards'], params: ['id'], summary: 'One award across all its names (Best Picture since 1929 in one call): its names with their spans, its class, totals and every nomination with every id.', notFound: 'Award not found', answer: 'AwardRecord', example: { id: 'best-picture' } },
 ];
 
 /** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
@@ -77,6 +87,7 @@ function idForm(pattern: string, expected: string): IdForm {
 export const ID_FORMS = {
   titleById: idForm('^tt[0-9]+$', '`tt` followed by digits (an IMDb title id such as tt0120338)'),
   nameById: idForm('^(?:nm|co)[0-9]+$', '`nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)'),
+  awardRecord: idForm('^[a-z0-9]+(?:-[a-z0-9]+)*$', 'lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)'),
 } as const;
 
 /** A dataset file's name, as the list names them: lower-case letters, digits and `_`, then `.sqlite`, `.ndjson` or `.csv`. */
@@ -112,11 +123,27 @@ export const SHAPES = {
   FilmMatch: '{"category": string, "nomination": Nomination}',
   CategoryMatch: '{"year": string, "category": string, "nominations": Nomination[]}',
   CategoryYearMatch: '{"category": string, "nominations": Nomination[]}',
-  SearchResult: '{"name": string, "kind": "person" | "company" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "id"?: string, "filmYear"?: string, "otherNames"?: string[], "awardNames"?: AwardName[]}',
+  SearchResult: '{"name": string, "kind": "person" | "company" | "country" | "film" | "category", "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "record"?: string, "id"?: string, "filmYear"?: string, "otherNames"?: string[], "awardNames"?: AwardName[]}',
   AwardName: '{"name": string, "firstYear": string, "lastYear": string}',
   CategoryName: '{"name": string, "award": string, "firstYear": string, "lastYear": string, "path": string}',
   DatasetList: '{"revision": string, "commit"?: string, "date"?: string, "licence": string, "attribution": string, "files": DatasetEntry[]}',
   DatasetEntry: '{"name": string, "format": "sqlite" | "ndjson" | "csv", "bytes": number, "sha256": string, "revision": string, "licence": string}',
+  FilmRecord: '{"id": string, "title": string, "titles": Credit[], "filmYear": string, "ceremonies": CeremonyRef[], "nominations": number, "wins": number, "ranks": Ranks, "entries": RecordNomination[]}',
+  PeopleRecord: '{"id": string, "kind": "person" | "company", "name": string, "names": Credit[], "nominations": number, "wins": number, "first": CeremonyRef, "last": CeremonyRef, "ranks": Ranks, "entries": RecordNomination[]}',
+  CeremonyRecord: '{"year": string, "ceremonies": CeremonyHeld[], "categories": CeremonyCategory[], "nominations": number, "wins": number, "entries": RecordNomination[]}',
+  AwardSummary: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string}',
+  AwardRecord: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "entries": RecordNomination[]}',
+  RecordNomination: '{"year": string, "ceremony": number, "filmYear": string, "category": string, "award": string, "class": string, "won": boolean, "films": RecordFilm[], "people": RecordName[], "notes"?: string[], "citation"?: string}',
+  RecordFilm: '{"id": string | null, "title": string, "filmYear": string}',
+  RecordName: '{"id": string | null, "name": string, "kind": "person" | "company" | "country", "role": "primary" | "secondary", "character"?: string, "song"?: string, "detail"?: string}',
+  Credit: '{"name": string, "firstYear": string, "lastYear": string, "nominations": number}',
+  Ranks: '{"overall": Standing, "classes": ClassStanding[], "awards": AwardStanding[]}',
+  Standing: '{"nominations": number, "wins": number, "byNominations": number, "byWins": number}',
+  ClassStanding: '{"nominations": number, "wins": number, "byNominations": number, "byWins": number, "class": string}',
+  AwardStanding: '{"nominations": number, "wins": number, "byNominations": number, "byWins": number, "award": string, "name": string}',
+  CeremonyRef: '{"year": string, "ceremony": number}',
+  CeremonyHeld: '{"ceremony": number, "filmYear": string}',
+  CeremonyCategory: '{"ceremony": number, "category": string, "award": string, "class": string, "nominations": number, "wins": number}',
 } as const;
 
 /** A lookup with its parameters decoded and checked. */

@@ -69,8 +69,8 @@ export interface CategoryYearMatch {
 export interface SearchResult {
   /** The name exactly as the archive serves it. */
   name: string;
-  /** `person`, `company` or `film` (from the source's IMDb ids, else its columns), or `category` for a full category name. */
-  kind: 'person' | 'company' | 'film' | 'category';
+  /** `person`, `company`, `country` or `film` (from the source's IMDb ids, else its columns: docs/records.md), or `category` for a full category name. */
+  kind: 'person' | 'company' | 'country' | 'film' | 'category';
   /** How many nominations `path` answers: for a name, the person lookup's matches; for a category name, the nominations in the category lookup's answer. */
   nominations: number;
   /** How many of those nominations won. */
@@ -81,6 +81,8 @@ export interface SearchResult {
   lastYear: string;
   /** The lookup that answers this name, without its key: append `/apikey=...`. */
   path: string;
+  /** Its record, without its key: `/film/id=…`, `/people/id=…` for a name with an IMDb id (or written without one where exactly one id is credited with it), `/awards/id=…` for a category (its award's). */
+  record?: string;
   /** The IMDb id `path` answers (`tt…` a film, `nm…` a person, `co…` a company), when the source gives one: two films of one title are two results. */
   id?: string;
   /** For a film: the source's year of the film (its Year column: `1997`, `1927/28`), which is not the ceremony's. */
@@ -264,6 +266,14 @@ export interface Manifest {
   categoryList: FileRef;
   /** The dataset (`/dataset`): its list's answer (DatasetList) and each file by name; absent in builds without one. */
   dataset?: { list: FileRef; files: Record<string, FileRef> };
+  /**
+   * The records (`/film`, `/people`, `/ceremony`, `/awards`): the award
+   * list's answer, and shards (as the IMDb id index's, by shardOf of the
+   * key) naming each record's answer by its key: the IMDb id of a film,
+   * person or company, `ceremony {held year}`, `award {award id}`. Absent in
+   * builds without records.
+   */
+  records?: { awards: FileRef; shards: FileRef[] };
 }
 
 /** One file of the dataset, as the dataset list (`/dataset`) names it. */
@@ -300,3 +310,203 @@ export interface DatasetList {
 
 /** The forms the dataset comes in (`/dataset`). */
 export type DatasetFormat = DatasetEntry['format'];
+
+/**
+ * Records (`/film/id=…`, `/people/id=…`, `/ceremony/year=…`, `/awards`,
+ * `/awards/id=…`): everything the archive knows of one thing, with its ids.
+ * Things are told apart as the source allows (docs/records.md): one thing a
+ * IMDb id; a name written without one belongs to the thing of its kind and
+ * name that has one, where exactly one does; countries (the International
+ * Feature Film nominations' Name) are a kind of their own.
+ */
+
+/** A film as one nomination credits it. */
+export interface RecordFilm {
+  /** Its IMDb title id; null when the source gives none (then it has no record of its own). */
+  id: string | null;
+  /** The title as this nomination credits it. */
+  title: string;
+  /** The film's year (the source's Year column of its first nomination: `1997`, `1927/28`), not the ceremony's. */
+  filmYear: string;
+}
+
+/** A person, company or country as one nomination credits it. */
+export interface RecordName {
+  /** Its IMDb name id (`nm…` a person, `co…` a company); null when the source gives none (a country never has one). */
+  id: string | null;
+  /** The name as this nomination credits it. */
+  name: string;
+  /** `country` is the country of an International Feature Film (or Foreign Language Film) nomination, never a company. */
+  kind: 'person' | 'company' | 'country';
+  /** `primary` when the nomination is for them (most categories), `secondary` when it is for the film and they share it (Best Picture's producers). */
+  role: 'primary' | 'secondary';
+  /** The character(s) played, for an acting nomination (several joined by `|`). */
+  character?: string;
+  /** The song's title, for a song nomination. */
+  song?: string;
+  /** What else the source says of this credit (a scientific award's subject, say). */
+  detail?: string;
+}
+
+/** One nomination, as every record gives it. */
+export interface RecordNomination {
+  /** Held year of its ceremony (what the spec's lookups call the year). */
+  year: string;
+  /** The ceremony's number (1 to 98). */
+  ceremony: number;
+  /** The source's Year column: the films' year, not the ceremony's. */
+  filmYear: string;
+  /** The category as the spec's answers name it that year (`Actress in a Leading Role`). */
+  category: string;
+  /** The award's id (`/awards/id={award}`), the same under all its names. */
+  award: string;
+  /** Title, Acting, Directing, Writing, Music, Production, SciTech or Special. */
+  class: string;
+  won: boolean;
+  /** Every film it names, in the source's order. */
+  films: RecordFilm[];
+  /** Every person, company or country it names, in the source's order. */
+  people: RecordName[];
+  /** The Academy's historical footnotes. */
+  notes?: string[];
+  /** The official award text (honorary, special, scientific and technical awards). */
+  citation?: string;
+}
+
+/** A thing's standing among the things of its kind that have a record: 1 is the most; ties share a rank (1, 2, 2, 4). */
+export interface Standing {
+  nominations: number;
+  wins: number;
+  /** Rank by nominations. */
+  byNominations: number;
+  /** Rank by wins. */
+  byWins: number;
+}
+
+/** A thing's standing within one class, among the things of its kind nominated in it. */
+export interface ClassStanding extends Standing {
+  class: string;
+}
+
+/** A thing's standing within one award, among the things of its kind nominated for it. */
+export interface AwardStanding extends Standing {
+  /** The award's id. */
+  award: string;
+  /** The award's name. */
+  name: string;
+}
+
+/** A thing's standing overall, within each class and within each award it was nominated for (docs/records.md says what counts). */
+export interface Ranks {
+  overall: Standing;
+  /** Within each class it was nominated in, most nominations first. */
+  classes: ClassStanding[];
+  /** Within each award it was nominated for, most nominations first. */
+  awards: AwardStanding[];
+}
+
+/** A ceremony by its held year and its number. */
+export interface CeremonyRef {
+  /** Held year. */
+  year: string;
+  /** Its number (1 to 98). */
+  ceremony: number;
+}
+
+/** A ceremony of a held year: its number and the films' year it honoured. */
+export interface CeremonyHeld {
+  ceremony: number;
+  /** The source's Year column (`1928/29`, `1997`). */
+  filmYear: string;
+}
+
+/** A credit's text and how often the source writes it. */
+export interface Credit {
+  name: string;
+  /** Held year of the first and last nomination credited so. */
+  firstYear: string;
+  lastYear: string;
+  nominations: number;
+}
+
+/** What `/film/id={tt…}` answers. */
+export interface FilmRecord {
+  id: string;
+  /** The title of its latest credit. */
+  title: string;
+  /** Every title it was credited under, the latest first. */
+  titles: Credit[];
+  /** The film's year (its first nomination's Year column). */
+  filmYear: string;
+  /** The ceremonies it was nominated at. */
+  ceremonies: CeremonyRef[];
+  nominations: number;
+  wins: number;
+  ranks: Ranks;
+  /** Every nomination, in archive order. */
+  entries: RecordNomination[];
+}
+
+/** What `/people/id={nm…|co…}` answers: a person or a company. */
+export interface PeopleRecord {
+  id: string;
+  kind: 'person' | 'company';
+  /** The name of its latest credit. */
+  name: string;
+  /** Every name it was credited under, the latest first. */
+  names: Credit[];
+  nominations: number;
+  wins: number;
+  /** Its first ceremony. */
+  first: CeremonyRef;
+  /** Its last ceremony. */
+  last: CeremonyRef;
+  ranks: Ranks;
+  /** Every nomination, in archive order. */
+  entries: RecordNomination[];
+}
+
+/** One category of a ceremony record, in archive order. */
+export interface CeremonyCategory {
+  ceremony: number;
+  category: string;
+  award: string;
+  class: string;
+  nominations: number;
+  wins: number;
+}
+
+/** What `/ceremony/year={held year}` answers: the ceremony (1930: both) held that year. */
+export interface CeremonyRecord {
+  year: string;
+  /** The ceremonies held that year, each with its number and film year. */
+  ceremonies: CeremonyHeld[];
+  categories: CeremonyCategory[];
+  nominations: number;
+  wins: number;
+  /** Every nomination, in archive order. */
+  entries: RecordNomination[];
+}
+
+/** One award (the source's canonical category), as the award list (`/awards`) gives it. */
+export interface AwardSummary {
+  /** `/awards/id={id}` answers its record. */
+  id: string;
+  /** The source's canonical name, cased as the category names are. */
+  name: string;
+  class: string;
+  /** Every full category name it was given, with the held years of each. */
+  names: AwardName[];
+  nominations: number;
+  wins: number;
+  firstYear: string;
+  lastYear: string;
+  /** Its record, without the key. */
+  path: string;
+}
+
+/** What `/awards/id={award}` answers: the award across all its names. */
+export interface AwardRecord extends AwardSummary {
+  /** Every nomination under every name, in archive order. */
+  entries: RecordNomination[];
+}

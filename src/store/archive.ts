@@ -292,7 +292,8 @@ export function parseManifest(text: string): Manifest {
     !Array.isArray(manifest.shards) ||
     !Array.isArray(manifest.ids) ||
     !Array.isArray(manifest.search) ||
-    typeof manifest.categoryList !== 'string'
+    typeof manifest.categoryList !== 'string' ||
+    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards)))
   ) {
     throw new DataError('unknown manifest format');
   }
@@ -359,6 +360,17 @@ export class ArchiveReader {
         return this.stored(manifest.categoryList);
       case 'search':
         return this.search(source, manifest, name);
+      case 'filmRecord':
+      case 'peopleRecord':
+      case 'ceremonyRecord':
+      case 'awardRecord': {
+        if (!manifest.records) return null;
+        const key = lookup.route === 'ceremonyRecord' ? `ceremony ${year}` : lookup.route === 'awardRecord' ? `award ${lookup.id}` : lookup.id!;
+        const shard = this.shard<IdShard>(source, manifest.records.shards, key);
+        return isPromise(shard) ? shard.then((s) => this.inIdShard(s, key)) : this.inIdShard(shard, key);
+      }
+      case 'awardList':
+        return manifest.records ? this.stored(manifest.records.awards) : null;
       case 'datasetList':
         return manifest.dataset ? this.stored(manifest.dataset.list) : null;
       case 'datasetFile': {
@@ -426,7 +438,7 @@ export class ArchiveReader {
     return ref ? this.stored(ref) : null;
   }
 
-  /** An id's answer from its shard. */
+  /** An id's (or a record's key's) answer from its shard. */
   private inIdShard(shard: IdShard, id: string): Answer | null {
     return Object.hasOwn(shard, id) ? this.stored(shard[id]) : null;
   }

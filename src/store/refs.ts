@@ -127,6 +127,8 @@ export function dataPath(id: string): string | null {
 export const SHARD_COUNT = 256;
 /** Number of IMDb id index shards (each with the pack of its answers). */
 export const ID_SHARD_COUNT = 128;
+/** Number of record index shards (`Manifest.records`): films', people's and companies' records in the pack of their shard. */
+export const RECORD_SHARD_COUNT = 64;
 
 /** One FNV-1a step. */
 const fnv = (h: number, byte: number) => Math.imul(h ^ byte, 0x01000193) >>> 0;

@@ -96,8 +96,8 @@ const isYear = (word: string) => word.length === 4 && word >= '1900' && word <= 
 
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
 export type SearchKind = SearchResult['kind'];
-const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', f: 'film', a: 'category' };
-export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', film: 'f', category: 'a' };
+const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', n: 'country', f: 'film', a: 'category' };
+export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', country: 'n', film: 'f', category: 'a' };
 
 /**
  * The index as made by the build: `words`, every word of every key, sorted;
@@ -755,12 +755,15 @@ function yearFits(row: string, year: string): boolean {
  * of the names.
  */
 function resultOf(row: string, key: number): SearchResult {
-  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames] = row.split('\t');
+  // Last, its record's path where its id does not give it (a category's award's; a name without an id that stands for one id's thing).
+  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] = row.split('\t');
   const all = names.split('|');
   const name = all[key < all.length ? key : 0];
   const kind = KINDS[code];
   const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
   const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
+  if (id) found.record = `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
+  else if (record) found.record = record;
   if (id) found.id = id;
   if (filmYear) found.filmYear = filmYear;
   if (kind === 'category') {

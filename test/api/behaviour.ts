@@ -50,6 +50,9 @@ const routePath = (id: string, key: string | null, params: Record<string, string
   return `/${segments.join('/')}`;
 };
 
+/** Each record's text as the first runtime answered it, by path: every later one must answer the same bytes. */
+const RECORD_TEXTS = new Map<string, string>();
+
 /** The parts of the suite, each a describe block below. */
 export type Part = 'lookups' | 'search' | 'dataset' | 'errors' | 'headers';
 
@@ -145,13 +148,63 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(json(coen).filter((m: { nomination: { primary: string[] } }) => m.nomination.primary.includes('Roderick Jaynes'))).toHaveLength(2);
     });
 
+    it('answers the records, every runtime alike, each as the served archive and the source’s ids say', async () => {
+      const k = await key();
+      const record = async (path: string) => {
+        const reply = await get(`${path}/apikey=${k}`);
+        expect([path, reply.status]).toEqual([path, 200]);
+        const text = decoded(reply).toString('utf8');
+        // Byte for byte what the first runtime answered (the core, in-process, runs first).
+        expect([path, text]).toEqual([path, RECORD_TEXTS.get(path) ?? text]);
+        RECORD_TEXTS.set(path, text);
+        return JSON.parse(text);
+      };
+      type Entry = { year: string; category: string; won: boolean };
+      const fields = (e: Entry) => [e.year, e.category, e.won];
+      const byId = (list: { year: string; category: string; nomination: { won: boolean } }[]) => list.map((m) => [m.year, m.category, m.nomination.won]);
+      const titanic = await record('/film/id=tt0120338');
+      expect([titanic.nominations, titanic.wins, titanic.filmYear, titanic.ceremonies]).toEqual([14, 11, '1997', [{ year: '1998', ceremony: 70 }]]);
+      expect(titanic.entries.map(fields)).toEqual(byId(JSON.parse(expectedById.titleById(ids(), 'tt0120338').text)));
+      for (const id of ['nm0000658', 'nm0001054']) {
+        const person = await record(`/people/id=${id}`);
+        expect([id, person.kind, person.entries.map(fields)]).toEqual([id, 'person', byId(JSON.parse(expectedById.nameById(ids(), id).text))]);
+      }
+      expect((await record('/people/id=co0007143')).kind).toBe('company');
+      const flat = (years: string[], keep: (name: string) => boolean) =>
+        years.flatMap((y) => archive()[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+      for (const year of ['1930', '1998']) {
+        const ceremony = await record(`/ceremony/year=${year}`);
+        expect([year, ceremony.entries.map(fields)]).toEqual([year, flat([year], () => true)]);
+        expect(ceremony.categories.map((c: { category: string }) => c.category)).toEqual(archive()[year].map((c) => c.category));
+      }
+      const picture = await record('/awards/id=best-picture');
+      const names = picture.names.map((n: { name: string }) => n.name);
+      expect(names).toEqual(['Outstanding Picture', 'Outstanding Production', 'Outstanding Motion Picture', 'Best Motion Picture', 'Best Picture']);
+      expect([picture.nominations, picture.wins, picture.entries.map(fields)]).toEqual([621, 98, flat(Object.keys(archive()), (name) => names.includes(name))]);
+      const awards = await record('/awards');
+      const total = Object.values(archive()).flatMap((cs) => cs.flatMap((c) => c.nominations)).length;
+      expect(awards.reduce((sum: number, a: { nominations: number }) => sum + a.nominations, 0)).toBe(total);
+      expect(awards.flatMap((a: { names: { name: string }[] }) => a.names.map((n) => n.name)).sort()).toEqual([...new Set(Object.values(archive()).flatMap((cs) => cs.map((c) => c.category)))].sort());
+      const error = async (path: string) => {
+        const reply = await get(`${path}/apikey=${k}`);
+        return [reply.status, json(reply).error];
+      };
+      expect(await error('/film/id=nm0000658')).toEqual([400, expect.stringMatching(ID_FORM.titleById)]);
+      expect(await error('/people/id=tt0120338')).toEqual([400, expect.stringMatching(ID_FORM.nameById)]);
+      expect(await error('/awards/id=Best%20Picture')).toEqual([400, expect.stringMatching(/^Invalid award id: expected lower-case letters/)]);
+      expect(await error('/film/id=tt0000001')).toEqual([404, 'Film not found']);
+      expect(await error('/people/id=nm000000000')).toEqual([404, 'Person or company not found']);
+      expect(await error('/ceremony/year=1933')).toEqual([404, 'Ceremony not found']);
+      expect(await error('/awards/id=best-pictures')).toEqual([404, 'Award not found']);
+    }, 60_000);
+
     it('reads a year with leading zeros as the same year', async () => {
       same(await get(`/archive/year=02026/apikey=${await key()}`), expected.ceremonyByYear(archive(), 2026));
     });
   });
 
   part('search')(`${name}: search and the category list`, () => {
-    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
+    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; record?: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
     const search = async (text: string, k: string) => {
       const reply = await get(`/search/name=${encodeURIComponent(text)}/apikey=${k}`);
       expect([text, reply.status]).toEqual([text, 200]);
@@ -194,8 +247,13 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const k = await key();
       for (const text of ['meryl streep', 'best picture', 'actor']) {
         for (const result of (await search(text, k)).slice(0, 5)) {
-          const { name: _, kind: __, path, otherNames: ___, id: ____, filmYear: _____, awardNames: ______, ...counts } = result;
+          const { name: _, kind: __, path, otherNames: ___, id: ____, filmYear: _____, awardNames: ______, record, ...counts } = result;
           expect([text, result.name, counts]).toEqual([text, result.name, await counted(path, k)]);
+          // Its record answers too; a name's counts at least what its path does (it also holds what the same thing was credited without its id).
+          if (record !== undefined) {
+            const held = json(await get(`${record}/apikey=${k}`)).nominations;
+            expect([record, result.kind === 'category' ? held > 0 : held >= counts.nominations]).toEqual([record, true]);
+          }
         }
       }
     });
@@ -322,7 +380,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
     it('answers 400 for a year that is not a plain integer, on every route with a year', async () => {
       const k = await key();
-      for (const id of ['ceremonyByYear', 'filmByNameAndYear', 'categoryByNameAndYear']) {
+      for (const id of ['ceremonyByYear', 'filmByNameAndYear', 'categoryByNameAndYear', 'ceremonyRecord']) {
         for (const year of ['abc', '2024.5', '-1', '+2024', ' 2024', '']) {
           const reply = await get(routePath(id, k, { year, name: 'Sinners' }));
           expect([id, year, reply.status, json(reply)]).toEqual([id, year, 400, BAD_YEAR]);

@@ -211,10 +211,10 @@ describe('search, against the source', () => {
       expectThing(text, top, name, top.id === undefined ? undefined : idOf(name));
     }
     const [picture] = (await ask('/search/name=best%20picture')).body as Result[];
-    expect({ ...picture, otherNames: undefined, awardNames: undefined }).toEqual({ name: 'Best Picture', kind: 'category', ...oracleCounts('Best Picture', 'category'), path: '/award/name=Best%20Picture' });
+    expect({ ...picture, otherNames: undefined, awardNames: undefined }).toEqual({ name: 'Best Picture', kind: 'category', ...oracleCounts('Best Picture', 'category'), path: '/award/name=Best%20Picture', record: '/awards/id=best-picture' });
     expect(picture.otherNames).toContain('Outstanding Picture');
     const [streep] = (await ask('/search/name=meryl%20streep')).body as Result[];
-    expect(streep).toEqual({ name: 'Meryl Streep', kind: 'person', nominations: 21, wins: 3, firstYear: '1979', lastYear: '2018', path: '/name/id=nm0000658', id: 'nm0000658' });
+    expect(streep).toEqual({ name: 'Meryl Streep', kind: 'person', nominations: 21, wins: 3, firstYear: '1979', lastYear: '2018', path: '/name/id=nm0000658', record: '/people/id=nm0000658', id: 'nm0000658' });
   });
 
   it('finds what people meant, however they typed it: typos anywhere, & for and, numbers, word order, joined and split words', async () => {
@@ -314,8 +314,8 @@ describe('search, against the source', () => {
     expect(await first('Meryl Streep')).toMatchObject({ name: 'Meryl Streep', kind: 'person' });
     expect(await first('Metro-Goldwyn-Mayer')).toMatchObject({ name: 'Metro-Goldwyn-Mayer', kind: 'company' });
     expect(await first('Oppenheimer')).toMatchObject({ name: 'Oppenheimer', kind: 'film' });
-    // International Feature Film names the country in the Name column, with no id: a company.
-    expect(await first('Norway')).toMatchObject({ name: 'Norway', kind: 'company' });
+    // International Feature Film names the country in the Name column, with no id: a country, never a company.
+    expect(await first('Norway')).toMatchObject({ name: 'Norway', kind: 'country' });
     expect(await first('Best Picture')).toMatchObject({ name: 'Best Picture', kind: 'category' });
   });
 

@@ -390,10 +390,10 @@ describe('the offline client', () => {
   });
 
   it('gives the service’s own 400 and 404 messages and forms, written out so that client.js imports nothing', () => {
-    const { notFound, titleId, nameId, fileName, ...messages } = OFFLINE_ERRORS;
+    const { notFound, titleId, nameId, awardId, fileName, ...messages } = OFFLINE_ERRORS;
     expect(notFound).toEqual(Object.fromEntries(ROUTES.filter((r) => r.notFound && r.tag !== 'dataset').map((r) => [r.client, r.notFound])));
-    expect(messages).toEqual({ badYear: MESSAGES.badYear, badName: MESSAGES.badName, badTitleId: MESSAGES.badTitleId, badNameId: MESSAGES.badNameId, badFileName: MESSAGES.badFileName });
-    expect([titleId.source, nameId.source, fileName.source]).toEqual([ID_FORMS.titleById.pattern, ID_FORMS.nameById.pattern, DATASET_FILE_NAME.source]);
+    expect(messages).toEqual({ badYear: MESSAGES.badYear, badName: MESSAGES.badName, badTitleId: MESSAGES.badTitleId, badNameId: MESSAGES.badNameId, badAwardId: MESSAGES.badAwardId, badFileName: MESSAGES.badFileName });
+    expect([titleId.source, nameId.source, awardId.source, fileName.source]).toEqual([ID_FORMS.titleById.pattern, ID_FORMS.nameById.pattern, ID_FORMS.awardRecord.pattern, DATASET_FILE_NAME.source]);
   });
 
   it('refuses a download whose bytes do not hash to the sha256 the list gives', async () => {

@@ -54,9 +54,27 @@ describe('npm run openapi:schemas', () => {
       export interface AwardName { name: string; firstYear: string; lastYear: string }
       export interface CategoryName { name: string; award: string; firstYear: string; lastYear: string; path: string }
       export interface DatasetEntry { name: string; format: 'sqlite' | 'csv'; bytes: number; sha256: string; revision: string; licence: string }
-      export interface DatasetList { revision: string; licence: string; attribution: string; files: DatasetEntry[] }`;
+      export interface DatasetList { revision: string; licence: string; attribution: string; files: DatasetEntry[] }
+      export interface RecordFilm { id: string | null; title: string; filmYear: string }
+      export interface RecordName { id: string | null; name: string }
+      export interface RecordNomination { year: string; films: RecordFilm[]; people: RecordName[] }
+      export interface Credit { name: string }
+      export interface Standing { nominations: number }
+      export interface ClassStanding extends Standing { class: string }
+      export interface AwardStanding extends Standing { award: string }
+      export interface Ranks { overall: Standing; classes: ClassStanding[]; awards: AwardStanding[] }
+      export interface CeremonyRef { year: string; ceremony: number }
+      export interface CeremonyHeld { ceremony: number; filmYear: string }
+      export interface CeremonyCategory { category: string }
+      export interface FilmRecord { id: string; ranks: Ranks; ceremonies: CeremonyRef[]; titles: Credit[]; entries: RecordNomination[] }
+      export interface PeopleRecord { id: string; first: CeremonyRef; entries: RecordNomination[] }
+      export interface CeremonyRecord { year: string; ceremonies: CeremonyHeld[]; categories: CeremonyCategory[]; entries: RecordNomination[] }
+      export interface AwardSummary { id: string; names: AwardName[] }
+      export interface AwardRecord extends AwardSummary { entries: RecordNomination[] }`;
     const schemas = derivedSchemas(source);
     expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
+    // An id the source may not give: a string or null.
+    expect(schemas.RecordFilm.properties).toHaveProperty('id', { type: ['string', 'null'] });
     expect(schemas.Nomination.required).toEqual(['primary', 'won']);
   });
 

@@ -26,6 +26,7 @@ const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByName
 const ID_IDS = ['titleById', 'nameById'];
 const FINDING_IDS = ['search', 'categories'];
 const DATASET_IDS = ['datasetList', 'datasetFile'];
+const RECORD_IDS = ['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
 /** The lookups: every operation but the keyless health check, which has its own test. */
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
@@ -44,8 +45,8 @@ describe('the OpenAPI document', () => {
     for (const item of Object.values(doc.paths)) expect([item.get.operationId, item.get.tags.filter((t) => !declared.includes(t))]).toEqual([item.get.operationId, []]);
   });
 
-  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search, the category list and the dataset', () => {
-    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS].sort());
+  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search, the category list, the dataset and the records', () => {
+    expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS, ...RECORD_IDS].sort());
   });
 
   it('gives each id lookup its id pattern, and a 400 naming the form it expects', () => {
@@ -53,11 +54,14 @@ describe('the OpenAPI document', () => {
     const cases: [string, string, string, string][] = [
       ['titleById', 'tt0120338', 'nm0000658', MESSAGES.badTitleId],
       ['nameById', 'nm0000658', 'tt0120338', MESSAGES.badNameId],
+      ['filmRecord', 'tt0120338', 'nm0000658', MESSAGES.badTitleId],
+      ['peopleRecord', 'nm0000658', 'tt0120338', MESSAGES.badNameId],
+      ['awardRecord', 'best-picture', 'Best Picture', MESSAGES.badAwardId],
     ];
     for (const [id, good, bad, message] of cases) {
       const op = operations(doc).find((o) => o.operationId === id)!;
       const pattern = new RegExp((op.parameters[0] as unknown as { schema: { pattern: string } }).schema.pattern);
-      expect([id, pattern.test(good), pattern.test(bad), pattern.test('co0028775')]).toEqual([id, true, false, id === 'nameById']);
+      expect([id, pattern.test(good), pattern.test(bad), pattern.test('co0028775')]).toEqual([id, true, false, id !== 'titleById' && id !== 'filmRecord']);
       expect(JSON.stringify(op.responses['400'])).toContain(JSON.stringify(message));
     }
   });
@@ -84,10 +88,10 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive, search, the category list and the dataset list', () => {
+  it('documents 200, 304, 403, 405, 429 with Retry-After and 500 on every operation, and 404 on all but the whole archive, search, the category list, the dataset list and the award list', () => {
     for (const op of operations(document())) {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '403', '405', '429', '500']));
-      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, !['allCeremonies', ...FINDING_IDS, 'datasetList'].includes(op.operationId)]);
+      expect([op.operationId, '404' in op.responses]).toEqual([op.operationId, !['allCeremonies', ...FINDING_IDS, 'datasetList', 'awardList'].includes(op.operationId)]);
       expect(op.responses['429'].headers['Retry-After']).toBeDefined();
       expect(op.responses['429'].content['application/json'].schema.$ref).toBe('#/components/schemas/RateLimitError');
       expect(op.responses['500'].content['application/json'].schema.properties.error.const).toBe(MESSAGES.fetchError);
@@ -178,7 +182,7 @@ describe('the built OpenAPI document', () => {
   it('is written to the root of dist/ by the build', async () => {
     const doc = JSON.parse(await readFile(path.join(local.dist, 'openapi.json'), 'utf8')) as Doc;
     const manifest = JSON.parse(await readFile(path.join(local.dist, '_data/manifest.json'), 'utf8')) as Manifest;
-    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS].sort());
+    expect(operations(doc).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS, ...RECORD_IDS].sort());
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 

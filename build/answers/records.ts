@@ -1,0 +1,54 @@
+/**
+ * The records: everything the archive knows of a film, a person or company,
+ * a ceremony and an award, by its id (docs/records.md). The source's rows,
+ * each film and name placed on its thing (build/answers/things.ts), go
+ * through the one record maker the offline client runs too (makeRecords in
+ * src/client/client.ts), so that its records are the service's byte for
+ * byte. Each record is an answer like any other, stored by
+ * build/answers/artifacts.ts. Pure: the import's rows in, record texts out.
+ */
+import { heldYear, type SourceRow } from '../archive/import.ts';
+import { titleCaseCategory } from '../../src/shared/category-name.ts';
+import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from '../../src/client/client.ts';
+import { things as thingsOf, type Thing, type Things } from './things.ts';
+
+export interface Records extends MadeRecords {
+  /** What the build reports. */
+  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged'] };
+}
+
+/** A credit's detail: the value at its place when the values and the places line up; else the only one, or all of them for a lone place. */
+function detailAt(detail: string[], count: number, place: number): string | undefined {
+  if (detail.length === count) return detail[place];
+  if (detail.length === 1 || (count === 1 && detail.length > 0)) return detail.join('|');
+  return undefined;
+}
+
+export function records(rows: SourceRow[]): Records {
+  const model = thingsOf(rows);
+  // One record thing per thing, the same object wherever it is credited.
+  const of = new Map<Thing, RecordThing>(model.all.map((t) => [t, { kind: t.kind, id: t.id }]));
+  const recordRows = rows.map((row, r): RecordRow => ({
+    ceremony: row.ceremony,
+    year: String(heldYear(row.ceremony)),
+    filmYear: row.filmYear,
+    category: titleCaseCategory(row.category),
+    canonical: row.canonical || row.category,
+    award: titleCaseCategory(row.canonical || row.category),
+    klass: row.klass,
+    won: row.nomination.won,
+    filmsPrimary: row.films.length > 0 && (row.klass === 'Title' || row.people.length === 0),
+    films: row.films.map((title, place) => ({ title, thing: of.get(model.rowFilms[r][place])! })),
+    people: row.people.map((name, place) => {
+      const detail = detailAt(row.detail, row.people.length, place);
+      return { name, things: model.rowPeople[r][place].map((t) => of.get(t)!), ...(detail === undefined ? {} : { detail }) };
+    }),
+    notes: row.note,
+    citation: row.citation,
+  }));
+  const count = (kind: Thing['kind']) => model.all.filter((t) => t.kind === kind && t.id !== null).length;
+  return {
+    ...makeRecords(recordRows),
+    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged },
+  };
+}
