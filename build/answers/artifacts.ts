@@ -228,19 +228,14 @@ class Store {
   }
 
   /**
-   * Stores a dataset file (build/answers/dataset.ts) as a file of its own with its
-   * compressed copies, made faster than an answer's (gzip 6, brotli 5 with a
-   * 16 MiB window: for megabytes, within a few percent of the best, in a
-   * fraction of the time); reused from earlier builds like any copy, once
-   * it decodes to the file.
+   * Stores a dataset file (build/answers/dataset.ts) as a file of its own, in
+   * one form: its gzip and brotli copies cost 5.9 MB of dist/ on the full
+   * archive and served only the Node server (Netlify and Cloudflare compress
+   * at their edge, Varnish sends these files as stored so that ranges apply to
+   * them), for a download made once.
    */
   async putFile(bytes: Uint8Array): Promise<FileRef> {
-    const id = idOf(bytes);
-    const copies = await this.reusedOr(bytes, this.reuse.get(id), () =>
-      Promise.all([gzip(bytes, { level: 6 }), brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })]),
-    );
-    this.compressed.set(id, copies);
-    return this.own(id, bytes, Promise.resolve(copies));
+    return this.own(idOf(bytes), bytes, Promise.resolve(null));
   }
 
   /**

@@ -315,7 +315,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         const reply = await get(`/dataset/file=${f.name}/apikey=${k}`, { 'accept-encoding': 'gzip, br' });
         const bytes = decoded(reply);
         expect([f.name, reply.status, reply.headers['content-type'], bytes.length, sha256(bytes)]).toEqual([f.name, 200, TYPES[f.format], f.bytes, f.sha256]);
-        if (target().compression && f.bytes > 1024) expect([f.name, reply.headers['content-encoding']]).toEqual([f.name, 'br']);
+        // Stored in one form: sent as stored on every runtime (a CDN in front may compress it on its way).
+        expect([f.name, reply.headers['content-encoding']]).toEqual([f.name, undefined]);
       }
     });
 

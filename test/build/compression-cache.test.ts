@@ -65,8 +65,9 @@ describe('the compression cache', () => {
     const cache = path.join(dir, 'compressed.bin');
     const first = await buildWith(dir, 'first', cache);
     const manifest = JSON.parse(await readFile(path.join(dir, 'first', MANIFEST_PATH), 'utf8')) as Manifest;
-    // The whole archive's answer (every client of /archive gets its copy) and a dataset file (every download of it).
-    const targets = [manifest.archive, manifest.dataset!.files['oscars.ndjson']];
+    // The whole archive's answer (every client of /archive gets its copy) and the first year stored in a file of its own.
+    const year = Object.values(manifest.years).find((ref) => !parseRef(ref)!.at.identity.range && parseRef(ref)!.at.gzip)!;
+    const targets = [manifest.archive, year];
     const copies = await readCompressionCache(cache, () => {});
     const other = Buffer.from(JSON.stringify({ planted: 'not this answer' }));
     for (const ref of targets) {

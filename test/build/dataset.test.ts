@@ -184,13 +184,14 @@ describe('the dataset of the full archive', () => {
     expect([meta.get('source_sha256'), meta.get('licence'), sql("SELECT value FROM meta WHERE key = 'source_sha256';")]).toEqual([list.revision, list.licence, list.revision]);
   });
 
-  it('serves a file with its ETag, a 304, the compressed copy asked for, a Range as 206 and a range past the end as 416', async () => {
+  it('serves a file as stored with its ETag, a 304, a Range as 206 and a range past the end as 416, whatever encoding is asked for', async () => {
     const bytes = files.get('nominations.csv')!;
     const whole = await get(api, '/dataset/file=nominations.csv');
     expect([whole.status, whole.headers['content-type'], whole.headers['accept-ranges']]).toEqual([200, 'text/csv; charset=utf-8; header=present', 'bytes']);
     expect((await get(api, '/dataset/file=nominations.csv', { 'if-none-match': whole.headers.etag })).status).toBe(304);
-    const gz = await get(api, '/dataset/file=nominations.csv', { 'accept-encoding': 'gzip' });
-    expect([gz.headers['content-encoding'], (await import('node:zlib')).gunzipSync(gz.bytes).equals(Buffer.from(bytes))]).toEqual(['gzip', true]);
+    // One form in dist/: no compressed copy of megabytes for the Node server alone (the CDN in front compresses).
+    const asked = await get(api, '/dataset/file=nominations.csv', { 'accept-encoding': 'gzip, br' });
+    expect([asked.headers['content-encoding'], asked.headers.etag, Buffer.from(asked.bytes).equals(Buffer.from(bytes))]).toEqual([undefined, whole.headers.etag, true]);
     const part = await get(api, '/dataset/file=nominations.csv', { range: 'bytes=1000-', 'accept-encoding': 'gzip, br' });
     expect([part.status, part.headers['content-range'], part.headers['content-encoding'], Buffer.from(part.bytes).equals(Buffer.from(bytes.subarray(1000)))]).toEqual([206, `bytes 1000-${bytes.length - 1}/${bytes.length}`, undefined, true]);
     const stale = await get(api, '/dataset/file=nominations.csv', { range: 'bytes=1000-', 'if-range': '"0000"' });
