@@ -2,8 +2,8 @@
  * npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d]
  *                        | revoke <key> | end-grace <email> | list
  *
- * Works on the SQLite key database `npm start` uses (KEYS_DB, default
- * data/keys.db), safely while the server runs: each command is one
+ * Works on the key database `npm start` uses (DATABASE_URL's PostgreSQL, or
+ * the SQLite file KEYS_DB, default data/keys.db), safely while the server runs: each command is one
  * transaction, and the server sees it within a second. `issue` and `rotate`
  * print the new key alone on stdout; everything else goes to stderr. Exit
  * codes: 0 done, 1 refused (the line says why), 2 usage (or a malformed
@@ -14,21 +14,21 @@
 import path from 'node:path';
 import { readCommandLine } from '../lib/command-line.ts';
 import { printable } from '../src/keys/address.ts';
-import { KeyError } from '../src/keys/contract.ts';
+import { KeyError, KeyStoreUnavailable } from '../src/keys/contract.ts';
 import { GRACE_PERIODS, graceOf, Keys } from '../src/keys/rules.ts';
 import { type Purge, purgeKeys } from '../src/http/cache.ts';
 import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
-import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
+import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
 import { KEYS_DB } from './paths.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list';
 const HELP = `${USAGE}
 
-Works on the key database npm start uses (KEYS_DB, default data/keys.db), safely
-while the server runs: each command is one transaction, seen by the server
+Works on the key database npm start uses (PostgreSQL when DATABASE_URL is set,
+else KEYS_DB, default data/keys.db), safely while the server runs: each command is one transaction, seen by the server
 within a second. issue and rotate print the new key alone on stdout.
 
   issue <email>      a key for an address that has none
@@ -119,13 +119,13 @@ export const EXIT_BUSY = 75;
 
 /** The exit code and line for a refusal the user can act on; anything else is a fault and thrown. */
 function refusal(error: unknown, err: Print): number {
-  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError)) throw error;
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError || error instanceof KeyStoreUnavailable)) throw error;
   err(`keys: ${error.message}`);
-  return error instanceof KeyDatabaseBusy ? EXIT_BUSY : 1;
+  return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable ? EXIT_BUSY : 1;
 }
 
-/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
-export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
+/** Runs one command on the database `file` (or DATABASE_URL's, when `env` has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
+export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
   const line = readCommandLine({ name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 }, argv);
   if ('exit' in line) {
@@ -145,19 +145,23 @@ export async function keysCli(argv: string[], file: string, out: Print = console
     err(`keys: ${(error as Error).message}`);
     return 2;
   }
-  let backend: SqliteKeyBackend;
+  let store: NodeKeyStore;
   try {
-    // The CLI checks single keys: it asks the file and keeps no view of every key.
-    backend = new SqliteKeyBackend(file, { view: false, legacyJson: path.join(path.dirname(file), 'keys.json') });
+    // The CLI checks single keys: it asks the database and keeps no view of every key.
+    store = await openKeyStore(env, { keysDb: file, legacyJson: path.join(path.dirname(file), 'keys.json'), server: false });
   } catch (error) {
+    if (error instanceof RangeError) {
+      err(`keys: ${error.message}`);
+      return 2;
+    }
     return refusal(error, err);
   }
   try {
-    return await run(new Keys(backend), line.positionals, graceMs, purge, out, err);
+    return await run(store.keys, line.positionals, graceMs, purge, out, err);
   } catch (error) {
     return refusal(error, err);
   } finally {
-    backend.close();
+    await store.close();
   }
 }
 

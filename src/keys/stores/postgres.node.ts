@@ -163,9 +163,7 @@ export class PostgresKeyBackend implements KeyBackend {
 
   /** Applies the migrations the database lacks, in one transaction under an advisory lock: of servers starting at once, one migrates and the others find it done. */
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await this.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('faa key schema', 0))");
       const version = await schemaVersion(client);
       if (version > SCHEMA_VERSION) {
@@ -180,13 +178,7 @@ export class PostgresKeyBackend implements KeyBackend {
       if (version < SCHEMA_VERSION) {
         await client.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value', [VERSION_ROW, String(SCHEMA_VERSION)]);
       }
-      await client.query('COMMIT');
-      client.release();
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      client.release(true);
-      throw error;
-    }
+    });
   }
 
   /** Calls `listener` with the hashes another server changed (null: forget every answer, changes may have been missed). */
@@ -276,30 +268,38 @@ export class PostgresKeyBackend implements KeyBackend {
     return this.reach(async () => (await this.rows<T>(query))[0]);
   }
 
+  /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK (and the connection dropped) when it throws. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await work(client);
+      await client.query('COMMIT');
+      client.release();
+      return out;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      // A connection that failed mid-transaction is not given back to the pool.
+      client.release(true);
+      throw error;
+    }
+  }
+
   /**
    * One write transaction: the advisory lock on `lockOn` (an address or a
    * token hash), `work`, a NOTIFY of the key hashes `changes` names from its
    * outcome, COMMIT. Resolves only once COMMIT returned; a failure rolls back.
    */
   private write<T>(lockOn: string, work: (client: pg.PoolClient) => Promise<T>, changes?: (out: T) => string[]): Promise<T> {
-    return this.reach(async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
+    return this.reach(() =>
+      this.transaction(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockOn]);
         const out = await work(client);
         const hashes = changes?.(out) ?? [];
         if (hashes.length > 0) await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify({ from: this.self, hashes })]);
-        await client.query('COMMIT');
-        client.release();
         return out;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        // A connection that failed mid-transaction is not given back to the pool.
-        client.release(true);
-        throw error;
-      }
-    });
+      }),
+    );
   }
 
   async keyEnd(hash: string): Promise<KeyEnd> {
@@ -422,31 +422,14 @@ export class PostgresKeyBackend implements KeyBackend {
 
   /**
    * Stores keys, tokens and sessions as given (a move from SQLite, the
-   * benchmark), in one transaction, keys in the order given; a key whose hash
-   * is already stored is left as it is. How many keys were stored.
+   * benchmark), in one transaction, keys in the order given; a record whose
+   * hash is already stored is left as it is. How many keys were stored.
    */
-  async insertMany(
-    keys: (NewKey & { revokedAt: number | null })[],
-    tokens: { hash: string; email: string; createdAt: number; expiresAt: number; usedAt: number | null }[] = [],
-    sessions: { hash: string; email: string; expiresAt: number }[] = [],
-  ): Promise<number> {
-    return this.reach(async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
+  insertMany(keys: (NewKey & { revokedAt: number | null })[], tokens: TokenRecord[] = [], sessions: SessionRecord[] = []): Promise<number> {
+    return this.reach(() =>
+      this.transaction(async (client) => {
         let stored = 0;
-        for (let i = 0; i < keys.length; i += 5_000) {
-          const page = keys.slice(i, i + 5_000);
-          const cols = [page.map((k) => k.hash), page.map((k) => k.id), page.map((k) => k.email), page.map((k) => k.createdAt), page.map((k) => k.revokedAt)];
-          const out = await client.query(
-            `INSERT INTO keys (hash, id, email, created_at, revoked_at, seq)
-             SELECT h, i, e, c, r, (SELECT coalesce(max(seq), 0) FROM keys) + n
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(h, i, e, c, r, n) ORDER BY n
-             ON CONFLICT (hash) DO NOTHING`,
-            cols,
-          );
-          stored += out.rowCount ?? 0;
-        }
+        for (let i = 0; i < keys.length; i += 5_000) stored += await insertKeys(client, keys.slice(i, i + 5_000));
         if (tokens.length) {
           await client.query(
             'INSERT INTO tokens (hash, email, created_at, expires_at, used_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) ON CONFLICT (hash) DO NOTHING',
@@ -455,20 +438,14 @@ export class PostgresKeyBackend implements KeyBackend {
         }
         if (sessions.length) {
           await client.query('INSERT INTO sessions (hash, email, expires_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ON CONFLICT (hash) DO NOTHING', [
-            sessions.map((s) => s.hash),
-            sessions.map((s) => s.email),
-            sessions.map((s) => s.expiresAt),
+            sessions.map((r) => r.hash),
+            sessions.map((r) => r.email),
+            sessions.map((r) => r.expiresAt),
           ]);
         }
-        await client.query('COMMIT');
-        client.release();
         return stored;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        client.release(true);
-        throw error;
-      }
-    });
+      }),
+    );
   }
 
   /** Stops listening and closes every connection. */
@@ -479,6 +456,32 @@ export class PostgresKeyBackend implements KeyBackend {
     this.listener = null;
     await Promise.all([listener?.end().catch(() => {}), this.pool.end().catch(() => {})]);
   }
+}
+
+/** A sign-in token and a session as stored (a move from SQLite). */
+export interface TokenRecord {
+  hash: string;
+  email: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+export interface SessionRecord {
+  hash: string;
+  email: string;
+  expiresAt: number;
+}
+
+/** One page of keys in the order given (their rowid follows it), each with a change number after the last one stored: how many were new. */
+async function insertKeys(client: pg.PoolClient, page: (NewKey & { revokedAt: number | null })[]): Promise<number> {
+  const out = await client.query(
+    `INSERT INTO keys (hash, id, email, created_at, revoked_at, seq)
+     SELECT h, i, e, c, r, (SELECT coalesce(max(seq), 0) FROM keys) + n
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(h, i, e, c, r, n) ORDER BY n
+     ON CONFLICT (hash) DO NOTHING`,
+    [page.map((k) => k.hash), page.map((k) => k.id), page.map((k) => k.email), page.map((k) => k.createdAt), page.map((k) => k.revokedAt)],
+  );
+  return out.rowCount ?? 0;
 }
 
 /** How many migrations the database holds: its `meta` row, 0 before the first. */
