@@ -1,6 +1,7 @@
 /**
  * npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d]
  *                        | revoke <key> | end-grace <email> | list
+ *                        | migrate-to-postgres (KEYS_DB into DATABASE_URL, cli/keys-move.ts)
  *
  * Works on the key database `npm start` uses (DATABASE_URL's PostgreSQL, or
  * the SQLite file KEYS_DB, default data/keys.db), safely while the server runs: each command is one
@@ -22,9 +23,10 @@ import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
 import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
 import { KEYS_DB } from './paths.ts';
+import { migrateToPostgres } from './keys-move.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
-const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list';
+const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list | migrate-to-postgres';
 const HELP = `${USAGE}
 
 Works on the key database npm start uses (PostgreSQL when DATABASE_URL is set,
@@ -43,11 +45,15 @@ within a second. issue and rotate print the new key alone on stdout.
   end-grace <email>  stops the address's old key in its grace period now
   list               id, e-mail, date and state of every key: current,
                      ending <time> (in its grace period) or revoked <time>
+  migrate-to-postgres
+                     moves the SQLite file KEYS_DB (keys, tokens, sessions)
+                     into the empty PostgreSQL database DATABASE_URL, in one
+                     transaction; the file is left as it is
   -h, --help         this text`;
 
 type Print = (line: string) => void;
 
-const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null };
+const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null, 'migrate-to-postgres': null };
 
 /** What was wrong with the words given, in one line: an unknown command named as typed, or what a known one takes. */
 function usageMistake(command: string | undefined, arg: string | undefined, extra: number): string {
@@ -144,6 +150,13 @@ export async function keysCli(argv: string[], file: string, out: Print = console
   } catch (error) {
     err(`keys: ${(error as Error).message}`);
     return 2;
+  }
+  if (line.positionals[0] === 'migrate-to-postgres' && line.positionals.length === 1 && graceMs === undefined) {
+    try {
+      return await migrateToPostgres(file, env.DATABASE_URL, out, err);
+    } catch (error) {
+      return refusal(error, err);
+    }
   }
   let store: NodeKeyStore;
   try {

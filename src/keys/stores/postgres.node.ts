@@ -317,6 +317,11 @@ export class PostgresKeyBackend implements KeyBackend {
     return (await this.first<{ n: number }>({ sql: 'SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL', params: [] }))!.n;
   }
 
+  /** Number of keys stored, in any state. */
+  async storedCount(): Promise<number> {
+    return (await this.first<{ n: number }>({ sql: 'SELECT count(*) AS n FROM keys', params: [] }))!.n;
+  }
+
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     return this.write(token.email, async (client): Promise<TokenOutcome> => {
       if ((await client.query(numbered(keySql.addToken(token, quota)))).rowCount === 1) return { stored: true };
