@@ -10,7 +10,8 @@
  * codes: 0 done, 1 refused (the line says why), 2 usage (or a malformed
  * CACHE_PURGE_URL), 69 done but the shared cache's purge gave up (the key
  * stays stopped; the server purges it too once it sees the change), 75 when
- * another process held the database longer than it waits (run it again).
+ * another process held the database longer than it waits, or PostgreSQL could not be
+ * reached (run it again).
  */
 import path from 'node:path';
 import { readCommandLine } from '../lib/command-line.ts';
@@ -22,6 +23,7 @@ import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
 import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
+import { KeyDatabaseUnreachable } from '../src/keys/stores/postgres.node.ts';
 import { KEYS_DB } from './paths.ts';
 import { migrateToPostgres } from './keys-move.ts';
 
@@ -127,7 +129,8 @@ export const EXIT_BUSY = 75;
 function refusal(error: unknown, err: Print): number {
   if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError || error instanceof KeyStoreUnavailable)) throw error;
   err(`keys: ${error.message}`);
-  return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable ? EXIT_BUSY : 1;
+  // Busy, or a PostgreSQL database out of reach: nothing is wrong with the command, and it may simply be run again.
+  return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable || error instanceof KeyDatabaseUnreachable ? EXIT_BUSY : 1;
 }
 
 /** Runs one command on the database `file` (or DATABASE_URL's, when `env` has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
