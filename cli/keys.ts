@@ -149,7 +149,7 @@ export async function keysCli(argv: string[], file: string, out: Print = console
   }
   let purge: Purge | undefined;
   try {
-    purge = process.env.CACHE_PURGE_URL ? purgeHook(purgeUrlSetting(process.env.CACHE_PURGE_URL)) : undefined;
+    purge = env.CACHE_PURGE_URL ? purgeHook(purgeUrlSetting(env.CACHE_PURGE_URL)) : undefined;
   } catch (error) {
     err(`keys: ${(error as Error).message}`);
     return 2;

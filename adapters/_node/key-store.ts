@@ -55,7 +55,9 @@ export interface OpenOptions {
 export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions): Promise<NodeKeyStore> {
   const postgres = postgresSettings(env);
   if (postgres) {
-    const backend = await PostgresKeyBackend.open(postgres.url, { ...postgres, listen: options.server, log: options.log });
+    // Whether this process purges the shared cache for its own writes: else its notifications ask one server to.
+    const purges = !!env.CACHE_PURGE_URL;
+    const backend = await PostgresKeyBackend.open(postgres.url, { ...postgres, listen: options.server, log: options.log, purges });
     return {
       // The server keeps answers for a second, dropped at once when another server changes a key; the CLI reads each time.
       keys: options.server ? postgresKeys(backend) : new Keys(backend),

@@ -25,7 +25,9 @@
  * revoked on one server is answered the same by the others at once (within
  * the cache's second should the listening connection be down; it reconnects
  * by itself and then forgets every answer it held). The writer purges the
- * shared cache itself; listeners never purge, so a change is purged once.
+ * shared cache itself and listeners do not, so a change is purged once; a
+ * writer that cannot (the keys CLI without CACHE_PURGE_URL) says so, and the
+ * one listener that claims it (a `meta` row only one can insert) purges.
  *
  * Faults: the pool is bounded (`poolMax` connections), and so is every wait
  * (`connectTimeoutMs` for a connection, `queryTimeoutMs` for a statement). A
@@ -47,6 +49,18 @@ export const POSTGRES_DEFAULTS = { poolMax: 10, connectTimeoutMs: 3_000, queryTi
 export const CHANGES_CHANNEL = 'faa_key_changes';
 /** The `meta` row holding how many of the migrations the database holds. */
 const VERSION_ROW = 'schema-version';
+/** The `meta` rows that say which server purges a change no writer purged. */
+const CLAIM_PREFIX = 'purge-claim ';
+
+/** A notification: who changed which keys, the ids it stopped, whether it purges them itself, and else the claim to purge them. */
+interface Change {
+  from: string;
+  hashes: string[];
+  stopped?: string[];
+  purged?: boolean;
+  claim?: string;
+}
+
 /** Longest pause between two attempts to bring the listening connection back. */
 const RELISTEN_MAX_MS = 5_000;
 /** Rows read at once by `list`. */
@@ -102,6 +116,13 @@ export interface PostgresKeysOptions {
   queryTimeoutMs?: number;
   /** LISTEN for other servers' key changes (the server; default true). The CLI turns it off. */
   listen?: boolean;
+  /**
+   * Whether whoever opened this store purges the shared cache for the keys
+   * its own writes stop (it has CACHE_PURGE_URL; default true). When not (the
+   * keys CLI without it), its notifications say so, and one listening server,
+   * chosen by a claim in the database, purges them instead.
+   */
+  purges?: boolean;
   /** Told when the database is lost or back (the server logs it). */
   log?: (line: string) => void;
 }
@@ -118,6 +139,9 @@ export class PostgresKeyBackend implements KeyBackend {
   private readonly log: (line: string) => void;
   private listener: pg.Client | null = null;
   private changed: ((hashes: string[] | null) => void) | undefined;
+  private unpurged: ((ids: string[]) => void) | undefined;
+  private readonly purges: boolean;
+  private claimsCleared = 0;
   private closed = false;
   private relistenTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether the last call reached the database: a change is logged once, not per request. */
@@ -126,6 +150,7 @@ export class PostgresKeyBackend implements KeyBackend {
   private constructor(url: string, options: PostgresKeysOptions) {
     this.url = url;
     this.log = options.log ?? (() => {});
+    this.purges = options.purges ?? true;
     const queryTimeoutMs = options.queryTimeoutMs ?? POSTGRES_DEFAULTS.queryTimeoutMs;
     this.config = {
       connectionString: url,
@@ -217,13 +242,44 @@ export class PostgresKeyBackend implements KeyBackend {
     this.relistenTimer.unref();
   }
 
+  /**
+   * Calls `listener` with the ids of keys another process stopped without
+   * purging them itself (the keys CLI without CACHE_PURGE_URL), when this
+   * store won the claim to purge them: of all the servers told, one purges.
+   */
+  onUnpurged(listener: (ids: string[]) => void): void {
+    this.unpurged = listener;
+  }
+
   private notified(payload: string | undefined): void {
+    let change: Change;
     try {
-      const { from, hashes } = JSON.parse(payload ?? '') as { from: string; hashes: string[] };
-      if (from !== this.self && Array.isArray(hashes)) this.changed?.(hashes);
+      change = JSON.parse(payload ?? '') as Change;
+      if (!Array.isArray(change.hashes)) throw new TypeError('no hashes');
     } catch {
       this.changed?.(null); // not ours to read: forget everything rather than miss a change
+      return;
     }
+    if (change.from === this.self) return;
+    this.changed?.(change.hashes);
+    const listener = this.unpurged;
+    if (!change.purged && change.stopped?.length && change.claim && listener) {
+      this.claim(change.claim).then(
+        (won) => won && listener(change.stopped!),
+        (error: unknown) => this.log(`key database: could not claim the shared cache's purge of ${change.stopped!.join(', ')} (${reason(error)})`),
+      );
+    }
+  }
+
+  /** Whether this store is the one to purge a change (a `meta` row only the first can insert); claims over an hour old are cleared once an hour. */
+  private async claim(id: string): Promise<boolean> {
+    const now = Date.now();
+    const won = (await this.pool.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [`${CLAIM_PREFIX}${id}`, String(now)])).rowCount === 1;
+    if (won && now - this.claimsCleared > 3_600_000) {
+      this.claimsCleared = now;
+      await this.pool.query('DELETE FROM meta WHERE name LIKE $1 AND CAST(value AS BIGINT) < $2', [`${CLAIM_PREFIX}%`, now - 3_600_000]);
+    }
+    return won;
   }
 
   /**
@@ -287,16 +343,20 @@ export class PostgresKeyBackend implements KeyBackend {
 
   /**
    * One write transaction: the advisory lock on `lockOn` (an address or a
-   * token hash), `work`, a NOTIFY of the key hashes `changes` names from its
-   * outcome, COMMIT. Resolves only once COMMIT returned; a failure rolls back.
+   * token hash), `work`, a NOTIFY of the keys `changes` names from its
+   * outcome (the hashes whose answers change; the ids it stopped, to purge),
+   * COMMIT. Resolves only once COMMIT returned; a failure rolls back.
    */
-  private write<T>(lockOn: string, work: (client: pg.PoolClient) => Promise<T>, changes?: (out: T) => string[]): Promise<T> {
+  private write<T>(lockOn: string, work: (client: pg.PoolClient) => Promise<T>, changes?: (out: T) => { hashes: string[]; stopped?: StoppedKey[] }): Promise<T> {
     return this.reach(() =>
       this.transaction(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockOn]);
         const out = await work(client);
-        const hashes = changes?.(out) ?? [];
-        if (hashes.length > 0) await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify({ from: this.self, hashes })]);
+        const { hashes = [], stopped = [] } = changes?.(out) ?? {};
+        if (hashes.length > 0) {
+          const change: Change = { from: this.self, hashes, stopped: stopped.map((k) => k.id), purged: this.purges, claim: this.purges ? undefined : randomUUID() };
+          await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(change)]);
+        }
         return out;
       }),
     );
@@ -366,7 +426,7 @@ export class PostgresKeyBackend implements KeyBackend {
   }
 
   issue(key: NewKey): Promise<boolean> {
-    return this.write(key.email, async (client) => (await client.query(numbered(keySql.issue(key)))).rowCount === 1, (issued) => (issued ? [key.hash] : []));
+    return this.write(key.email, async (client) => (await client.query(numbered(keySql.issue(key)))).rowCount === 1, (issued) => ({ hashes: issued ? [key.hash] : [] }));
   }
 
   /** The four statements of sql.ts's rotate, in one transaction under the address's lock: the SQL decides, this reads what they returned. */
@@ -381,7 +441,7 @@ export class PostgresKeyBackend implements KeyBackend {
         const rotated = (await this.rows(activate, client)).length === 1;
         return old === undefined || !rotated ? [] : [stoppedKey(old), ...ended];
       },
-      (stopped) => (stopped.length ? [key.hash, ...stopped.map((k) => k.hash)] : []),
+      (stopped) => ({ hashes: stopped.length ? [key.hash, ...stopped.map((k) => k.hash)] : [], stopped }),
     );
   }
 
@@ -393,7 +453,7 @@ export class PostgresKeyBackend implements KeyBackend {
         const ended = (await this.rows<StoppedKey>(endGrace, client)).map(stoppedKey);
         return [...(await this.rows<StoppedKey>(revoke, client)).map(stoppedKey), ...ended];
       },
-      (stopped) => stopped.map((k) => k.hash),
+      (stopped) => ({ hashes: stopped.map((k) => k.hash), stopped }),
     );
   }
 
@@ -404,7 +464,7 @@ export class PostgresKeyBackend implements KeyBackend {
         const row = (await this.rows<StoppedKey>(keySql.endGrace(email, now, expected), client))[0];
         return row ? stoppedKey(row) : null;
       },
-      (ended) => (ended ? [ended.hash] : []),
+      (ended) => ({ hashes: ended ? [ended.hash] : [], stopped: ended ? [ended] : [] }),
     );
   }
 
