@@ -193,7 +193,7 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     console.log(`SIGKILL during ${sessions.length} portal writes: ${acknowledged.length} acknowledged, all ${stored.filter(Boolean).length} found current in the database`);
   });
 
-  it('answers only 200 or 503 while the database restarts under load, and every key again once it is back', async () => {
+  it('answers only 200 or 503 while the database restarts under load, every key again once it is back, and keeps every sign-in it acknowledged', async () => {
     const url = await cluster.database('restart');
     const server = await start(url);
     const keys = await Promise.all(Array.from({ length: 40 }, () => cliKey(url)));
@@ -205,6 +205,20 @@ describe('npm start on PostgreSQL, when the database fails', () => {
         seen.set(status, (seen.get(status) ?? 0) + 1);
       }
     });
+    // Portal writes meanwhile: a sign-in is acknowledged (202) only once its token is committed, so each acknowledged link must open a session afterwards.
+    const signIns = new Map<number, number>();
+    const acknowledged: string[] = [];
+    let backAt = 0;
+    let ackedAfter = 0;
+    const portal = (async () => {
+      for (let i = 0; running && i < 400; i++, await sleep(10)) {
+        const email = `restart-${i}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+        const status = (await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })).status;
+        signIns.set(status, (signIns.get(status) ?? 0) + 1);
+        if (status === 202) acknowledged.push(email);
+        if (status === 202 && backAt > 0) ackedAfter++;
+      }
+    })();
     await sleep(300);
     try {
       await cluster.stop('fast');
@@ -213,12 +227,25 @@ describe('npm start on PostgreSQL, when the database fails', () => {
       await cluster.start();
     }
     for (let i = 0; i < 200 && (await health(server)) !== 200; i++) await sleep(50);
-    await sleep(300);
+    backAt = Date.now();
+    // Until a sign-in is acknowledged again once /health says the database is back (bounded: 5 s).
+    for (let i = 0; i < 100 && ackedAfter === 0; i++) await sleep(50);
     running = false;
-    await Promise.all(load);
+    await Promise.all([...load, portal]);
     expect([...seen.keys()].sort()).toEqual([200, 503]);
+    expect([...signIns.keys()].sort()).toEqual([202, 503]);
+    expect(ackedAfter).toBeGreaterThan(0);
+    const opened = await Promise.all(
+      acknowledged.map(async (email) => {
+        const token = tokenIn({ text: mailApi.to(email)[0].body.text ?? '' });
+        return (await fetch(`${server.base}/portal/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })).status;
+      }),
+    );
+    expect(opened).toEqual(acknowledged.map(() => 200));
     const after = await Promise.all(keys.map(async (k) => (await lookup(server, k)).status));
     expect(after).toEqual(keys.map(() => 200));
-    console.log(`database restarted under load: ${seen.get(200)} answers 200 and ${seen.get(503)} answers 503, none other`);
+    console.log(
+      `database restarted under load: ${seen.get(200)} lookups answered 200 and ${seen.get(503)} 503, none other; ${acknowledged.length} sign-ins acknowledged (${signIns.get(503)} answered 503), every acknowledged link opened a session afterwards`,
+    );
   });
 });

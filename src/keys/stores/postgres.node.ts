@@ -327,14 +327,19 @@ export class PostgresKeyBackend implements KeyBackend {
   /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK (and the connection dropped) when it throws. */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // The connection lost while it is out of the pool: the statement in flight (or the next) fails and says so; the event must not end the process.
+    const lost = () => {};
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const out = await work(client);
       await client.query('COMMIT');
+      client.off('error', lost);
       client.release();
       return out;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
+      client.off('error', lost);
       // A connection that failed mid-transaction is not given back to the pool.
       client.release(true);
       throw error;
