@@ -181,7 +181,9 @@ export class PostgresKeyBackend implements KeyBackend {
     } catch (error) {
       await store.close();
       if (error instanceof KeyDatabaseError) throw error;
-      throw new KeyDatabaseUnreachable(`cannot reach the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
+      // Out of reach (try again) or refused (a password, a permission: the operator fixes it), said in one line either way.
+      if (isUnreachable(error)) throw new KeyDatabaseUnreachable(`cannot reach the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
+      throw new KeyDatabaseError(`cannot use the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
     }
     return store;
   }
