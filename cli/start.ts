@@ -59,7 +59,8 @@ function refuseKeys(error: unknown): never {
 async function openKeys(log: Log): Promise<NodeKeyStore> {
   try {
     // Damage found once serving, or the database lost and back, is logged as an error; the server goes on (what needs the store answers 503).
-    return await openKeyStore(process.env, { keysDb: KEYS_DB, legacyJson: path.join(KEYS_DIR, 'keys.json'), server: true, log: (line) => log.error(line) });
+    const say = (line: string, level: 'error' | 'info') => (level === 'info' ? log(line) : log.error(line));
+    return await openKeyStore(process.env, { keysDb: KEYS_DB, legacyJson: path.join(KEYS_DIR, 'keys.json'), server: true, log: say });
   } catch (error) {
     refuseKeys(error);
   }

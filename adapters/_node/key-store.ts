@@ -47,8 +47,8 @@ export interface OpenOptions {
   legacyJson?: string;
   /** The server (true): keys checked from memory, other processes' changes followed. The CLI (false) asks the database each time. */
   server: boolean;
-  /** Told, as an error, of damage found once serving (SQLite), and of the database lost and back (PostgreSQL). */
-  log?: (line: string) => void;
+  /** Told of damage found once serving (SQLite, an error), and of the database lost (an error) and back (info) (PostgreSQL). */
+  log?: (line: string, level: 'error' | 'info') => void;
 }
 
 /** Opens the key store the environment names; rejects with the store's one-line error (`KeyDatabaseError`) when it cannot. */
@@ -68,7 +68,8 @@ export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions)
       close: () => backend.close(),
     };
   }
-  const backend = new SqliteKeyBackend(options.keysDb, { view: options.server, legacyJson: options.legacyJson, onDamage: options.log });
+  const log = options.log;
+  const backend = new SqliteKeyBackend(options.keysDb, { view: options.server, legacyJson: options.legacyJson, onDamage: log && ((line) => log(line, 'error')) });
   return {
     keys: new Keys(backend),
     backend,

@@ -123,8 +123,8 @@ export interface PostgresKeysOptions {
    * chosen by a claim in the database, purges them instead.
    */
   purges?: boolean;
-  /** Told when the database is lost or back (the server logs it). */
-  log?: (line: string) => void;
+  /** Told when the database is lost (`error`) or back (`info`): the server logs it at that level. */
+  log?: (line: string, level: 'error' | 'info') => void;
 }
 
 type Client = pg.PoolClient | pg.Client | pg.Pool;
@@ -136,7 +136,7 @@ export class PostgresKeyBackend implements KeyBackend {
   /** This store's name in its notifications, so it can tell its own from other servers'. */
   private readonly self = randomUUID();
   private readonly config: pg.ClientConfig;
-  private readonly log: (line: string) => void;
+  private readonly log: (line: string, level: 'error' | 'info') => void;
   private listener: pg.Client | null = null;
   private changed: ((hashes: string[] | null) => void) | undefined;
   private unpurged: ((ids: string[]) => void) | undefined;
@@ -235,7 +235,7 @@ export class PostgresKeyBackend implements KeyBackend {
     this.relistenTimer = setTimeout(() => {
       this.listen().then(
         () => {
-          this.log('key database: following other servers’ key changes again');
+          this.log('key database: following other servers’ key changes again', 'info');
           this.changed?.(null);
         },
         () => this.relisten(Math.min(delay * 2, RELISTEN_MAX_MS)),
@@ -268,7 +268,7 @@ export class PostgresKeyBackend implements KeyBackend {
     if (!change.purged && change.stopped?.length && change.claim && listener) {
       this.claim(change.claim).then(
         (won) => won && listener(change.stopped!),
-        (error: unknown) => this.log(`key database: could not claim the shared cache's purge of ${change.stopped!.join(', ')} (${reason(error)})`),
+        (error: unknown) => this.log(`key database: could not claim the shared cache's purge of ${change.stopped!.join(', ')} (${reason(error)})`, 'error'),
       );
     }
   }
@@ -305,14 +305,14 @@ export class PostgresKeyBackend implements KeyBackend {
       const out = await work();
       if (!this.reachable) {
         this.reachable = true;
-        this.log('key database: reachable again');
+        this.log('key database: reachable again', 'info');
       }
       return out;
     } catch (error) {
       if (!isUnreachable(error)) throw error;
       if (this.reachable) {
         this.reachable = false;
-        this.log(`key database: cannot be reached (${reason(error)}); key checks not yet cached and portal writes answer 503 until it is back`);
+        this.log(`key database: cannot be reached (${reason(error)}); key checks not yet cached and portal writes answer 503 until it is back`, 'error');
       }
       throw new KeyStoreUnavailable(`the key database cannot be reached: ${reason(error)}`);
     }
