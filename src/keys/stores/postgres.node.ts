@@ -44,7 +44,8 @@ import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedK
 import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from './sqlite-file.node.ts';
 
 /** Default and bounds of the settings (POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS). */
-export const POSTGRES_DEFAULTS = { poolMax: 10, connectTimeoutMs: 3_000, queryTimeoutMs: 5_000 } as const;
+/** The connection wait is SQLite's lock wait (10 s): it also bounds a wait for a free connection of the pool, which a burst of portal writes queues for. */
+export const POSTGRES_DEFAULTS = { poolMax: 10, connectTimeoutMs: 10_000, queryTimeoutMs: 5_000 } as const;
 /** The channel every server LISTENs on. */
 export const CHANGES_CHANNEL = 'faa_key_changes';
 /** The `meta` row holding how many of the migrations the database holds. */
@@ -110,7 +111,7 @@ export function numbered({ sql, params }: Query): { text: string; values: Query[
 export interface PostgresKeysOptions {
   /** Most connections held at once; default 10. */
   poolMax?: number;
-  /** Longest wait for a connection, ms; default 3000. */
+  /** Longest wait for a connection (a new one, or a free one of the pool), ms; default 10000. */
   connectTimeoutMs?: number;
   /** Longest a statement may run (and be waited for), ms; default 5000. */
   queryTimeoutMs?: number;
