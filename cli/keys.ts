@@ -1,34 +1,38 @@
 /**
  * npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d]
  *                        | revoke <key> | end-grace <email> | list
+ *                        | migrate-to-postgres (KEYS_DB into DATABASE_URL, cli/keys-move.ts)
  *
- * Works on the SQLite key database `npm start` uses (KEYS_DB, default
- * data/keys.db), safely while the server runs: each command is one
+ * Works on the key database `npm start` uses (DATABASE_URL's PostgreSQL, or
+ * the SQLite file KEYS_DB, default data/keys.db), safely while the server runs: each command is one
  * transaction, and the server sees it within a second. `issue` and `rotate`
  * print the new key alone on stdout; everything else goes to stderr. Exit
  * codes: 0 done, 1 refused (the line says why), 2 usage (or a malformed
  * CACHE_PURGE_URL), 69 done but the shared cache's purge gave up (the key
  * stays stopped; the server purges it too once it sees the change), 75 when
- * another process held the database longer than it waits (run it again).
+ * another process held the database longer than it waits, or PostgreSQL could not be
+ * reached (run it again).
  */
 import path from 'node:path';
 import { readCommandLine } from '../lib/command-line.ts';
 import { printable } from '../src/keys/address.ts';
-import { KeyError } from '../src/keys/contract.ts';
+import { KeyError, KeyStoreUnavailable } from '../src/keys/contract.ts';
 import { GRACE_PERIODS, graceOf, Keys } from '../src/keys/rules.ts';
 import { type Purge, purgeKeys } from '../src/http/cache.ts';
 import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
-import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
+import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
+import { KeyDatabaseUnreachable } from '../src/keys/stores/postgres.node.ts';
 import { KEYS_DB } from './paths.ts';
+import { migrateToPostgres } from './keys-move.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
-const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list';
+const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list | migrate-to-postgres';
 const HELP = `${USAGE}
 
-Works on the key database npm start uses (KEYS_DB, default data/keys.db), safely
-while the server runs: each command is one transaction, seen by the server
+Works on the key database npm start uses (PostgreSQL when DATABASE_URL is set,
+else KEYS_DB, default data/keys.db), safely while the server runs: each command is one transaction, seen by the server
 within a second. issue and rotate print the new key alone on stdout.
 
   issue <email>      a key for an address that has none
@@ -43,11 +47,15 @@ within a second. issue and rotate print the new key alone on stdout.
   end-grace <email>  stops the address's old key in its grace period now
   list               id, e-mail, date and state of every key: current,
                      ending <time> (in its grace period) or revoked <time>
+  migrate-to-postgres
+                     moves the SQLite file KEYS_DB (keys, tokens, sessions)
+                     into the empty PostgreSQL database DATABASE_URL, in one
+                     transaction; the file is left as it is
   -h, --help         this text`;
 
 type Print = (line: string) => void;
 
-const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null };
+const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null, 'migrate-to-postgres': null };
 
 /** What was wrong with the words given, in one line: an unknown command named as typed, or what a known one takes. */
 function usageMistake(command: string | undefined, arg: string | undefined, extra: number): string {
@@ -119,13 +127,14 @@ export const EXIT_BUSY = 75;
 
 /** The exit code and line for a refusal the user can act on; anything else is a fault and thrown. */
 function refusal(error: unknown, err: Print): number {
-  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError)) throw error;
+  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError || error instanceof KeyStoreUnavailable)) throw error;
   err(`keys: ${error.message}`);
-  return error instanceof KeyDatabaseBusy ? EXIT_BUSY : 1;
+  // Busy, or a PostgreSQL database out of reach: nothing is wrong with the command, and it may simply be run again.
+  return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable || error instanceof KeyDatabaseUnreachable ? EXIT_BUSY : 1;
 }
 
-/** Runs one command on the database `file`; the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
-export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error): Promise<number> {
+/** Runs one command on the database `file` (or DATABASE_URL's, when `env` has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
+export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
   const line = readCommandLine({ name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 }, argv);
   if ('exit' in line) {
@@ -140,24 +149,35 @@ export async function keysCli(argv: string[], file: string, out: Print = console
   }
   let purge: Purge | undefined;
   try {
-    purge = process.env.CACHE_PURGE_URL ? purgeHook(purgeUrlSetting(process.env.CACHE_PURGE_URL)) : undefined;
+    purge = env.CACHE_PURGE_URL ? purgeHook(purgeUrlSetting(env.CACHE_PURGE_URL)) : undefined;
   } catch (error) {
     err(`keys: ${(error as Error).message}`);
     return 2;
   }
-  let backend: SqliteKeyBackend;
+  if (line.positionals[0] === 'migrate-to-postgres' && line.positionals.length === 1 && graceMs === undefined) {
+    try {
+      return await migrateToPostgres(file, env.DATABASE_URL, out, err);
+    } catch (error) {
+      return refusal(error, err);
+    }
+  }
+  let store: NodeKeyStore;
   try {
-    // The CLI checks single keys: it asks the file and keeps no view of every key.
-    backend = new SqliteKeyBackend(file, { view: false, legacyJson: path.join(path.dirname(file), 'keys.json') });
+    // The CLI checks single keys: it asks the database and keeps no view of every key.
+    store = await openKeyStore(env, { keysDb: file, legacyJson: path.join(path.dirname(file), 'keys.json'), server: false });
   } catch (error) {
+    if (error instanceof RangeError) {
+      err(`keys: ${error.message}`);
+      return 2;
+    }
     return refusal(error, err);
   }
   try {
-    return await run(new Keys(backend), line.positionals, graceMs, purge, out, err);
+    return await run(store.keys, line.positionals, graceMs, purge, out, err);
   } catch (error) {
     return refusal(error, err);
   } finally {
-    backend.close();
+    await store.close();
   }
 }
 

@@ -10,7 +10,8 @@
  *
  * Environment: PORT, HOST, ARCHIVE_SOURCE, DIST_DIR, RATE_LIMIT_PER_MINUTE,
  * LOG_REQUESTS (0 to silence the access log); for keys KEYS_DB (default
- * data/keys.db), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
+ * data/keys.db) or DATABASE_URL (PostgreSQL, with POSTGRES_POOL_MAX,
+ * POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS), MAIL_API_URL with MAIL_API_TOKEN or SMTP_URL, and MAIL_FROM
  * (without either, mails go to the console and data/mail/), PUBLIC_BASE_URL
  * (where mailed links point), PORTAL_ISSUE_LIMIT_PER_MINUTE; CACHE_PURGE_URL
  * (a shared cache in front), TRUSTED_PROXIES (proxies whose X-Forwarded-For
@@ -33,8 +34,8 @@ import { type Mailer, noTransport } from '../src/portal/mail.ts';
 import { nodeMailer } from '../adapters/_node/mail.ts';
 import { createNodeServer } from '../adapters/node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
-import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
+import { type NodeKeyStore, openKeyStore, postgresSettings } from '../adapters/_node/key-store.ts';
 
 const KEYS_DIR = path.dirname(KEYS_DB);
 const DEV_KEY_FILE = path.join(KEYS_DIR, 'dev-key.txt');
@@ -50,22 +51,27 @@ function refuseKeys(error: unknown): never {
   refuse(error.message, error instanceof KeyDatabaseBusy ? 75 : 1);
 }
 
-/** The key store, or a one-line reason to stop: a database or old key file it cannot read is never touched. */
-function openKeys(log: Log): SqliteKeyBackend {
+/**
+ * The key store (PostgreSQL when DATABASE_URL names it, else KEYS_DB), or a
+ * one-line reason to stop: a database or old key file it cannot read is never
+ * touched, and a database it cannot reach stops the start.
+ */
+async function openKeys(log: Log): Promise<NodeKeyStore> {
   try {
-    // Damage found once serving is logged as an error; the server goes on (key checks and the portal then refuse).
-    return new SqliteKeyBackend(KEYS_DB, { legacyJson: path.join(KEYS_DIR, 'keys.json'), onDamage: (line) => log.error(line) });
+    // Damage found once serving, or the database lost and back, is logged as an error; the server goes on (what needs the store answers 503).
+    const say = (line: string, level: 'error' | 'info') => (level === 'info' ? log(line) : log.error(line));
+    return await openKeyStore(process.env, { keysDb: KEYS_DB, legacyJson: path.join(KEYS_DIR, 'keys.json'), server: true, log: say });
   } catch (error) {
     refuseKeys(error);
   }
 }
 
 /** A development key on first start, kept (git-ignored) so later starts can show examples; never printed whole. */
-async function devKey(keys: Keys, backend: SqliteKeyBackend): Promise<string> {
+async function devKey(keys: Keys, store: NodeKeyStore): Promise<string> {
   const kept = await readFile(DEV_KEY_FILE, 'utf8').then((k) => k.trim(), () => '');
-  if (kept && keys.verify(kept) === true) return kept;
+  if (kept && (await keys.verify(kept)) === true) return kept;
   // A server with keys of its own and no development key (self-hosted) gets none.
-  if (!kept && backend.activeCount() > 0) return '';
+  if (!kept && (await store.activeCount()) > 0) return '';
   const key = (await keys.activeKey(DEV_ADDRESS)) ? (await keys.rotate(DEV_ADDRESS)).key : await keys.issue(DEV_ADDRESS);
   await writeFile(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE) || DEV_KEY_FILE}, git-ignored)`);
@@ -108,6 +114,8 @@ function settings(production: boolean) {
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
       cachePurgeUrl: purgeUrl(process.env.CACHE_PURGE_URL),
       trustedProxies: trustedProxiesFrom(process.env.TRUSTED_PROXIES),
+      // Checked here so that a mistyped DATABASE_URL or pool setting stops the start before anything is built.
+      postgres: postgresSettings(process.env),
     };
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
@@ -129,7 +137,9 @@ without either, the portal's sign-in answers 503 saying mail is not set up.
 
 Environment: PORT, HOST, ARCHIVE_SOURCE (the source to build from), DIST_DIR,
 RATE_LIMIT_PER_MINUTE, LOG_REQUESTS=0 (no access log), KEYS_DB (default
-data/keys.db), MAIL_API_URL and MAIL_API_TOKEN (an HTTP e-mail API) or
+data/keys.db), DATABASE_URL (postgres://...: keys in PostgreSQL instead,
+shared by several servers; POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS,
+POSTGRES_QUERY_TIMEOUT_MS), MAIL_API_URL and MAIL_API_TOKEN (an HTTP e-mail API) or
 SMTP_URL, MAIL_FROM (without a mail transport mails are printed and written to
 data/mail/), PUBLIC_BASE_URL, PORTAL_ISSUE_LIMIT_PER_MINUTE, CACHE_PURGE_URL
 (Varnish's purge hook, docs/caching.md), TRUSTED_PROXIES (the addresses or
@@ -151,9 +161,9 @@ async function main() {
   // stdout or stderr closed under the server (`npm start | head`): a later console line must not stop it (the log says what it dropped).
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
-  const backend = openKeys(log);
-  if (backend.imported) console.log(`imported ${backend.imported.keys} keys from ${backend.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
-  const keys = new Keys(backend);
+  const store = await openKeys(log);
+  if (store.imported) console.log(`imported ${store.imported.keys} keys from ${store.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
+  const { keys } = store;
   const { server } = createNodeServer({
     dist: DIST,
     keys,
@@ -170,7 +180,7 @@ async function main() {
       issueLimitPerMinute,
     },
   });
-  const dev = production ? '' : await devKey(keys, backend).catch(refuseKeys);
+  const dev = production ? '' : await devKey(keys, store).catch(refuseKeys);
   const revokedDev = production ? await revokeDevKey(keys).catch(refuseKeys) : null;
 
   await new Promise<void>((resolve) => {
@@ -186,7 +196,7 @@ async function main() {
     });
   });
   console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)${production ? '  [production mode]' : ''}`);
-  console.log(`key portal: ${base}/portal  (keys in ${KEYS_DB}; mail: ${mailer.describe})`);
+  console.log(`key portal: ${base}/portal  (keys in ${store.where}; mail: ${mailer.describe})`);
   if (revokedDev) console.log(revokedDev);
   if (dev) {
     const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
@@ -207,7 +217,7 @@ async function main() {
     stopping = true;
     setTimeout(() => process.exit(0), STOP_MS);
     server.close(async () => {
-      backend.close();
+      await store.close();
       mailer.close();
       const flushed = await log.flush(STOP_MS / 5);
       if (!flushed) console.error('log: stopped with lines the destination (stdout) had not taken; they are lost');

@@ -11,12 +11,14 @@ import type { Manifest } from '../../src/shared/types.ts';
 import type { DiskData } from './disk-data.ts';
 import type { KeyBackend } from '../../src/keys/contract.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
+import { PostgresKeyBackend } from '../../src/keys/stores/postgres.node.ts';
 
 /**
  * The server's shared cache through the purge hook at `url` (Varnish's
  * headers); a failed purge is a warning for `warn`, else stderr. Over the
  * SQLite store, a key another process (the keys CLI) stops is purged too,
  * whether or not that process could purge: the store sees it within 250 ms.
+ * Over PostgreSQL, only one the CLI could not purge, by one server alone.
  */
 export function hookCache(url: string, warn: ((line: string) => void) | undefined, backend?: KeyBackend) {
   const purge = purgeHook(url);
@@ -24,6 +26,8 @@ export function hookCache(url: string, warn: ((line: string) => void) | undefine
   // A purge's second round (after key caches settle) runs after the portal's reply: the process outlives it.
   const purgeStopped = (ids: string[]) => purgeKeys(purge, ids, say, () => {});
   if (backend instanceof SqliteKeyBackend) backend.onStopped((ids) => void purgeStopped(ids));
+  // Over PostgreSQL each writer purges its own changes; one it could not purge (the CLI without the hook) is purged by the one server that claims it.
+  if (backend instanceof PostgresKeyBackend) backend.onUnpurged((ids) => void purgeStopped(ids));
   return { purge, log: say, sharedCache: varnishHeaders, purgeKeys: purgeStopped };
 }
 

@@ -269,7 +269,7 @@ function healthOperation(): Schema {
       200: { description: `${STATUS_TEXT[200]}: the archive can be read.`, content: { 'application/json': { schema: ref('Health') } } },
       405: errorResponse(`${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS}.`, [MESSAGES.methodNotAllowed], MESSAGES.methodNotAllowed),
       503: errorResponse(
-        `${STATUS_TEXT[503]}: the archive's data or the key store cannot be read here; every lookup would answer 500.`,
+        `${STATUS_TEXT[503]}: the archive's data or the key store cannot be read here; every lookup would answer 500, or 503 for a key not checked before when the key store cannot be reached.`,
         [MESSAGES.unavailable, MESSAGES.keysUnavailable],
         MESSAGES.unavailable,
       ),
@@ -362,6 +362,12 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     `${STATUS_TEXT[500]}: the stored answer could not be read. Back off exponentially before trying again.`,
     [MESSAGES.fetchError],
     MESSAGES.fetchError,
+  );
+  responses[503] = errorResponse(
+    `${STATUS_TEXT[503]}: the key could not be checked, because this server cannot reach its key store now (a self-hosted server whose PostgreSQL database is down); nothing was decided about the key. Try again after Retry-After.`,
+    [MESSAGES.keysUnavailable],
+    MESSAGES.keysUnavailable,
+    { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
   );
 
   const alias = route.roots.slice(1).map((r) => `\`${template(route, r)}\``);

@@ -157,7 +157,7 @@ function errorTable(): string {
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
-    [503, `Only ${HEALTH_PATH}: this instance cannot read the archive, or its key store.`, [MESSAGES.unavailable, MESSAGES.keysUnavailable]],
+    [503, `${HEALTH_PATH}: this instance cannot read the archive, or its key store. A lookup: its key could not be checked, because the key store cannot be reached now (a self-hosted server whose database is down); try again after Retry-After.`, [MESSAGES.unavailable, MESSAGES.keysUnavailable]],
   ];
   const rows = errors.map(([status, why, messages]) => {
     const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');

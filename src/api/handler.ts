@@ -17,7 +17,7 @@ import { type Lookup, ROUTES, SHAPES, template } from '../shared/routes.ts';
 import type { Answer, DataSource } from '../store/answer.ts';
 import { ArchiveReader, type ArchiveOptions, DataError } from '../store/archive.ts';
 import { Gate } from './gate.ts';
-import type { KeyCheck } from '../keys/contract.ts';
+import { type KeyCheck, KeyStoreUnavailable } from '../keys/contract.ts';
 import { keyedPolicy, marked, NEVER_SHARED, neverShared, type SharedHeaders } from '../http/cache.ts';
 import { healthReply } from './health.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
@@ -193,8 +193,16 @@ function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out
   });
 }
 
+/** A lookup whose key could not be checked: the store is out of reach (it reconnects by itself). */
+const KEYS_UNAVAILABLE = errorReply(503, MESSAGES.keysUnavailable, { 'retry-after': '5' });
+
 /** A failure becomes section 7's 500; only a data failure is expected, anything else is logged as a fault. */
 function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
+  // A key store out of reach decided nothing: 503, as /health says, and the client may try again.
+  if (error instanceof KeyStoreUnavailable) {
+    s.options.log?.(loggable(`key store unavailable: ${error.message} (${request.method} ${request.url})`));
+    return KEYS_UNAVAILABLE;
+  }
   const what = error instanceof DataError ? 'data error' : 'internal error';
   s.options.log?.(loggable(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`));
   return REPLIES.fetchError;

@@ -122,6 +122,12 @@ export class KeyCache {
     this.drops++;
   }
 
+  /** Forgets every answer (a store that may have missed changes, such as a listener that reconnected). */
+  clear(): void {
+    this.answers.clear();
+    this.drops++;
+  }
+
   private remember(hash: string, end: KeyEnd): void {
     if (this.ttlMs === 0) return;
     this.answers.delete(hash);

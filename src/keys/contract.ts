@@ -178,3 +178,11 @@ export class KeyError extends Error {
     this.retryAfter = retryAfter;
   }
 }
+
+/**
+ * A store that cannot be reached now (a database server down or cut off):
+ * nothing was decided and, for a write, nothing was acknowledged. The front
+ * door answers 503 for it, the portal its own 503; the store reconnects by
+ * itself.
+ */
+export class KeyStoreUnavailable extends Error {}

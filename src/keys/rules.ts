@@ -4,7 +4,8 @@
  * stops. `Keys` decides them all, once, and leaves the storing to a
  * `KeyBackend` (src/keys/contract.ts) that decides nothing and whose every
  * operation is atomic: SQLite locally and when self-hosted
- * (src/keys/stores/sqlite.node.ts), Netlify Blobs on Netlify
+ * (src/keys/stores/sqlite.node.ts), PostgreSQL for several servers on one
+ * set of keys (src/keys/stores/postgres.node.ts), Netlify Blobs on Netlify
  * (src/keys/stores/blobs.ts), Cloudflare D1 in a Worker
  * (src/keys/stores/d1.ts). The secrets are src/keys/secrets.ts, the address
  * rules src/keys/address.ts.
@@ -12,7 +13,7 @@
  * The request path asks `verify(key)`, which answers synchronously whenever
  * the backend can (the SQLite store always can), so the API pays no promise
  * for its key check. Over a store that answers only asynchronously (Blobs,
- * D1), `Keys` is given a cache (src/keys/cache.ts): each key is read at most
+ * D1, PostgreSQL), `Keys` is given a cache (src/keys/cache.ts): each key is read at most
  * once a second per isolate, and a key revoked or rotated anywhere is
  * refused within about a second.
  *

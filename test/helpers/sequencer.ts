@@ -23,6 +23,8 @@ export const LONG_FILES = [
   'test/runtimes/worker-memory.test.ts',
   'test/ops/operations.test.ts',
   'test/keys/key-database.test.ts',
+  'test/keys/keys-postgres.test.ts',
+  'test/keys/postgres-faults.test.ts',
   'test/runtimes/varnish.test.ts',
   'test/keys/keys-d1.test.ts',
   'test/build/command-line.test.ts',

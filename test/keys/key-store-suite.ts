@@ -16,8 +16,8 @@ export interface StorePair {
   a: Keys;
   b: Keys;
   clock: { t: number };
-  /** Lets each instance see the other's writes (SQLite: what its 250 ms poll does; Blobs: nothing to do). */
-  settle(): void;
+  /** Lets each instance see the other's writes (SQLite: what its 250 ms poll does; PostgreSQL: the notifications sent so far are taken in; Blobs: nothing to do). */
+  settle(): void | Promise<void>;
 }
 
 const status = (promise: Promise<unknown>) => promise.then(() => 'ok', (error: unknown) => (error instanceof KeyError ? error.status : `${error}`));
@@ -29,18 +29,18 @@ async function signedIn(keys: Keys, email: string): Promise<string> {
   return (await keys.openSession(token)).session;
 }
 
-export function keyStoreSuite(name: string, make: () => StorePair) {
+export function keyStoreSuite(name: string, make: () => StorePair | Promise<StorePair>) {
   let current: StorePair;
-  const open = () => (current = make());
+  const open = async () => (current = await make());
   /** Whether a key works, asked once every instance has seen every write. */
   const works = async (keys: Keys, key: string) => {
-    current.settle();
+    await current.settle();
     return keys.verify(key);
   };
 
   describe(`the ${name} key store`, () => {
     it('opens one session per sign-in link, for the address it was sent to, and refuses the link a second time', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('link');
       const { token } = await a.signIn(email.toUpperCase());
       expect(token).toMatch(/^fat_[A-Za-z0-9_-]{43}$/);
@@ -53,14 +53,14 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('ends a session on sign-out, for every instance, leaving the address’s other sessions and its key alone', async () => {
-      const { a, b, settle } = open();
+      const { a, b, settle } = await open();
       const email = address('sign-out');
       const session = await signedIn(a, email);
       const other = await signedIn(b, email);
       const key = await a.issue(email);
       expect(await b.account(session)).toEqual({ email, key: { id: key.slice(0, 12), createdAt: expect.any(String) }, ending: null });
       await b.signOut(session);
-      settle();
+      await settle();
       expect([await status(a.sessionEmail(session)), await status(a.account(session)), await status(a.signOut(session))]).toEqual([401, 401, 401]);
       expect(await a.sessionEmail(other)).toBe(email);
       expect(await works(a, key)).toBe(true);
@@ -68,7 +68,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('refuses a link after 15 minutes and a session after an hour', async () => {
-      const { a, clock } = open();
+      const { a, clock } = await open();
       const email = address('expiry');
       const old = await a.signIn(email);
       clock.t += TOKEN_TTL_MS;
@@ -81,7 +81,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it(`sends at most ${SIGN_INS_PER_WINDOW} links in ${SIGN_IN_WINDOW_MS / 60_000} minutes to one address, and says when to ask again`, async () => {
-      const { a, b, clock } = open();
+      const { a, b, clock } = await open();
       const email = address('limit');
       for (let i = 0; i < SIGN_INS_PER_WINDOW; i++) {
         await (i % 2 ? a : b).signIn(email);
@@ -95,7 +95,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('counts only the links whose mail was handed over: a failed send neither works nor uses up the limit', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('unsent');
       const tokens: string[] = [];
       const failing = async (_to: string, token: string) => {
@@ -109,7 +109,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('counts an address however it is written: case, spaces and Unicode composition make no new address', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const tag = address('same');
       const [local, domain] = tag.split('@');
       const forms = [tag, ` ${tag} `, `${local}@${domain.toUpperCase()}`, `${local.toUpperCase()}@${domain}`, `${local}\u00e9@${domain}`, `${local}e\u0301@${domain}`];
@@ -121,7 +121,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('refuses an address holding a control or format character, with 400, and stores nothing for it', async () => {
-      const { a } = open();
+      const { a } = await open();
       const [local, domain] = address('ctl').split('@');
       for (const c of ['\u0000', '\u001b', '\u007f', '\u0085', '\u200b', '\u202e', '\u2028', '\u2029', '\ufeff', '\u00ad']) {
         const refused = await a.signIn(`${local.slice(0, 2)}${c}${local.slice(2)}@${domain}`).catch((e: KeyError) => e);
@@ -132,7 +132,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('keeps one active key per address: issue once, rotate, revoke, issue again', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('life');
       const first = await a.issue(email);
       expect(await works(a, first)).toBe(true);
@@ -149,7 +149,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('rotates and revokes a given key only while it is the active one (the CLI)', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('cli');
       const key = await a.issue(email);
       const next = await b.rotateKey(key).then((r) => r.key);
@@ -161,7 +161,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('rotates with a grace period: both keys work until its end, then the old one is refused without any write', async () => {
-      const { a, b, clock } = open();
+      const { a, b, clock } = await open();
       const email = address('grace');
       const old = await a.issue(email);
       const session = await signedIn(b, email);
@@ -180,7 +180,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('ends a grace period early: "stop the old key now", revoke of the old key, revoke of the current key', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('end-grace');
       const first = await a.issue(email);
       const second = await a.rotate(email, GRACE_PERIODS['24h']).then((r) => r.key);
@@ -199,7 +199,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('keeps at most one key in its grace period: rotating again ends the one in grace now, and "now" ends the old key at once', async () => {
-      const { a, b, clock } = open();
+      const { a, b, clock } = await open();
       const email = address('one-grace');
       const first = await a.issue(email);
       clock.t += 1000;
@@ -218,7 +218,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('names every key each rule stopped, so each is purged: a rotate ending an earlier grace, a revoke ending a key in grace', async () => {
-      const { a, b } = open();
+      const { a, b } = await open();
       const email = address('stopped');
       const id = (key: string) => key.slice(0, 12);
       const first = await a.issue(email);
@@ -236,7 +236,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('lists each key’s state: current, ending at its end, revoked', async () => {
-      const { a, clock } = open();
+      const { a, clock } = await open();
       const email = address('states');
       const first = await a.issue(email);
       clock.t += 1000;
@@ -254,7 +254,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
     });
 
     it('lists every key with its state and never the key', async () => {
-      const { a, clock } = open();
+      const { a, clock } = await open();
       const email = address('list');
       const key = await a.issue(email);
       clock.t += 1000;
@@ -270,7 +270,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
 
     describe('with many calls at once', () => {
       it('hands out one key when twenty ask for one address at once', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('issue-race');
         const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).issue(email).then((k) => k, (e: KeyError) => e.status)));
         const keys = outcomes.filter((o): o is string => typeof o === 'string');
@@ -280,7 +280,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('leaves exactly one working key after ten rotations at once, held by the owner, who can rotate again', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('rotate-race');
         const first = await a.issue(email);
         const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email).then((r) => r.key)));
@@ -294,7 +294,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('lets one of two rotations of the same key win; the winner works, and the owner can rotate again', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('two-rotates');
         const key = await a.issue(email);
         const outcomes = await Promise.all([a.rotateKey(key).then((r) => r.key), b.rotateKey(key).then((r) => r.key)].map((p) => p.then((k) => k, (e: KeyError) => e.status)));
@@ -306,7 +306,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('leaves one current key and at most one in its grace period after ten rotations with and without grace at once', async () => {
-        const { a, b, clock } = open();
+        const { a, b, clock } = await open();
         const email = address('grace-race');
         const first = await a.issue(email);
         const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0).then((r) => r.key)));
@@ -327,7 +327,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('refuses every key a revoke acknowledged, grace or not, under rotations with grace at once', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('grace-mix');
         await a.issue(email);
         const handed: string[] = [];
@@ -355,7 +355,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('opens one session when one link is used ten times at once', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const { token } = await a.signIn(address('token-race'));
         const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => status((i % 2 ? a : b).openSession(token))));
         expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
@@ -363,7 +363,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it(`sends ${SIGN_INS_PER_WINDOW} links, no more, when twelve ask for one address at once`, async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('sign-in-race');
         const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => status((i % 2 ? a : b).signIn(email))));
         expect(outcomes.filter((o) => o === 'ok')).toHaveLength(SIGN_INS_PER_WINDOW);
@@ -371,7 +371,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('refuses every key whose revocation was acknowledged, and keeps at most one active key, under a mix of writes', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('mix');
         await a.issue(email);
         const handed: string[] = [];
@@ -397,7 +397,7 @@ export function keyStoreSuite(name: string, make: () => StorePair) {
       });
 
       it('gets a session and a key for a session via either instance at once', async () => {
-        const { a, b } = open();
+        const { a, b } = await open();
         const email = address('sessions');
         const session = await signedIn(a, email);
         expect(await b.sessionEmail(session)).toBe(email);

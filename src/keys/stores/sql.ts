@@ -1,8 +1,9 @@
 /**
  * The key stores' SQL, written once for the two SQLite stores: the local file
  * (src/keys/stores/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
- * (src/keys/stores/d1.ts). Both run the schema of the repository's `migrations/`
- * folder. Every write here is one statement, or a few statements sent as one
+ * (src/keys/stores/d1.ts), and for PostgreSQL (src/keys/stores/postgres.node.ts,
+ * which numbers the placeholders `$1`, `$2`, ...). All run the schema of the
+ * repository's `migrations/` folder (PostgreSQL through `forPostgres`). Every write here is one statement, or a few statements sent as one
  * transaction in which no code decides between them: D1 has no interactive
  * transactions, so a condition lives in the SQL (a conditional INSERT, an
  * UPDATE ... RETURNING, a partial unique index that keeps one active key per
@@ -24,8 +25,10 @@ const q = (sql: string, ...params: SqlValue[]): Query => ({ sql, params });
 
 /** The next change number of `keys`, in SQL, so that a statement takes it without a read before it (the local store follows changes by it). */
 const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
+/** No key is expected: the cast names the parameter's type, which PostgreSQL cannot infer from `IS NULL` alone (SQLite ignores it). */
+const EXPECTED_NONE = 'CAST(? AS TEXT) IS NULL';
 /** The address's active key, when it is the expected one (or any, when none is expected). */
-const ACTIVE_AS_EXPECTED = 'email = ? AND revoked_at IS NULL AND (? IS NULL OR hash = ?)';
+const ACTIVE_AS_EXPECTED = `email = ? AND revoked_at IS NULL AND (${EXPECTED_NONE} OR hash = ?)`;
 
 export interface KeyRow {
   id: string;
@@ -95,7 +98,7 @@ export const keySql = {
   ],
   /** Ends now the address's key in its grace period (if it is `expected`, when given): the key ended, or no row. */
   endGrace: (email: string, now: number, expected?: string) =>
-    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (? IS NULL OR hash = ?) RETURNING hash, id`, now, email, now, expected ?? null, expected ?? null),
+    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (${EXPECTED_NONE} OR hash = ?) RETURNING hash, id`, now, email, now, expected ?? null, expected ?? null),
 
   /**
    * Replaces the address's active key (if it is `expected`, when given) by
