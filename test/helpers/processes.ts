@@ -1,5 +1,5 @@
 /** The runtimes as processes: npm start and the other npm scripts, the edge function under Deno, the Worker under wrangler dev. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { DENO, ROOT } from './paths.ts';
@@ -232,3 +232,13 @@ function readlinkSafe(file: string): string {
 
 /** Whether an address from `listeningAddresses` is on loopback only (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
 export const isLoopback = (address: string) => /^(127\.\d+\.\d+\.\d+|::ffff:127\.\d+\.\d+\.\d+|\[::1\]):\d+$/.test(address);
+
+/** Whether Debian's Varnish is installed (`.ci/run` installs it): the suites behind it are skipped, and say so, without it. */
+export const hasVarnish = (() => {
+  try {
+    execFileSync('varnishd', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();

@@ -9,7 +9,7 @@
  * revoked it purged it, and the other server's key cache dropped it.
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,17 +21,8 @@ import { keyThroughPortal } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { type PgCluster, startPostgres } from '../helpers/postgres.ts';
-import { type Started, startServer } from '../helpers/processes.ts';
+import { hasVarnish, type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
-
-const hasVarnish = (() => {
-  try {
-    execFileSync('varnishd', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** The guide's two-server VCL: its indented block that begins `import directors;`, with the servers' loopback ports for its example addresses. */
 async function guideVcl(portA: number, portB: number): Promise<string> {

@@ -6,7 +6,7 @@
  * a dataset file's download resumes with a Range as it does on the server.
  * Skipped only where `varnishd` is not installed (.ci/run installs it).
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { decodedBody, eventually, type RawReply, rawRequest } from '../helpers/h
 import { keyThroughPortal, makeKeys, storeKeys } from '../helpers/keys.ts';
 import { type MailApi, startMailApi } from '../helpers/mail.ts';
 import { FULL_SOURCE, ROOT, SAMPLE_SOURCE } from '../helpers/paths.ts';
-import { type Started, startServer } from '../helpers/processes.ts';
+import { hasVarnish, type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, sharedBuild, tempDir } from '../helpers/temp.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
 import { freeLoopbackPort } from '../../lib/ports.ts';
@@ -29,15 +29,6 @@ import { freeLoopbackPort } from '../../lib/ports.ts';
  * about 5.8 MB (it held 17.4 MB at 60,000), three times the 2 MB allowed; `npm run test:stress` sends 60,000.
  */
 const URLS = wholeNumberSetting('VARNISH_URLS', process.env.VARNISH_URLS, 20_000, 1_000, 10_000_000);
-
-const hasVarnish = (() => {
-  try {
-    execFileSync('varnishd', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** The `-s` arguments of the varnishd command the VCL's opening comment documents (the README gives the same). */
 async function documentedStorage(): Promise<string[]> {
