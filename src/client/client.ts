@@ -552,16 +552,22 @@ const decoded = (bytes: Uint8Array): string | null => {
   }
 };
 
-/** The held copy's archive, when `copy` is a HeldDataset whose text hashes to its sha256 and reads as the dataset; else null (never an error that could show the text). */
-async function trusted(copy: unknown): Promise<OfflineArchive | null> {
-  const held = copy as HeldDataset | null;
-  if (typeof held?.text !== 'string' || typeof held.sha256 !== 'string' || (held.etag !== null && typeof held.etag !== 'string')) return null;
-  if ((await sha256Of(new TextEncoder().encode(held.text))) !== held.sha256) return null;
+const textSha256 = (text: string) => sha256Of(new TextEncoder().encode(text));
+
+/** The archive `text` holds, or null when it is not the dataset (never an error that could show the text). */
+function readable(text: string): OfflineArchive | null {
   try {
-    return new OfflineArchive(held.text);
+    return new OfflineArchive(text);
   } catch {
     return null;
   }
+}
+
+/** The held copy's archive, when `copy` is a HeldDataset whose text hashes to its sha256 and reads as the dataset; else null. */
+async function trusted(copy: unknown): Promise<OfflineArchive | null> {
+  const held = copy as HeldDataset | null;
+  if (typeof held?.text !== 'string' || typeof held.sha256 !== 'string' || (held.etag !== null && typeof held.etag !== 'string')) return null;
+  return (await textSha256(held.text)) === held.sha256 ? readable(held.text) : null;
 }
 
 /** What the store holds, or null when it holds nothing or cannot be read. */
@@ -575,13 +581,12 @@ async function readStore(store: DatasetStore | undefined): Promise<unknown> {
 
 /** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset). */
 async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineArchive }> {
-  const bytes = typeof seed.text === 'string' ? new TextEncoder().encode(seed.text) : seed.text;
-  const held = { text: typeof seed.text === 'string' ? seed.text : decoded(seed.text), etag: null, sha256: await sha256Of(bytes) };
+  const [text, sha256] = typeof seed.text === 'string' ? [seed.text, await textSha256(seed.text)] : [decoded(seed.text), await sha256Of(seed.text)];
   const path = shown(PATHS.datasetFile('oscars.ndjson'));
-  if (seed.sha256 !== undefined && seed.sha256 !== held.sha256) throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
-  const data = held.text === null ? null : await trusted(held);
-  if (!data) throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
-  return { held: held as HeldDataset, data };
+  if (seed.sha256 !== undefined && seed.sha256 !== sha256) throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
+  const data = text === null ? null : readable(text);
+  if (text === null || !data) throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
+  return { held: { text, etag: null, sha256 }, data };
 }
 
 /**
@@ -605,14 +610,14 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   const take = async (): Promise<boolean> => {
     api.clear(); // ask the list afresh
     // The copy as held now, hashed again: one that no longer matches its sha256 is asked for whole.
-    const current = held && (await sha256Of(new TextEncoder().encode(held.text))) === held.sha256 ? held : null;
+    const current = held && (await textSha256(held.text)) === held.sha256 ? held : null;
     const got = await checkedFile(api, 'oscars.ndjson', current?.etag ?? null, current?.sha256);
     if (!got) return false;
+    // Its bytes were hashed as they came (checkedFile): read, not hashed again.
     const text = decoded(got.bytes);
-    const copy = { text: text ?? '', etag: got.etag, sha256: got.sha256 };
-    const archive = text === null ? null : await trusted(copy);
-    if (!archive) throw new ApiError(0, 'The dataset the service sent cannot be read by this client: update the client', shown(PATHS.datasetFile('oscars.ndjson')));
-    await keep(copy, archive);
+    const archive = text === null ? null : readable(text);
+    if (text === null || !archive) throw new ApiError(0, 'The dataset the service sent cannot be read by this client: update the client', shown(PATHS.datasetFile('oscars.ndjson')));
+    await keep({ text, etag: got.etag, sha256: got.sha256 }, archive);
     return true;
   };
   const stored = await readStore(options.store);
