@@ -105,7 +105,7 @@ class Numbered {
 const orNull = (text: string): string | null => (text === '' ? null : text);
 
 /** A link's detail: the value at its place when the values and the links line up; else the only one, or all of them for a lone link. */
-function detailAt(detail: string[], count: number, place: number): string | null {
+export function detailAt(detail: string[], count: number, place: number): string | null {
   if (detail.length === count) return detail[place];
   if (detail.length === 1 || (count === 1 && detail.length > 0)) return detail.join('|');
   return null;

@@ -10,18 +10,12 @@
 import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from '../../src/client/client.ts';
+import { detailAt } from './dataset.ts';
 import { things as thingsOf, type Thing, type Things } from './things.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
   stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged'] };
-}
-
-/** A credit's detail: the value at its place when the values and the places line up; else the only one, or all of them for a lone place. */
-function detailAt(detail: string[], count: number, place: number): string | undefined {
-  if (detail.length === count) return detail[place];
-  if (detail.length === 1 || (count === 1 && detail.length > 0)) return detail.join('|');
-  return undefined;
 }
 
 export function records(rows: SourceRow[]): Records {
@@ -41,7 +35,7 @@ export function records(rows: SourceRow[]): Records {
     films: row.films.map((title, place) => ({ title, thing: of.get(model.rowFilms[r][place])! })),
     people: row.people.map((name, place) => {
       const detail = detailAt(row.detail, row.people.length, place);
-      return { name, things: model.rowPeople[r][place].map((t) => of.get(t)!), ...(detail === undefined ? {} : { detail }) };
+      return { name, things: model.rowPeople[r][place].map((t) => of.get(t)!), ...(detail === null ? {} : { detail }) };
     }),
     notes: row.note,
     citation: row.citation,

@@ -13,6 +13,8 @@ import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchInde
 import type { Archive, CategoryName } from '../../src/shared/types.ts';
 import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
+import { recordPath } from '../../src/shared/routes.ts';
+import { kindOfId } from './things.ts';
 
 interface Tally {
   nominations: number;
@@ -110,18 +112,17 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     if (!tally) continue; // an id no nomination carries: no lookup answers it
     const shown = [...beside].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
     for (const name of shown) identified.add(name);
-    const kind: SearchKind = id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person';
+    const kind: SearchKind = kindOfId(id);
     entries.push({ names: shown, aliases: [], kind, tally, weight: tally.nominations, id, filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined });
   }
   // Names credited with one id: where they stand without it, they are that id's thing (docs/records.md), and their result gives its record.
   const idsOfName = new Map<string, string[]>();
   for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
-  const recordOf = (id: string) => `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
   for (const [name, tally] of names) {
     if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
     const kind = kindOf(facts.kinds.get(name));
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
-    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordOf(one) } : {}) });
+    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });
   }
   const categoryNames = [...categories.keys()];
   const awardOf = (name: string) => facts.awards.get(name) ?? name;

@@ -42,7 +42,8 @@ export interface Things {
   merged: { films: number; names: number; credits: number };
 }
 
-const kindOfId = (id: string): Kind => (id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person');
+/** The kind an IMDb id names: `tt…` a film, `co…` a company, any other a person. */
+export const kindOfId = (id: string): Kind => (id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person');
 
 /** The ids at a place: one, or a pseudonym's several, comma-separated; none for ''. */
 const idsAt = (place: string): string[] => (place === '' ? [] : place.split(',').filter((id) => id !== '' && id !== '?'));

@@ -32,6 +32,7 @@
  */
 
 import type { SearchResult } from '../shared/types.ts';
+import { recordPath } from '../shared/routes.ts';
 
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
@@ -762,7 +763,7 @@ function resultOf(row: string, key: number): SearchResult {
   const kind = KINDS[code];
   const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
   const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
-  if (id) found.record = `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
+  if (id) found.record = recordPath(id);
   else if (record) found.record = record;
   if (id) found.id = id;
   if (filmYear) found.filmYear = filmYear;
