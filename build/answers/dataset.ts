@@ -129,15 +129,16 @@ export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
     out.nominations.push([id, row.ceremony, held, category, row.filmYear, n.won ? 1 : 0, orNull(row.name), orNull(row.detail.join('|')), orNull(row.note.join('|')), orNull(row.citation)]);
     // Role in the API's sense: films are primary in film categories (and wherever nobody is named), people otherwise.
     const filmsPrimary = row.films.length > 0 && (row.klass === 'Title' || row.people.length === 0);
+    // Films and names on their things (build/answers/things.ts): a name written without an id is the thing with one it was merged into.
     row.films.forEach((title, place) => {
-      const imdb = row.filmIds[place];
-      const film = films.id(imdb || `${title}\u0000${row.filmYear}`, () => [orNull(imdb), title]);
+      const imdb = model.rowFilms[i][place].id;
+      const film = films.id(imdb ?? `${title}\u0000${row.filmYear}`, () => [imdb, title]);
       out.nomination_films.push([id, place + 1, film, filmsPrimary ? 'primary' : 'secondary', title, row.people.length <= 1 && row.detail.length === row.films.length && row.films.length > 1 ? row.detail[place] : null]);
     });
     row.people.forEach((name, place) => {
-      const imdb = row.peopleIds[place];
-      // The kind of its thing (build/answers/things.ts): a country, or a company by its id or its words, as the records say.
-      const kind = model.rowPeople[i][place][0].kind;
+      const placed = model.rowPeople[i][place];
+      const imdb = placed.flatMap((t) => t.id ?? []).join(','); // a pseudonym's place: each of its ids
+      const kind = placed[0].kind;
       const person = people.id(imdb || `${name}\u0000${kind}`, () => [orNull(imdb), name, kind]);
       out.nomination_people.push([id, place + 1, person, filmsPrimary ? 'secondary' : 'primary', name, detailAt(row.detail, row.people.length, place)]);
     });

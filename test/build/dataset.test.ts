@@ -125,6 +125,27 @@ describe('the dataset of the full archive', () => {
     expect(sql("SELECT p.name FROM people_fts JOIN people p ON p.id = people_fts.rowid WHERE people_fts MATCH 'streep';")).toBe('Meryl Streep');
   });
 
+  it('has one row per thing: no title or name without an id where exactly one id is credited under it', () => {
+    const credited = (texts: string, ids: string) => {
+      const idsAt = ids.split('|');
+      return texts.split('|').map((text, i): [string, string[]] => [text, (idsAt[i] ?? '').split(',').filter((id) => id !== '' && id !== '?')]);
+    };
+    const idsOf = (pairs: [string, string[]][]) => {
+      const map = new Map<string, Set<string>>();
+      for (const [text, ids] of pairs) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
+      return map;
+    };
+    const titleIds = idsOf(source.filter((r) => r.Film).flatMap((r) => credited(r.Film, r.FilmId ?? '')));
+    const nameIds = idsOf(source.filter((r) => r.Nominees).flatMap((r) => credited(r.Nominees, r.NomineeIds ?? '')));
+    const database = new DatabaseSync(db, { readOnly: true });
+    const bare = (table: string, column: string) => (database.prepare(`SELECT ${column} AS text FROM ${table} WHERE imdb_id IS NULL${table === 'people' ? " AND kind != 'country'" : ''}`).all() as { text: string }[]).map((r) => r.text);
+    expect(bare('films', 'title').filter((title) => titleIds.get(title)?.size === 1)).toEqual([]);
+    expect(bare('people', 'name').filter((name) => nameIds.get(name)?.size === 1)).toEqual([]);
+    // The issue's example: Metro-Goldwyn-Mayer, credited once without its id (1954's Scientific or Technical Award), is one row.
+    expect(database.prepare("SELECT imdb_id FROM people WHERE name = 'Metro-Goldwyn-Mayer'").all()).toEqual([{ imdb_id: 'co0007143' }]);
+    database.close();
+  });
+
   it('has CSV files that parse back into the rows of the SQLite tables', () => {
     const database = new DatabaseSync(db, { readOnly: true });
     for (const f of list.files.filter((f) => f.format === 'csv')) {
