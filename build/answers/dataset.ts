@@ -111,6 +111,13 @@ export function detailAt(detail: string[], count: number, place: number): string
   return null;
 }
 
+/** A film's detail: its own where one name (or none) is credited for several films with a detail each (an actor's character in each, 1929). */
+export const filmDetailAt = (row: SourceRow, place: number): string | null =>
+  row.people.length <= 1 && row.films.length > 1 && row.detail.length === row.films.length ? row.detail[place] : null;
+
+/** A name's detail: none where its films carry theirs (filmDetailAt), else the detail at its place. */
+export const personDetailAt = (row: SourceRow, place: number): string | null => (filmDetailAt(row, 0) === null ? detailAt(row.detail, row.people.length, place) : null);
+
 /** Every table's rows, from the import's source rows. */
 export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
   const model = things(rows);
@@ -133,14 +140,14 @@ export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
     row.films.forEach((title, place) => {
       const imdb = model.rowFilms[i][place].id;
       const film = films.id(imdb ?? `${title}\u0000${row.filmYear}`, () => [imdb, title]);
-      out.nomination_films.push([id, place + 1, film, filmsPrimary ? 'primary' : 'secondary', title, row.people.length <= 1 && row.detail.length === row.films.length && row.films.length > 1 ? row.detail[place] : null]);
+      out.nomination_films.push([id, place + 1, film, filmsPrimary ? 'primary' : 'secondary', title, filmDetailAt(row, place)]);
     });
     row.people.forEach((name, place) => {
       const placed = model.rowPeople[i][place];
       const imdb = placed.flatMap((t) => t.id ?? []).join(','); // a pseudonym's place: each of its ids
       const kind = placed[0].kind;
       const person = people.id(imdb || `${name}\u0000${kind}`, () => [orNull(imdb), name, kind]);
-      out.nomination_people.push([id, place + 1, person, filmsPrimary ? 'secondary' : 'primary', name, detailAt(row.detail, row.people.length, place)]);
+      out.nomination_people.push([id, place + 1, person, filmsPrimary ? 'secondary' : 'primary', name, personDetailAt(row, place)]);
     });
   });
   out.ceremonies = [...ceremonies.values()];

@@ -10,7 +10,7 @@
 import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from '../../src/client/client.ts';
-import { detailAt } from './dataset.ts';
+import { filmDetailAt, personDetailAt } from './dataset.ts';
 import { things as thingsOf, type Thing, type Things } from './things.ts';
 
 export interface Records extends MadeRecords {
@@ -32,9 +32,12 @@ export function records(rows: SourceRow[]): Records {
     klass: row.klass,
     won: row.nomination.won,
     filmsPrimary: row.films.length > 0 && (row.klass === 'Title' || row.people.length === 0),
-    films: row.films.map((title, place) => ({ title, thing: of.get(model.rowFilms[r][place])! })),
+    films: row.films.map((title, place) => {
+      const detail = filmDetailAt(row, place);
+      return { title, thing: of.get(model.rowFilms[r][place])!, ...(detail === null ? {} : { detail }) };
+    }),
     people: row.people.map((name, place) => {
-      const detail = detailAt(row.detail, row.people.length, place);
+      const detail = personDetailAt(row, place);
       return { name, things: model.rowPeople[r][place].map((t) => of.get(t)!), ...(detail === null ? {} : { detail }) };
     }),
     notes: row.note,

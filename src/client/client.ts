@@ -379,7 +379,7 @@ interface Line {
   note?: string;
   citation?: string;
   won: boolean;
-  films: { title: string; role: string; imdb_id?: string }[];
+  films: { title: string; role: string; imdb_id?: string; detail?: string }[];
   people: { name: string; role: string; imdb_id?: string; kind: 'person' | 'company' | 'country'; detail?: string }[];
 }
 
@@ -406,7 +406,7 @@ function recordRows(lines: Line[]): RecordRow[] {
   return lines.map((l) => {
     const films = l.films.map((f) => {
       const id = f.imdb_id ?? only(titleIds.get(f.title));
-      return { title: f.title, thing: id ? byId(id) : thing(`film\u0000${f.title}\u0000${l.film_year}`, 'film', null) };
+      return { title: f.title, thing: id ? byId(id) : thing(`film\u0000${f.title}\u0000${l.film_year}`, 'film', null), ...(f.detail === undefined ? {} : { detail: f.detail }) };
     });
     const people = l.people.map((p) => {
       const merged = p.imdb_id || p.kind === 'country' ? undefined : only(nameIds.get(p.name));
@@ -734,7 +734,8 @@ export interface RecordRow {
   won: boolean;
   /** Whether the films are what the nomination is for (its people `secondary`). */
   filmsPrimary: boolean;
-  films: { title: string; thing: RecordThing }[];
+  /** Each place: its title, its thing, and its own detail where the films carry it (an actor's character in each). */
+  films: { title: string; thing: RecordThing; detail?: string }[];
   /** Each place: its name, its things (a pseudonym's several), and the source's detail there. */
   people: { name: string; things: RecordThing[]; detail?: string }[];
   notes: string[];
@@ -783,7 +784,7 @@ const withEntries = (head: object, entries: string[]) => `${JSON.stringify(head)
 /** Every nomination's text, as every record gives it; a film's year is its thing's. */
 function entryText(row: RecordRow, filmYear: (thing: RecordThing) => string): string {
   const detailKey = row.klass === 'Acting' ? 'character' : row.canonical === 'MUSIC (Original Song)' ? 'song' : 'detail';
-  const films = row.films.map(({ title, thing }) => ({ id: thing.id, title, filmYear: filmYear(thing) }));
+  const films = row.films.map(({ title, thing, detail }) => ({ id: thing.id, title, filmYear: filmYear(thing), ...(detail === undefined ? {} : { [detailKey]: detail }) }));
   const people = row.people.flatMap(({ name, things, detail }) =>
     things.map((thing) => ({ id: thing.id, name, kind: thing.kind, role: row.filmsPrimary ? 'secondary' : 'primary', ...(detail === undefined ? {} : { [detailKey]: detail }) })),
   );

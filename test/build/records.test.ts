@@ -54,17 +54,27 @@ for (const l of ordered) {
   for (const id of ids) rowsOf.set(id, [...(rowsOf.get(id) ?? []), l]);
 }
 
+/** A credit's character, song or other detail, under whichever of the three names docs/records.md gives it. */
+const detailOf = (credit: any) => credit.character ?? credit.song ?? credit.detail ?? null;
+/** Where the source's Detail values sit (docs/records.md): on each film where one name (or none) is nominated for several films with one value each; else on the names, one a place when they line up, the only one, or all of them for a lone name. */
+const filmDetail = (l: SourceLine, place: number) => (l.people.length <= 1 && l.films.length > 1 && l.detail.length === l.films.length ? l.detail[place] : null);
+const personDetail = (l: SourceLine, place: number) => {
+  if (filmDetail(l, 0) !== null || l.detail.length === 0) return null;
+  if (l.detail.length === l.people.length) return l.detail[place];
+  return l.detail.length === 1 || l.people.length === 1 ? l.detail.join('|') : null;
+};
+
 /** A served nomination as compared; and the same from a source line. */
 const served = (e: any) => ({
   year: e.year, ceremony: e.ceremony, filmYear: e.filmYear, category: e.category.toUpperCase(), award: e.award, class: e.class, won: e.won,
-  films: e.films.map((f: any) => [f.id, f.title]), people: e.people.map((p: any) => [p.id, p.name]), notes: e.notes ?? [], citation: e.citation ?? '',
+  films: e.films.map((f: any) => [f.id, f.title, detailOf(f)]), people: e.people.map((p: any) => [p.id, p.name, detailOf(p)]), notes: e.notes ?? [], citation: e.citation ?? '',
 });
 const fromSource = (l: SourceLine) => ({
   year: String(l.held), ceremony: l.ceremony, filmYear: l.filmYear, category: l.category.toUpperCase(), award: awardIdOf(l.canonical), class: l.klass, won: l.won,
-  films: l.films.map((f) => [filmIdAt(f), f.title]),
-  people: l.people.flatMap((p) => {
+  films: l.films.map((f, place) => [filmIdAt(f), f.title, filmDetail(l, place)]),
+  people: l.people.flatMap((p, place) => {
     const ids = peopleIdsAt(l, p);
-    return ids.length > 0 ? ids.map((id) => [id, p.name]) : [[null, p.name]];
+    return (ids.length > 0 ? ids : [null]).map((id) => [id, p.name, personDetail(l, place)]);
   }),
   notes: l.note, citation: l.citation,
 });
@@ -83,6 +93,16 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('records, held against the source', () => {
+  it('gives an actor nominated for several films at once his character in each film', async () => {
+    const several = lines.filter((l) => l.klass === 'Acting' && filmDetail(l, 0) !== null);
+    expect(several.length).toBeGreaterThan(0);
+    for (const l of several) {
+      const entry = (await get(`/ceremony/year=${l.held}`)).body.entries.find((e: any) => e.category.toUpperCase() === l.category.toUpperCase() && e.people[0]?.name === l.people[0]?.name && e.films.length === l.films.length);
+      expect(entry.films.map((f: any) => f.character)).toEqual(l.detail);
+      expect(entry.people.every((p: any) => !('character' in p))).toBe(true);
+    }
+  });
+
   it('answers the issue’s figures, which the source gives too', async () => {
     const titanic = (await get('/film/id=tt0120338')).body;
     const mine = rowsOf.get('tt0120338')!;
