@@ -16,6 +16,7 @@ import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
 import { datasetFiles } from './answers/dataset.ts';
 import { records } from './answers/records.ts';
+import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './archive/source.ts';
@@ -239,7 +240,10 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     if (error instanceof ImportError) throw new BuildRefused(`malformed source, nothing written: ${error.message}`);
     throw error;
   }
-  const { archive, stats, ids, facts, rows } = imported;
+  const { archive, stats, facts, rows } = imported;
+  // The things the archive speaks of, told apart once: the lookups by id, the dataset and the records follow them.
+  const model = things(rows);
+  const ids = nominationIds(rows, model);
   log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
   const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
@@ -262,11 +266,11 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const counter = options.progress ?? (options.log ? undefined : terminalCounter());
   const dataset = () => {
     const started = performance.now();
-    const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision });
+    const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision }, model);
     log(`dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`);
     return files;
   };
-  const made = records(rows);
+  const made = records(rows, model);
   const r = made.stats;
   log(
     `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies} ceremonies and awards; ${r.countries} countries (no record); ` +

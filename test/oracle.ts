@@ -4,7 +4,8 @@
  * serves it (endpoint 1), and written out as JSON in the spec's key order.
  * The two IMDb id lookups added since (title and name ids, answering the
  * person lookup's elements) are evaluated over the same archive, each
- * nomination paired with the ids its row of the source carries, read here
+ * nomination paired with the ids its row of the source credits (docs/records.md:
+ * a title or name without an id is the one id credited under it), read here
  * from the source's format (shared/data/README.md).
  *
  * Written from the spec alone: it imports nothing from build/ or src/ (not
@@ -159,6 +160,38 @@ const heldIn = (ceremony: number) => (ceremony <= 1 ? 1929 : ceremony <= 3 ? 193
 const idsIn = (text: string) => new Set(text.split('|').flatMap((v) => v.split(',')).filter((id) => id !== '' && id !== '?'));
 
 /**
+ * Each row's ids as docs/records.md counts them: the ids its columns carry,
+ * and for a title or nominee written without an id (not a country), the one
+ * id that text is credited with elsewhere, if exactly one is.
+ */
+function creditedIds(rows: string[][], column: Record<string, number>) {
+  const places = (texts: string, ids: string) => {
+    const at = ids.split('|');
+    return texts.split('|').filter((t) => t !== '').map((text, i): [string, string[]] => [text, (at[i] ?? '').split(',').filter((id) => id !== '' && id !== '?')]);
+  };
+  const films = (f: string[]) => places(f[column.Film] ?? '', f[column.FilmId] ?? '');
+  const nominees = (f: string[]) => places(f[column.Nominees] ?? '', f[column.NomineeIds] ?? '');
+  /** The Name standing alone (no Nominees) takes a lone id; an International Feature Film's is a country, never merged. */
+  const alone = (f: string[]): [string, string[]][] => ((f[column.Nominees] ?? '') !== '' || (f[column.Name] ?? '') === '' ? [] : [[f[column.Name], idsIn(f[column.NomineeIds] ?? '').size === 1 ? [...idsIn(f[column.NomineeIds] ?? '')] : []]]);
+  const country = (f: string[]) => (f[column.Nominees] ?? '') === '' && f[column.CanonicalCategory] === 'INTERNATIONAL FEATURE FILM';
+  const byText = (pairs: [string, string[]][]) => {
+    const map = new Map<string, Set<string>>();
+    for (const [text, ids] of pairs) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
+    return map;
+  };
+  const titleIds = byText(rows.flatMap(films));
+  const nameIds = byText(rows.flatMap((f) => [...nominees(f), ...alone(f)]));
+  const withMerged = (pairs: [string, string[]][], known: Map<string, Set<string>>, carried: Set<string>) => {
+    for (const [text, ids] of pairs) if (ids.length === 0 && known.get(text)?.size === 1) carried.add([...known.get(text)!][0]);
+    return carried;
+  };
+  return {
+    titles: (f: string[]) => withMerged(films(f), titleIds, idsIn(f[column.FilmId] ?? '')),
+    names: (f: string[]) => (country(f) ? idsIn(f[column.NomineeIds] ?? '') : withMerged([...nominees(f), ...alone(f)], nameIds, idsIn(f[column.NomineeIds] ?? ''))),
+  };
+}
+
+/**
  * Pairs every source row with its nomination in the served archive. The
  * archive lists, per held year, each ceremony's categories in order of first
  * appearance with their rows in source order; the rows are grouped the same
@@ -178,6 +211,7 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
     groups.get(key)!.rows.push(f);
   }
   const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony); // stable: first appearance within a ceremony
+  const credited = creditedIds(lines.map((line) => line.split('\t').map((v) => v.replaceAll('\\"', '"'))), column);
   const out: SpecIdRow[] = [];
   for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
     const held = ordered.filter((g) => String(heldIn(g.ceremony)) === year);
@@ -191,7 +225,7 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
         const n = c.nominations[j];
         const films = (f[column.Film] ?? '').split('|').filter((v) => v !== '');
         if (!films.every((film) => names(n, film))) throw new Error(`oracle: ${year} ${c.category} row ${j} names ${films.join('|')}, not in its nomination`);
-        out.push({ year, category: c.category, nomination: n, titles: idsIn(f[column.FilmId] ?? ''), names: idsIn(f[column.NomineeIds] ?? '') });
+        out.push({ year, category: c.category, nomination: n, titles: credited.titles(f), names: credited.names(f) });
       });
     });
   }
@@ -213,10 +247,10 @@ export interface SpecIds {
 
 const personMatch = (r: SpecIdRow) => ({ year: r.year, category: r.category, nomination: nomination(r.nomination) });
 
-/** Title id lookup: every nomination whose row's FilmId carries `id`, in archive order. */
+/** Title id lookup: every nomination whose row credits `id` (FilmId, or a title only `id` is credited under), in archive order. */
 export const titleById = (ids: SpecIds, id: string) => (ids.titles.get(id) ?? []).map(personMatch);
 
-/** Name id lookup: every nomination whose row's NomineeIds carries `id`, in archive order. */
+/** Name id lookup: every nomination whose row credits `id` (NomineeIds, or a name only `id` is credited under), in archive order. */
 export const nameById = (ids: SpecIds, id: string) => (ids.names.get(id) ?? []).map(personMatch);
 
 /** The expected answer of a well-formed id (malformed ones answer 400, with a message the tests check on their own). */

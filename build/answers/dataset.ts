@@ -12,7 +12,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
-import { things } from './things.ts';
+import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 
 /** The tables, their columns in order (the CSV header) and their SQL types; the first column is the key unless `key` says. */
@@ -119,8 +119,7 @@ export const filmDetailAt = (row: SourceRow, place: number): string | null =>
 export const personDetailAt = (row: SourceRow, place: number): string | null => (filmDetailAt(row, 0) === null ? detailAt(row.detail, row.people.length, place) : null);
 
 /** Every table's rows, from the import's source rows. */
-export function datasetRows(rows: SourceRow[], source: DatasetSource): Rows {
-  const model = things(rows);
+export function datasetRows(rows: SourceRow[], source: DatasetSource, model: Things = things(rows)): Rows {
   const ceremonies = new Map<number, Value[]>();
   const categories = new Numbered();
   const films = new Numbered();
@@ -250,8 +249,8 @@ export interface DatasetFile {
 }
 
 /** Every file of the dataset, in the order the list names them: the SQLite file, the NDJSON, then a CSV per table. */
-export function datasetFiles(rows: SourceRow[], source: DatasetSource): DatasetFile[] {
-  const tables = datasetRows(rows, source);
+export function datasetFiles(rows: SourceRow[], source: DatasetSource, model: Things = things(rows)): DatasetFile[] {
+  const tables = datasetRows(rows, source, model);
   const text = (s: string) => new TextEncoder().encode(s);
   return [
     { name: 'oscars.sqlite', format: 'sqlite', bytes: sqlite(tables) },

@@ -18,8 +18,7 @@ export interface Records extends MadeRecords {
   stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged'] };
 }
 
-export function records(rows: SourceRow[]): Records {
-  const model = thingsOf(rows);
+export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Records {
   // One record thing per thing, the same object wherever it is credited.
   const of = new Map<Thing, RecordThing>(model.all.map((t) => [t, { kind: t.kind, id: t.id }]));
   const recordRows = rows.map((row, r): RecordRow => ({

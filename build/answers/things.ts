@@ -18,7 +18,7 @@
  *   or its words name an organisation (`Inc.`, `Studio`, `Corporation`, ...),
  *   else a person.
  */
-import { COUNTRY_AWARD, looksLikeOrganisation, type SourceRow } from '../archive/import.ts';
+import { COUNTRY_AWARD, looksLikeOrganisation, type NominationIds, type SourceRow } from '../archive/import.ts';
 
 export type Kind = 'film' | 'person' | 'company' | 'country';
 
@@ -127,4 +127,15 @@ export function things(rows: SourceRow[]): Things {
     );
   }
   return { all, byId, rowFilms, rowPeople, merged: { films: merged.films.size, names: merged.names.size, credits: merged.credits } };
+}
+
+/** Each nomination's IMDb ids as its things give them (a name written without an id, once merged, gives its thing's): what the lookups by id, search and the dataset count alike. */
+export function nominationIds(rows: SourceRow[], model: Things = things(rows)): NominationIds {
+  const out: NominationIds = new Map();
+  rows.forEach((row, r) => {
+    const ids = new Set<string>();
+    for (const thing of [...model.rowFilms[r], ...model.rowPeople[r].flat()]) if (thing.id !== null) ids.add(thing.id);
+    if (ids.size > 0) out.set(row.nomination, [...ids]);
+  });
+  return out;
 }

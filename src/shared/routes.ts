@@ -137,7 +137,7 @@ export const SHAPES = {
   AwardSummary: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string}',
   AwardRecord: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "entries": RecordNomination[]}',
   RecordNomination: '{"year": string, "ceremony": number, "filmYear": string, "category": string, "award": string, "class": string, "won": boolean, "films": RecordFilm[], "people": RecordName[], "notes"?: string[], "citation"?: string}',
-  RecordFilm: '{"id": string | null, "title": string, "filmYear": string}',
+  RecordFilm: '{"id": string | null, "title": string, "filmYear": string, "character"?: string, "song"?: string, "detail"?: string}',
   RecordName: '{"id": string | null, "name": string, "kind": "person" | "company" | "country", "role": "primary" | "secondary", "character"?: string, "song"?: string, "detail"?: string}',
   Credit: '{"name": string, "firstYear": string, "lastYear": string, "nominations": number}',
   Ranks: '{"overall": Standing, "classes": ClassStanding[], "awards": AwardStanding[]}',

@@ -328,6 +328,12 @@ export interface RecordFilm {
   title: string;
   /** The film's year (the source's Year column of its first nomination: `1997`, `1927/28`), not the ceremony's. */
   filmYear: string;
+  /** The character played in this film, where one actor's nomination names several films with a character each (the first years); the name then has none. */
+  character?: string;
+  /** The same for a song, where one nomination names several films with a song each. */
+  song?: string;
+  /** The same for any other detail the source gives per film. */
+  detail?: string;
 }
 
 /** A person, company or country as one nomination credits it. */
@@ -340,7 +346,7 @@ export interface RecordName {
   kind: 'person' | 'company' | 'country';
   /** `primary` when the nomination is for them (most categories), `secondary` when it is for the film and they share it (Best Picture's producers). */
   role: 'primary' | 'secondary';
-  /** The character(s) played, for an acting nomination (several joined by `|`). */
+  /** The character played, for an acting nomination (several, joined by `|`, only where the source does not say which film each is in). */
   character?: string;
   /** The song's title, for a song nomination. */
   song?: string;

@@ -22,7 +22,7 @@ import { sharedBuild } from '../helpers/temp.ts';
 import { dataPath } from '../../src/store/refs.ts';
 import { SEARCH_LIMIT, searchKey, searchOver, storedFiles } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
-import { categoryByName, personByName, type SpecArchive } from '../oracle.ts';
+import { categoryByName, idRows, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 
@@ -62,7 +62,7 @@ interface Result {
 /** The year a ceremony was held (the data's README): 1 in 1929, 2 and 3 in 1930, 4 in 1931, 5 in 1932, then 1928 after its number. */
 const held = (ceremony: number) => String(ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
 
-/** What the source says of each IMDb id: the rows carrying it (its FilmId or NomineeIds), the names at its place, and a film's Year. */
+/** What the source says of each IMDb id: the rows crediting it (counted by the oracle, test/oracle.ts idRows), the names at its place, and a film's Year. */
 interface IdFacts {
   nominations: number;
   wins: number;
@@ -122,8 +122,14 @@ beforeAll(async () => {
   api = createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 1e9 });
   source = await readFile(FULL_SOURCE, 'utf8');
   names = sourceNames(source).filter((n) => bare(n) !== '');
-  ids = idFacts(source);
   archive = (await ask('/archive')).body as SpecArchive;
+  ids = idFacts(source);
+  // What an id counts is what the oracle's id lookups answer: the rows crediting it, a name written without an id that only it stands for included.
+  const credited = idRows(archive, source);
+  for (const [id, rows] of [...credited.titles, ...credited.names]) {
+    const facts = ids.get(id)!;
+    Object.assign(facts, { nominations: rows.length, wins: rows.filter((r) => r.nomination.won).length, years: rows.map((r) => r.year) });
+  }
 }, 180_000);
 
 /** What the oracle counts for a result: the person lookup's matches of a name, the nominations in the category lookup's matches of a category name; for an id, what the source gives it. */
