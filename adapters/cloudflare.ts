@@ -9,7 +9,7 @@
 import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from './_fetch.ts';
-import { type D1DatabaseLike, d1Keys } from '../src/keys/stores/d1.ts';
+import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 import { chooseMailer, noTransport } from '../src/portal/mail.ts';
 

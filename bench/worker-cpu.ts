@@ -39,7 +39,7 @@ import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { commandLine, refuser } from '../lib/command-line.ts';
 import { workerConfig, WRANGLER } from '../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../src/keys/stores/d1.ts';
+import { d1Keys, type D1DatabaseLike } from '../adapters/_cloudflare/d1-keys.ts';
 import { hashSecret } from '../src/keys/secrets.ts';
 import { keySql } from '../src/keys/stores/sql.ts';
 

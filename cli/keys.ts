@@ -23,7 +23,7 @@ import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
 import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
-import { KeyDatabaseUnreachable } from '../src/keys/stores/postgres.node.ts';
+import { KeyDatabaseUnreachable } from '../adapters/_node/postgres-keys.ts';
 import { KEYS_DB } from './paths.ts';
 import { migrateToPostgres } from './keys-move.ts';
 

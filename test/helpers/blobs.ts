@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalBlobs } from '../../cli/local-blobs.ts';
-import type { BlobsKeyStoreOptions } from '../../src/keys/stores/blobs.ts';
+import type { BlobsKeyStoreOptions } from '../../adapters/_netlify/blobs-keys.ts';
 
 export async function startBlobs(tag = 'blobs') {
   const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));

@@ -5,8 +5,8 @@
  * Node-only); the build and `npm start` load only packages of
  * `dependencies` (TypeScript is a development tool); the spec's oracle is
  * imported only by the tests; each runtime's adapter is one
- * short file, its helpers beside it in `adapters/_node/` or
- * `adapters/_fetch.ts`, and names its own shared-cache headers and purge
+ * short file, its helpers beside it (`adapters/_node/`, `_netlify/`,
+ * `_cloudflare/`, `_fetch.ts`), and names its own shared-cache headers and purge
  * (src/ names none); and no function of the request path (src/, adapters/,
  * netlify/) runs over 60 lines.
  */
@@ -28,12 +28,14 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/store', ['src/shared']], // the stored layout and its reader
   ['src/http', ['src/shared', 'src/store']], // a request read, a reply made, shared-cache headers
   ['src/keys', ['src/shared']], // the key contract, secrets, address and key rules, their cache
-  ['src/keys/stores', ['src/shared', 'src/keys']], // each key store: SQLite, Blobs, D1, the legacy reader
+  ['src/keys/stores', ['src/shared', 'src/keys']], // the SQLite store, its legacy reader, the SQL shared with D1 and PostgreSQL
   ['src/portal', ['src/shared', 'src/http', 'src/keys']], // the developer portal's endpoints and mail
   ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
   ['src/client', ['src/shared']], // the client package
-  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']],
-  ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
+  ['adapters/_netlify', ['src/shared', 'src/keys']], // Netlify's parts: the Blobs key store and its wiring
+  ['adapters/_cloudflare', ['src/shared', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store
+  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']], // the Node server's parts, the PostgreSQL key store among them
+  ['adapters', ['adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
@@ -43,7 +45,7 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
   ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */

@@ -1,8 +1,9 @@
 /**
  * The key stores' SQL, written once for the two SQLite stores: the local file
  * (src/keys/stores/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
- * (src/keys/stores/d1.ts), and for PostgreSQL (src/keys/stores/postgres.node.ts,
- * which numbers the placeholders `$1`, `$2`, ...). All run the schema of the
+ * (adapters/_cloudflare/d1-keys.ts), and for PostgreSQL
+ * (adapters/_node/postgres-keys.ts, which numbers the placeholders `$1`,
+ * `$2`, ...). All run the schema of the
  * repository's `migrations/` folder (PostgreSQL through `forPostgres`). Every write here is one statement, or a few statements sent as one
  * transaction in which no code decides between them: D1 has no interactive
  * transactions, so a condition lives in the SQL (a conditional INSERT, an

@@ -37,11 +37,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { KeyCacheOptions } from '../cache.ts';
-import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, KeyStoreUnavailable, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from '../contract.ts';
-import { Keys } from '../rules.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
-import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from './sqlite-file.node.ts';
+import type { KeyCacheOptions } from '../../src/keys/cache.ts';
+import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, KeyStoreUnavailable, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from '../../src/keys/contract.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from '../../src/keys/stores/sql.ts';
+import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 
 /** Default and bounds of the settings (POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS). */
 /** The connection wait is SQLite's lock wait (10 s): it also bounds a wait for a free connection of the pool, which a burst of portal writes queues for. */
