@@ -2,7 +2,9 @@
  * The code's layout rules, checked on the source itself: every import runs
  * down the map of folders (FLOORS) and none closes a circle; what the edge
  * function and the Worker load is runtime-agnostic (no `node:` module, nothing
- * Node-only); the build and `npm start` load only packages of
+ * Node-only); src/ loads no platform's package (`@netlify/*`, Cloudflare's,
+ * `pg`, any Node-only one) and `node:` modules only in `*.node.ts` files; the
+ * build and `npm start` load only packages of
  * `dependencies` (TypeScript is a development tool); the spec's oracle is
  * imported only by the tests; each runtime's adapter is one
  * short file, its helpers beside it (`adapters/_node/`, `_netlify/`,
@@ -68,6 +70,25 @@ export function wrongWayImports(files: string[], floors = FLOORS): string[] {
       });
   });
 }
+/**
+ * Packages src/ may load: plain JavaScript that runs under Node, Deno and
+ * workerd alike. A platform's package (`@netlify/*`, Cloudflare's, `pg`) or
+ * any other Node-only one belongs beside its adapter, in `adapters/`.
+ */
+const PORTABLE_PACKAGES = ['@noble/hashes', 'p-limit'];
+/** The package a bare specifier names (`@noble/hashes/sha2.js` -> `@noble/hashes`). */
+const packageOf = (spec: string) => /^((?:@[^/]+\/)?[^/]+)/.exec(spec)![1];
+
+/** Whether `file` importing `spec` ties it to one platform: a package not portable, or a `node:` module outside a `*.node.ts` file. */
+export function tiesToPlatform(file: string, spec: string): boolean {
+  if (spec.startsWith('.')) return false;
+  if (spec.startsWith('node:')) return !file.endsWith('.node.ts');
+  return !PORTABLE_PACKAGES.includes(packageOf(spec));
+}
+
+/** Each import of `files` that ties it to one platform, as `file: specifier`. */
+export const platformImports = (files: string[]): string[] => files.flatMap((file) => importsOf(file).filter((spec) => tiesToPlatform(file, spec)).map((spec) => `${file}: ${spec}`));
+
 const MAX_FUNCTION_LINES = 60;
 /** An adapter wires one runtime's abilities to the front door: a few dozen lines. */
 const MAX_ADAPTER_LINES = 60;
@@ -183,7 +204,7 @@ describe('the layout', () => {
 
   it.each(['build/build.ts', 'cli/start.ts'])('loads into %s only packages a production install has (`dependencies`: no TypeScript)', (entry) => {
     const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => /^package:((?:@[^/]+\/)?[^/]+)/.exec(f)![1]);
+    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => packageOf(f.slice('package:'.length)));
     expect(packages).toContain('p-limit');
     expect(packages.filter((name) => !(name in dependencies))).toEqual([]);
   });
@@ -208,6 +229,33 @@ describe('the layout', () => {
     const files = ['src', 'lib', 'build', 'cli', 'netlify', 'adapters', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
+  });
+
+  it('loads no platform\'s package in src/: portable packages only, and node: modules only in *.node.ts files', () => {
+    const files = sourceFiles('src');
+    expect(files.length).toBeGreaterThan(30);
+    expect(files.some((file) => importsOf(file).some((spec) => spec.startsWith('@noble/hashes')))).toBe(true);
+    expect(platformImports(files)).toEqual([]);
+  });
+
+  it.each([
+    ['src/keys/stores/blobs.ts', '@netlify/blobs', true],
+    ['src/api/handler.ts', '@netlify/edge-functions', true],
+    ['src/keys/stores/d1.ts', 'cloudflare:workers', true],
+    ['src/keys/stores/d1.ts', '@cloudflare/workers-types', true],
+    ['src/keys/stores/postgres.node.ts', 'pg', true],
+    ['src/portal/mail.ts', 'nodemailer', true],
+    ['src/keys/stores/sqlite.ts', 'node:sqlite', true],
+    ['src/keys/stores/sqlite.node.ts', 'node:sqlite', false],
+    ['src/store/refs.ts', '@noble/hashes/sha2.js', false],
+    ['src/store/refs.ts', '../shared/types.ts', false],
+  ])('in %s, an import of %s ties src/ to one platform: %s', (file, spec, ties) => {
+    expect(tiesToPlatform(file, spec)).toBe(ties);
+  });
+
+  it('finds the platform packages of the stores that left src/, were they back in it', () => {
+    expect(platformImports(['adapters/_netlify/blobs-keys.ts'])).toEqual(['adapters/_netlify/blobs-keys.ts: @netlify/blobs']);
+    expect(platformImports(['adapters/_node/postgres-keys.ts'])).toEqual(['adapters/_node/postgres-keys.ts: node:crypto', 'adapters/_node/postgres-keys.ts: pg']);
   });
 
   it('names no platform\'s shared-cache header or purge in src/: each adapter names its own', () => {
