@@ -52,7 +52,7 @@ async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { c
   return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
 }
 
-/** The Worker, reading `bundled` (build files' texts by path, cli/worker-bundle.ts) from its own code, the rest from ASSETS. */
+/** The Worker, reading `bundled` (build files' texts by path, adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest from ASSETS. */
 export function worker(bundled: Record<string, string> = {}) {
   const files = new FetchedFiles({ bundled });
   return { fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) => handle(files, request, env, ctx) };

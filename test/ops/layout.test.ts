@@ -35,7 +35,7 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
   ['src/client', ['src/shared']], // the client package
   ['adapters/_netlify', ['src/shared', 'src/keys']], // Netlify's parts: the Blobs key store and its wiring
-  ['adapters/_cloudflare', ['src/shared', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store
+  ['adapters/_cloudflare', ['src/shared', 'src/store', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store, the files the Worker carries
   ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']], // the Node server's parts, the PostgreSQL key store among them
   ['adapters', ['adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
@@ -46,8 +46,9 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
+  ['cli/lib', ['src/shared', 'src/keys', 'src/keys/stores', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build']], // what the commands share
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'cli/lib']], // the commands
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli/lib']],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
