@@ -14,7 +14,7 @@
  * that made them, so a file missing from the cache is fetched by each
  * request that wants it.
  * Files the runtime carries in its own code (`bundled`: a Worker's bundle,
- * checked against their names when put there, cli/worker-bundle.ts) are
+ * checked against their names when put there, adapters/_cloudflare/worker-bundle.node.ts) are
  * handed to the archive as text (`DataSource.checkedText`), never fetched:
  * code and files deploy as one version there, so a bundled manifest never
  * goes stale.

@@ -9,7 +9,7 @@
 import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from './_fetch.ts';
-import { type D1DatabaseLike, d1Keys } from '../src/keys/stores/d1.ts';
+import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 import { chooseMailer, noTransport } from '../src/portal/mail.ts';
 
@@ -52,7 +52,7 @@ async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { c
   return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
 }
 
-/** The Worker, reading `bundled` (build files' texts by path, cli/worker-bundle.ts) from its own code, the rest from ASSETS. */
+/** The Worker, reading `bundled` (build files' texts by path, adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest from ASSETS. */
 export function worker(bundled: Record<string, string> = {}) {
   const files = new FetchedFiles({ bundled });
   return { fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) => handle(files, request, env, ctx) };

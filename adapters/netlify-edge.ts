@@ -9,7 +9,7 @@ import type { Context } from '@netlify/edge-functions';
 import type { SharedHeaders } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
 import { FetchedFiles } from './_fetch.ts';
-import { EDGE_CACHE_TTL_MS, edgeKeyStore } from '../src/keys/stores/blobs.ts';
+import { EDGE_CACHE_TTL_MS, edgeKeyStore } from './_netlify/blobs-keys.ts';
 import { KEY_CACHE_MAX_TTL_MS } from '../src/keys/cache.ts';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 

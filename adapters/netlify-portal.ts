@@ -15,7 +15,7 @@
 import { purgeCache } from '@netlify/functions';
 import { guardedPurge, purgeKeys } from '../src/http/cache.ts';
 import { createApi } from '../src/api/handler.ts';
-import { portalKeys } from '../src/keys/stores/blobs.ts';
+import { portalKeys } from './_netlify/blobs-keys.ts';
 import { noTransport } from '../src/portal/mail.ts';
 import { issueLimitFrom } from '../src/portal/portal.ts';
 import { nodeMailer } from './_node/mail.ts';

@@ -345,7 +345,7 @@ async function memory(ctx: Context) {
 /** The edge function's CPU per request under Deno (bench/edge-cpu.ts), each run in a fresh isolate; keys from a local Blobs server. */
 async function edge(ctx: Context) {
   const { BlobsServer } = await import('@netlify/blobs/server');
-  const { blobsKeyStore } = await import('../src/keys/stores/blobs.ts');
+  const { blobsKeyStore } = await import('../adapters/_netlify/blobs-keys.ts');
   const token = 'bench-token';
   const blobs = new BlobsServer({ directory: path.join(ctx.tmp, 'blobs'), token });
   const { port } = await blobs.start();

@@ -27,7 +27,7 @@ import type { NewKey } from '../src/keys/contract.ts';
 import { Keys } from '../src/keys/rules.ts';
 import { generateKey, hashSecret, keyId } from '../src/keys/secrets.ts';
 import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
-import { isPostgresUrl, PostgresKeyBackend, postgresKeys } from '../src/keys/stores/postgres.node.ts';
+import { isPostgresUrl, PostgresKeyBackend, postgresKeys } from '../adapters/_node/postgres-keys.ts';
 import { isPromise } from '../src/shared/maybe.ts';
 import { postgresBin, startPostgres } from '../lib/pg-cluster.ts';
 

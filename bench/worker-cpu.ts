@@ -6,7 +6,7 @@
  * each of the heaviest lookups (the whole archive, the widest category join
  * `/award/name=e`, and at one year, the name in the most nominations, three searches), each run is a fresh
  * workerd whose first request is the lookup (cold: the module loaded with the
- * build files it carries, cli/worker-bundle.ts, nothing
+ * build files it carries, adapters/_cloudflare/worker-bundle.node.ts, nothing
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
  * free plan.
  *
@@ -38,8 +38,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { commandLine, refuser } from '../lib/command-line.ts';
-import { workerConfig, WRANGLER } from '../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../src/keys/stores/d1.ts';
+import { workerConfig, WRANGLER } from '../cli/lib/wrangler.ts';
+import { d1Keys, type D1DatabaseLike } from '../adapters/_cloudflare/d1-keys.ts';
 import { hashSecret } from '../src/keys/secrets.ts';
 import { keySql } from '../src/keys/stores/sql.ts';
 

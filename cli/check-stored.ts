@@ -23,7 +23,7 @@ import zlib from 'node:zlib';
 import { sha256 } from '../build/archive/source.ts';
 import { decodeTo } from '../build/answers/compression-cache.ts';
 import { contentId, DATA_PREFIX, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
-import { DIST } from './paths.ts';
+import { DIST } from './lib/paths.ts';
 
 const gunzip = promisify(zlib.gunzip);
 /** Far above any pack the build writes (the full archive's largest inflates to 0.24 MiB); a longer one is refused as damaged. */

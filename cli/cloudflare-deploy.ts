@@ -4,7 +4,7 @@
  * Worker streams answers without hashing them) and every stored file the
  * manifest names (directly or through its indexes) against dist/: a missing
  * one is refused as a changed one is. The Worker deployed carries the build's
- * whole-read files in its code (cli/worker-bundle.ts), through a config
+ * whole-read files in its code (adapters/_cloudflare/worker-bundle.node.ts), through a config
  * written for this build into a temporary folder. `-- --dry-run` bundles the
  * Worker and checks its assets without uploading anything (it works offline)
  * and prints the bundle's size.
@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser } from '../lib/command-line.ts';
 import { storedFilesProblem } from './check-stored.ts';
-import { currentDist } from './dist.ts';
-import { DIST } from './paths.ts';
-import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler, workerConfig } from './wrangler.ts';
+import { currentDist } from './lib/dist.ts';
+import { DIST } from './lib/paths.ts';
+import { configuredDatabaseId, PLACEHOLDER_DATABASE_ID, runWrangler, workerConfig } from './lib/wrangler.ts';
 
 const USAGE = `usage: npm run deploy:cloudflare [-- --dry-run] [-- --outdir DIR]
 

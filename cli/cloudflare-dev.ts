@@ -21,10 +21,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
 import { freeLoopbackPort } from '../lib/ports.ts';
-import { startMailOutbox } from './mail-outbox.ts';
-import { currentDist } from './dist.ts';
-import { DIST, ROOT } from './paths.ts';
-import { runWrangler, workerConfig, wrangler } from './wrangler.ts';
+import { startMailOutbox } from './lib/mail-outbox.ts';
+import { currentDist } from './lib/dist.ts';
+import { DIST, ROOT } from './lib/paths.ts';
+import { runWrangler, workerConfig, wrangler } from './lib/wrangler.ts';
 
 const USAGE = `usage: npm run dev:cloudflare
 

@@ -1,7 +1,7 @@
 /**
  * npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d]
  *                        | revoke <key> | end-grace <email> | list
- *                        | migrate-to-postgres (KEYS_DB into DATABASE_URL, cli/keys-move.ts)
+ *                        | migrate-to-postgres (KEYS_DB into DATABASE_URL, cli/lib/keys-move.ts)
  *
  * Works on the key database `npm start` uses (DATABASE_URL's PostgreSQL, or
  * the SQLite file KEYS_DB, default data/keys.db), safely while the server runs: each command is one
@@ -23,9 +23,9 @@ import { purgeHook, purgeUrlSetting } from '../adapters/_node/varnish.ts';
 import { LegacyKeysError } from '../src/keys/stores/legacy.node.ts';
 import { KeyDatabaseBusy, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
 import { type NodeKeyStore, openKeyStore } from '../adapters/_node/key-store.ts';
-import { KeyDatabaseUnreachable } from '../src/keys/stores/postgres.node.ts';
-import { KEYS_DB } from './paths.ts';
-import { migrateToPostgres } from './keys-move.ts';
+import { KeyDatabaseUnreachable } from '../adapters/_node/postgres-keys.ts';
+import { KEYS_DB } from './lib/paths.ts';
+import { migrateToPostgres } from './lib/keys-move.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
 const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list | migrate-to-postgres';

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { commandLine, type Refuse, refuser } from '../lib/command-line.ts';
-import { DIST, ROOT } from './paths.ts';
+import { DIST, ROOT } from './lib/paths.ts';
 
 const USAGE = `usage: npm run lint:openapi
 

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { commandLine } from '../lib/command-line.ts';
-import { ROOT } from './paths.ts';
+import { ROOT } from './lib/paths.ts';
 
 const USAGE = `usage: npm run check:netlify
 

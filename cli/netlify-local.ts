@@ -3,10 +3,10 @@
  * as a deploy does. In front, on PORT, a small Node server plays Netlify's
  * router: the portal function's paths (its own `config.path`) go to the real
  * function file, netlify/functions/portal.mts; everything else goes to
- * cli/netlify-edge.ts under Deno, which runs the real edge function on the
+ * cli/lib/netlify-edge.ts under Deno, which runs the real edge function on the
  * paths netlify.toml declares and serves the rest of dist/ as the CDN would
  * (so `_data/` answers the API's 404). Keys, sign-in tokens and sessions live
- * in a local Netlify Blobs server (cli/local-blobs.ts) whose files are kept
+ * in a local Netlify Blobs server (cli/lib/local-blobs.ts) whose files are kept
  * in NETLIFY_LOCAL_DIR, so keys survive a restart; sign-in mail goes to
  * MAIL_API_URL or over SMTP_URL, or to the console and NETLIFY_LOCAL_DIR/mail/.
  *
@@ -20,9 +20,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { nodeMailer } from '../adapters/_node/mail.ts';
 import { commandLine, type Refuse, refuser, settingOrRefuse } from '../lib/command-line.ts';
-import { startLocalBlobs } from './local-blobs.ts';
-import { currentDist } from './dist.ts';
-import { DIST, ROOT } from './paths.ts';
+import { startLocalBlobs } from './lib/local-blobs.ts';
+import { currentDist } from './lib/dist.ts';
+import { DIST, ROOT } from './lib/paths.ts';
 
 const USAGE = `usage: npm run dev:netlify
 
@@ -63,7 +63,7 @@ function mailSetting(outbox: string): string {
 /** The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens. */
 function startEdge(env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
   // Its stdin is a pipe from this process, never written: when this process ends however it ends, the pipe closes and the child exits (EDGE_EXIT_WITH_STDIN).
-  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), DIST, '0'], {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/lib/netlify-edge.ts'), DIST, '0'], {
     cwd: ROOT,
     env: { ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', EDGE_EXIT_WITH_STDIN: '1' },
     stdio: ['pipe', 'pipe', 'inherit'],

@@ -11,7 +11,7 @@ import type { Manifest } from '../../src/shared/types.ts';
 import type { DiskData } from './disk-data.ts';
 import type { KeyBackend } from '../../src/keys/contract.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
-import { PostgresKeyBackend } from '../../src/keys/stores/postgres.node.ts';
+import { PostgresKeyBackend } from './postgres-keys.ts';
 
 /**
  * The server's shared cache through the purge hook at `url` (Varnish's

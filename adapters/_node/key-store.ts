@@ -7,7 +7,7 @@
 import type { KeyBackend } from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import type { LegacyImport } from '../../src/keys/stores/legacy.node.ts';
-import { isPostgresUrl, POSTGRES_DEFAULTS, PostgresKeyBackend, type PostgresKeysOptions, postgresKeys, shownDatabaseUrl } from '../../src/keys/stores/postgres.node.ts';
+import { isPostgresUrl, POSTGRES_DEFAULTS, PostgresKeyBackend, type PostgresKeysOptions, postgresKeys, shownDatabaseUrl } from './postgres-keys.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
 

@@ -5,10 +5,10 @@
  * `KeyBackend` (src/keys/contract.ts) that decides nothing and whose every
  * operation is atomic: SQLite locally and when self-hosted
  * (src/keys/stores/sqlite.node.ts), PostgreSQL for several servers on one
- * set of keys (src/keys/stores/postgres.node.ts), Netlify Blobs on Netlify
- * (src/keys/stores/blobs.ts), Cloudflare D1 in a Worker
- * (src/keys/stores/d1.ts). The secrets are src/keys/secrets.ts, the address
- * rules src/keys/address.ts.
+ * set of keys (adapters/_node/postgres-keys.ts), Netlify Blobs on Netlify
+ * (adapters/_netlify/blobs-keys.ts), Cloudflare D1 in a Worker
+ * (adapters/_cloudflare/d1-keys.ts). The secrets are src/keys/secrets.ts,
+ * the address rules src/keys/address.ts.
  *
  * The request path asks `verify(key)`, which answers synchronously whenever
  * the backend can (the SQLite store always can), so the API pays no promise

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/handler.ts';
 import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
-import { portalKeys } from '../../src/keys/stores/blobs.ts';
+import { portalKeys } from '../../adapters/_netlify/blobs-keys.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { createNodeServer } from '../../adapters/node.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';

@@ -20,7 +20,7 @@ import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/rules.ts';
-import { type D1DatabaseLike, d1Keys } from '../../src/keys/stores/d1.ts';
+import { type D1DatabaseLike, d1Keys } from '../../adapters/_cloudflare/d1-keys.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { MANIFEST_PATH } from '../../src/store/refs.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';

@@ -1,5 +1,5 @@
 /**
- * The local Blobs server `npm run dev:netlify` uses (cli/local-blobs.ts: as
+ * The local Blobs server `npm run dev:netlify` uses (cli/lib/local-blobs.ts: as
  * strict as Netlify's service about conditional writes), in a temp folder
  * removed when it stops, so the race tests test our logic, not the
  * stand-in's gaps.
@@ -7,8 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startLocalBlobs } from '../../cli/local-blobs.ts';
-import type { BlobsKeyStoreOptions } from '../../src/keys/stores/blobs.ts';
+import { startLocalBlobs } from '../../cli/lib/local-blobs.ts';
+import type { BlobsKeyStoreOptions } from '../../adapters/_netlify/blobs-keys.ts';
 
 export async function startBlobs(tag = 'blobs') {
   const dir = await mkdtemp(path.join(os.tmpdir(), `faa-${tag}-`));

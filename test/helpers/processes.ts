@@ -19,7 +19,7 @@ function pinnedSource(dist: string | undefined): { ARCHIVE_SOURCE?: string } {
 
 /** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
 export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
-  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/netlify-edge.ts'), dist, '0'], {
+  const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/lib/netlify-edge.ts'), dist, '0'], {
     cwd: ROOT,
     env: { ...process.env, ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import { workerConfig, WRANGLER } from '../../cli/wrangler.ts';
-import { d1Keys, type D1DatabaseLike } from '../../src/keys/stores/d1.ts';
+import { workerConfig, WRANGLER } from '../../cli/lib/wrangler.ts';
+import { d1Keys, type D1DatabaseLike } from '../../adapters/_cloudflare/d1-keys.ts';
 import { tempDir } from './temp.ts';
 
 /** The name the Worker's isolate gets (the inspector lists it as `core:user:<name>`). */

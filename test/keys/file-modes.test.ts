@@ -7,7 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startLocalBlobs } from '../../cli/local-blobs.ts';
+import { startLocalBlobs } from '../../cli/lib/local-blobs.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';

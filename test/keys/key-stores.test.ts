@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { Keys } from '../../src/keys/rules.ts';
-import { blobsKeyStore, KEY_STORE_NAME } from '../../src/keys/stores/blobs.ts';
+import { blobsKeyStore, KEY_STORE_NAME } from '../../adapters/_netlify/blobs-keys.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 import { keyStoreSuite } from './key-store-suite.ts';

@@ -10,7 +10,7 @@ import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
-import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../../src/keys/stores/blobs.ts';
+import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../../adapters/_netlify/blobs-keys.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 
 let blobs: Blobs;

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../src/keys/rules.ts';
 import { generateKey } from '../../src/keys/secrets.ts';
 import { KEY_CACHE_MAX_TTL_MS, KEY_CACHE_TTL_MS } from '../../src/keys/cache.ts';
-import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../src/keys/stores/d1.ts';
+import { D1KeyBackend, d1Keys, type D1DatabaseLike } from '../../adapters/_cloudflare/d1-keys.ts';
 import { keySql } from '../../src/keys/stores/sql.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { keyStoreSuite } from './key-store-suite.ts';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_CACHE_TTL_MS } from '../../src/keys/cache.ts';
 import { isPromise } from '../../src/shared/maybe.ts';
-import { PostgresKeyBackend, postgresKeys } from '../../src/keys/stores/postgres.node.ts';
+import { PostgresKeyBackend, postgresKeys } from '../../adapters/_node/postgres-keys.ts';
 import { type PgCluster, startPostgres } from '../helpers/postgres.ts';
 import { keyStoreSuite } from './key-store-suite.ts';
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysCli } from '../../cli/keys.ts';
 import { KEY_CACHE_TTL_MS } from '../../src/keys/cache.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
-import { PostgresKeyBackend } from '../../src/keys/stores/postgres.node.ts';
+import { PostgresKeyBackend } from '../../adapters/_node/postgres-keys.ts';
 import { SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysCli } from '../../cli/keys.ts';
 import type { KeyListing } from '../../src/keys/contract.ts';
 import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
-import { PostgresKeyBackend, postgresKeys } from '../../src/keys/stores/postgres.node.ts';
+import { PostgresKeyBackend, postgresKeys } from '../../adapters/_node/postgres-keys.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { ROOT } from '../helpers/paths.ts';
 import { type PgCluster, startPostgres } from '../helpers/postgres.ts';

@@ -21,7 +21,7 @@ import { HEALTH_PATH } from '../../src/http/request.ts';
 import { examplePath, ROUTES } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { storedFilesMissing } from '../../cli/check-stored.ts';
-import { edgeRouter } from '../../cli/edge-routes.ts';
+import { edgeRouter } from '../../cli/lib/edge-routes.ts';
 import { FULL_SOURCE, ROOT } from '../helpers/paths.ts';
 import { cleanCopy } from '../helpers/temp.ts';
 import { storedCategoryIndex } from '../helpers/stored.ts';

@@ -2,11 +2,13 @@
  * The code's layout rules, checked on the source itself: every import runs
  * down the map of folders (FLOORS) and none closes a circle; what the edge
  * function and the Worker load is runtime-agnostic (no `node:` module, nothing
- * Node-only); the build and `npm start` load only packages of
+ * Node-only); src/ loads no platform's package (`@netlify/*`, Cloudflare's,
+ * `pg`, any Node-only one) and `node:` modules only in `*.node.ts` files; the
+ * build and `npm start` load only packages of
  * `dependencies` (TypeScript is a development tool); the spec's oracle is
  * imported only by the tests; each runtime's adapter is one
- * short file, its helpers beside it in `adapters/_node/` or
- * `adapters/_fetch.ts`, and names its own shared-cache headers and purge
+ * short file, its helpers beside it (`adapters/_node/`, `_netlify/`,
+ * `_cloudflare/`, `_fetch.ts`), and names its own shared-cache headers and purge
  * (src/ names none); and no function of the request path (src/, adapters/,
  * netlify/) runs over 60 lines.
  */
@@ -28,12 +30,14 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/store', ['src/shared']], // the stored layout and its reader
   ['src/http', ['src/shared', 'src/store']], // a request read, a reply made, shared-cache headers
   ['src/keys', ['src/shared']], // the key contract, secrets, address and key rules, their cache
-  ['src/keys/stores', ['src/shared', 'src/keys']], // each key store: SQLite, Blobs, D1, the legacy reader
+  ['src/keys/stores', ['src/shared', 'src/keys']], // the SQLite store, its legacy reader, the SQL shared with D1 and PostgreSQL
   ['src/portal', ['src/shared', 'src/http', 'src/keys']], // the developer portal's endpoints and mail
   ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
   ['src/client', ['src/shared']], // the client package
-  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']],
-  ['adapters', ['adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
+  ['adapters/_netlify', ['src/shared', 'src/keys']], // Netlify's parts: the Blobs key store and its wiring
+  ['adapters/_cloudflare', ['src/shared', 'src/store', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store, the files the Worker carries
+  ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']], // the Node server's parts, the PostgreSQL key store among them
+  ['adapters', ['adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
@@ -42,8 +46,9 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
+  ['cli/lib', ['src/shared', 'src/keys', 'src/keys/stores', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build']], // what the commands share
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'cli/lib']], // the commands
+  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli/lib']],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
@@ -66,6 +71,25 @@ export function wrongWayImports(files: string[], floors = FLOORS): string[] {
       });
   });
 }
+/**
+ * Packages src/ may load: plain JavaScript that runs under Node, Deno and
+ * workerd alike. A platform's package (`@netlify/*`, Cloudflare's, `pg`) or
+ * any other Node-only one belongs beside its adapter, in `adapters/`.
+ */
+const PORTABLE_PACKAGES = ['@noble/hashes', 'p-limit'];
+/** The package a bare specifier names (`@noble/hashes/sha2.js` -> `@noble/hashes`). */
+const packageOf = (spec: string) => /^((?:@[^/]+\/)?[^/]+)/.exec(spec)![1];
+
+/** Whether `file` importing `spec` ties it to one platform: a package not portable, or a `node:` module outside a `*.node.ts` file. */
+export function tiesToPlatform(file: string, spec: string): boolean {
+  if (spec.startsWith('.')) return false;
+  if (spec.startsWith('node:')) return !file.endsWith('.node.ts');
+  return !PORTABLE_PACKAGES.includes(packageOf(spec));
+}
+
+/** Each import of `files` that ties it to one platform, as `file: specifier`. */
+export const platformImports = (files: string[]): string[] => files.flatMap((file) => importsOf(file).filter((spec) => tiesToPlatform(file, spec)).map((spec) => `${file}: ${spec}`));
+
 const MAX_FUNCTION_LINES = 60;
 /** An adapter wires one runtime's abilities to the front door: a few dozen lines. */
 const MAX_ADAPTER_LINES = 60;
@@ -181,7 +205,7 @@ describe('the layout', () => {
 
   it.each(['build/build.ts', 'cli/start.ts'])('loads into %s only packages a production install has (`dependencies`: no TypeScript)', (entry) => {
     const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => /^package:((?:@[^/]+\/)?[^/]+)/.exec(f)![1]);
+    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => packageOf(f.slice('package:'.length)));
     expect(packages).toContain('p-limit');
     expect(packages.filter((name) => !(name in dependencies))).toEqual([]);
   });
@@ -206,6 +230,33 @@ describe('the layout', () => {
     const files = ['src', 'lib', 'build', 'cli', 'netlify', 'adapters', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
+  });
+
+  it('loads no platform\'s package in src/: portable packages only, and node: modules only in *.node.ts files', () => {
+    const files = sourceFiles('src');
+    expect(files.length).toBeGreaterThan(30);
+    expect(files.some((file) => importsOf(file).some((spec) => spec.startsWith('@noble/hashes')))).toBe(true);
+    expect(platformImports(files)).toEqual([]);
+  });
+
+  it.each([
+    ['src/keys/stores/blobs.ts', '@netlify/blobs', true],
+    ['src/api/handler.ts', '@netlify/edge-functions', true],
+    ['src/keys/stores/d1.ts', 'cloudflare:workers', true],
+    ['src/keys/stores/d1.ts', '@cloudflare/workers-types', true],
+    ['src/keys/stores/postgres.node.ts', 'pg', true],
+    ['src/portal/mail.ts', 'nodemailer', true],
+    ['src/keys/stores/sqlite.ts', 'node:sqlite', true],
+    ['src/keys/stores/sqlite.node.ts', 'node:sqlite', false],
+    ['src/store/refs.ts', '@noble/hashes/sha2.js', false],
+    ['src/store/refs.ts', '../shared/types.ts', false],
+  ])('in %s, an import of %s ties src/ to one platform: %s', (file, spec, ties) => {
+    expect(tiesToPlatform(file, spec)).toBe(ties);
+  });
+
+  it('finds the platform packages of the stores that left src/, were they back in it', () => {
+    expect(platformImports(['adapters/_netlify/blobs-keys.ts'])).toEqual(['adapters/_netlify/blobs-keys.ts: @netlify/blobs']);
+    expect(platformImports(['adapters/_node/postgres-keys.ts'])).toEqual(['adapters/_node/postgres-keys.ts: node:crypto', 'adapters/_node/postgres-keys.ts: pg']);
   });
 
   it('names no platform\'s shared-cache header or purge in src/: each adapter names its own', () => {

@@ -17,7 +17,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BlobsKeyStoreOptions, portalKeys } from '../../src/keys/stores/blobs.ts';
+import { type BlobsKeyStoreOptions, portalKeys } from '../../adapters/_netlify/blobs-keys.ts';
 import type { Archive } from '../../src/shared/types.ts';
 import { startBlobs } from '../helpers/blobs.ts';
 import { keyThroughPortal } from '../helpers/keys.ts';

@@ -26,7 +26,7 @@ async function edgeProcesses(dist: string): Promise<string[]> {
   const found: string[] = [];
   for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
     const line = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (line.includes('cli/netlify-edge.ts') && line.includes(dist)) found.push(pid);
+    if (line.includes('cli/lib/netlify-edge.ts') && line.includes(dist)) found.push(pid);
   }
   return found;
 }

@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { expect, it } from 'vitest';
-import { withoutOfflineNoise } from '../../cli/wrangler.ts';
+import { withoutOfflineNoise } from '../../cli/lib/wrangler.ts';
 
 /** wrangler dev's first lines offline, as this machine printed them. */
 const OFFLINE_START = [

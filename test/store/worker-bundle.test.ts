@@ -1,6 +1,6 @@
 /**
  * The build files the Cloudflare Worker carries in its code
- * (cli/worker-bundle.ts): the manifest and the files of the category index
+ * (adapters/_cloudflare/worker-bundle.node.ts): the manifest and the files of the category index
  * and of the search index, each byte for byte as stored; a file that no
  * longer hashes to its name is left out, so the Worker reads it from the
  * assets and answers 500 as without a bundle; a missing manifest, or one of
@@ -12,7 +12,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledFiles, MAX_BUNDLED_BYTES } from '../../cli/worker-bundle.ts';
+import { bundledFiles, MAX_BUNDLED_BYTES } from '../../adapters/_cloudflare/worker-bundle.node.ts';
 import { FetchedFiles } from '../../adapters/_fetch.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/rules.ts';

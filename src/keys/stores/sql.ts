@@ -1,8 +1,9 @@
 /**
  * The key stores' SQL, written once for the two SQLite stores: the local file
  * (src/keys/stores/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
- * (src/keys/stores/d1.ts), and for PostgreSQL (src/keys/stores/postgres.node.ts,
- * which numbers the placeholders `$1`, `$2`, ...). All run the schema of the
+ * (adapters/_cloudflare/d1-keys.ts), and for PostgreSQL
+ * (adapters/_node/postgres-keys.ts, which numbers the placeholders `$1`,
+ * `$2`, ...). All run the schema of the
  * repository's `migrations/` folder (PostgreSQL through `forPostgres`). Every write here is one statement, or a few statements sent as one
  * transaction in which no code decides between them: D1 has no interactive
  * transactions, so a condition lives in the SQL (a conditional INSERT, an
@@ -12,7 +13,7 @@
  * Each query is a function of its values, so the order of the `?`
  * placeholders is written in one place too.
  */
-import type { NewKey, NewToken, TokenQuota } from '../contract.ts';
+import type { EndingKey, KeyInfo, NewKey, NewToken, TokenQuota } from '../contract.ts';
 
 export type SqlValue = string | number | null;
 /** One statement and the values of its placeholders, in order. */
@@ -158,3 +159,18 @@ export const keyInfo = (r: Pick<KeyRow, 'id' | 'created_at'>) => ({ id: r.id, cr
 
 /** A row of `RETURNING hash, id` as a plain record (node:sqlite gives objects without a prototype). */
 export const stoppedKey = (r: { hash: string; id: string }) => ({ hash: r.hash, id: r.id });
+
+/** How an asynchronous store reads a query's first row, none being null or undefined (D1's and PostgreSQL's `first`). */
+export type FirstRow = <T>(query: Query) => Promise<T | null | undefined>;
+
+/** The address's active key as the portal shows it, read through `first`: one body for the D1 and PostgreSQL stores. */
+export async function activeKeyOf(first: FirstRow, email: string): Promise<KeyInfo | null> {
+  const row = await first<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
+  return row ? keyInfo(row) : null;
+}
+
+/** The address's key in its grace period at `now` as the portal shows it, read through `first`. */
+export async function endingKeyOf(first: FirstRow, email: string, now: number): Promise<EndingKey | null> {
+  const row = await first<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
+  return row ? endingInfo(row) : null;
+}

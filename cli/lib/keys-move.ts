@@ -10,9 +10,9 @@
  */
 import { existsSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
-import type { NewKey } from '../src/keys/contract.ts';
-import { PostgresKeyBackend, type SessionRecord, shownDatabaseUrl, type TokenRecord } from '../src/keys/stores/postgres.node.ts';
-import { checkReadable, KeyDatabaseError } from '../src/keys/stores/sqlite-file.node.ts';
+import type { NewKey } from '../../src/keys/contract.ts';
+import { PostgresKeyBackend, type SessionRecord, shownDatabaseUrl, type TokenRecord } from '../../adapters/_node/postgres-keys.ts';
+import { checkReadable, KeyDatabaseError } from '../../src/keys/stores/sqlite-file.node.ts';
 
 type Print = (line: string) => void;
 

@@ -32,10 +32,10 @@
  */
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
-import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from '../cache.ts';
-import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
-import { Keys } from '../rules.ts';
-import { hashSecret } from '../secrets.ts';
+import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from '../../src/keys/cache.ts';
+import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../../src/keys/contract.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { hashSecret } from '../../src/keys/secrets.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
 /** How long the edge function reuses what it read about a key (the key cache's default, 1 s); a revoked key stops working within about this. */

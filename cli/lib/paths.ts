@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 
-export const ROOT = path.resolve(import.meta.dirname, '..');
+export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The SQLite key database (KEYS_DB, default data/keys.db). */
 export const KEYS_DB = path.resolve(process.env.KEYS_DB || path.join(ROOT, 'data/keys.db'));
 /** The built output served (DIST_DIR, default dist/). */

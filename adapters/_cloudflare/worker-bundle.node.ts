@@ -10,18 +10,21 @@
  * small file a lookup) stay in the assets.
  *
  * Written for one build, as an entry module wrangler bundles
- * (`workerEntry`, which cli/wrangler.ts names the config's `main`). A stored
- * file that does not hash to its name, or is not UTF-8 text, is left out:
+ * (`workerEntry`, which cli/lib/wrangler.ts names the config's `main`). A
+ * stored file that does not hash to its name, or is not UTF-8 text, is left out:
  * the Worker reads it from the assets and answers as it did without a
  * bundle (500 for a damaged file). A manifest that is missing, too long,
  * unreadable or of another layout leaves every file out.
+ *
+ * Node-only: a deploy and `npm run dev:cloudflare` run it before wrangler
+ * bundles; the Worker loads only the module it writes.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { sha256 } from '../build/archive/source.ts';
-import { parseManifest } from '../src/store/archive.ts';
-import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../src/store/refs.ts';
-import type { Manifest } from '../src/shared/types.ts';
+import { parseManifest } from '../../src/store/archive.ts';
+import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
+import type { Manifest } from '../../src/shared/types.ts';
 
 /** At most this much text is carried (the full archive's is 1.75 MB; a Worker's code may be 10 MB, 3 MB compressed on the free plan). */
 export const MAX_BUNDLED_BYTES = 4 * 1024 * 1024;
@@ -34,7 +37,7 @@ function textOf(dist: string, file: string, room: number, id?: string): string |
     const bytes = readFileSync(full);
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return null;
-    if (id !== undefined && contentId(sha256(bytes)) !== id) return null;
+    if (id !== undefined && contentId(createHash('sha256').update(bytes).digest('hex')) !== id) return null;
     return text;
   } catch {
     return null;
@@ -68,6 +71,6 @@ export function bundledFiles(dist: string): Record<string, string> {
 export function workerEntry(dist: string, folder: string, adapter: string): string {
   const file = path.join(folder, 'cloudflare.js');
   const files = JSON.stringify(bundledFiles(dist));
-  writeFileSync(file, `// Written by cli/worker-bundle.ts for ${JSON.stringify(dist)}: the Worker with the build files it reads whole in its code.\nimport { worker } from ${JSON.stringify(adapter)};\n\nexport default worker(${files});\n`);
+  writeFileSync(file, `// Written by adapters/_cloudflare/worker-bundle.node.ts for ${JSON.stringify(dist)}: the Worker with the build files it reads whole in its code.\nimport { worker } from ${JSON.stringify(adapter)};\n\nexport default worker(${files});\n`);
   return file;
 }

@@ -11,10 +11,10 @@
  * `d1Keys(env.DB)`, which puts the key cache (src/keys/cache.ts) above the
  * store: D1 is read at most once per key per second per isolate.
  */
-import type { KeyCacheOptions } from '../cache.ts';
-import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
-import { Keys } from '../rules.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, type SqlValue, stoppedKey } from './sql.ts';
+import type { KeyCacheOptions } from '../../src/keys/cache.ts';
+import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../../src/keys/contract.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { activeKeyOf, endingKeyOf, keySql, type KeyRow, listing, type Query, type SqlValue, stoppedKey } from '../../src/keys/stores/sql.ts';
 
 /** What this store uses of a D1 result. */
 export interface D1ResultLike<T = Record<string, unknown>> {
@@ -94,14 +94,12 @@ export class D1KeyBackend implements KeyBackend {
     await this.statement(keySql.endSession(sessionHash)).run();
   }
 
-  async activeKey(email: string): Promise<KeyInfo | null> {
-    const row = await this.first<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
-    return row ? keyInfo(row) : null;
+  activeKey(email: string): Promise<KeyInfo | null> {
+    return activeKeyOf(this.first.bind(this), email);
   }
 
-  async endingKey(email: string, now: number): Promise<EndingKey | null> {
-    const row = await this.first<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
-    return row ? endingInfo(row) : null;
+  endingKey(email: string, now: number): Promise<EndingKey | null> {
+    return endingKeyOf(this.first.bind(this), email, now);
   }
 
   async issue(key: NewKey): Promise<boolean> {

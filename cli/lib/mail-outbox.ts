@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nodeMailer } from '../adapters/_node/mail.ts';
+import { nodeMailer } from '../../adapters/_node/mail.ts';
 
 const MAX_BODY = 64 * 1024;
 

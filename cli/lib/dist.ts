@@ -4,10 +4,10 @@
  * build recovered, a stale one rebuilt (build/prepare-dist.ts); a build that
  * is refused stops the command with its reason in one line.
  */
-import { BuildRefused } from '../build/build.ts';
-import { recoverOutput } from '../build/output.ts';
-import { prepareDist } from '../build/prepare-dist.ts';
-import type { Refuse } from '../lib/command-line.ts';
+import { BuildRefused } from '../../build/build.ts';
+import { recoverOutput } from '../../build/output.ts';
+import { prepareDist } from '../../build/prepare-dist.ts';
+import type { Refuse } from '../../lib/command-line.ts';
 import { DIST } from './paths.ts';
 
 export async function currentDist(refuse: Refuse): Promise<void> {

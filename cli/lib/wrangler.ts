@@ -15,8 +15,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './paths.ts';
-import { redactLine } from '../src/shared/redact.ts';
-import { workerEntry } from './worker-bundle.ts';
+import { redactLine } from '../../src/shared/redact.ts';
+import { workerEntry } from '../../adapters/_cloudflare/worker-bundle.node.ts';
 
 export const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 export const WRANGLER_CONFIG = path.join(ROOT, 'wrangler.jsonc');
@@ -84,7 +84,7 @@ export const configuredDatabaseId = (): string | undefined => readConfig().d1_da
 /**
  * wrangler.jsonc with its paths made absolute, its assets taken from `dist`
  * and its `main` the Worker carrying that build's whole-read files
- * (cli/worker-bundle.ts), written into `folder`: what a deploy and every
+ * (adapters/_cloudflare/worker-bundle.node.ts), written into `folder`: what a deploy and every
  * local run use, so that any build folder can be served and wrangler's own
  * scratch files stay in `folder`.
  */

@@ -37,11 +37,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { KeyCacheOptions } from '../cache.ts';
-import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, KeyStoreUnavailable, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from '../contract.ts';
-import { Keys } from '../rules.ts';
-import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
-import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from './sqlite-file.node.ts';
+import type { KeyCacheOptions } from '../../src/keys/cache.ts';
+import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, KeyStoreUnavailable, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from '../../src/keys/contract.ts';
+import { Keys } from '../../src/keys/rules.ts';
+import { activeKeyOf, endingKeyOf, keySql, type KeyRow, listing, type Query, stoppedKey } from '../../src/keys/stores/sql.ts';
+import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 
 /** Default and bounds of the settings (POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS). */
 /** The connection wait is SQLite's lock wait (10 s): it also bounds a wait for a free connection of the pool, which a burst of portal writes queues for. */
@@ -423,14 +423,12 @@ export class PostgresKeyBackend implements KeyBackend {
     await this.first(keySql.endSession(sessionHash));
   }
 
-  async activeKey(email: string): Promise<KeyInfo | null> {
-    const row = await this.first<Pick<KeyRow, 'id' | 'created_at'>>(keySql.activeKey(email));
-    return row ? keyInfo(row) : null;
+  activeKey(email: string): Promise<KeyInfo | null> {
+    return activeKeyOf(this.first.bind(this), email);
   }
 
-  async endingKey(email: string, now: number): Promise<EndingKey | null> {
-    const row = await this.first<{ id: string; revoked_at: number }>(keySql.endingKey(email, now));
-    return row ? endingInfo(row) : null;
+  endingKey(email: string, now: number): Promise<EndingKey | null> {
+    return endingKeyOf(this.first.bind(this), email, now);
   }
 
   issue(key: NewKey): Promise<boolean> {

@@ -5,7 +5,7 @@
  * folder the way the CDN would; everything else is served statically. Started
  * by `npm run dev:netlify` (cli/netlify-local.ts, which puts the portal
  * function in front of it), by the tests and by the benchmark:
- *   deno run -A cli/netlify-edge.ts <dist> <port>
+ *   deno run -A cli/lib/netlify-edge.ts <dist> <port>
  * It prints `listening on <port>` once it answers. A path that does not
  * parse (as a URL, or its percent-encoding) is answered 400 as JSON. With
  * EDGE_EXIT_WITH_STDIN=1 it exits once its stdin closes: dev:netlify gives it
@@ -26,7 +26,7 @@ const TYPES: Record<string, string> = {
 
 // Netlify's global, before the function's module runs: it reads its settings when it loads.
 (globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
-const { default: handler } = await import('../netlify/edge-functions/api.ts');
+const { default: handler } = await import('../../netlify/edge-functions/api.ts');
 
 const BAD_PATH = JSON.stringify({ error: 'Invalid path: it does not parse as a URL path' });
 const badPath = () => new Response(BAD_PATH, { status: 400, headers: { 'content-type': 'application/json' } });
@@ -65,7 +65,7 @@ if (Deno.env.get('EDGE_EXIT_WITH_STDIN') === '1') {
   })();
 }
 
-const handles = edgeRouter(await Deno.readTextFile(new URL('../netlify.toml', import.meta.url)), 'api');
+const handles = edgeRouter(await Deno.readTextFile(new URL('../../netlify.toml', import.meta.url)), 'api');
 
 Deno.serve(
   {
