@@ -61,7 +61,7 @@ function parses(target: string | undefined, base: string): boolean {
   if (!target) return false;
   try {
     if (target.startsWith('/')) return new URL(target, base).protocol === 'http:';
-    return /^https?:\/\//i.test(target) && new URL(target) !== null;
+    return /^https?:\/\//i.test(target) && URL.canParse(target);
   } catch {
     return false;
   }

@@ -14,7 +14,7 @@ import { escapeHtml } from '../../src/shared/html.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { ALLOWED_METHODS } from '../../src/http/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 

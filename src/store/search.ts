@@ -537,7 +537,11 @@ export class SearchIndex {
       for (let i = 0, j = 0; i < x.length && j < y.length; ) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
-        else (out.add(x[i]), i++, j++);
+        else {
+          out.add(x[i]);
+          i++;
+          j++;
+        }
       }
     };
     if (i === q.words.length - 1 && w.length >= 3) {

@@ -40,14 +40,24 @@ function parseCsv(text: string): string[][] {
     if (text[i] === '"') {
       i++;
       for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
-        else if (text[i] === '"') break;
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i += 2;
+        } else if (text[i] === '"') break;
         else field += text[i++];
       }
       i++;
-    } else if (text[i] === ',') record.push(field), (field = ''), i++;
-    else if (text.startsWith('\r\n', i)) record.push(field), records.push(record), (record = []), (field = ''), (i += 2);
-    else if (text[i] === '\n' || text[i] === '\r') throw new Error(`bare line break at ${i}`);
+    } else if (text[i] === ',') {
+      record.push(field);
+      field = '';
+      i++;
+    } else if (text.startsWith('\r\n', i)) {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i += 2;
+    } else if (text[i] === '\n' || text[i] === '\r') throw new Error(`bare line break at ${i}`);
     else field += text[i++];
   }
   if (field !== '' || record.length) throw new Error('the last record does not end in CRLF');
