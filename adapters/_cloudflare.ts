@@ -15,10 +15,16 @@ export interface Env {
 /** Workers Cache's purge, on a Worker's context (the same on every request's; absent under wrangler dev). */
 export type WorkersCache = { purge(options: { tags: string[] }): Promise<unknown> } | undefined;
 
-/** What Workers Cache reads: its own targeted header and Cache-Tag; what is never shared says no-store, or Cache-Control would let the cache keep a public file. */
+/**
+ * What Workers Cache reads: its own targeted header and Cache-Tag; what is never
+ * shared says no-store, or Cache-Control would let the cache keep a public file.
+ */
 const cloudflareHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') } : { 'cloudflare-cdn-cache-control': 'no-store' });
 
-/** The front door over the Worker's bindings and variables; `cache` is the Workers Cache seen on a request, when there is one. */
+/**
+ * The front door over the Worker's bindings and variables; `cache`
+ * is the Workers Cache seen on a request, when there is one.
+ */
 export function apiFor(env: Env, cache: () => WorkersCache): Api {
   const vars = env as unknown as Record<string, string | undefined>;
   const setting = (name: string, fallback: number) => settingOr(console.error, name, vars[name], fallback, 1);

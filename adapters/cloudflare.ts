@@ -11,7 +11,9 @@ import { FetchedFiles } from './_fetch.ts';
 import { apiFor, type Env, type WorkersCache } from './_cloudflare.ts';
 
 let workersCache: WorkersCache;
-/** One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves. */
+/**
+ * One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves.
+ */
 let api: Api | undefined;
 
 async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { cache?: WorkersCache }): Promise<Response> {
@@ -21,12 +23,16 @@ async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { c
   } catch {
     // a context whose cache cannot be read: the purge is skipped, with a line
   }
-  // Static assets are kept by their content as the deploy uploaded them (deploy:cloudflare checks dist/ first): answers stream through.
+  // Static assets are kept by their content as the deploy uploaded them
+  // (deploy:cloudflare checks dist/ first): answers stream through.
   const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
   return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
 }
 
-/** The Worker, reading `bundled` (build files' texts by path, cli/worker-bundle.ts) from its own code, the rest from ASSETS. */
+/**
+ * The Worker, reading `bundled` (build files' texts by path,
+ * cli/worker-bundle.ts) from its own code, the rest from ASSETS.
+ */
 export function worker(bundled: Record<string, string> = {}) {
   const files = new FetchedFiles({ bundled });
   return { fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) => handle(files, request, env, ctx) };

@@ -13,7 +13,7 @@
  */
 import { edgeRouter } from './edge-routes.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- run by Deno, type-checked with Node's types: Deno's are not installed
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Deno's own types are not installed
 declare const Deno: any;
 
 const [dist, portText] = Deno.args;

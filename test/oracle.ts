@@ -152,7 +152,10 @@ export interface SpecIdRow {
   names: Set<string>;
 }
 
-/** Where the data's README says each ceremony was held: 1 in 1929, 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928. */
+/**
+ * Where the data's README says each ceremony was held: 1 in 1929,
+ * 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928.
+ */
 const heldIn = (ceremony: number) => (ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
 
 /** A `|`-separated id column's ids: a value may hold several, comma-separated; `?` keeps a place without an id. */
@@ -204,7 +207,10 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
   return { rows: out, titles, names: people };
 }
 
-/** Every nomination with its ids, in archive order, and the nominations of each id (so that asking every id stays quick). */
+/**
+ * Every nomination with its ids, in archive order, and the
+ * nominations of each id (so that asking every id stays quick).
+ */
 export interface SpecIds {
   rows: SpecIdRow[];
   titles: Map<string, SpecIdRow[]>;

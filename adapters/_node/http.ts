@@ -35,11 +35,17 @@ export interface ServerOptions extends NodeRequestOptions {
   rateLimitPerMinute?: number;
   /** How often cached files are checked against the disk, ms. */
   revalidateMs?: number;
-  /** The log sink: lines come free of secrets; its `warn`, when it has one, takes warnings (a failed purge), else stderr. */
+  /**
+   * The log sink: lines come free of secrets; its `warn`, when
+   * it has one, takes warnings (a failed purge), else stderr.
+   */
   log?: ((line: string, time?: number) => void) & { warn?(line: string): void };
   /** The key portal's mailer and settings, over this server's keys; without it `/portal/...` is 404. */
   portal?: Omit<PortalOptions, 'keys' | 'log' | 'now'>;
-  /** A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key are then marked for it, and purged (adapters/_node/cache-watch.ts). */
+  /**
+   * A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key
+   * are then marked for it, and purged (adapters/_node/cache-watch.ts).
+   */
   cachePurgeUrl?: string;
 }
 
@@ -113,14 +119,20 @@ export class NodeRequest implements ApiRequest {
   }
 }
 
-/** Whether a request still has body bytes on their way that nobody read (refused as too large, too slow, or never asked for). */
+/**
+ * Whether a request still has body bytes on their way that nobody
+ * read (refused as too large, too slow, or never asked for).
+ */
 function bodyLeft(req: http.IncomingMessage): boolean {
   if (req.complete) return false;
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. A body left unread closes the connection rather than be read on. */
+/**
+ * Writes a reply; the bytes (a Buffer when they come from disk) go to the socket
+ * as they are. A body left unread closes the connection rather than be read on.
+ */
 export function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: ApiReply): void {
   res.writeHead(reply.status, bodyLeft(req) ? { ...reply.headers, connection: 'close' } : reply.headers);
   if (reply.stream) Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)

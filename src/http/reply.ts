@@ -122,7 +122,10 @@ export interface Sending {
   range?: string;
 }
 
-/** A 304 when the client already holds the answer; else the encoding to send and its headers (ETag: the id of the bytes sent). */
+/**
+ * A 304 when the client already holds the answer; else the encoding
+ * to send and its headers (ETag: the id of the bytes sent).
+ */
 export function chooseAnswer(answer: Answer, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
@@ -138,7 +141,9 @@ export function chooseAnswer(answer: Answer, request: ApiRequest, compression: b
   return { encoding, headers };
 }
 
-/** The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give). */
+/**
+ * The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give).
+ */
 export function sent(sending: Sending, body: Uint8Array): ApiReply {
   return sending.range === undefined ? withBody(sending.headers, body) : rangeReply(sending.headers, sending.range, body);
 }
@@ -194,7 +199,10 @@ export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequ
   return { encoding: 'identity', headers, range };
 }
 
-/** The 206 of the bytes `range` asks of `bytes`, a 416 for a range past their end, or a 200 of them all for a range a server may ignore. */
+/**
+ * The 206 of the bytes `range` asks of `bytes`, a 416 for a range past
+ * their end, or a 200 of them all for a range a server may ignore.
+ */
 function rangeReply(headers: Record<string, string>, range: string, bytes: Uint8Array): ApiReply {
   const at = byteRange(range, bytes.length);
   if (at === null) return withBody(headers, bytes);

@@ -212,7 +212,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(results.length).toBeLessThanOrEqual(10);
       return results;
     };
-    /** What a result's path answers, counted as the issue defines it: a name's matches, or the nominations in a category's. */
+    /**
+     * What a result's path answers, counted as the issue defines
+     * it: a name's matches, or the nominations in a category's.
+     */
     const counted = async (path: string, k: string) => {
       const reply = await get(`${path}/apikey=${k}`);
       expect([path, reply.status]).toEqual([path, 200]);
@@ -235,7 +238,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       for (const [text, wanted, kind] of cases) {
         const [top] = await search(text, k);
         expect([text, top?.name, top?.kind]).toEqual([text, wanted, kind]);
-        // By its IMDb id where the source gives one (/title/id=…, /name/id=…), else by name: the same nominations as the person lookup's, or those of one of the things sharing the name.
+        // By its IMDb id where the source gives one (/title/id=…, /name/id=…), else by name: the
+        // same nominations as the person lookup's, or those of one of the things sharing the name.
         const person = JSON.parse(expected.personByName(archive(), wanted).text) as unknown[];
         const { nominations } = await counted(top.path, k);
         expect([text, top.nominations]).toEqual([text, nominations]);
@@ -249,7 +253,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         for (const result of (await search(text, k)).slice(0, 5)) {
           const { name: _, kind: __, path, otherNames: ___, id: ____, filmYear: _____, awardNames: ______, record, ...counts } = result;
           expect([text, result.name, counts]).toEqual([text, result.name, await counted(path, k)]);
-          // Its record answers too; a name's counts at least what its path does (it also holds what the same thing was credited without its id).
+          // Its record answers too; a name's counts at least what its path does
+          // (it also holds what the same thing was credited without its id).
           if (record !== undefined) {
             const held = json(await get(`${record}/apikey=${k}`)).nominations;
             expect([record, result.kind === 'category' ? held > 0 : held >= counts.nominations]).toEqual([record, true]);
@@ -511,7 +516,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const rotated = Date.now();
       const after = await t.request('GET', `/archive/year=1929/apikey=${next}`);
       expect([after.status, after.headers['cache-control']]).toEqual([200, 'private, max-age=86400']);
-      // Within 2 s (an isolate's key cache may hold "current" that long, as it may hold a revoked key) the old key's answers are kept only while it lives.
+      // Within 2 s (an isolate's key cache may hold "current" that long, as it may
+      // hold a revoked key) the old key's answers are kept only while it lives.
       let maxAge = Infinity;
       while (Date.now() - rotated < 2_000) {
         const before = await t.request('GET', `/archive/year=1929/apikey=${old}`);
@@ -641,7 +647,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(description.headers['content-type']).toBe(JSON_TYPE);
       for (const [asked, reply] of [['page', page], ['description', description]] as const) expect([asked, reply.headers.vary]).toEqual([asked, 'Accept']);
-      // Where the front door answers /index.html (not Netlify's CDN, which serves the file to everyone), a JSON client gets a 404 there.
+      // Where the front door answers /index.html (not Netlify's CDN, which
+      // serves the file to everyone), a JSON client gets a 404 there.
       const named = await Promise.all(['text/html', 'application/json'].map((accept) => ask('/index.html', accept)));
       if (named[0].status !== named[1].status) expect(named.map((r) => [r.status, r.headers.vary])).toEqual([[200, 'Accept'], [404, 'Accept']]);
     });

@@ -65,7 +65,8 @@ describe('the compression cache', () => {
     const cache = path.join(dir, 'compressed.bin');
     const first = await buildWith(dir, 'first', cache);
     const manifest = JSON.parse(await readFile(path.join(dir, 'first', MANIFEST_PATH), 'utf8')) as Manifest;
-    // The whole archive's answer (every client of /archive gets its copy) and the first year stored in a file of its own.
+    // The whole archive's answer (every client of /archive gets
+    // its copy) and the first year stored in a file of its own.
     const year = Object.values(manifest.years).find((ref) => !parseRef(ref)!.at.identity.range && parseRef(ref)!.at.gzip)!;
     const targets = [manifest.archive, year];
     const copies = await readCompressionCache(cache, () => {});

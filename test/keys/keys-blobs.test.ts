@@ -144,7 +144,8 @@ describe('the Blobs key backend', () => {
 describe("the edge function's key check", () => {
   it('answers synchronously while its cache holds the key, and sees a revocation once the entry is older than the TTL', async () => {
     const options = fresh();
-    // The edge's clock starts at the portal's: a revocation is stamped with the revoker's time and compared with the checker's.
+    // The edge's clock starts at the portal's: a revocation is stamped
+    // with the revoker's time and compared with the checker's.
     let t = Date.now();
     const edge = edgeKeyStore({ ...options, now: () => t });
     const portal = portalKeys(options); // another instance: the portal function

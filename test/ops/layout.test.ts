@@ -191,7 +191,8 @@ describe('the layout', () => {
     expect(adapters.length).toBeGreaterThanOrEqual(4);
     const long = adapters.map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`).filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
     expect(long).toEqual([]);
-    // Netlify finds its functions only in its own folders: what is there only re-exports an adapter (and the portal's paths).
+    // Netlify finds its functions only in its own folders: what is
+    // there only re-exports an adapter (and the portal's paths).
     for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
   });
 

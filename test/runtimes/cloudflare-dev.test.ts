@@ -58,7 +58,8 @@ afterAll(async () => {
 
 describe('dev:cloudflare and its secrets', () => {
   it('puts no secret on any command line; wrangler reads them from a private env file', () => {
-    // The secret is on no command line anywhere on the machine; wrangler's own is looked up among the processes this test started.
+    // The secret is on no command line anywhere on the machine;
+    // wrangler's own is looked up among the processes this test started.
     const carrying = commandLines().filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
     expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
     const dev = commandLines(worker!.pid).filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
