@@ -676,14 +676,14 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   };
 }
 
+/** `answer`, or the service's 404 for `method` at `segments` (its message and path) when there is none or an empty list. */
+function found<T>(method: string, segments: string[], answer: T | undefined): T {
+  if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  return answer;
+}
+
 /** The lookups the offline client answers from its copy, each ApiError the service's (status, message, path). */
 function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'dataset' | 'datasetFile' | 'clearCache'> {
-  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
-  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
-    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
-    return answer;
-  };
-  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
   return {
     archive: async () => data().archive,
     ceremony: async (y) => {
@@ -716,6 +716,14 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
       return found('nameById', at, data().byId.get(id('name', i, shown(at))));
     },
     categories: async () => data().categoryList(),
+    ...offlineRecords(data),
+  };
+}
+
+/** The records (docs/records.md) the offline client answers from its copy, as the service does. */
+function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord'> {
+  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
+  return {
     filmRecord: async (i) => {
       const at = PATHS.filmRecord(i);
       return record('filmRecord', at, id('title', i, shown(at)));

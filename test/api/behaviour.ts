@@ -170,8 +170,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         expect([id, person.kind, person.entries.map(fields)]).toEqual([id, 'person', byId(JSON.parse(expectedById.nameById(ids(), id).text))]);
       }
       expect((await record('/people/id=co0007143')).kind).toBe('company');
-      const flat = (years: string[], keep: (name: string) => boolean) =>
-        years.flatMap((y) => archive()[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+      const flat = (years: string[], keep: (name: string) => boolean) => {
+        const held = archive();
+        return years.flatMap((y) => held[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+      };
       for (const year of ['1930', '1998']) {
         const ceremony = await record(`/ceremony/year=${year}`);
         expect([year, ceremony.entries.map(fields)]).toEqual([year, flat([year], () => true)]);
