@@ -15,12 +15,12 @@ export default defineConfig(
     extends: [js.configs.recommended, tseslint.configs.recommended],
     languageOptions: { globals: globals.node },
     rules: {
-      // Omitting a field by destructuring (`const { year: _, ...rest } = row`) and `_` for what a loop drains are meant.
+      // Omitting a field by destructuring (`const { year: _, ...rest } = row`) and a drained loop's `_` are meant.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, varsIgnorePattern: '^_' }],
     },
   },
   {
-    // They read JSON of many shapes (answers, the OpenAPI document) and check it by value: types would repeat the API's.
+    // They read JSON of many shapes (answers, the OpenAPI document), checked by value: types would repeat the API's.
     files: ['test/build/records.test.ts', 'test/build/openapi.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

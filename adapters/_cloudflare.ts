@@ -33,7 +33,8 @@ export function apiFor(env: Env, cache: () => WorkersCache): Api {
   try {
     sendMail = chooseMailer(vars)?.send ?? noTransport;
   } catch (error) {
-    console.error(`${(error as Error).message}; sign-in mail cannot be sent`); // MAIL_API_URL without its token, or SMTP_URL
+    // Thrown for MAIL_API_URL without its token, or for SMTP_URL
+    console.error(`${(error as Error).message}; sign-in mail cannot be sent`);
   }
   const purge = guardedPurge(() => cache() && ((tags) => cache()!.purge({ tags })), 'ctx.cache', (line) => console.error(line));
   // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.

@@ -180,7 +180,8 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
     if (!groups.has(key)) groups.set(key, { ceremony, category: f[column.Category], rows: [] });
     groups.get(key)!.rows.push(f);
   }
-  const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony); // stable: first appearance within a ceremony
+  // stable: first appearance within a ceremony
+  const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony);
   const out: SpecIdRow[] = [];
   for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
     const held = ordered.filter((g) => String(heldIn(g.ceremony)) === year);

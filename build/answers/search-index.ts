@@ -132,7 +132,8 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
   const idsOfName = new Map<string, string[]>();
   for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
   for (const [name, tally] of names) {
-    if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
+    // every place of it has an id: its ids' entries stand for it
+    if (identified.has(name) && !facts.unidentified.has(name)) continue;
     const kind = kindOf(facts.kinds.get(name));
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
     entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });

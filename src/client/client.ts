@@ -676,7 +676,7 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   };
 }
 
-/** `answer`, or the service's 404 for `method` at `segments` (its message and path) when there is none or an empty list. */
+/** `answer`, or the service's 404 for `method` at `segments` when there is none or it is an empty list. */
 function found<T>(method: string, segments: string[], answer: T | undefined): T {
   if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
   return answer;

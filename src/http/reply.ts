@@ -172,7 +172,8 @@ const DATASET_TYPES: Record<string, string> = { sqlite: 'application/vnd.sqlite3
 export function byteRange(header: string | null | undefined, size: number): [number, number] | 'unsatisfiable' | null {
   const m = header ? /^bytes=(\d{0,16})-(\d{0,16})$/.exec(header.trim()) : null;
   if (!m || (m[1] === '' && m[2] === '')) return null;
-  if (m[1] === '') return Number(m[2]) === 0 ? 'unsatisfiable' : [Math.max(0, size - Number(m[2])), size]; // the last N bytes
+  // `bytes=-N`: the last N bytes
+  if (m[1] === '') return Number(m[2]) === 0 ? 'unsatisfiable' : [Math.max(0, size - Number(m[2])), size];
   const start = Number(m[1]);
   const end = m[2] === '' ? size : Math.min(size, Number(m[2]) + 1);
   if (m[2] !== '' && Number(m[2]) < start) return null;

@@ -223,7 +223,8 @@ const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current
  */
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
+  // longer than any word of a name
+  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1;
   let { before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {

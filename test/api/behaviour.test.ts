@@ -78,7 +78,9 @@ async function corruptOneAnswer(dist: string): Promise<string> {
   const { file } = parseRef(ref)!.at.identity;
   const pack = path.join(dist, dataPath(file)!);
   const bytes = await readFile(pack);
-  bytes[bytes.length >> 1] ^= 0x20; // one bit of the pack (stored gzipped, so every bit is every answer's): no longer the bytes its name (a hash of them) promises
+  // one bit of the pack (stored gzipped, so every bit is every
+  // answer's): no longer the bytes its name (a hash of them) promises
+  bytes[bytes.length >> 1] ^= 0x20;
   await writeFile(pack, bytes);
   return `/person/name=${encodeURIComponent(name)}`;
 }

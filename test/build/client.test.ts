@@ -416,7 +416,8 @@ describe('the offline client', () => {
     let bytes = 0;
     for (const f of js) bytes += (await readFile(path.join(dir, f))).length;
     expect(bytes).toBeLessThan(50 * 1024); // unminified: minified is smaller still
-    expect(await readFile(path.join(dir, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s/m); // a browser loads it alone
+    // a browser loads it alone
+    expect(await readFile(path.join(dir, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s/m);
     const loaded = await import(pathToFileURL(path.join(dir, 'client.js')).href);
     expect([typeof loaded.createClient, typeof loaded.createOfflineClient]).toEqual(['function', 'function']);
   }, 60_000);

@@ -37,7 +37,8 @@ describe('the compression cache', () => {
     const written = (await stat(cache)).mtimeMs;
     const warm = await buildWith(dir, 'warm', cache);
     expect(warm.log).toMatch(/those of the [1-9]\d* copies earlier builds made that changed/);
-    expect((await stat(cache)).mtimeMs).toBe(written); // nothing compressed, so nothing to add: the file is left as it was
+    // nothing compressed, so nothing to add: the file is left as it was
+    expect((await stat(cache)).mtimeMs).toBe(written);
     const none = await buildWith(dir, 'none', null);
     expect(warm.digest).toEqual(cold.digest);
     expect(none.digest).toEqual(cold.digest);

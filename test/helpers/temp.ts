@@ -70,7 +70,8 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
-    if (file === 'node_modules') continue; // a symlink git does not ignore (node_modules/ matches folders only): linked below
+    // a symlink git does not ignore (node_modules/ matches folders only): linked below
+    if (file === 'node_modules') continue;
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await copyFile(path.join(ROOT, file), path.join(dir, file));
   }

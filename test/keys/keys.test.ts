@@ -93,7 +93,8 @@ PRAGMA user_version = 1;`);
     expect(keys.verify(key)).toBe(true);
     const next = await keys.rotate('old@example.org').then((r) => r.key);
     expect([keys.verify(key), keys.verify(next)]).toEqual([false, true]);
-    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION }); // later migrations (0002: an index) applied
+    // later migrations (0002: an index) applied
+    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
     backend.close();
   });
 

@@ -38,10 +38,14 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
-  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']], // the stored answers, their compressed copies, the dataset, the search index; the records through the client's record maker, so the offline client's are the service's
-  ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
+  // the stored answers, their compressed copies, the dataset, the search index; the
+  // records through the client's record maker, so the offline client's are the service's
+  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']],
+  // the public files (reference page, portal, OpenAPI) and the client package
+  ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']],
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
-  ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
+  // the build itself: dist/ written, and whether it is stale
+  ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']],
   ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/edge-functions', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'build']],
   ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli']],
 ];

@@ -92,7 +92,8 @@ describe('dev:cloudflare and its secrets', () => {
     const paths = [`/person/name=Emil%20Jannings/apikey=${key}`, `/ceremony/year=1928/apikey=${key}`, `/search/name=${key}/apikey=${key}`, `/person/name=${encodeURIComponent(key)}/apikey=faa_${'x'.repeat(32)}`];
     for (const p of paths) await (await fetch(`${base}${p}`)).arrayBuffer();
     expect((await fetch(`${base}${paths[0]}`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // wrangler's own lines and stores are written after the reply
+    // wrangler's own lines and stores are written after the reply
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const printed = worker!.logs.filter((line) => line.includes(key) || line.includes(key.slice(4)));
     expect(printed).toEqual([]);
     const stored: string[] = [];

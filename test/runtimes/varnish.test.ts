@@ -257,7 +257,8 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
         }),
       );
     };
-    await flood(0, 2_000); // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    await flood(0, 2_000);
     const before = await varnishUsage(varnish);
     await flood(2_000, 2_000 + URLS);
     const after = await varnishUsage(varnish);
