@@ -19,7 +19,10 @@ export type WorkersCache = { purge(options: { tags: string[] }): Promise<unknown
  * What Workers Cache reads: its own targeted header and Cache-Tag; what is never
  * shared says no-store, or Cache-Control would let the cache keep a public file.
  */
-const cloudflareHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') } : { 'cloudflare-cdn-cache-control': 'no-store' });
+const cloudflareHeaders: SharedHeaders = (p): Record<string, string> =>
+  p.keep
+    ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') }
+    : { 'cloudflare-cdn-cache-control': 'no-store' };
 
 /**
  * The front door over the Worker's bindings and variables; `cache`
@@ -36,8 +39,24 @@ export function apiFor(env: Env, cache: () => WorkersCache): Api {
     // Thrown for MAIL_API_URL without its token, or for SMTP_URL
     console.error(`${(error as Error).message}; sign-in mail cannot be sent`);
   }
-  const purge = guardedPurge(() => cache() && ((tags) => cache()!.purge({ tags })), 'ctx.cache', (line) => console.error(line));
+  const purge = guardedPurge(
+    () => cache() && ((tags) => cache()!.purge({ tags })),
+    'ctx.cache',
+    (line) => console.error(line),
+  );
   // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
-  const portal = { keys, sendMail, purgeKeys: (ids: string[]) => purgeKeys(purge, ids, (line) => console.error(line)), publicBaseUrl: vars.PUBLIC_BASE_URL || undefined, issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT) };
-  return createApi({ keys, rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE), log: (line) => console.log(line), sharedCache: cloudflareHeaders, portal });
+  const portal = {
+    keys,
+    sendMail,
+    purgeKeys: (ids: string[]) => purgeKeys(purge, ids, (line) => console.error(line)),
+    publicBaseUrl: vars.PUBLIC_BASE_URL || undefined,
+    issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT),
+  };
+  return createApi({
+    keys,
+    rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
+    log: (line) => console.log(line),
+    sharedCache: cloudflareHeaders,
+    portal,
+  });
 }
