@@ -11,7 +11,10 @@
  * nothing). The test that holds our figures above a floor reads the same set.
  */
 
-/** Something a search should find: a film, person or company of the source (by its IMDb id when it has one), or a category name. */
+/**
+ * Something a search should find: a film, person or company of the
+ * source (by its IMDb id when it has one), or a category name.
+ */
 export interface Thing {
   /** The name as the archive serves it (the most frequent one beside an id). */
   name: string;
@@ -314,7 +317,8 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
     names.filter((t) => bare(t.name).length >= 10),
     (t, text) => (onlyOne(t.name, t) && byWords.get(text) === undefined ? t : null),
   );
-  // The start of a name: its first word and the start of the next, or the start of its one word; it means the heaviest name starting so.
+  // The start of a name: its first word and the start of the next, or
+  // the start of its one word; it means the heaviest name starting so.
   const starting = (prefix: string) => things.filter((o) => o.names.some((n) => wordsOf(n).startsWith(prefix)) && !o.names.some((n) => wordsOf(n) === prefix));
   const heaviest = (list: Thing[]) => {
     const sorted = [...list].sort((a, b) => b.weight - a.weight);
@@ -417,7 +421,10 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
   return queries;
 }
 
-/** Whether a result is what the query means: the same thing (by id where both have one), or, but for a title and year, a name that reads the same. */
+/**
+ * Whether a result is what the query means: the same thing (by id where
+ * both have one), or, but for a title and year, a name that reads the same.
+ */
 export function isExpected(found: Found, query: Query): boolean {
   const { expected } = query;
   if (expected === null) return false;

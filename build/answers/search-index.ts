@@ -32,7 +32,10 @@ function kindOf(counts: Record<NameKind, number> | undefined): NameKind {
   return (['film', 'person', 'company', 'country'] as const).reduce((best, kind) => (counts[kind] > counts[best] ? kind : best), 'film');
 }
 
-/** Tallies together: counts added, the earliest first year and the latest last year (years are four digits, so they compare as text). */
+/**
+ * Tallies together: counts added, the earliest first year and the
+ * latest last year (years are four digits, so they compare as text).
+ */
 const combined = (a: Tally, b: Tally): Tally => ({
   nominations: a.nominations + b.nominations,
   wins: a.wins + b.wins,
@@ -84,14 +87,23 @@ interface Entry {
   filmYear?: string;
   others?: string[];
   awardNames?: string[];
-  /** Its record's path where its id does not give it: a category's award's, or the one id's a name without one stands for. */
+  /**
+   * Its record's path where its id does not give it: a category's
+   * award's, or the one id's a name without one stands for.
+   */
   record?: string;
 }
 
-/** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
+/**
+ * What a row may not hold: the stored index separates with these
+ * (src/store/search.ts); the source's TSV format keeps them out of every name.
+ */
+// eslint-disable-next-line no-control-regex -- NUL is one of the separators it looks for
 const SEPARATORS = /[\u0000\t\n|~]/;
 
-/** The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored). */
+/**
+ * The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored).
+ */
 export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationIds = new Map()): StoredSearchIndex {
   const names = new Map<string, Tally>();
   const byId = new Map<string, Tally>();
@@ -115,11 +127,13 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     const kind: SearchKind = kindOfId(id);
     entries.push({ names: shown, aliases: [], kind, tally, weight: tally.nominations, id, filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined });
   }
-  // Names credited with one id: where they stand without it, they are that id's thing (docs/records.md), and their result gives its record.
+  // Names credited with one id: where they stand without it, they are
+  // that id's thing (docs/records.md), and their result gives its record.
   const idsOfName = new Map<string, string[]>();
   for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
   for (const [name, tally] of names) {
-    if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
+    // every place of it has an id: its ids' entries stand for it
+    if (identified.has(name) && !facts.unidentified.has(name)) continue;
     const kind = kindOf(facts.kinds.get(name));
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
     entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });

@@ -41,7 +41,10 @@ export const SEARCH_LIMIT = 10;
 const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
 const FOLDABLE = /[øłđðßæœþıħ]/g;
 
-/** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
+/**
+ * A name as search compares it: lower case, without marks, every
+ * run of other characters than letters and digits one space.
+ */
 export function searchKey(text: string): string {
   return asciiKey(text) ?? text
     .normalize('NFKD')
@@ -77,7 +80,9 @@ const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'sev
 /** Roman numerals 2 to 20 (I, V and X alone are too often a letter or a word). */
 const ROMAN = ['', '', 'ii', 'iii', 'iv', '', 'vi', 'vii', 'viii', 'ix', '', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
 const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, String(n)] as const), ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : []))]);
-/** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
+/**
+ * Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them).
+ */
 const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
@@ -121,7 +126,10 @@ export interface StoredSearchIndex {
 const PLACE = 4;
 const LARGEST_BLOCK = 36 ** PLACE - 2;
 
-/** Lines joined by line breaks, and before them where each starts (and where one after the last would), PLACE digits each. */
+/**
+ * Lines joined by line breaks, and before them where each starts
+ * (and where one after the last would), PLACE digits each.
+ */
 function placed(lines: string[]): [string, string] {
   const block = lines.join('\n');
   if (block.length > LARGEST_BLOCK) throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
@@ -134,7 +142,10 @@ function placed(lines: string[]): [string, string] {
   return [places, block];
 }
 
-/** Files the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
+/**
+ * Files the rows are cut into, each a run of entries (entries are heaviest
+ * first, so a category or a much-nominated name shares its file with its peers).
+ */
 const ROW_FILES = 32;
 
 /**
@@ -206,10 +217,14 @@ const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
 /** Rows of the edit table, kept between calls: a comparison makes no garbage. */
 const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current: new Int32Array(64) };
 
-/** Edits (insertions, deletions, substitutions, swaps of neighbours) between `a` and `b`, or `max + 1` once more than `max`. */
+/**
+ * Edits (insertions, deletions, substitutions, swaps of neighbours)
+ * between `a` and `b`, or `max + 1` once more than `max`.
+ */
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
+  // longer than any word of a name
+  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1;
   let { before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -229,7 +244,10 @@ export function editsWithin(a: string, b: string, max: number): number {
   return previous[b.length];
 }
 
-/** The letters of a word (`length` characters of `text` from `from`) as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
+/**
+ * The letters of a word (`length` characters of `text` from `from`) as bits (a to z,
+ * digits on one): one edit changes at most two, so words further apart are skipped unread.
+ */
 function letterBits(text: string, from = 0, length = text.length): number {
   let bits = 0;
   for (let i = from; i < from + length; i++) {
@@ -260,7 +278,10 @@ interface Asked {
   years: string[];
   /** A long text: one of its words may hold two typos. */
   long: boolean;
-  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
+  /**
+   * Per word asked, words of names compared with it so far: their
+   * edits, or -1 beyond its typos (null: the word itself only).
+   */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
@@ -279,16 +300,25 @@ function asked(text: string, key: string): Asked {
   return q;
 }
 
-/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8, or in a long text from 6. */
+/**
+ * Typos forgiven between a word asked and a word of a name: one
+ * from 4 letters (either's), two from 8, or in a long text from 6.
+ */
 function typosBetween(q: Asked, asked: string, word: string): number {
   if (asked.length < 3) return 0;
   return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
 }
 
-/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
+/**
+ * The typos forgiven a word asked, against a word of any length, when it finds the names to rank
+ * (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those).
+ */
 const mostTypos = (asked: string) => (asked.length < 3 ? 0 : typosFor(asked.length + 1));
 
-/** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
+/**
+ * Two words asked as one word: as written, in digits if it is a number
+ * ("one" "teen" is no number, but "hartst" "one" is "hartstone").
+ */
 function pairOf(q: Asked, i: number): string | null {
   if (i + 1 >= q.words.length || SMALL.has(q.words[i]) || SMALL.has(q.words[i + 1])) return null;
   const word = q.written[i] + q.written[i + 1];
@@ -418,7 +448,9 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
 
-/** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
+/**
+ * The stored files a search must read before it can answer: their places in the index's list of files (the core is 0).
+ */
 export class NeedFiles {
   readonly files: number[];
   constructor(files: number[]) {
@@ -430,14 +462,19 @@ export class NeedFiles {
 export type SearchFiles = ReadonlyMap<number, Lines>;
 
 export class SearchIndex {
-  /** The vocabulary's runs by length (`storedFiles`): where each length's run starts, its words, and where its first word is among all words (for `bits`). */
+  /**
+   * The vocabulary's runs by length (`storedFiles`): where each length's run
+   * starts, its words, and where its first word is among all words (for `bits`).
+   */
   private readonly vocabulary: string;
   private readonly digits: number;
   private readonly runAt: number[] = [];
   private readonly runWords: number[] = [];
   private readonly runFirst: number[] = [];
   private readonly wordCount: number;
-  /** Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms). */
+  /**
+   * Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms).
+   */
   private readonly postingCache = new Map<number, Int32Array>();
   /** Each word's postings and each entry's keys, in the core (`storedFiles`). */
   private readonly postingLines: Lines;
@@ -445,9 +482,14 @@ export class SearchIndex {
   /** Entries in a file of rows; the index's files: the core (0), then the files of rows. */
   private readonly rowsPer: number;
   readonly files: number;
-  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
+  /**
+   * The last words compared with the vocabulary, by typos and word: what `near` found
+   * (word, edits, …). A search asked again with the files it lacked compares none again.
+   */
   private readonly nearby = new Map<string, (string | number)[]>();
-  /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
+  /**
+   * Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again).
+   */
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
@@ -502,13 +544,15 @@ export class SearchIndex {
     const q = asked(text, key);
     // The most telling words first: the longest that are neither small words, years nor a short start; then any.
     const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
-    // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
+    // Among those, a word forgiven one typo before one forgiven
+    // two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
     const unknown = (i: number) => Number(!this.has(q.words[i]));
     const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
     for (const i of order.slice(0, 2)) {
-      // A word the index has as written first finds the names holding it so, without comparing it with every word of the
+      // A word the index has as written first finds the names
+      // holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
         const found = this.ranked(q, this.candidates(q, i, false), files);
@@ -520,7 +564,10 @@ export class SearchIndex {
     return [];
   }
 
-  /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
+  /**
+   * Entries holding the `i`th word asked: as written, as a start (the last
+   * word), within its typos, joined with its neighbour, or split in two.
+   */
   private candidates(q: Asked, i: number, typos: boolean): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
@@ -537,7 +584,11 @@ export class SearchIndex {
       for (let i = 0, j = 0; i < x.length && j < y.length; ) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
-        else (out.add(x[i]), i++, j++);
+        else {
+          out.add(x[i]);
+          i++;
+          j++;
+        }
       }
     };
     if (i === q.words.length - 1 && w.length >= 3) {
@@ -597,7 +648,8 @@ export class SearchIndex {
         const [start, width] = [this.runAt[length], length + this.digits];
         for (let n = 0; n < this.runWords[length]; n++) {
           const at = this.runFirst[length] + n;
-          // Made as first needed, read in place (a cold search compares thousands of words and cuts out only the few alike).
+          // Made as first needed, read in place (a cold search compares
+          // thousands of words and cuts out only the few alike).
           if (bits[at] === 0) bits[at] = letterBits(this.vocabulary, start + n * width, length);
           if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
           const other = this.vocabulary.slice(start + n * width, start + n * width + length);
@@ -627,7 +679,9 @@ export class SearchIndex {
     return parseInt(this.vocabulary.slice(at, at + this.digits), 36);
   }
 
-  /** The first of the run of words of `word`'s length at or after it, or of `length` when given (a start of its words). */
+  /**
+   * The first of the run of words of `word`'s length at or after it, or of `length` when given (a start of its words).
+   */
   private lowerBound(word: string, length = word.length): number {
     let [low, high] = [0, this.runWords[length] ?? 0];
     while (low < high) {
@@ -687,7 +741,10 @@ export class SearchIndex {
     return lines.line(line);
   }
 
-  /** Asks for every file of rows among those of `entries` not at hand, all at once (one round of reads rather than one per file). */
+  /**
+   * Asks for every file of rows among those of `entries` not at
+   * hand, all at once (one round of reads rather than one per file).
+   */
   private need(entries: Iterable<number>, files: SearchFiles) {
     const missing = new Set<number>();
     for (const entry of entries) if (!files.has(this.rowFile(entry))) missing.add(this.rowFile(entry));
@@ -714,7 +771,8 @@ export class SearchIndex {
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
     const order = (a: Hit, b: Hit) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry;
-    // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
+    // Rows move only the hits they are read for up (the name
+    // exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
       [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
@@ -740,7 +798,10 @@ export class SearchIndex {
   }
 }
 
-/** Whether a result's row is of the year asked: a film of that year, or a name nominated at the ceremony of that year or the next. */
+/**
+ * Whether a result's row is of the year asked: a film of that year,
+ * or a name nominated at the ceremony of that year or the next.
+ */
 function yearFits(row: string, year: string): boolean {
   const [, , , , firstYear, lastYear, , filmYear] = row.split('\t');
   if (filmYear) return filmYear.startsWith(year);
@@ -756,7 +817,8 @@ function yearFits(row: string, year: string): boolean {
  * of the names.
  */
 function resultOf(row: string, key: number): SearchResult {
-  // Last, its record's path where its id does not give it (a category's award's; a name without an id that stands for one id's thing).
+  // Last, its record's path where its id does not give it (a category's
+  // award's; a name without an id that stands for one id's thing).
   const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] = row.split('\t');
   const all = names.split('|');
   const name = all[key < all.length ? key : 0];
@@ -779,7 +841,10 @@ function resultOf(row: string, key: number): SearchResult {
   return found;
 }
 
-/** A search over an index with every stored file at hand (`storedFiles`), as the benchmark and tests read it: answered at once. */
+/**
+ * A search over an index with every stored file at hand (`storedFiles`),
+ * as the benchmark and tests read it: answered at once.
+ */
 export function searchOver(stored: string[]): (text: string) => SearchResult[] {
   const index = SearchIndex.parse(stored[0]);
   const files = new Map(stored.slice(1).map((text, n) => [n + 1, Lines.parse(text)]));

@@ -26,7 +26,10 @@ import { categoryByName, idRows, personByName, type SpecArchive } from '../oracl
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 
-/** The served names of the source, as the spec's arrays hold them: each Film value, and each Nominees value (or Name, when there are none). */
+/**
+ * The served names of the source, as the spec's arrays hold them: each
+ * Film value, and each Nominees value (or Name, when there are none).
+ */
 function sourceNames(text: string): string[] {
   const names = new Set<string>();
   for (const line of text.split('\n').slice(1)) {
@@ -59,10 +62,16 @@ interface Result {
   awardNames?: { name: string; firstYear: string; lastYear: string }[];
 }
 
-/** The year a ceremony was held (the data's README): 1 in 1929, 2 and 3 in 1930, 4 in 1931, 5 in 1932, then 1928 after its number. */
+/**
+ * The year a ceremony was held (the data's README): 1 in 1929, 2
+ * and 3 in 1930, 4 in 1931, 5 in 1932, then 1928 after its number.
+ */
 const held = (ceremony: number) => String(ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
 
-/** What the source says of each IMDb id: the rows crediting it (counted by the oracle, test/oracle.ts idRows), the names at its place, and a film's Year. */
+/**
+ * What the source says of each IMDb id: the rows crediting it (counted by the
+ * oracle, test/oracle.ts idRows), the names at its place, and a film's Year.
+ */
 interface IdFacts {
   nominations: number;
   wins: number;
@@ -108,7 +117,10 @@ let api: Api;
 let names: string[];
 let source: string;
 let ids: Map<string, IdFacts>;
-/** The whole archive as served (endpoint 1): what the spec's oracle (test/oracle.ts) counts over, with no code of build/ or src/. */
+/**
+ * The whole archive as served (endpoint 1): what the spec's oracle
+ * (test/oracle.ts) counts over, with no code of build/ or src/.
+ */
 let archive: SpecArchive;
 const ask = async (path: string) => {
   const reply = await api.reply({ method: 'GET', url: `${path}/apikey=faa_tests`, header: () => null });
@@ -132,7 +144,10 @@ beforeAll(async () => {
   }
 }, 180_000);
 
-/** What the oracle counts for a result: the person lookup's matches of a name, the nominations in the category lookup's matches of a category name; for an id, what the source gives it. */
+/**
+ * What the oracle counts for a result: the person lookup's matches of a name, the nominations
+ * in the category lookup's matches of a category name; for an id, what the source gives it.
+ */
 function oracleCounts(name: string, kind: string, id?: string) {
   if (id !== undefined) {
     const facts = ids.get(id)!;
@@ -148,7 +163,8 @@ function oracleCounts(name: string, kind: string, id?: string) {
 describe('search, against the source', () => {
   it('finds 300 names sampled from the source first, searched lower-cased and without marks, or tied only with names that read the same', async () => {
     const next = seeded(20261124);
-    // Beside the sample, every name with three marks or more (Alejandro González Iñárritu): too many for a typo to stand in for them.
+    // Beside the sample, every name with three marks or more (Alejandro
+    // González Iñárritu): too many for a typo to stand in for them.
     const marked = names.filter((n) => (n.normalize('NFD').match(/\p{M}/gu) ?? []).length >= 3);
     expect(marked.length).toBeGreaterThanOrEqual(3);
     const sample = [...Array.from({ length: 300 }, () => names[Math.floor(next() * names.length)]), ...marked];
@@ -193,7 +209,10 @@ describe('search, against the source', () => {
   const idOf = (name: string, only: (f: IdFacts) => boolean = () => true) =>
     [...ids].filter(([, f]) => f.names.has(name) && only(f)).sort((a, b) => b[1].nominations - a[1].nominations)[0]?.[0];
 
-  /** A result is the film, person or company `name` (by the id the source gives it, when it gives one), counting what its path answers. */
+  /**
+   * A result is the film, person or company `name` (by the id the source
+   * gives it, when it gives one), counting what its path answers.
+   */
   function expectThing(text: string, top: Result | undefined, name: string, id = idOf(name)) {
     expect([text, top?.name, top?.id]).toEqual([text, name, id]);
     const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/person/name=${encodeURIComponent(name)}`;
@@ -251,11 +270,13 @@ describe('search, against the source', () => {
 
   it('ranks by weight within a class, and a whole word before the start of a longer one', async () => {
     const holds = (name: string, word: string) => ` ${plain(name).replace(/[^\p{L}\p{N}]+/gu, ' ')} `.includes(` ${word} `);
-    // kodak: first, the name holding the word with the most nominations, wherever the word stands in it (not Kodak Pathe Ctp Cine, 1).
+    // kodak: first, the name holding the word with the most nominations,
+    // wherever the word stands in it (not Kodak Pathe Ctp Cine, 1).
     const [kodak] = (await ask('/search/name=kodak')).body as Result[];
     expect(holds(kodak.name, 'kodak')).toBe(true);
     expect(kodak.nominations).toBe(Math.max(...names.filter((n) => holds(n, 'kodak')).map((n) => personByName(archive, n).length)));
-    // the farm: every name holding "farm" as a word before one holding it only as the start of a longer word (The Farmer's Daughter).
+    // the farm: every name holding "farm" as a word before one holding
+    // it only as the start of a longer word (The Farmer's Daughter).
     const farm = ((await ask('/search/name=the%20farm')).body as Result[]).map((r) => holds(r.name, 'farm'));
     expect(farm.indexOf(false)).toBeGreaterThan(0);
     expect(farm.slice(farm.indexOf(false))).not.toContain(true);
@@ -369,7 +390,8 @@ describe('what a search reads', () => {
   });
 
   it('reads, on a fresh server, few files of the index for a search: at most 3 on average over the benchmark\u2019s query set, never more than the core and a file of rows per result', async () => {
-    // Each file a cold Worker reads costs it about a millisecond of CPU besides its bytes (bench:worker; see docs/development.md).
+    // Each file a cold Worker reads costs it about a millisecond of
+    // CPU besides its bytes (bench:worker; see docs/development.md).
     const manifest = JSON.parse(await readFile(`${dist}/_data/manifest.json`, 'utf8')) as Manifest;
     const index = new Set(manifest.search.map((ref) => dataPath(ref.split('/')[0])!));
     const disk = new DiskData(dist);
@@ -412,7 +434,8 @@ describe('a damaged search index', () => {
 
   it('stops at a posting that names no entry rather than reading past the keys', () => {
     const blocks = stored[0].split('\u0000');
-    // The postings block (after the header, the counts, the vocabulary and the postings' places): "emma" now names entry 2 of 2.
+    // The postings block (after the header, the counts, the vocabulary
+    // and the postings' places): "emma" now names entry 2 of 2.
     blocks[4] = blocks[4].replace(/^1/, '2');
     const search = searchOver([blocks.join('\u0000'), ...stored.slice(1)]);
     expect(() => search('emma')).toThrow('a search index with a posting past its entries');
