@@ -4,7 +4,7 @@
  * `/` (the reference page for browsers, the service description for JSON
  * clients), public files and the lookups. A lookup goes through the gate (key,
  * then rate), is found (a stored answer, or a search's) and becomes a reply
- * (status, headers, encoding, ETag, 304). Each request ends with one access
+ * (status, headers, ETag, 304). Each request ends with one access
  * line the front door makes from what it parsed, with the key's id and never
  * its text, so no runtime's log sink can leak a key.
  *
@@ -37,8 +37,6 @@ export interface ApiOptions extends ArchiveOptions {
   keys: KeyCheck;
   /** Requests per key per minute (RATE_LIMIT_PER_MINUTE); default 60. */
   rateLimitPerMinute?: number;
-  /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
-  compression?: boolean;
   /** The log sink: one access line per request, with the time it was answered (by `now`), and failures. Every line is already free of secrets. */
   log?: (line: string, time?: number) => void;
   /** Clock, for tests. */
@@ -166,15 +164,32 @@ function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource 
   return replyTo(s, answer, lookup, request, source, cacheControl);
 }
 
-/** The reply stage picks the encoding (or a 304), then the archive reads those bytes, once. */
+/** Lookups whose answers are sent as stored, never compressed: records and dataset files (a `Range` applies to the file as stored). */
+const SENT_AS_STORED: ReadonlySet<Lookup['route']> = new Set(['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardRecord', 'datasetFile']);
+/** Below this many bytes an answer is sent as it is: compressing it would save too little. */
+export const ENCODE_MIN_BYTES = 1024;
+
+/**
+ * Whether a transport may compress a stored answer: not a record's or a
+ * dataset file's, nor one made at run time (a search's, a join's); a range
+ * of a pack of ENCODE_MIN_BYTES or more, and any file of its own (the
+ * archive's, a year's or one larger than a pack takes: the build packs the
+ * lists), so no answer's size is looked up.
+ */
+function encodable(answer: Answer, route: Lookup['route']): boolean {
+  const range = answer.at?.range;
+  return answer.at !== undefined && !SENT_AS_STORED.has(route) && (!range || range[1] - range[0] >= ENCODE_MIN_BYTES);
+}
+
+/** The reply stage answers a 304 or asks the archive for the bytes, once. */
 function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
   if (!answer) return NOT_FOUND_OF.get(lookup.route)!;
-  const compression = !!s.options.compression;
-  const sending = lookup.file !== undefined ? chooseDatasetFile(answer, lookup.file, request, compression, cacheControl) : chooseAnswer(answer, request, compression, cacheControl);
-  if (!('encoding' in sending)) return sending;
-  const stream = sending.range === undefined ? s.archive.stream(answer, sending.encoding, source) : null;
+  const sending = lookup.file !== undefined ? chooseDatasetFile(answer, lookup.file, request, cacheControl) : chooseAnswer(answer, request, encodable(answer, lookup.route), cacheControl);
+  if ('status' in sending) return sending;
+  // Where the platform streams a stored file (the Worker), it is sent so: only the Node server compresses, and its files are read.
+  const stream = sending.range === undefined ? s.archive.stream(answer, source) : null;
   if (stream) return stream.then((st) => streamed(sending, st));
-  return andThen(s.archive.read(answer, sending.encoding, source), (bytes) => sent(sending, bytes));
+  return andThen(s.archive.read(answer, source), (bytes) => sent(sending, bytes));
 }
 
 /**
@@ -239,7 +254,7 @@ function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, s
   const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
   if (!head || (!out.body && !out.stream)) return out;
   void out.stream?.cancel().catch(() => {}); // HEAD of a streamed answer: the stored file is not wanted
-  return { status: out.status, headers: out.headers, body: null };
+  return { status: out.status, headers: out.headers, body: null, ...(out.encodable ? { encodable: out.encodable } : {}) };
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */

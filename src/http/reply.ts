@@ -1,11 +1,10 @@
 /**
- * Replies: JSON errors and descriptions, and stored answers in the encoding a
- * client accepts, with their ETag and a 304 when the client already holds
- * them. Shared by the API pipeline and the key portal. Nothing here reads
- * files or knows a runtime.
+ * Replies: JSON errors and descriptions, and stored answers as stored, with
+ * their ETag and a 304 when the client already holds them (an encoding is a
+ * transport's: see `ApiReply.encodable`). Shared by the API pipeline and the
+ * key portal. Nothing here reads files or knows a runtime.
  */
 import type { Answer, StoredStream } from '../store/answer.ts';
-import type { Encoding } from '../store/refs.ts';
 import { limitText, MESSAGES } from '../shared/messages.ts';
 import type { ApiRequest } from './request.ts';
 
@@ -16,6 +15,13 @@ export interface ApiReply {
   body: Uint8Array | null;
   /** The body as a stream instead, only where the DataSource streams (see `DataSource.stream`). */
   stream?: ReadableStream<Uint8Array>;
+  /**
+   * Set on a 200 or 304 of an answer a transport may compress (the Node
+   * server does, adapters/_node/encoding.ts; the CDNs compress at their
+   * edge): the answer's bytes (kept for HEAD too, whose body is null; null
+   * on a 304). Its ETag names these bytes, the one form of the answer.
+   */
+  encodable?: { bytes: Uint8Array | null };
 }
 
 /** An ApiReply as a fetch Response (the edge function, the Netlify portal function, the Worker). */
@@ -76,71 +82,41 @@ export function preflight(request: ApiRequest): ApiReply {
   return { status: 204, headers, body: null };
 }
 
-const NONE: ReadonlySet<Encoding> = new Set();
-
-/** Encodings a client accepts, by preference of ours (br, gzip), honouring q=0. */
-export function acceptedEncodings(header: string | null | undefined): ReadonlySet<Encoding> {
-  if (!header) return NONE;
-  const accepted = new Set<Encoding>();
-  for (const part of header.toLowerCase().split(',')) {
-    const [name, ...params] = part.trim().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q && Number(q.slice(2)) === 0) continue;
-    if (name === 'br' || name === 'gzip') accepted.add(name);
-    if (name === '*') {
-      accepted.add('br');
-      accepted.add('gzip');
-    }
-  }
-  return accepted;
-}
-
-/** Whether If-None-Match names one of `ids` (any encoding of the same answer). */
-export function etagMatches(header: string | null | undefined, ids: (string | undefined)[]): boolean {
+/** Whether If-None-Match names `id`. */
+export function etagMatches(header: string | null | undefined, id: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => ids.includes(tag.trim().replace(/^W\//, '').replaceAll('"', '')));
-}
-
-/** The variant to send: the best one both we hold and the client accepts, when we compress at all. */
-function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolean): Encoding {
-  if (!compression || (!answer.ids.br && !answer.ids.gzip)) return 'identity';
-  const accepted = acceptedEncodings(request.header('accept-encoding'));
-  if (answer.ids.br && accepted.has('br')) return 'br';
-  if (answer.ids.gzip && accepted.has('gzip')) return 'gzip';
-  return 'identity';
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '').replaceAll('"', '') === id);
 }
 
 /**
- * What to send of an answer: the encoding whose bytes the archive is to
- * read, with the reply's headers, and for a dataset file's `Range` the one
- * asked (applied once the bytes are read).
+ * What to send of an answer once the archive read its bytes: the reply's
+ * headers, whether a transport may compress it, and for a dataset file's
+ * `Range` the one asked (applied once the bytes are read).
  */
 export interface Sending {
-  encoding: Encoding;
   headers: Record<string, string>;
+  encodable: boolean;
   range?: string;
 }
 
-/** A 304 when the client already holds the answer; else the encoding to send and its headers (ETag: the id of the bytes sent). */
-export function chooseAnswer(answer: Answer, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
-  const encoding = chooseEncoding(answer, request, compression);
+/** A 304 when the client already holds the answer; else its headers (ETag: the id of its bytes). `encodable`: a transport may compress it. */
+export function chooseAnswer(answer: Answer, request: ApiRequest, encodable: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
     'cache-control': cacheControl,
-    etag: answer.etags[encoding]!,
+    etag: answer.etag,
   };
-  if (encoding !== 'identity') headers['content-encoding'] = encoding;
-  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
-  const ifNoneMatch = request.header('if-none-match');
-  if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
-  return { encoding, headers };
+  if (etagMatches(request.header('if-none-match'), answer.id)) return { status: 304, headers, body: null, ...(encodable ? { encodable: { bytes: null } } : {}) };
+  return { headers, encodable };
 }
 
 /** The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give). */
 export function sent(sending: Sending, body: Uint8Array): ApiReply {
-  return sending.range === undefined ? withBody(sending.headers, body) : rangeReply(sending.headers, sending.range, body);
+  if (sending.range !== undefined) return rangeReply(sending.headers, sending.range, body);
+  const reply = withBody(sending.headers, body);
+  return sending.encodable ? { ...reply, encodable: { bytes: body } } : reply;
 }
 
 /** The 200 of `sending` with the stored file streamed. */
@@ -175,23 +151,22 @@ export function byteRange(header: string | null | undefined, size: number): [num
 }
 
 /**
- * A dataset file: as any stored answer (its ETag, a 304, the compressed copy
- * the client accepts) with its own content type and name, or, for a `Range`
- * (whose If-Range, when sent, names this file), the file as stored,
- * uncompressed, to be cut to the range once read (`sent`).
+ * A dataset file: as any stored answer (its ETag, a 304), never compressed
+ * (so that a `Range` applies to the file as stored), with its own content
+ * type and name, or, for a `Range` (whose If-Range, when sent, names this
+ * file), cut to the range once read (`sent`).
  */
-export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
+export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequest, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
   const range = request.header('range');
   const ifRange = request.header('if-range');
-  const ranged = range && (!ifRange || ifRange.trim() === answer.etags.identity) && !etagMatches(request.header('if-none-match'), Object.values(answer.ids));
+  const ranged = range && (!ifRange || ifRange.trim() === answer.etag) && !etagMatches(request.header('if-none-match'), answer.id);
   if (!ranged) {
-    const chosen = chooseAnswer(answer, request, compression, cacheControl);
+    const chosen = chooseAnswer(answer, request, false, cacheControl);
     return { ...chosen, headers: { ...chosen.headers, ...own } };
   }
-  const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
-  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
-  return { encoding: 'identity', headers, range };
+  const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etag, ...own };
+  return { headers, encodable: false, range };
 }
 
 /** The 206 of the bytes `range` asks of `bytes`, a 416 for a range past their end, or a 200 of them all for a range a server may ignore. */
