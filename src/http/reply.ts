@@ -6,7 +6,6 @@
  */
 import type { Answer, StoredStream } from '../store/answer.ts';
 import { limitText, MESSAGES } from '../shared/messages.ts';
-import type { ApiRequest } from './request.ts';
 
 export interface ApiReply {
   status: number;
@@ -71,57 +70,37 @@ export const REPLIES = {
 export const tooMany = (perMinute: number, retryAfter: number) =>
   jsonReply(429, { error: MESSAGES.tooMany, limit: limitText(perMinute), retryAfter }, { 'retry-after': String(retryAfter) });
 
-export function preflight(request: ApiRequest): ApiReply {
+export function preflight(requestHeaders: string | null): ApiReply {
   const headers = {
     ...CORS,
     'access-control-allow-methods': ALLOWED_METHODS,
-    'access-control-allow-headers': request.header('access-control-request-headers') || '*',
+    'access-control-allow-headers': requestHeaders || '*',
     'access-control-max-age': '86400',
     allow: ALLOWED_METHODS,
   };
   return { status: 204, headers, body: null };
 }
 
-/** Whether If-None-Match names `id`. */
-export function etagMatches(header: string | null | undefined, id: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '').replaceAll('"', '') === id);
-}
-
 /**
- * What to send of an answer once the archive read its bytes: the reply's
- * headers, whether a transport may compress it, and for a dataset file's
- * `Range` the one asked (applied once the bytes are read).
+ * The reply to a stored answer the store found (`body` or `stream`; neither
+ * when the client holds it: a 304), its ETag the id of its bytes.
+ * `encodable`: a transport may compress it.
  */
-export interface Sending {
-  headers: Record<string, string>;
-  encodable: boolean;
-  range?: string;
-}
-
-/** A 304 when the client already holds the answer; else its headers (ETag: the id of its bytes). `encodable`: a transport may compress it. */
-export function chooseAnswer(answer: Answer, request: ApiRequest, encodable: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
+export function answerReply(answer: Answer, read: { body?: Uint8Array; stream?: StoredStream }, encodable: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply {
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
     'cache-control': cacheControl,
     etag: answer.etag,
   };
-  if (etagMatches(request.header('if-none-match'), answer.id)) return { status: 304, headers, body: null, ...(encodable ? { encodable: { bytes: null } } : {}) };
-  return { headers, encodable };
+  if (read.stream) return streamed(headers, read.stream);
+  if (!read.body) return { status: 304, headers, body: null, ...(encodable ? { encodable: { bytes: null } } : {}) };
+  const reply = withBody(headers, read.body);
+  return encodable ? { ...reply, encodable: { bytes: read.body } } : reply;
 }
 
-/** The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give). */
-export function sent(sending: Sending, body: Uint8Array): ApiReply {
-  if (sending.range !== undefined) return rangeReply(sending.headers, sending.range, body);
-  const reply = withBody(sending.headers, body);
-  return sending.encodable ? { ...reply, encodable: { bytes: body } } : reply;
-}
-
-/** The 200 of `sending` with the stored file streamed. */
-export function streamed(sending: Sending, { body, length }: StoredStream): ApiReply {
-  const headers = sending.headers;
+/** A 200 of a stored file streamed. */
+function streamed(headers: Record<string, string>, { body, length }: StoredStream): ApiReply {
   if (length !== null) headers['content-length'] = String(length);
   return { status: 200, headers, body: null, stream: body };
 }
@@ -154,19 +133,16 @@ export function byteRange(header: string | null | undefined, size: number): [num
  * A dataset file: as any stored answer (its ETag, a 304), never compressed
  * (so that a `Range` applies to the file as stored), with its own content
  * type and name, or, for a `Range` (whose If-Range, when sent, names this
- * file), cut to the range once read (`sent`).
+ * file), cut to the range.
  */
-export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequest, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
+export function datasetReply(answer: Answer, name: string, read: { body?: Uint8Array; stream?: StoredStream }, range: string | null, ifRange: string | null, cacheControl = DATA_CACHE_CONTROL): ApiReply {
   const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
-  const range = request.header('range');
-  const ifRange = request.header('if-range');
-  const ranged = range && (!ifRange || ifRange.trim() === answer.etag) && !etagMatches(request.header('if-none-match'), answer.id);
+  const ranged = range && (!ifRange || ifRange.trim() === answer.etag) && read.body;
   if (!ranged) {
-    const chosen = chooseAnswer(answer, request, false, cacheControl);
-    return { ...chosen, headers: { ...chosen.headers, ...own } };
+    const whole = answerReply(answer, read, false, cacheControl);
+    return { ...whole, headers: { ...whole.headers, ...own } };
   }
-  const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etag, ...own };
-  return { headers, encodable: false, range };
+  return rangeReply({ ...CORS, 'cache-control': cacheControl, etag: answer.etag, ...own }, range, read.body!);
 }
 
 /** The 206 of the bytes `range` asks of `bytes`, a 416 for a range past their end, or a 200 of them all for a range a server may ignore. */

@@ -28,12 +28,32 @@ import { concatBytes, readAtMost } from '../shared/bytes.ts';
 import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
+import { etagMatches } from '../shared/etag.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
+
+/** What a lookup asks of the store beside the lookup: the If-None-Match it came with, and whether a stream will do (not for a `Range`, cut from the bytes). */
+export interface Ask {
+  ifNoneMatch: string | null;
+  stream: boolean;
+}
+
+/**
+ * What the store answers a lookup, in one call: the manifest it was found
+ * under (the shared cache's revision tag is made from it), the answer (null:
+ * nothing matches), and its bytes, as a body or a stream, unless the client
+ * already holds it (neither: a 304).
+ */
+export interface Found {
+  manifest: Manifest;
+  answer: Answer | null;
+  body?: Uint8Array;
+  stream?: StoredStream;
+}
 
 export interface ArchiveOptions {
   /**
@@ -303,6 +323,26 @@ export class ArchiveReader {
   /** Bytes the cache of parsed files counts now. */
   get parsedBytes(): number {
     return this.parsed.bytes;
+  }
+
+  /** A lookup's answer and, unless the client holds it, its bytes: the one call a lookup makes (see Found). */
+  answer(source: DataSource, lookup: Lookup, ask: Ask): Maybe<Found> {
+    const manifest = this.manifest(source);
+    return isPromise(manifest) ? manifest.then((m) => this.answerIn(source, m, lookup, ask)) : this.answerIn(source, manifest, lookup, ask);
+  }
+
+  private answerIn(source: DataSource, manifest: Manifest, lookup: Lookup, ask: Ask): Maybe<Found> {
+    const answer = this.findIn(source, manifest, lookup);
+    return isPromise(answer) ? answer.then((a) => this.withBytes(source, manifest, a, ask)) : this.withBytes(source, manifest, answer, ask);
+  }
+
+  /** The answer with its bytes, read once, unless the client holds it. */
+  private withBytes(source: DataSource, manifest: Manifest, answer: Answer | null, ask: Ask): Maybe<Found> {
+    if (!answer || etagMatches(ask.ifNoneMatch, answer.id)) return { manifest, answer };
+    const stream = ask.stream ? this.stream(answer, source) : null;
+    if (stream) return stream.then((s) => ({ manifest, answer, stream: s }));
+    const body = this.read(answer, source);
+    return isPromise(body) ? body.then((b) => ({ manifest, answer, body: b })) : { manifest, answer, body };
   }
 
   /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
