@@ -4,8 +4,13 @@
  * every method of ArchiveReader and counting the calls made from outside it
  * (a continuation inside it, `then` of its own promise, counts as another
  * entry). Before, a lookup entered it three times (find, stream, read) and a
- * fourth for the shared cache's revision tag (the manifest again).
+ * fourth for the shared cache's revision tag (the manifest again). And they
+ * enter the handler once: V8's call counts (precise coverage) show each
+ * function of src/api/handler.ts the request runs run once, none of them a
+ * callback handed to another module (before: 4 such re-entries, through
+ * `andThen` and promises, among 14 calls).
  */
+import { Session } from 'node:inspector/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { createApi } from '../../src/api/handler.ts';
@@ -14,6 +19,7 @@ import type { SharedPolicy } from '../../src/http/cache.ts';
 import { type Sandbox, sampleSandbox } from '../helpers/servers.ts';
 
 let box: Sandbox;
+const session = new Session();
 let api: ReturnType<typeof createApi>;
 const calls: string[] = [];
 let depth = 0;
@@ -42,6 +48,9 @@ function countEntries(): void {
 beforeAll(async () => {
   box = await sampleSandbox('one-pass');
   countEntries();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
   const sharedCache = (policy: SharedPolicy): Record<string, string> => (policy.keep ? { 'x-tags': policy.tags.join(' ') } : {});
   api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: { verify: () => true }, sharedCache, log: () => {} });
 }, 120_000);
@@ -49,18 +58,28 @@ beforeAll(async () => {
 afterAll(async () => {
   const proto = ArchiveReader.prototype as unknown as Record<string, unknown>;
   for (const [name, original] of originals) proto[name] = original;
+  session.disconnect();
   await box?.remove();
 });
 
-/** The store's entries for one warm request (asked once before, to warm it). */
-async function entries(path: string): Promise<string[]> {
+/** The functions of src/api/handler.ts run since the last ask, each with its name (`(callback)` for an unnamed one) and how many times it ran. */
+async function handlerCalls(): Promise<[string, number][]> {
+  const { result } = await session.post('Profiler.takePreciseCoverage');
+  const handler = result.find((script) => script.url.endsWith('/src/api/handler.ts'));
+  return (handler?.functions ?? []).filter((f) => f.ranges[0].count > 0 && f.ranges[0].startOffset > 0).map((f) => [f.functionName || '(callback)', f.ranges[0].count]);
+}
+
+/** The store's entries, and the handler's functions run, for one warm request (asked once before, to warm it). */
+async function entries(path: string): Promise<{ store: string[]; handler: [string, number][] }> {
   const url = `${path}/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
   const ask = async () => api.reply({ method: 'GET', url, header: () => null });
   expect((await ask()).status).toBe(200);
   calls.length = 0;
+  await handlerCalls(); // taking the counts resets them
   const reply = await ask();
+  const handler = await handlerCalls();
   expect([reply.status, reply.headers['x-tags']?.split(' ').length]).toEqual([200, 3]);
-  return [...calls];
+  return { store: [...calls], handler };
 }
 
 describe('a warm lookup', () => {
@@ -68,7 +87,11 @@ describe('a warm lookup', () => {
     ['a person', '/person/name=Emma%20Stone'],
     ['a search', '/search/name=emma%20ston'],
     ['a join', '/award/name=Actor'],
-  ])('of %s enters the store once', async (_, path) => {
-    expect(await entries(path)).toEqual(['answer']);
+  ])('of %s enters the store once and the handler once', async (_, path) => {
+    const { store, handler } = await entries(path);
+    expect(store).toEqual(['answer']);
+    expect(handler.length).toBeGreaterThan(3); // the counts are there: reply, route, lookup, ...
+    expect(handler.filter(([, count]) => count !== 1)).toEqual([]);
+    expect(handler.filter(([name]) => name === '(callback)')).toEqual([]);
   });
 });
