@@ -38,7 +38,7 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
-  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']], // the stored answers, their compressed copies, the dataset, the search index; the records through the client's record maker, so the offline client's are the service's
+  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']], // the stored answers, the dataset, the search index; the records through the client's record maker, so the offline client's are the service's
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale

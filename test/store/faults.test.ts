@@ -191,8 +191,8 @@ describe.skipIf(QUICK)('a build killed midway', () => {
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const writing = async () => (await readdir(box.dir)).some((n) => n.startsWith('dist.tmp-'));
-      // The full build reaches its writes after compressing every answer, unless data/cache/compressed.bin holds them:
-      // cold, at load 13 beside another full build, that took over 90 s (this case failed so). Wait up to 170 s.
+      // A full build under load (at load 13 beside another full build) took over 90 s to reach its writes
+      // when it also compressed every answer (this case failed so). Wait up to 170 s.
       const sawWriting = await eventually(writing, 170_000, 5);
       process.kill(-child.pid!, 'SIGKILL');
       expect(await exited).toBe(null);
