@@ -21,7 +21,14 @@
  * With `--brotli-may-change` (the build's brotli settings changed), a brotli
  * reply may be other bytes under another ETag if they decode to the old
  * reply's decoded bytes, with the same status and headers otherwise, and
- * each build answers 304 to its own ETag; counted apart too.
+ * each build answers 304 to its own ETag; counted apart too. With
+ * `--encoded-etags-may-change` (copies compressed by the Node server rather
+ * than stored), a gzip or brotli reply may carry another ETag, its bytes,
+ * status and other headers the same, and each build answers 304 to its own
+ * ETag: counted apart. The new build is asked as the Node server asks it:
+ * through its compression (adapters/_node/encoding.ts), whose ETags the
+ * server's request reads back (`answerTags`); the old one with the core's
+ * `compression` option of its day.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,8 +37,10 @@ import { brotliDecompressSync } from 'node:zlib';
 import { commandLine, refuser } from '../lib/command-line.ts';
 import { createApi } from '../src/api/handler.ts';
 import { DiskData } from '../adapters/_node/disk-data.ts';
+import { answerTags, Encoder } from '../adapters/_node/encoding.ts';
+import { andThen } from '../src/shared/maybe.ts';
 
-const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change] [--brotli-may-change]
+const USAGE = `usage: npm run bench:compare -- OLD_CHECKOUT OLD_DIST NEW_DIST [--join-etags-may-change] [--brotli-may-change] [--encoded-etags-may-change]
 
 Compares two builds of the same source answer for answer (status, ETag,
 encoding, bytes, and the 304 to the ETag sent), each read by its own code:
@@ -43,20 +52,32 @@ Options:
                             names may change its ETag, not its bytes
   --brotli-may-change       a brotli reply may be other bytes (and ETag)
                             that decode to the same answer
+  --encoded-etags-may-change  a gzip or brotli reply may carry another ETag,
+                            not other bytes
   -h, --help                this text`;
-const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' }, 'brotli-may-change': { type: 'boolean' } }, positionals: 3 });
+const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' }, 'brotli-may-change': { type: 'boolean' }, 'encoded-etags-may-change': { type: 'boolean' } }, positionals: 3 });
 const [oldRoot, oldDist, newDist] = positionals;
 const joinEtagsMayChange = values['join-etags-may-change'] === true;
 const brotliMayChange = values['brotli-may-change'] === true;
+const encodedEtagsMayChange = values['encoded-etags-may-change'] === true;
 if (!oldRoot || !oldDist || !newDist) refuser('bench:compare')('name OLD_CHECKOUT OLD_DIST NEW_DIST; see --help', 2);
 
-type Api = ReturnType<typeof createApi>;
+type Api = Pick<ReturnType<typeof createApi>, 'reply'>;
 const options = { keys: { verify: () => true }, rateLimitPerMinute: 1e12, compression: true };
+const newApi = createApi({ ...options, data: new DiskData(newDist, { revalidateMs: 60_000 }) });
+const encoder = new Encoder();
+/** The new build as the Node server answers: If-None-Match read back to the answer's tags, the reply compressed as the client accepts. */
+const asServed: Api = {
+  reply: (request) => {
+    const header = (name: string) => (name === 'if-none-match' ? answerTags(request.header(name) ?? undefined) : request.header(name));
+    return andThen(newApi.reply({ ...request, header }), (reply) => encoder.encode(reply, request.header('accept-encoding') ?? undefined));
+  },
+};
 const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as { createApi: typeof createApi };
 const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'adapters/_node/disk-data.ts')).href)) as { DiskData: typeof DiskData };
 const apis: [Api, Api] = [
   oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) }),
-  createApi({ ...options, data: new DiskData(newDist, { revalidateMs: 60_000 }) }),
+  asServed,
 ];
 
 const readOld = (id: string) => JSON.parse(readFileSync(path.join(oldDist, '_data/r', id.slice(0, 2), id.slice(0, 20)), 'utf8'));
@@ -133,7 +154,9 @@ async function answer(api: Api, url: string, headers: Record<string, string>): P
 
 const ETAG = /etag=(\S+)/;
 const LENGTH = /length=(\S+)/;
-const counts = { paths: paths.length, requests: 0, differing: 0, joinEtagsChanged: 0, brotliRecompressed: 0, byStatus: {} as Record<string, number> };
+const counts = { paths: paths.length, requests: 0, differing: 0, joinEtagsChanged: 0, brotliRecompressed: 0, encodedEtagsChanged: 0, byStatus: {} as Record<string, number> };
+/** Whether two replies differ in their ETag alone, both compressed. */
+const encodedEtagOnly = (a: string, b: string) => !a.includes(' encoding=- ') && a.replace(ETAG, '') === b.replace(ETAG, '');
 
 /** Whether two brotli replies differ only in their bytes, ETag and length, their bytes decoding to the same answer. */
 function sameDecodedBrotli(a: string, b: string): boolean {
@@ -158,8 +181,10 @@ for (const p of paths) {
     const [etagA, etagB] = [ETAG.exec(a)?.[1], ETAG.exec(b)?.[1]];
     const joinEtagOnly = joinEtagsMayChange && joinPaths.has(p) && etagA !== etagB && a.replace(ETAG, '') === b.replace(ETAG, '');
     const recompressed = brotliMayChange && a !== b && sameDecodedBrotli(a, b);
-    const etagMayDiffer = joinEtagOnly || recompressed;
+    const reEtagged = encodedEtagsMayChange && etagA !== etagB && encodedEtagOnly(a, b);
+    const etagMayDiffer = joinEtagOnly || recompressed || reEtagged;
     if (recompressed) counts.brotliRecompressed++;
+    else if (reEtagged) counts.encodedEtagsChanged++;
     else if (joinEtagOnly) {
       counts.joinEtagsChanged++;
       etagOfNew.add(etagB!);

@@ -12,7 +12,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { importArchive } from '../build/archive/import.ts';
 import { MESSAGES } from '../src/shared/messages.ts';
-import { acceptedEncodings } from '../src/http/reply.ts';
+import { preferredEncoding } from '../adapters/_node/encoding.ts';
 import { matchRoute } from '../src/http/request.ts';
 import { Keys } from '../src/keys/rules.ts';
 import { ID_FORMS, MAX_NAME_LENGTH } from '../src/shared/routes.ts';
@@ -70,11 +70,11 @@ function naive(): http.Server {
       'content-type': 'application/json; charset=utf-8',
       'cache-control': cache,
     };
-    const accepted = acceptedEncodings(req.headers['accept-encoding']);
-    if (status === 200 && body.length >= 1024 && accepted.has('br')) {
+    const accepted = preferredEncoding(req.headers['accept-encoding']);
+    if (status === 200 && body.length >= 1024 && accepted === 'br') {
       body = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } });
       headers['content-encoding'] = 'br';
-    } else if (status === 200 && body.length >= 1024 && accepted.has('gzip')) {
+    } else if (status === 200 && body.length >= 1024 && accepted === 'gzip') {
       body = zlib.gzipSync(body);
       headers['content-encoding'] = 'gzip';
     }

@@ -9,7 +9,6 @@ import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../lib/command-line.ts';
 import { buildArtifacts } from './answers/artifacts.ts';
-import { COMPRESSION_CACHE_FILE, type Copies, readCompressionCache, writeCompressionCache } from './answers/compression-cache.ts';
 import { compare, describe, formatSummary, summarize } from './archive/guard.ts';
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
@@ -32,20 +31,13 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** The source pin (data/source.json) that names the revision built, when the source is that revision. */
   pin?: string;
-  /** The long step's progress; default a count on a terminal's stderr when `log` is the console's. */
-  progress?: { update: (done: number, total: number) => void; end: () => void };
-  /**
-   * Earlier builds' compressed copies, reused and then updated
-   * (build/answers/compression-cache.ts); null for none. Default data/cache/compressed.bin.
-   */
-  compressionCache?: string | null;
 }
 
 export interface BuildResult {
   files: number;
   /** The largest file written (a host may cap the size of one: Cloudflare Workers' free plan at 25 MiB). */
   largest: { path: string; bytes: number };
-  bytes: { raw: number; gzip: number; br: number };
+  bytes: { raw: number };
   ms: number;
   manifestBytes: number;
   sample: boolean;
@@ -62,8 +54,7 @@ source is --source, else ARCHIVE_SOURCE, else the data:fetch cache
 (data/cache/), else the small built-in sample, loudly. The build compares the
 new archive with the summary and with what DIR holds, prints what changed, and
 refuses (leaving DIR as it was) if a year or a nomination would disappear or a
-win become a loss. Compressed copies an earlier build made are reused from
-data/cache/compressed.bin (deleting it only makes the next build slower).
+win become a loss.
 
   --source PATH      the source file (tab-separated: README.md, "Where the data comes from")
   --out DIR          where the build goes (default: dist/)
@@ -197,25 +188,6 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   return changes;
 }
 
-/**
- * On a terminal, the long step's count, rewritten in place on stderr at most
- * ten times a second; elsewhere (CI, a log file, a test) nothing, the step's
- * own line is enough.
- */
-export function terminalCounter(stream: NodeJS.WriteStream = process.stderr): { update: (done: number, total: number) => void; end: () => void } | undefined {
-  if (!stream.isTTY) return undefined;
-  let shown = 0;
-  return {
-    update: (done, total) => {
-      const now = performance.now();
-      if (now - shown < 100 && done < total) return;
-      shown = now;
-      stream.write(`\r  compressed ${done} of ${total} answers`);
-    },
-    end: () => stream.write('\n'),
-  };
-}
-
 function warnSample(log: (line: string) => void): void {
   log('!!! ------------------------------------------------------------------------');
   log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
@@ -259,14 +231,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const sha256 = createHash('sha256').update(text).digest('hex');
   const revision = sample ? null : await pinnedRevision(sha256, options.pin);
   if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
-  const cacheFile = options.compressionCache === undefined ? COMPRESSION_CACHE_FILE : options.compressionCache;
-  const reuse = cacheFile ? await readCompressionCache(cacheFile, log) : new Map<string, Copies>();
-  log(
-    reuse.size
-      ? `storing every answer: packing them, compressing into gzip and brotli those of the ${reuse.size} copies earlier builds made that changed (each copy reused is decoded and compared first)`
-      : 'storing every answer: packing them and compressing each into gzip and brotli (the long step of a first build, timed on the closing line; rebuilds reuse the copies)',
-  );
-  const counter = options.progress ?? (options.log ? undefined : terminalCounter());
+  log('storing every answer once, as sent: small ones packed');
   const dataset = () => {
     const started = performance.now();
     const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision }, model);
@@ -279,9 +244,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies} ceremonies and awards; ${r.countries} countries (no record); ` +
       `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
   );
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, progress: counter?.update, compressed: reuse, dataset, records: made });
-  counter?.end();
-  if (artifacts.refused) log(`compression cache: the copies of ${artifacts.refused} answer(s) did not decode to the answer and were not used: compressed again`);
+  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, dataset, records: made });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
@@ -297,15 +260,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     log('these changes are not yet recorded: run with --accept-changes to record them in the summary');
   }
 
-  // Only after dist/ is whole: a cache the next build could not use costs it time, never an answer.
-  // A build that compressed nothing took every copy from the file, which so holds them already.
-  if (cacheFile && artifacts.made > 0) await writeCompressionCache(cacheFile, artifacts.compressed, reuse).catch((error: Error) => log(`compression cache not written (${error.message}): the next build compresses again`));
   const bytes = artifacts.sizes;
   const ms = performance.now() - started;
   const manifestBytes = artifacts.files.get('_data/manifest.json')!.length;
   const largest = largestFile(artifacts.files);
   log(
-    `built ${out}: ${artifacts.files.size} files, the largest ${largest.path} (${kib(largest.bytes)}); responses ${kib(bytes.raw)} raw, ${kib(bytes.gzip)} gzip, ${kib(bytes.br)} brotli; ` +
+    `built ${out}: ${artifacts.files.size} files, the largest ${largest.path} (${kib(largest.bytes)}); responses ${kib(bytes.raw)}; ` +
       `${artifacts.stats.names} names, ${artifacts.stats.nameYearPairs} name-year pairs, ${artifacts.stats.categoryNames} category names, ${artifacts.stats.ids} IMDb ids; ` +
       `manifest ${kib(manifestBytes)}; ${(ms / 1000).toFixed(2)} s`,
   );

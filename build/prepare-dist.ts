@@ -4,7 +4,7 @@
  * given (rebuilding it from the sample would silently lose data), and says
  * which archive it serves.
  */
-import { build, terminalCounter } from './build.ts';
+import { build } from './build.ts';
 import { changedInput, describeDist, readDist, staleness, type DistState } from './dist-state.ts';
 import { resolveSource } from './archive/source.ts';
 
@@ -23,7 +23,7 @@ export async function prepareDist(dist: string, log: (line: string) => void = co
     const reason = await staleness(held, source);
     if (reason) {
       log(`building: ${reason}`);
-      await build({ out: dist, log, progress: log === console.log ? terminalCounter() : undefined });
+      await build({ out: dist, log });
       rebuilt = true;
     }
   }

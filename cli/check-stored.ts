@@ -5,11 +5,9 @@
  * the sha256 of its bytes; and every stored file the build names must be
  * there: each ref of the manifest, and each ref of the stored indexes it
  * names (shards, id shards, the category index: walked through, JSON values
- * that parse as refs, line by line for the category index), by its own file or its pack; and each answer's gzip
- * and brotli copies must decode to the answer. An extra or changed file is
- * caught by the first check, a missing one only by the second, a copy of
- * other bytes under its own right name (planted in the compression cache)
- * only by the third.
+ * that parse as refs, line by line for the category index), by its own file
+ * or its pack. An extra or changed file is caught by the first check, a
+ * missing one only by the second.
  *
  * `npm run deploy:cloudflare` refuses on either; so does the Netlify build
  * (netlify.toml runs `node cli/check-stored.ts` after `npm run build`, so a
@@ -21,8 +19,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { sha256 } from '../build/archive/source.ts';
-import { decodeTo } from '../build/answers/compression-cache.ts';
-import { contentId, DATA_PREFIX, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
+import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
 import { DIST } from './lib/paths.ts';
 
 const gunzip = promisify(zlib.gunzip);
@@ -71,14 +68,10 @@ function storedBytes(dist: string) {
   };
 }
 
-/**
- * The bytes a place of `encoding` names: its own file, or its range of a
- * pack (inflated first when it is a gzipped pack, `isGzippedPack`); null
- * when the file is not there or a pack does not inflate.
- */
-async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, encoding: Encoding, place: Place): Promise<Buffer | null> {
+/** The bytes a place names: its own file, or its range of a pack (inflated first); null when the file is not there or a pack does not inflate. */
+async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, place: Place): Promise<Buffer | null> {
   const { file, range } = place;
-  const bytes = await bytesOf(dataPath(file)!, range !== null, isGzippedPack(encoding, place));
+  const bytes = await bytesOf(dataPath(file)!, range !== null, range !== null);
   return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
 }
 
@@ -121,7 +114,7 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
     seen.add(ref);
     const parsed = parseRef(ref)!;
     await visit(parsed);
-    const own = await placeBytes(bytesOf, 'identity', parsed.at.identity);
+    const own = await placeBytes(bytesOf, parsed.at);
     if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
     for (const value of jsonValues(own.toString('utf8'))) for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
   }
@@ -132,7 +125,7 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
  * The stored files (paths under dist/) that the build names but dist/ lacks:
  * `_data/manifest.json` itself when it is missing or not JSON; else every
  * file a ref of the manifest, or of a stored JSON file one names, points to
- * (its own file or its pack, for each of its encodings).
+ * (its own file or its pack).
  */
 export async function storedFilesMissing(dist: string): Promise<string[]> {
   const missing = new Set<string>();
@@ -142,30 +135,10 @@ export async function storedFilesMissing(dist: string): Promise<string[]> {
     return exists.get(file)!;
   };
   const found = await storedRefs(dist, storedBytes(dist), async (parsed) => {
-    for (const place of Object.values(parsed.at) as Place[]) {
-      const file = dataPath(place.file);
-      if (file && !(await isThere(file))) missing.add(file);
-    }
+    const file = dataPath(parsed.at.file);
+    if (file && !(await isThere(file))) missing.add(file);
   });
   return found ? [...missing].sort() : [MANIFEST_PATH];
-}
-
-/**
- * The compressed copies (their ids) that do not decode to the answer their
- * ref names them with: a copy is sent as that answer, and its file's name
- * proves only that the copy is the bytes the build wrote, not that they are
- * the answer (a planted copy in the compression cache would pass that).
- */
-export async function storedCopiesNotDecoding(dist: string): Promise<string[]> {
-  const bytesOf = storedBytes(dist);
-  const wrong: string[] = [];
-  await storedRefs(dist, bytesOf, async (parsed) => {
-    if (!parsed.gzip || !parsed.br) return;
-    const [plain, gzipped, brotlied] = await Promise.all((['identity', 'gzip', 'br'] as const).map((encoding) => placeBytes(bytesOf, encoding, parsed.at[encoding]!)));
-    if (!plain || !gzipped || !brotlied) return; // missing: storedFilesMissing says so
-    if (!(await decodeTo(plain, [gzipped, brotlied]))) wrong.push(`${parsed.gzip}/${parsed.br}`);
-  });
-  return wrong.sort();
 }
 
 const some = (files: string[]) => `${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}`;
@@ -180,8 +153,6 @@ export async function storedFilesProblem(dist: string): Promise<string | null> {
   // A missing file passes the check above (it checks the files there are): the manifest says which must be there.
   const missing = await storedFilesMissing(dist);
   if (missing.length > 0) return `${missing.length} file(s) the manifest names are missing from dist/, ${some(missing)}: rebuild with npm run build`;
-  const undecodable = await storedCopiesNotDecoding(dist);
-  if (undecodable.length > 0) return `${undecodable.length} compressed cop(ies) of dist/ do not decode to their answer, ${some(undecodable)}: delete data/cache/compressed.bin and rebuild with npm run build`;
   return null;
 }
 

@@ -60,7 +60,7 @@ export function bundledFiles(dist: string): Record<string, string> {
   const files: Record<string, string> = { [MANIFEST_PATH]: manifestText };
   let room = MAX_BUNDLED_BYTES - Buffer.byteLength(manifestText);
   for (const ref of [manifest.categories, ...manifest.search]) {
-    const at = typeof ref === 'string' ? parseRef(ref)?.at.identity : undefined;
+    const at = typeof ref === 'string' ? parseRef(ref)?.at : undefined;
     const file = at && !at.range ? dataPath(at.file) : null;
     const text = file ? textOf(dist, file, room, at!.file) : null;
     if (text === null) continue;

@@ -13,6 +13,7 @@ import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';
 import { BodyTimeoutError, type PortalOptions } from '../../src/portal/portal.ts';
 import type { Keys } from '../../src/keys/rules.ts';
 import { clientAddress, type TrustedProxies } from './client-address.ts';
+import { answerTags } from './encoding.ts';
 
 /** How the server reads a request beyond its headers. */
 export interface NodeRequestOptions {
@@ -104,9 +105,11 @@ export class NodeRequest implements ApiRequest {
     this.url = req.url ?? '/';
   }
 
+  /** A header as sent; If-None-Match with the tags of compressed copies read as their answer's (./encoding.ts). */
   header(name: string): string | undefined {
     const v = this.req.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
+    const value = Array.isArray(v) ? v.join(', ') : v;
+    return name === 'if-none-match' ? answerTags(value) : value;
   }
 
   get clientIp(): string {

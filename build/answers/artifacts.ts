@@ -1,86 +1,75 @@
 /**
  * Precomputes every answer a text names (the archive, each year, each full
  * category name, person, film and id) into content-addressed files, and the
- * index a text matching several category names is joined by at run time:
- * large answers as files of their own beside their compressed copies,
- * small ones packed together by the shard that names them (their compressed
- * copies in a pack of their own, which only the Node server reads), so that
- * the output stays a few thousand files (a host may cap their number) and a
- * cold lookup reads few. Pure apart from compression: archive in,
+ * index a text matching several category names is joined by at run time,
+ * each answer once, as sent (a transport compresses: the Node server,
+ * adapters/_node/encoding.ts, or the CDN): large answers as files of their
+ * own, small ones packed together by the shard that names them, so that the
+ * output stays a few thousand files (a host may cap their number) and a
+ * cold lookup reads few. Pure apart from the packs' gzip: archive in,
  * { path -> bytes } and the manifest out. Writing them to disk is build.ts's job.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, RECORD_SHARD_COUNT, refPart, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
+import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, RECORD_SHARD_COUNT, refOf, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
 import { type Archive, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedFiles } from '../../src/store/search.ts';
-import { type Copies, decodeTo, gunzipsTo, NO_COPY } from './compression-cache.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
-/** Parallel compression jobs: zlib runs them on libuv's thread pool. */
+/** Parallel gzip jobs (the packs'): zlib runs them on libuv's thread pool. */
 export const DEFAULT_CONCURRENCY = 4;
-/** Below this many bytes a compressed variant saves too little to be worth a file. */
-export const COMPRESS_MIN_BYTES = 1024;
 /**
- * Brotli's quality for an answer: 10 from this many bytes, 8 below. On the
- * full archive's 1,306 answers of 1 to 4 KiB, quality 10 took 1.2 s of CPU
- * (a first build's largest single cost after the whole archive's answer) to
- * make their copies 12% smaller than quality 8 did in 0.1 s: 56 bytes an
- * answer, whose copy is about 470 bytes either way, one packet.
+ * The pack of the lists (categories, awards, dataset), so that every answer
+ * sent that is a file of its own is large (the archive, a year, a name's
+ * of more than PACK_MAX_BYTES) and the runtime knows whether an answer is
+ * worth compressing from its ref alone (src/api/handler.ts, `encodable`).
  */
-export const BROTLI_BEST_FROM = 4096;
+const LISTS = 'lists';
 
 const gzip = promisify(zlib.gzip);
-const brotli = promisify(zlib.brotliCompress);
 export interface Artifacts {
   /** Every file to write under dist/, by path relative to dist/. */
   files: Map<string, Uint8Array>;
   manifest: Manifest;
   stats: { responses: number; names: number; nameYearPairs: number; categoryNames: number; ids: number };
-  /** Every compressed copy this build holds, by its answer's id: the next build's to reuse. */
-  compressed: Map<string, Copies>;
-  /** Total bytes of the distinct answers, raw and as served compressed. */
-  sizes: { raw: number; gzip: number; br: number };
-  /** Earlier builds' copies not used because they did not decode to their answer (made again). */
-  refused: number;
-  /** Copies compressed by this build rather than reused. */
-  made: number;
+  /** Total bytes of the distinct answers sent. */
+  sizes: { raw: number };
 }
 
 const idOf = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
 
-/**
- * Answers up to this many bytes go into their group's pack (with
- * their compressed variants); larger ones are files of their own.
- */
+/** Answers up to this many bytes go into their group's pack; larger ones are files of their own. */
 export const PACK_MAX_BYTES = 16 * 1024;
 
-/** An answer waiting in a pack: its bytes, and its compressed variants once made. */
+/** An answer waiting in a pack: its bytes, and how its ref is handed back. */
 interface Slot {
   id: string;
   bytes: Uint8Array;
-  variants: Promise<Copies | null>;
   resolve: (ref: FileRef) => void;
 }
 
-/** How far the compression of answers has got: `done` of `total` answers, as they finish. */
-export type Progress = (done: number, total: number) => void;
+/** What `Store.put` is told of an answer. */
+export interface PutOptions {
+  /** Kept for callers: defaults `sent`. Encodings are no longer stored (a transport compresses). */
+  variants?: boolean;
+  /** Whether clients are sent it (false: an index file, read and never sent); default `variants`, else true. */
+  sent?: boolean;
+  /** The pack it goes into when small (or whatever its size, with `anySize`); without one, a file of its own. */
+  group?: string;
+  anySize?: boolean;
+}
 
 class Store {
   readonly files = new Map<string, Uint8Array>();
-  /** Compression jobs queued and finished, for the build's progress line. */
-  private queued = 0;
-  private finished = 0;
-  progress: Progress | undefined;
-  /** Bytes a client downloads for every distinct answer, by encoding (identity where no variant is kept). */
-  readonly sizes = { raw: 0, gzip: 0, br: 0 };
+  /** Bytes a client downloads for every distinct answer. */
+  readonly sizes = { raw: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
   /** Answers already in `sizes`: an answer stored in two packs is still one answer. */
   private readonly counted = new Set<string>();
@@ -88,78 +77,43 @@ class Store {
   private readonly packs = new Map<string, Slot[]>();
   private readonly limit: ReturnType<typeof pLimit>;
 
-  /** Compressed copies an earlier build made, by answer id; and those this build uses. */
-  private readonly reuse: ReadonlyMap<string, Copies>;
-  readonly compressed = new Map<string, Copies>();
-  /** Compressions queued or done, by answer id. */
-  private readonly compressing = new Map<string, Promise<Copies>>();
-  /** Earlier copies that did not decode to their answer. */
-  refused = 0;
-  /** Copies this build compressed rather than reused (0: the compression cache already holds every one). */
-  made = 0;
-
-  constructor(limit: ReturnType<typeof pLimit>, reuse: ReadonlyMap<string, Copies>) {
+  constructor(limit: ReturnType<typeof pLimit>) {
     this.limit = limit;
-    this.reuse = reuse;
   }
 
   /**
-   * Stores a response body once (by content), with its compressed variants
-   * unless it is never sent as it is (`sent: false`, an index file) or is
-   * sent only as it is (`variants: false`, an answer joined across years);
-   * resolves to its ref. A small one put with a `group` goes into that
-   * group's pack, whose refs resolve once {@link seal} has written the packs;
-   * with `anySize`, whatever its size (a record: packs are gzipped on disk).
+   * Stores a response body once (by content); resolves to its ref. A small
+   * one put with a `group` goes into that group's
+   * pack, whose refs resolve once {@link seal} has written the packs; with
+   * `anySize`, whatever its size (a record: packs are gzipped on disk).
    */
-  put(body: string, { variants = true, sent = variants, group, anySize = false }: { variants?: boolean; sent?: boolean; group?: string; anySize?: boolean } = {}): Promise<FileRef> {
+  put(body: string, { variants = true, sent = variants, group, anySize = false }: PutOptions = {}): Promise<FileRef> {
     const bytes = Buffer.from(body, 'utf8');
     const id = idOf(bytes);
     const packed = group !== undefined && (anySize || bytes.length <= PACK_MAX_BYTES);
-    // The same bytes sent as stored and with compressed copies are two answers (a join can equal a year's answer).
-    const key = `${packed ? group : ''}\u0000${variants}\u0000${id}`;
+    const key = `${packed ? group : ''}\u0000${id}`;
     let ref = this.refs.get(key);
     if (!ref) {
-      const compressed = variants && bytes.length >= COMPRESS_MIN_BYTES ? this.compressLater(id, bytes) : Promise.resolve(null);
-      if (sent) this.count(id, bytes, compressed);
-      ref = packed ? this.slot(group, { id, bytes, variants: compressed }) : heardLater(this.own(id, bytes, compressed));
+      if (sent) this.count(id, bytes);
+      ref = packed ? this.slot(group, { id, bytes }) : Promise.resolve(this.own(id, bytes));
       this.refs.set(key, ref);
     }
     return ref;
   }
 
-  /**
-   * Writes every pack and resolves the refs into them; call once every answer
-   * is put. A group's answers go into one pack and their compressed copies
-   * into another, so a runtime that sends answers as stored (the edge, the
-   * Worker) reads and checks only bytes it sends.
-   */
+  /** Writes every pack and resolves the refs into them; call once every answer is put (again after putting more). */
   async seal(): Promise<void> {
     const groups = [...this.packs.values()];
     this.packs.clear();
     await Promise.all(groups.map((slots) => this.sealGroup(slots)));
   }
 
-  /**
-   * One group's two packs. Its answers are all at hand, so their pack is
-   * gzipped at once; the pack of copies waits for each copy. Every group at
-   * once: awaited one by one, the packs' gzip (about a second of CPU on the
-   * full archive) ran on one thread after all else.
-   */
+  /** One group's pack, gzipped; every group at once, so their gzip runs on the thread pool together. */
   private async sealGroup(slots: Slot[]): Promise<void> {
-    const plain = new Pack();
-    const placed = slots.map((slot) => plain.add(slot.id, slot.bytes));
-    const encoded = new Pack();
-    // Awaited together, so a failed gzip is the build's error at once, never a rejection left unheard meanwhile.
-    const [plainId, parts] = await Promise.all([
-      plain.length > 0 ? this.writeGzipped(plain) : undefined,
-      Promise.all(slots.map((slot) => slot.variants)).then((all) => all.map((compressed, i) => [placed[i], ...(compressed ? compressed.map((c) => encoded.add(idOf(c), c)) : [])])),
-    ]);
-    const ids = new Map<Pack, string>();
-    if (plainId) ids.set(plain, plainId);
-    if (encoded.length > 0) ids.set(encoded, this.write(Buffer.concat(encoded.chunks)));
-    slots.forEach((slot, i) => {
-      slot.resolve(parts[i].map(([id, pack, start, end]) => refPart(id, { id: ids.get(pack)!, start, end })).join('/'));
-    });
+    const pack = new Pack();
+    const placed = slots.map((slot) => pack.add(slot.bytes));
+    const id = await this.writeGzipped(pack);
+    slots.forEach((slot, i) => slot.resolve(refOf(slot.id, { id, start: placed[i][0], end: placed[i][1] })));
   }
 
   /** Stores bytes under their id. */
@@ -170,105 +124,33 @@ class Store {
   }
 
   /**
-   * Stores a pack of answers as sent, gzipped (JSON of many small answers
-   * shrinks about six times; a reader inflates it once). No client is sent
-   * this gzip, so it is made at level 6: level 9 took a first build 0.7 s of
-   * CPU for packs 1.4% smaller. It is kept with the answers' copies and
-   * reused like them once it decodes to the pack.
+   * Stores a pack of answers gzipped (JSON of many small answers shrinks
+   * about six times; a reader inflates it once), at level 6: level 9 took a
+   * first build 0.7 s of CPU for packs 1.4% smaller.
    */
   private async writeGzipped(pack: Pack): Promise<string> {
-    const bytes = Buffer.concat(pack.chunks);
-    const id = idOf(bytes);
-    const known = this.compressed.get(id) ?? this.reuse.get(id);
-    let gzipped = known && (await gunzipsTo(bytes, known[0])) ? known[0] : undefined;
-    if (!gzipped) {
-      this.made++;
-      gzipped = await this.limit(() => gzip(bytes, { level: 6 }));
-    }
-    if (!this.compressed.has(id)) this.compressed.set(id, [gzipped, NO_COPY]);
-    return this.write(gzipped);
+    return this.write(await this.limit(() => gzip(Buffer.concat(pack.chunks), { level: 6 })));
   }
 
   private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {
     return new Promise((resolve) => push(this.packs, group, { ...slot, resolve }));
   }
 
-  private async own(id: string, bytes: Uint8Array, compressed: Slot['variants']): Promise<FileRef> {
+  private own(id: string, bytes: Uint8Array): FileRef {
     this.files.set(dataPath(id)!, bytes);
-    const variants = await compressed;
-    if (!variants) return id;
-    const ids = variants.map((v) => idOf(v));
-    variants.forEach((v, i) => this.files.set(dataPath(ids[i])!, v));
-    return [id, ...ids].join('/');
+    return id;
   }
 
-  /**
-   * Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one).
-   */
-  private count(id: string, bytes: Uint8Array, compressed: Slot['variants']): void {
+  /** Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one). */
+  private count(id: string, bytes: Uint8Array): void {
     if (this.counted.has(id)) return;
     this.counted.add(id);
     this.sizes.raw += bytes.length;
-    compressed.then(
-      (c) => {
-        this.sizes.gzip += c ? c[0].length : bytes.length;
-        this.sizes.br += c ? c[1].length : bytes.length;
-      },
-      () => {}, // a failed compression is the build's error where its ref is awaited
-    );
   }
 
-  /**
-   * Queues the compression of an answer, counting it for the progress line; the
-   * same bytes in two packs (a person's and an id's answer) are compressed once.
-   */
-  private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
-    const pending = this.compressing.get(id);
-    if (pending) return pending;
-    this.queued++;
-    const compressing = this.limit(() => this.reusedOr(bytes, this.reuse.get(id), () => this.compress(bytes))).then((done) => {
-      this.compressed.set(id, done);
-      this.progress?.(++this.finished, this.queued);
-      return done;
-    });
-    this.compressing.set(id, compressing);
-    return compressing;
-  }
-
-  /**
-   * Stores a dataset file (build/answers/dataset.ts) as a file of its own, in
-   * one form: its gzip and brotli copies cost 5.9 MB of dist/ on the full
-   * archive and served only the Node server (Netlify and Cloudflare compress
-   * at their edge, Varnish sends these files as stored so that ranges apply to
-   * them), for a download made once.
-   */
+  /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored. */
   async putFile(bytes: Uint8Array): Promise<FileRef> {
-    return this.own(idOf(bytes), bytes, Promise.resolve(null));
-  }
-
-  /**
-   * An earlier build's copies of `bytes` once they decode to it (decoding is
-   * a small part of what compressing costs, so a copy is proven before it is
-   * used), else `make`'s; a refused copy and a made one are counted.
-   */
-  private async reusedOr(bytes: Uint8Array, known: Copies | undefined, make: () => Promise<Copies>): Promise<Copies> {
-    if (known && (await decodeTo(bytes, known))) return known;
-    if (known) this.refused++;
-    this.made++;
-    return make();
-  }
-
-  private compress(bytes: Uint8Array): Promise<[Uint8Array, Uint8Array]> {
-    return Promise.all([
-      gzip(bytes, { level: 9 }),
-      brotli(bytes, {
-        params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: bytes.length >= BROTLI_BEST_FROM ? 10 : 8,
-          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-          [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-        },
-      }),
-    ]);
+    return this.own(idOf(bytes), bytes);
   }
 }
 
@@ -287,10 +169,11 @@ class Pack {
   readonly chunks: Uint8Array[] = [];
   length = 0;
 
-  add(id: string, bytes: Uint8Array): [string, Pack, number, number] {
+  /** Appends `bytes`; their [start, end) in the pack. */
+  add(bytes: Uint8Array): [number, number] {
     this.chunks.push(bytes);
     this.length += bytes.length;
-    return [id, this, this.length - bytes.length, this.length];
+    return [this.length - bytes.length, this.length];
   }
 }
 
@@ -394,7 +277,7 @@ function idAnswers(store: Store, byId: Fragments['byId']) {
   return [...byId].map(([id, parts]) => [id, store.put(array(parts), { group: `id ${shardOf(id, ID_SHARD_COUNT)}` })] as const);
 }
 
-/** The id index's shards, naming each id's answer. A shard is read, never sent: no compressed variants. */
+/** The id index's shards, naming each id's answer. A shard is read, never sent. */
 async function idShards(store: Store, answers: ReturnType<typeof idAnswers>): Promise<FileRef[]> {
   const shards: IdShard[] = Array.from({ length: ID_SHARD_COUNT }, () => ({}));
   for (const [id, ref] of answers) shards[shardOf(id, ID_SHARD_COUNT)][id] = await ref;
@@ -406,7 +289,7 @@ const RECORD_SHARDS_A_PACK = 8;
 
 /**
  * The record index's shards, naming each record's answer by its key. Read,
- * never sent: no compressed variants; kept in gzipped packs like answers (a
+ * never sent; kept in gzipped packs like answers (a
  * shard's refs are half its bytes, and a pack of them takes 40% of the room).
  */
 async function recordShards(store: Store, answers: ReturnType<typeof recordAnswers>): Promise<FileRef[]> {
@@ -420,11 +303,8 @@ async function recordShards(store: Store, answers: ReturnType<typeof recordAnswe
 export interface ArtifactOptions {
   ids?: NominationIds;
   facts?: NameFacts;
-  /** Parallel compression jobs; default DEFAULT_CONCURRENCY. */
+  /** Parallel gzip jobs; default DEFAULT_CONCURRENCY. */
   concurrency?: number;
-  progress?: Progress;
-  /** Compressed copies of an earlier build, by answer id, used instead of compressing again. */
-  compressed?: ReadonlyMap<string, Copies>;
   /** The records (build/answers/records.ts), stored with the award list and the record index. */
   records?: Records;
   /**
@@ -446,8 +326,8 @@ export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, awar
 /**
  * The records (build/answers/records.ts), each in a pack whatever its size,
  * in runs of RECORD_PACK_BYTES in the order given (records sharing
- * nominations lie together, so their gzipped pack is small), sent as stored:
- * their compressed copies would take more room than dist/ has (docs/records.md).
+ * nominations lie together, so their gzipped pack is small), sent as stored
+ * (docs/records.md).
  */
 function recordAnswers(store: Store, records: Records) {
   let [group, size, kind] = [0, 0, ''];
@@ -469,23 +349,16 @@ async function storeDataset(store: Store, files: DatasetFile[], source: Manifest
     attribution: ATTRIBUTION,
     files: files.map((f) => ({ name: f.name, format: f.format, bytes: f.bytes.length, sha256: createHash('sha256').update(f.bytes).digest('hex'), revision: source.sha256, licence: LICENCE })),
   };
+  // The list is put at once, so it is in its pack when the packs are sealed.
+  const listRef = store.put(JSON.stringify(list), { group: LISTS });
   const refs: Record<string, FileRef> = {};
   for (const f of files) refs[f.name] = await store.putFile(f.bytes);
-  return { list: await store.put(JSON.stringify(list)), files: refs };
+  return { list: await listRef, files: refs };
 }
 
-/**
- * Lets the thread pool start what was queued: the limiter starts a job, and
- * gives a finished job's slot to the next, only while this thread is idle,
- * so a long run of work here left the pool idle (the whole archive's
- * brotli, about a second of CPU, started a second late).
- */
-const handOver = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export async function buildArtifacts(archive: Archive, source: Manifest['source'], options: ArtifactOptions = {}): Promise<Artifacts> {
-  const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY, progress, compressed = new Map() } = options;
-  const store = new Store(pLimit(concurrency), compressed);
-  store.progress = progress;
+  const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY } = options;
+  const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
   const { byName, byPerson, byId } = fragments(archive, ids);
 
@@ -493,15 +366,13 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   // The archive and each year are files of their own: one a year, so few, and large.
   const whole = wholeArchive(archive);
   const archiveRef = store.put(whole.text);
-  // Read, never sent: no compressed variants.
+  // Read, never sent.
   const joinedRef = store.put(whole.joined, { variants: false });
   const yearRefs = whole.years.map((y) => store.put(y.text));
-  await handOver();
 
   const names = [...byName.keys()];
   const named = [...byName.values()].map((units, i) => storeGrouped(store, units, `category ${i % CATEGORY_PACKS}`));
   const placeOf = new Map(names.map((name, i) => [name, i]));
-  await handOver();
 
   let nameYearPairs = 0;
   const people = [...byPerson].map(([name, matches]) => {
@@ -509,15 +380,11 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     nameYearPairs += stored.years.length;
     return { name, ...stored };
   });
-  await handOver();
   const idRefs = idAnswers(store, byId);
-  await handOver();
-  // While the thread pool compresses those, this thread makes what needs none of it.
   const searchRefs = heardLater(Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))));
-  const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)));
-  await handOver();
+  const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
   const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
-  const awardListRef = options.records ? store.put(options.records.awards) : undefined;
+  const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
   const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
   await store.seal();
 
@@ -537,7 +404,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
-    // What only category lookups read, in a file of its own: read, never sent, so no compressed variants.
+    // What only category lookups read, in a file of its own: read, never sent.
     categories: await store.put(categoryIndexText(categoryIndex, namesAtYears), { variants: false }),
     categoryCount: names.length,
     shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
@@ -552,11 +419,8 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));
   return {
     files: store.files,
-    compressed: store.compressed,
     manifest,
     sizes: store.sizes,
-    refused: store.refused,
-    made: store.made,
     stats: { responses, names: byPerson.size, nameYearPairs, categoryNames: byName.size, ids: byId.size },
   };
 }

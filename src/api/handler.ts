@@ -4,7 +4,7 @@
  * `/` (the reference page for browsers, the service description for JSON
  * clients), public files and the lookups. A lookup goes through the gate (key,
  * then rate), is found (a stored answer, or a search's) and becomes a reply
- * (status, headers, encoding, ETag, 304). Each request ends with one access
+ * (status, headers, ETag, 304). Each request ends with one access
  * line the front door makes from what it parsed, with the key's id and never
  * its text, so no runtime's log sink can leak a key.
  *
@@ -15,7 +15,7 @@
  */
 import { type Lookup, ROUTES, SHAPES, template } from '../shared/routes.ts';
 import type { Answer, DataSource } from '../store/answer.ts';
-import { ArchiveReader, type ArchiveOptions, DataError } from '../store/archive.ts';
+import { ArchiveReader, type ArchiveOptions, DataError, type Found } from '../store/archive.ts';
 import { Gate } from './gate.ts';
 import { type KeyCheck, KeyStoreUnavailable } from '../keys/contract.ts';
 import { keyedPolicy, marked, NEVER_SHARED, neverShared, type SharedHeaders } from '../http/cache.ts';
@@ -26,7 +26,7 @@ import { MESSAGES } from '../shared/messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal/portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-files.ts';
 import { loggable } from '../shared/redact.ts';
-import { type ApiReply, chooseAnswer, chooseDatasetFile, DATA_CACHE_CONTROL, dataCacheControl, errorReply, jsonReply, preflight, REPLIES, sent, streamed, toResponse } from '../http/reply.ts';
+import { answerReply, type ApiReply, DATA_CACHE_CONTROL, dataCacheControl, datasetReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
 import type { Manifest } from '../shared/types.ts';
 import { type ApiRequest, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
@@ -37,12 +37,7 @@ export interface ApiOptions extends ArchiveOptions {
   keys: KeyCheck;
   /** Requests per key per minute (RATE_LIMIT_PER_MINUTE); default 60. */
   rateLimitPerMinute?: number;
-  /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
-  compression?: boolean;
-  /**
-   * The log sink: one access line per request, with the time it was answered
-   * (by `now`), and failures. Every line is already free of secrets.
-   */
+  /** The log sink: one access line per request, with the time it was answered (by `now`), and failures. Every line is already free of secrets. */
   log?: (line: string, time?: number) => void;
   /** Clock, for tests. */
   now?: () => number;
@@ -119,7 +114,7 @@ interface Stages {
 function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSource | undefined, now: number): Maybe<ApiReply> {
   switch (parsed.kind) {
     case 'preflight':
-      return preflight(request);
+      return preflight(parsed.requestHeaders);
     case 'method':
       return REPLIES.methodNotAllowed;
     case 'health':
@@ -139,9 +134,8 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
       // A refusal, or until when the key works (a key in its grace period caps
       // how long the answer may be kept, by browsers and shared caches alike).
       const checked = s.gate.check(parsed.apiKey, now);
-      const answer = (until: number) => forShared(s, parsed, source, find(s, parsed, request, source, until, now), until, now);
-      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? answer(c) : c));
-      return typeof checked === 'number' ? answer(checked) : checked;
+      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? lookup(s, parsed, source, c, now) : c));
+      return typeof checked === 'number' ? lookup(s, parsed, source, checked, now) : checked;
     }
   }
 }
@@ -171,26 +165,41 @@ function portalRequest(request: ApiRequest) {
   };
 }
 
-/** The answer to a lookup whose key works until `until` (Infinity: no end), asked at `now`. */
-function find(s: Stages, m: RouteMatch, request: ApiRequest, source: DataSource | undefined, until: number, now: number): Maybe<ApiReply> {
-  const lookup = lookupOf(m);
-  if ('error' in lookup) return errorReply(400, lookup.error);
+/** A lookup whose key works until `until` (Infinity: no end), asked at `now`: its parameters checked, then one call to the store. */
+function lookup(s: Stages, m: RouteMatch, source: DataSource | undefined, until: number, now: number): Maybe<ApiReply> {
+  const asked = lookupOf(m);
+  if ('error' in asked) return errorReply(400, asked.error);
   if (!source) return REPLIES.fetchError;
-  const answer = s.archive.find(source, lookup);
-  const cacheControl = until === Infinity ? DATA_CACHE_CONTROL : dataCacheControl(until, now);
-  if (isPromise(answer)) return answer.then((a) => replyTo(s, a, lookup, request, source, cacheControl));
-  return replyTo(s, answer, lookup, request, source, cacheControl);
+  const found = s.archive.answer(source, asked, { ifNoneMatch: m.ifNoneMatch, stream: m.range === null });
+  return isPromise(found) ? found.then((f) => answered(s, m, asked, f, until, now)) : answered(s, m, asked, found, until, now);
 }
 
-/** The reply stage picks the encoding (or a 304), then the archive reads those bytes, once. */
-function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiRequest, source: DataSource, cacheControl: string): Maybe<ApiReply> {
-  if (!answer) return NOT_FOUND_OF.get(lookup.route)!;
-  const compression = !!s.options.compression;
-  const sending = lookup.file !== undefined ? chooseDatasetFile(answer, lookup.file, request, compression, cacheControl) : chooseAnswer(answer, request, compression, cacheControl);
-  if (!('encoding' in sending)) return sending;
-  const stream = sending.range === undefined ? s.archive.stream(answer, sending.encoding, source) : null;
-  if (stream) return stream.then((st) => streamed(sending, st));
-  return andThen(s.archive.read(answer, sending.encoding, source), (bytes) => sent(sending, bytes));
+/** The reply to what the store found, marked for the shared cache. */
+function answered(s: Stages, m: RouteMatch, asked: Lookup, found: Found, until: number, now: number): Maybe<ApiReply> {
+  const { answer } = found;
+  const cacheControl = until === Infinity ? DATA_CACHE_CONTROL : dataCacheControl(until, now);
+  let reply: ApiReply;
+  if (!answer) reply = NOT_FOUND_OF.get(asked.route)!;
+  else if (asked.file !== undefined) reply = datasetReply(answer, asked.file, found, m.range, m.ifRange, cacheControl);
+  else reply = answerReply(answer, found, encodable(answer, asked.route), cacheControl);
+  return forShared(s, m, found.manifest, reply, until, now);
+}
+
+/** Lookups whose answers are sent as stored, never compressed: records and dataset files (a `Range` applies to the file as stored). */
+const SENT_AS_STORED: ReadonlySet<Lookup['route']> = new Set(['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardRecord', 'datasetFile']);
+/** Below this many bytes an answer is sent as it is: compressing it would save too little. */
+export const ENCODE_MIN_BYTES = 1024;
+
+/**
+ * Whether a transport may compress a stored answer: not a record's or a
+ * dataset file's, nor one made at run time (a search's, a join's); a range
+ * of a pack of ENCODE_MIN_BYTES or more, and any file of its own (the
+ * archive's, a year's or one larger than a pack takes: the build packs the
+ * lists), so no answer's size is looked up.
+ */
+function encodable(answer: Answer, route: Lookup['route']): boolean {
+  const range = answer.at?.range;
+  return answer.at !== undefined && !SENT_AS_STORED.has(route) && (!range || range[1] - range[0] >= ENCODE_MIN_BYTES);
 }
 
 /**
@@ -198,15 +207,12 @@ function replyTo(s: Stages, answer: Answer | null, lookup: Lookup, request: ApiR
  * is one; anything else as it is. A key that works `until` a time (its grace
  * period) caps the shared lifetime at the seconds it has left, as it caps the browser's.
  */
-function forShared(s: Stages, m: RouteMatch, source: DataSource | undefined, out: Maybe<ApiReply>, until: number, now: number): Maybe<ApiReply> {
+function forShared(s: Stages, m: RouteMatch, manifest: Manifest, reply: ApiReply, until: number, now: number): Maybe<ApiReply> {
   const headers = s.options.sharedCache;
-  if (!headers || !source || m.apiKey === null) return out;
-  const id = keyId(m.apiKey);
+  if (!headers || m.apiKey === null || (reply.status !== 200 && reply.status !== 304 && reply.status !== 404)) return reply;
   const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
-  return andThen(out, (reply) => {
-    if (reply.status !== 200 && reply.status !== 304 && reply.status !== 404) return reply;
-    return andThen(andThen(s.archive.manifest(source), (manifest) => keyedPolicy(id, manifest, left)), (policy) => marked(reply, headers, policy));
-  });
+  const policy = keyedPolicy(keyId(m.apiKey), manifest, left);
+  return isPromise(policy) ? policy.then((p) => marked(reply, headers, p)) : marked(reply, headers, policy);
 }
 
 /** A lookup whose key could not be checked: the store is out of reach (it reconnects by itself). */
@@ -263,7 +269,7 @@ function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, s
   const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
   if (!head || (!out.body && !out.stream)) return out;
   void out.stream?.cancel().catch(() => {}); // HEAD of a streamed answer: the stored file is not wanted
-  return { status: out.status, headers: out.headers, body: null };
+  return { status: out.status, headers: out.headers, body: null, ...(out.encodable ? { encodable: out.encodable } : {}) };
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */

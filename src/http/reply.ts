@@ -1,13 +1,11 @@
 /**
- * Replies: JSON errors and descriptions, and stored answers in the encoding a
- * client accepts, with their ETag and a 304 when the client already holds
- * them. Shared by the API pipeline and the key portal. Nothing here reads
- * files or knows a runtime.
+ * Replies: JSON errors and descriptions, and stored answers as stored, with
+ * their ETag and a 304 when the client already holds them (an encoding is a
+ * transport's: see `ApiReply.encodable`). Shared by the API pipeline and the
+ * key portal. Nothing here reads files or knows a runtime.
  */
 import type { Answer, StoredStream } from '../store/answer.ts';
-import type { Encoding } from '../store/refs.ts';
 import { limitText, MESSAGES } from '../shared/messages.ts';
-import type { ApiRequest } from './request.ts';
 
 export interface ApiReply {
   status: number;
@@ -16,6 +14,13 @@ export interface ApiReply {
   body: Uint8Array | null;
   /** The body as a stream instead, only where the DataSource streams (see `DataSource.stream`). */
   stream?: ReadableStream<Uint8Array>;
+  /**
+   * Set on a 200 or 304 of an answer a transport may compress (the Node
+   * server does, adapters/_node/encoding.ts; the CDNs compress at their
+   * edge): the answer's bytes (kept for HEAD too, whose body is null; null
+   * on a 304). Its ETag names these bytes, the one form of the answer.
+   */
+  encodable?: { bytes: Uint8Array | null };
 }
 
 /** An ApiReply as a fetch Response (the edge function, the Netlify portal function, the Worker). */
@@ -65,92 +70,37 @@ export const REPLIES = {
 export const tooMany = (perMinute: number, retryAfter: number) =>
   jsonReply(429, { error: MESSAGES.tooMany, limit: limitText(perMinute), retryAfter }, { 'retry-after': String(retryAfter) });
 
-export function preflight(request: ApiRequest): ApiReply {
+export function preflight(requestHeaders: string | null): ApiReply {
   const headers = {
     ...CORS,
     'access-control-allow-methods': ALLOWED_METHODS,
-    'access-control-allow-headers': request.header('access-control-request-headers') || '*',
+    'access-control-allow-headers': requestHeaders || '*',
     'access-control-max-age': '86400',
     allow: ALLOWED_METHODS,
   };
   return { status: 204, headers, body: null };
 }
 
-const NONE: ReadonlySet<Encoding> = new Set();
-
-/** Encodings a client accepts, by preference of ours (br, gzip), honouring q=0. */
-export function acceptedEncodings(header: string | null | undefined): ReadonlySet<Encoding> {
-  if (!header) return NONE;
-  const accepted = new Set<Encoding>();
-  for (const part of header.toLowerCase().split(',')) {
-    const [name, ...params] = part.trim().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q && Number(q.slice(2)) === 0) continue;
-    if (name === 'br' || name === 'gzip') accepted.add(name);
-    if (name === '*') {
-      accepted.add('br');
-      accepted.add('gzip');
-    }
-  }
-  return accepted;
-}
-
-/** Whether If-None-Match names one of `ids` (any encoding of the same answer). */
-export function etagMatches(header: string | null | undefined, ids: (string | undefined)[]): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => ids.includes(tag.trim().replace(/^W\//, '').replaceAll('"', '')));
-}
-
-/** The variant to send: the best one both we hold and the client accepts, when we compress at all. */
-function chooseEncoding(answer: Answer, request: ApiRequest, compression: boolean): Encoding {
-  if (!compression || (!answer.ids.br && !answer.ids.gzip)) return 'identity';
-  const accepted = acceptedEncodings(request.header('accept-encoding'));
-  if (answer.ids.br && accepted.has('br')) return 'br';
-  if (answer.ids.gzip && accepted.has('gzip')) return 'gzip';
-  return 'identity';
-}
-
 /**
- * What to send of an answer: the encoding whose bytes the archive is to
- * read, with the reply's headers, and for a dataset file's `Range` the one
- * asked (applied once the bytes are read).
+ * The reply to a stored answer the store found (`body` or `stream`; neither
+ * when the client holds it: a 304), its ETag the id of its bytes.
+ * `encodable`: a transport may compress it.
  */
-export interface Sending {
-  encoding: Encoding;
-  headers: Record<string, string>;
-  range?: string;
-}
-
-/**
- * A 304 when the client already holds the answer; else the encoding
- * to send and its headers (ETag: the id of the bytes sent).
- */
-export function chooseAnswer(answer: Answer, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
-  const encoding = chooseEncoding(answer, request, compression);
+export function answerReply(answer: Answer, read: { body?: Uint8Array; stream?: StoredStream }, encodable: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply {
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
     'cache-control': cacheControl,
-    etag: answer.etags[encoding]!,
+    etag: answer.etag,
   };
-  if (encoding !== 'identity') headers['content-encoding'] = encoding;
-  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
-  const ifNoneMatch = request.header('if-none-match');
-  if (ifNoneMatch && etagMatches(ifNoneMatch, Object.values(answer.ids))) return { status: 304, headers, body: null };
-  return { encoding, headers };
+  if (read.stream) return streamed(headers, read.stream);
+  if (!read.body) return { status: 304, headers, body: null, ...(encodable ? { encodable: { bytes: null } } : {}) };
+  const reply = withBody(headers, read.body);
+  return encodable ? { ...reply, encodable: { bytes: read.body } } : reply;
 }
 
-/**
- * The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give).
- */
-export function sent(sending: Sending, body: Uint8Array): ApiReply {
-  return sending.range === undefined ? withBody(sending.headers, body) : rangeReply(sending.headers, sending.range, body);
-}
-
-/** The 200 of `sending` with the stored file streamed. */
-export function streamed(sending: Sending, { body, length }: StoredStream): ApiReply {
-  const headers = sending.headers;
+/** A 200 of a stored file streamed. */
+function streamed(headers: Record<string, string>, { body, length }: StoredStream): ApiReply {
   if (length !== null) headers['content-length'] = String(length);
   return { status: 200, headers, body: null, stream: body };
 }
@@ -181,23 +131,19 @@ export function byteRange(header: string | null | undefined, size: number): [num
 }
 
 /**
- * A dataset file: as any stored answer (its ETag, a 304, the compressed copy
- * the client accepts) with its own content type and name, or, for a `Range`
- * (whose If-Range, when sent, names this file), the file as stored,
- * uncompressed, to be cut to the range once read (`sent`).
+ * A dataset file: as any stored answer (its ETag, a 304), never compressed
+ * (so that a `Range` applies to the file as stored), with its own content
+ * type and name, or, for a `Range` (whose If-Range, when sent, names this
+ * file), cut to the range.
  */
-export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
+export function datasetReply(answer: Answer, name: string, read: { body?: Uint8Array; stream?: StoredStream }, range: string | null, ifRange: string | null, cacheControl = DATA_CACHE_CONTROL): ApiReply {
   const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
-  const range = request.header('range');
-  const ifRange = request.header('if-range');
-  const ranged = range && (!ifRange || ifRange.trim() === answer.etags.identity) && !etagMatches(request.header('if-none-match'), Object.values(answer.ids));
+  const ranged = range && (!ifRange || ifRange.trim() === answer.etag) && read.body;
   if (!ranged) {
-    const chosen = chooseAnswer(answer, request, compression, cacheControl);
-    return { ...chosen, headers: { ...chosen.headers, ...own } };
+    const whole = answerReply(answer, read, false, cacheControl);
+    return { ...whole, headers: { ...whole.headers, ...own } };
   }
-  const headers: Record<string, string> = { ...CORS, 'cache-control': cacheControl, etag: answer.etags.identity, ...own };
-  if (compression && (answer.ids.br || answer.ids.gzip)) headers.vary = 'Accept-Encoding';
-  return { encoding: 'identity', headers, range };
+  return rangeReply({ ...CORS, 'cache-control': cacheControl, etag: answer.etag, ...own }, range, read.body!);
 }
 
 /**

@@ -37,10 +37,15 @@ export interface RouteMatch {
   keyAt: number;
   /** The `name=`, `year=`, `id=` and `file=` values as sent; undefined where the route has none. */
   raw: Record<Param, string | undefined>;
+  /** The headers a lookup's reply reads, read once by parseRequest (null when absent). */
+  ifNoneMatch: string | null;
+  range: string | null;
+  ifRange: string | null;
 }
 
 export type Parsed =
-  | { kind: 'preflight' }
+  /** An OPTIONS request, with the headers it asks to send. */
+  | { kind: 'preflight'; requestHeaders: string | null }
   | { kind: 'method' }
   /** `/health`: whether the archive can be read, without a key. */
   | { kind: 'health' }
@@ -112,7 +117,7 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
   const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
   for (const route of routes ?? []) {
     const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
-    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt };
+    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt, ifNoneMatch: null, range: null, ifRange: null };
   }
   return null;
 }
@@ -129,7 +134,6 @@ function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['r
   return raw;
 }
 
-const PREFLIGHT: Parsed = { kind: 'preflight' };
 const METHOD: Parsed = { kind: 'method' };
 const HEALTH: Parsed = { kind: 'health' };
 const ROOT: Parsed = { kind: 'root' };
@@ -144,11 +148,14 @@ export function parseRequest(request: ApiRequest): Parsed {
   const pathname = pathnameOf(request.url);
   if (pathname !== null && isPortalPath(pathname)) return { kind: 'portal', pathname };
   const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
-  if (method === 'OPTIONS') return PREFLIGHT;
+  if (method === 'OPTIONS') return { kind: 'preflight', requestHeaders: request.header('access-control-request-headers') ?? null };
   if (method !== 'GET' && method !== 'HEAD') return METHOD;
   if (pathname === HEALTH_PATH) return HEALTH;
   const m = pathname === null ? null : matchRoute(pathname);
-  return m === null ? { kind: 'other', pathname } : m === 'root' ? ROOT : m;
+  if (m === null || m === 'root') return m === null ? { kind: 'other', pathname } : ROOT;
+  m.ifNoneMatch = request.header('if-none-match') ?? null;
+  if (m.route.id === 'datasetFile') [m.range, m.ifRange] = [request.header('range') ?? null, request.header('if-range') ?? null];
+  return m;
 }
 
 /** Code points in `text` (what MAX_NAME_LENGTH counts), counted only when its UTF-16 length could exceed `limit`. */

@@ -200,9 +200,9 @@ export interface YearSummary {
 export type ArchiveSummary = Record<string, YearSummary>;
 
 /**
- * Reference to a stored response: its identity part, or identity, gzip and
- * brotli parts joined by `/`. A part is `<id>` (a file of its own) or
- * `<id>@<pack id>:<start>-<end>` (bytes start to end of a pack file), each id
+ * Reference to a stored response, kept in one form (as sent): `<id>` (a file
+ * of its own) or `<id>@<pack id>:<start>-<end>` (bytes start to end of a
+ * pack file, inflated), each id
  * the first 20 hex digits of the sha256 of those bytes: an answer's id, and
  * so its ETag, is that of its own bytes wherever they are kept. Files live at
  * `_data/r/<first two digits>/<id>` under dist/, so no file name is ever
@@ -259,7 +259,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 16;
+export const LAYOUT_FORMAT = 17;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */

@@ -1,10 +1,9 @@
 /**
  * What the archive hands the reply stage: where a stored file's bytes come
- * from (a DataSource, one per runtime) and an Answer, which is data: its ids
- * and ETags, and where each encoding's bytes are (or the bytes themselves,
- * for an answer made at run time). The reply stage picks an encoding from
- * it, or a 304, and the archive reads those bytes once; neither calls the
- * other.
+ * from (a DataSource, one per runtime) and an Answer, which is data: its id
+ * and ETag, and where its bytes are (or the bytes themselves, for an answer
+ * made at run time). The reply stage answers a 304 or asks for the bytes,
+ * and the archive reads them once; neither calls the other.
  */
 import type { Maybe } from '../shared/maybe.ts';
 
@@ -42,31 +41,28 @@ export interface DataSource {
 }
 
 /**
- * Where one encoding of a stored answer is: the stored file (its path under
- * dist/ and its id, which its bytes are checked against), and the range of
- * it that is the answer (null: the whole file), of its inflated bytes when
- * the file is a gzipped pack.
+ * Where a stored answer is: the stored file (its path under dist/ and its
+ * id, which its bytes are checked against), and the range of it that is the
+ * answer (null: the whole file), of its inflated bytes (a pack is stored
+ * gzipped).
  */
 export interface StoredPlace {
   path: string;
   file: string;
   range: [number, number] | null;
-  gzipped: boolean;
 }
 
-export type Encodings<T> = { identity: T } & Partial<Record<'gzip' | 'br', T>>;
-
 /**
- * An answer the archive found: an id and its ETag per encoding it has
- * (identity always), and either where each is stored (`at`) or, made at
- * run time, its bytes (`body`, identity only), or, made from a file the
- * platform keeps (see `DataSource.blob`), a Blob of them (`blob`: held by
- * the runtime, outside the JavaScript heap, and sent as a stream).
+ * An answer the archive found, in its one form: its id and ETag, and either
+ * where it is stored (`at`) or, made at run time, its bytes (`body`), or,
+ * made from a file the platform keeps (see `DataSource.blob`), a Blob of
+ * them (`blob`: held by the runtime, outside the JavaScript heap, and sent
+ * as a stream).
  */
 export interface Answer {
-  ids: Encodings<string>;
-  etags: Encodings<string>;
-  at?: Encodings<StoredPlace>;
+  id: string;
+  etag: string;
+  at?: StoredPlace;
   body?: Uint8Array;
   blob?: Blob;
 }

@@ -2,8 +2,8 @@
  * Finding a lookup's answer among the files the build stored: every lookup
  * is the manifest, at most one index file (a shard of the name index or of
  * the IMDb id index, or the category index), and the stored answer a ref
- * there names. An answer is a file of its own or a range of a pack (a pack
- * of answers as sent is stored gzipped and inflated once); every
+ * there names. An answer is stored once, in the form it is sent: a file of
+ * its own or a range of a pack (stored gzipped and inflated once); every
  * file, a pack as a whole, is checked against its content hash before its
  * bytes are used, except an answer's own file where the platform keeps files
  * by their content and the source streams it (`DataSource.stream`), and an
@@ -25,15 +25,35 @@
  */
 import { ByteLru } from '../shared/lru.ts';
 import { concatBytes, readAtMost } from '../shared/bytes.ts';
-import { contentId, dataPath, type Encoding, isGzippedPack, MANIFEST_PATH, type ParsedRef, parseRef, type Place, sha256Hex, shardOf } from './refs.ts';
+import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from './refs.ts';
 import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
-import { type Answer, type DataSource, type Encodings, type StoredPlace, type StoredStream } from './answer.ts';
+import { etagMatches } from '../shared/etag.ts';
+import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
+
+/** What a lookup asks of the store beside the lookup: the If-None-Match it came with, and whether a stream will do (not for a `Range`, cut from the bytes). */
+export interface Ask {
+  ifNoneMatch: string | null;
+  stream: boolean;
+}
+
+/**
+ * What the store answers a lookup, in one call: the manifest it was found
+ * under (the shared cache's revision tag is made from it), the answer (null:
+ * nothing matches), and its bytes, as a body or a stream, unless the client
+ * already holds it (neither: a 304).
+ */
+export interface Found {
+  manifest: Manifest;
+  answer: Answer | null;
+  body?: Uint8Array;
+  stream?: StoredStream;
+}
 
 export interface ArchiveOptions {
   /**
@@ -58,14 +78,11 @@ interface Kept {
   of?: Manifest;
 }
 
-const COMPRESSED = ['gzip', 'br'] as const;
-
 /**
  * What one entry of the answer cache holds, measured (Node 24, `--expose-gc`,
  * heap and array buffers after a full collection, full archive): a stored
- * answer about 600 bytes with one encoding and about 1,540 with three (its
- * object, and each encoding's id, ETag, place and path), the map entry
- * included; a search's about 850 beside its body and its text (the answer
+ * answer about 600 bytes (its object, its id, ETag, place and path, the map
+ * entry included); a search's about 850 beside its body and its text (the answer
  * object, its id and ETag, the body's typed array, the key, the map entry).
  * Counting a search at its body and text alone let the 16 MiB bound hold
  * about 137 MiB.
@@ -124,44 +141,14 @@ class NameIndex {
   }
 }
 
-/**
- * A stored answer as data, worked out once per ref (so a lookup
- * builds no strings): each stored encoding's id, ETag and place.
- */
+/** A stored answer as data, worked out once per ref (so a lookup builds no strings): its id, ETag and place. */
 function storedAnswer(parsed: ParsedRef): Answer {
-  const place = (encoding: Encoding, at: Place): StoredPlace => ({
-    // parseRef let only ids of 20 hex digits through, so each has a path.
-    path: dataPath(at.file)!,
-    file: at.file,
-    range: at.range,
-    gzipped: isGzippedPack(encoding, at),
-  });
-  const answer = {
-    ids: { identity: parsed.id },
-    etags: { identity: `"${parsed.id}"` },
-    at: { identity: place('identity', parsed.at.identity) },
-  } satisfies Answer;
-  for (const encoding of COMPRESSED) {
-    const id = parsed[encoding];
-    const at = parsed.at[encoding];
-    if (!id || !at) continue;
-    (answer.ids as Answer['ids'])[encoding] = id;
-    (answer.etags as Answer['etags'])[encoding] = `"${id}"`;
-    (answer.at as Encodings<StoredPlace>)[encoding] = place(encoding, at);
-  }
-  return answer;
+  const { file, range } = parsed.at;
+  // parseRef let only ids of 20 hex digits through, so each has a path.
+  return { id: parsed.id, etag: `"${parsed.id}"`, at: { path: dataPath(file)!, file, range } };
 }
 
-/**
- * Where `encoding` of a stored answer is (its identity when it
- * has no such copy); undefined for an answer made at run time.
- */
-const storedAt = (answer: Answer, encoding: Encoding): StoredPlace | undefined => answer.at && (answer.at[encoding] ?? answer.at.identity);
-
-/**
- * A pack of answers is at most this long inflated (the full
- * archive's largest is 0.24 MiB): a longer one is a damaged build.
- */
+/** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
 /** The bytes `gzipped` inflates to, refused past `limit` bytes. */
@@ -344,10 +331,27 @@ export class ArchiveReader {
     return this.parsed.bytes;
   }
 
-  /**
-   * The answer to a lookup, or null when nothing matches. (Each step
-   * branches on a value at hand, so a warm lookup makes no closure.)
-   */
+  /** A lookup's answer and, unless the client holds it, its bytes: the one call a lookup makes (see Found). */
+  answer(source: DataSource, lookup: Lookup, ask: Ask): Maybe<Found> {
+    const manifest = this.manifest(source);
+    return isPromise(manifest) ? manifest.then((m) => this.answerIn(source, m, lookup, ask)) : this.answerIn(source, manifest, lookup, ask);
+  }
+
+  private answerIn(source: DataSource, manifest: Manifest, lookup: Lookup, ask: Ask): Maybe<Found> {
+    const answer = this.findIn(source, manifest, lookup);
+    return isPromise(answer) ? answer.then((a) => this.withBytes(source, manifest, a, ask)) : this.withBytes(source, manifest, answer, ask);
+  }
+
+  /** The answer with its bytes, read once, unless the client holds it. */
+  private withBytes(source: DataSource, manifest: Manifest, answer: Answer | null, ask: Ask): Maybe<Found> {
+    if (!answer || etagMatches(ask.ifNoneMatch, answer.id)) return { manifest, answer };
+    const stream = ask.stream ? this.stream(answer, source) : null;
+    if (stream) return stream.then((s) => ({ manifest, answer, stream: s }));
+    const body = this.read(answer, source);
+    return isPromise(body) ? body.then((b) => ({ manifest, answer, body: b })) : { manifest, answer, body };
+  }
+
+  /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
   find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
     const manifest = this.manifest(source);
     return isPromise(manifest) ? manifest.then((m) => this.findIn(source, m, lookup)) : this.findIn(source, manifest, lookup);
@@ -413,7 +417,7 @@ export class ArchiveReader {
       if (!made) return null;
       const id = await idOf(encoder.encode(made.from));
       const [bytes, size] = 'body' in made ? [{ body: made.body }, made.body.length] : [{ blob: made.blob }, made.blob.size];
-      const answer: Answer = { ids: { identity: id }, etags: { identity: `"${id}"` }, ...bytes };
+      const answer: Answer = { id, etag: `"${id}"`, ...bytes };
       this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + size + cacheKey.length * 2, of: manifest });
       return answer;
     });
@@ -504,7 +508,7 @@ export class ArchiveReader {
   }
 
   /**
-   * A pack of answers as sent, checked against its id and inflated once:
+   * A pack of answers, checked against its id and inflated once:
    * kept with the parsed files, counted at its inflated length, and inflated
    * again only when the source hands back other bytes.
    */
@@ -536,26 +540,22 @@ export class ArchiveReader {
   }
 
   /**
-   * The bytes of `encoding` of an answer (identity when it has no such
-   * copy): its own body when made at run time, else its stored file, or its
-   * range of a pack, once the file is checked against its id.
+   * The bytes of an answer: its own body when made at run time, else its
+   * stored file, or its range of a pack, once the file is checked against its id.
    */
-  read(answer: Answer, encoding: Encoding, source: DataSource): Maybe<Uint8Array> {
+  read(answer: Answer, source: DataSource): Maybe<Uint8Array> {
     if (answer.body) return answer.body;
     if (answer.blob) return answer.blob.arrayBuffer().then((b) => new Uint8Array(b));
-    const at = storedAt(answer, encoding)!;
+    const at = answer.at!;
     if (!at.range) return this.verifiedRead(source, at.path, at.file);
-    const pack = at.gzipped ? this.inflatedPack(source, at.path, at.file) : this.verifiedRead(source, at.path, at.file);
+    const pack = this.inflatedPack(source, at.path, at.file);
     return isPromise(pack) ? pack.then((b) => slice(b, at.range!, at.file)) : slice(pack, at.range, at.file);
   }
 
-  /**
-   * The stored bytes of `encoding` as a stream, when `source` streams
-   * and they are a file of their own; else null (use `read`).
-   */
-  stream(answer: Answer, encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
+  /** The stored bytes as a stream, when `source` streams and they are a file of their own; else null (use `read`). */
+  stream(answer: Answer, source: DataSource): Promise<StoredStream> | null {
     if (answer.blob) return Promise.resolve({ body: answer.blob.stream(), length: answer.blob.size });
-    const at = storedAt(answer, encoding);
+    const at = answer.at;
     if (!source.stream || !at || at.range) return null;
     return source.stream(at.path).then((s) => {
       if (!s) throw new DataError(`missing ${at.path}`);
@@ -575,11 +575,11 @@ export class ArchiveReader {
    */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
-    const at = file.at!.identity;
+    const at = file.at!;
     const text = at.range ? undefined : source.checkedText?.(at.path);
-    if (text !== undefined) return this.parsedIndex<T>(file.ids.identity, text, parse);
-    const bytes = this.read(file, 'identity', source);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
+    if (text !== undefined) return this.parsedIndex<T>(file.id, text, parse);
+    const bytes = this.read(file, source);
+    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.id, b, parse)) : this.parsedIndex<T>(file.id, bytes, parse);
   }
 
   /**
@@ -635,19 +635,19 @@ export class ArchiveReader {
       const ref = year === undefined ? index.joined : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
-      const from = `join ${manifest.categories} ${file.ids.identity} ${key}`;
+      const from = `join ${manifest.categories} ${file.id} ${key}`;
       const runs = runsOf(index, places, year);
       // A megabyte across all years, where the platform keeps it as
       // uploaded: cut as a Blob, neither read into the heap nor hashed.
       const blob = year === undefined ? this.blob(file, source) : null;
       if (blob) return blob.then((b) => ({ blob: joinedBlob(b, runs), from }));
-      return andThen(this.read(file, 'identity', source), (bytes) => ({ body: joinedBytes(bytes, runs), from }));
+      return andThen(this.read(file, source), (bytes) => ({ body: joinedBytes(bytes, runs), from }));
     });
   }
 
   /** A stored answer's own file as a Blob, where the source reads Blobs (DataSource.blob); else null. */
   private blob(file: Answer, source: DataSource): Promise<Blob> | null {
-    const at = file.at!.identity;
+    const at = file.at!;
     if (!source.blob || at.range) return null;
     return source.blob(at.path).then((blob) => {
       if (!blob) throw new DataError(`missing ${at.path}`);

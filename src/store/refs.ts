@@ -18,8 +18,6 @@ export const ID_LENGTH = 20;
  */
 export const contentId = (sha256Hex: string): string => sha256Hex.slice(0, ID_LENGTH);
 
-export type Encoding = 'identity' | 'gzip' | 'br';
-
 /** Whether `text` from `start` holds an id: ID_LENGTH lower-case hex digits. */
 function idAt(text: string, start: number): boolean {
   if (start + ID_LENGTH > text.length) return false;
@@ -31,31 +29,23 @@ function idAt(text: string, start: number): boolean {
 }
 
 /**
- * Where one encoding of an answer is stored: a file of its own (`file` is then
- * the answer's own id) or bytes `start` to `end` of a pack file. `file` is the
- * id (content hash) of the whole file, which is checked before any slice of
- * it is used. A pack of answers as sent (identity) is stored gzipped, its
- * ranges those of the inflated bytes; a pack of compressed copies as is.
+ * Where an answer is stored: a file of its own (`file` is then the answer's
+ * own id) or bytes `start` to `end` of a pack, a file of small answers laid
+ * end to end and stored gzipped, the range being of its inflated bytes.
+ * `file` is the id (content hash) of the whole file, which is checked before
+ * any slice of it is used.
  */
 export interface Place {
   file: string;
-  /** Null for a file of its own; [start, end) within the pack otherwise. */
+  /** Null for a file of its own; [start, end) within the inflated pack otherwise. */
   range: [number, number] | null;
 }
 
-/**
- * Whether the file a place names is a gzipped pack, to inflate before its range is cut: a pack
- * of answers as sent (identity) is; a pack of compressed copies, or a file of its own, is not.
- */
-export const isGzippedPack = (encoding: Encoding, place: Place): boolean => encoding === 'identity' && place.range !== null;
-
 export interface ParsedRef {
-  /** The id of each encoding's own bytes (what its ETag is made from). */
+  /** The id of the answer's own bytes (what its ETag is made from). */
   id: string;
-  gzip?: string;
-  br?: string;
-  /** Where each encoding's bytes are. */
-  at: { identity: Place } & Partial<Record<'gzip' | 'br', Place>>;
+  /** Where its bytes are. */
+  at: Place;
 }
 
 /** Whether `text` from `start` to `end` is a whole number written in decimal digits, without leading zeros. */
@@ -70,44 +60,25 @@ function numberAt(text: string, start: number, end: number): number {
   return n;
 }
 
-/** One encoding's part of a ref: `<id>` or `<id>@<pack id>:<start>-<end>`; null for anything else. */
-function parsePart(part: string): { id: string; place: Place } | null {
-  if (!idAt(part, 0)) return null;
-  const id = part.slice(0, ID_LENGTH);
-  if (part.length === ID_LENGTH) return { id, place: { file: id, range: null } };
-  const packEnd = 2 * ID_LENGTH + 1;
-  if (part[ID_LENGTH] !== '@' || !idAt(part, ID_LENGTH + 1) || part[packEnd] !== ':') return null;
-  const dash = part.indexOf('-', packEnd);
-  const start = numberAt(part, packEnd + 1, dash);
-  const end = dash === -1 ? -1 : numberAt(part, dash + 1, part.length);
-  if (start < 0 || end < start) return null;
-  return { id, place: { file: part.slice(ID_LENGTH + 1, packEnd), range: [start, end] } };
-}
-
 /**
- * A ref is one part (identity) or three (identity, gzip, brotli) joined by
- * `/`, each `<id>` or `<id>@<pack id>:<start>-<end>`; read without a pattern.
- * Null for anything else.
+ * A ref is `<id>` (a file of its own) or `<id>@<pack id>:<start>-<end>` (a
+ * range of a pack), read without a pattern. Null for anything else.
  */
 export function parseRef(ref: FileRef): ParsedRef | null {
-  const parts = ref.split('/');
-  if (parts.length !== 1 && parts.length !== 3) return null;
-  const identity = parsePart(parts[0]);
-  if (!identity) return null;
-  const parsed: ParsedRef = { id: identity.id, at: { identity: identity.place } };
-  if (parts.length === 1) return parsed;
-  const gzip = parsePart(parts[1]);
-  const br = parsePart(parts[2]);
-  if (!gzip || !br) return null;
-  parsed.gzip = gzip.id;
-  parsed.br = br.id;
-  parsed.at.gzip = gzip.place;
-  parsed.at.br = br.place;
-  return parsed;
+  if (!idAt(ref, 0)) return null;
+  const id = ref.slice(0, ID_LENGTH);
+  if (ref.length === ID_LENGTH) return { id, at: { file: id, range: null } };
+  const packEnd = 2 * ID_LENGTH + 1;
+  if (ref[ID_LENGTH] !== '@' || !idAt(ref, ID_LENGTH + 1) || ref[packEnd] !== ':') return null;
+  const dash = ref.indexOf('-', packEnd);
+  const start = numberAt(ref, packEnd + 1, dash);
+  const end = dash === -1 ? -1 : numberAt(ref, dash + 1, ref.length);
+  if (start < 0 || end < start) return null;
+  return { id, at: { file: ref.slice(ID_LENGTH + 1, packEnd), range: [start, end] } };
 }
 
-/** The part of a ref naming where `id` is: its own file, or a range of a pack. */
-export const refPart = (id: string, pack?: { id: string; start: number; end: number }): string =>
+/** A ref naming where `id` is: its own file, or a range of a pack. */
+export const refOf = (id: string, pack?: { id: string; start: number; end: number }): string =>
   pack ? `${id}@${pack.id}:${pack.start}-${pack.end}` : id;
 
 /**

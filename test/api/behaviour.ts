@@ -26,7 +26,7 @@ export interface Target {
   rotateKey(key: string, grace: 'now' | '1h'): Promise<string>;
   /** Stops now the old key `old`, in its grace period ("Stop the old key now", or revoke of the old key). */
   endGrace(old: string): Promise<unknown>;
-  /** Whether this runtime negotiates precompressed variants itself. */
+  /** Whether this runtime compresses answers itself (the Node server, adapters/_node/encoding.ts). */
   compression: boolean;
   /** Every reply the suite saw, for the contract check. */
   seen?: { path: string; reply: RawReply }[];
@@ -588,7 +588,7 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(reply.headers['access-control-allow-headers']).toBe('if-none-match');
     });
 
-    it('sends the precompressed variant the client accepts, or identity', async () => {
+    it('sends the compressed copy the client accepts, or identity', async () => {
       const k = await key();
       const path = `/archive/apikey=${k}`;
       const identity = await get(path);

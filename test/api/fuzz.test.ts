@@ -43,7 +43,7 @@ beforeAll(async () => {
   const made = makeKeys(2, 'fuzz');
   [validKey, revokedKey] = made.keys;
   const records: KeyRecord[] = [made.records[0], { ...made.records[1], revokedAt: 1 }];
-  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(memoryKeys(records)), compression: true, rateLimitPerMinute: 1e9, log: coreLog.log });
+  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(memoryKeys(records)), rateLimitPerMinute: 1e9, log: coreLog.log });
   storeKeys(box.keysDb, records);
   http = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000_000, log: httpLog.log });
 

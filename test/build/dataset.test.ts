@@ -72,7 +72,7 @@ function parseCsv(text: string): string[][] {
 
 /** The API over a built dist/, with one key that always works. */
 function apiOver(dist: string): Api {
-  return createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 100_000, compression: true });
+  return createApi({ data: new DiskData(dist), keys: { verify: () => true }, rateLimitPerMinute: 100_000 });
 }
 async function get(api: Api, url: string, headers: Record<string, string> = {}) {
   const reply = await api.reply({ method: 'GET', url: `${url}/apikey=k`, header: (n) => headers[n] ?? null });
@@ -259,7 +259,7 @@ describe('a new revision', () => {
     const next = path.join(dir, 'next.tsv');
     // A ceremony added, with a category, a film and a person the sample does not have: what a yearly update brings.
     writeFileSync(next, `${readFileSync(SAMPLE_SOURCE, 'utf8')}99\t2026\tActing\tACTOR IN A LEADING ROLE\tACTOR IN A NEW ROLE\tA New Film\ttt99999991\tA. Newcomer\tA. Newcomer\tnm99999991\tTrue\tThe Lead\n`);
-    const options = { out, summary, log: () => {}, compressionCache: null, acceptChanges: true };
+    const options = { out, summary, log: () => {}, acceptChanges: true };
     await build({ ...options, source: SAMPLE_SOURCE });
     const before = await download(apiOver(out));
     await build({ ...options, source: next });

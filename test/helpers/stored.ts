@@ -7,6 +7,6 @@ import type { CategoryIndex, Manifest } from '../../src/shared/types.ts';
 /** The category index of the build in `dist`: its first line (names, answers across all years, `joined`, elements). */
 export async function storedCategoryIndex(dist: string): Promise<CategoryIndex> {
   const manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8')) as Manifest;
-  const text = await readFile(path.join(dist, dataPath(parseRef(manifest.categories)!.at.identity.file)!), 'utf8');
+  const text = await readFile(path.join(dist, dataPath(parseRef(manifest.categories)!.at.file)!), 'utf8');
   return JSON.parse(text.slice(0, text.indexOf('\n'))) as CategoryIndex;
 }

@@ -254,7 +254,7 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
 
   it('refuses to deploy a build whose stored file no longer hashes to its name (the Worker streams answers unchecked)', async () => {
     const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
-    const file = dataPath(parseRef(manifest.archive)!.at.identity.file)!;
+    const file = dataPath(parseRef(manifest.archive)!.at.file)!;
     const original = await readFile(path.join(publish, file));
     const damaged = Buffer.from(original);
     damaged[damaged.length - 2] ^= 0x20;
@@ -284,11 +284,11 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
   async function fileNamedByAnIndex(manifest: Manifest): Promise<string> {
     const direct = new Set(JSON.stringify(manifest).match(/[0-9a-f]{20}/g));
     for (const shardRef of manifest.shards) {
-      const at = parseRef(shardRef)!.at.identity;
+      const at = parseRef(shardRef)!.at;
       const bytes = await readFile(path.join(publish, dataPath(at.file)!));
       const shard = JSON.parse((at.range ? bytes.subarray(...at.range) : bytes).toString('utf8')) as Record<string, [string, Record<string, string>]>;
       for (const [all] of Object.values(shard)) {
-        const file = parseRef(all)!.at.identity.file;
+        const file = parseRef(all)!.at.file;
         if (!direct.has(file)) return dataPath(file)!;
       }
     }
@@ -309,7 +309,7 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
   it('refuses to deploy, on Cloudflare and Netlify, a build missing a stored file the manifest names, directly or through an index', async () => {
     const manifest = JSON.parse(await readFile(path.join(publish, MANIFEST_PATH), 'utf8')) as Manifest;
     expect((await netlifyCheck()).code).toBe(0);
-    for (const file of [dataPath(parseRef(manifest.archive)!.at.identity.file)!, await fileNamedByAnIndex(manifest)]) {
+    for (const file of [dataPath(parseRef(manifest.archive)!.at.file)!, await fileNamedByAnIndex(manifest)]) {
       const original = await readFile(path.join(publish, file));
       await unlink(path.join(publish, file));
       try {

@@ -42,7 +42,7 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
-  // the stored answers, their compressed copies, the dataset, the search index; the
+  // the stored answers, the dataset, the search index; the
   // records through the client's record maker, so the offline client's are the service's
   ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']],
   // the public files (reference page, portal, OpenAPI) and the client package

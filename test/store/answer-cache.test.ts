@@ -107,7 +107,7 @@ describe('what the answer cache counts', () => {
     // Every name shard read and parsed first, so what is measured is the answers alone.
     const names: string[] = [];
     for (const ref of manifest.shards) {
-      const { file, range } = parseRef(ref)!.at.identity;
+      const { file, range } = parseRef(ref)!.at;
       const bytes = (await source.read(dataPath(file)!))!;
       const shard = JSON.parse(new TextDecoder().decode(range ? bytes.subarray(...range) : bytes)) as Shard;
       const [first, ...rest] = Object.keys(shard);

@@ -100,21 +100,6 @@ describe('a year file', () => {
   it('corrupted: the same, since its bytes no longer match their hash', async () => {
     await damaged(file(), (bytes) => writeFile(file(), Buffer.concat([bytes.subarray(0, 10), Buffer.from('XXXX'), bytes.subarray(14)])), '/archive/year=2026', ['/archive/year=2026']);
   });
-
-  it('corrupted in its brotli variant: only br answers for that year fail', async () => {
-    const br = path.join(box.dist, dataPath(parseRef(manifest.years['2026'])!.br!)!);
-    const original = await readFile(br);
-    await writeFile(br, Buffer.alloc(original.length, 0x41));
-    try {
-      expect(await eventually(async () => (await get('/archive/year=2026', { 'accept-encoding': 'br' })).status === 500, 5_000)).toBe(true);
-      expect((await get('/archive/year=2026', { 'accept-encoding': 'gzip' })).status).toBe(200);
-      expect((await get('/archive/year=2026')).status).toBe(200);
-      expect((await get('/archive/year=1930', { 'accept-encoding': 'br' })).status).toBe(200);
-    } finally {
-      await writeFile(br, original);
-    }
-    expect(await eventually(async () => (await get('/archive/year=2026', { 'accept-encoding': 'br' })).status === 200, 5_000)).toBe(true);
-  });
 });
 
 describe('a person-index shard', () => {
@@ -149,7 +134,7 @@ describe('the pack of a person-index shard', () => {
   const shard = () => shardOf('Emma Stone', manifest.shards.length);
   const emmaStone = async () => {
     const entries = JSON.parse(await readFile(fileOf(manifest.shards[shard()]), 'utf8')) as Shard;
-    return parseRef(entries['Emma Stone'][0])!.at.identity;
+    return parseRef(entries['Emma Stone'][0])!.at;
   };
   const file = async () => path.join(box.dist, dataPath((await emmaStone()).file)!);
   // The pack holds the answers of every name in that shard, and only theirs.
@@ -207,8 +192,8 @@ describe.skipIf(QUICK)('a build killed midway', () => {
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const writing = async () => (await readdir(box.dir)).some((n) => n.startsWith('dist.tmp-'));
-      // The full build reaches its writes after compressing every answer, unless data/cache/compressed.bin holds them:
-      // cold, at load 13 beside another full build, that took over 90 s (this case failed so). Wait up to 170 s.
+      // A full build under load (at load 13 beside another full build) took over 90 s to reach its writes
+      // when it also compressed every answer (this case failed so). Wait up to 170 s.
       const sawWriting = await eventually(writing, 170_000, 5);
       process.kill(-child.pid!, 'SIGKILL');
       expect(await exited).toBe(null);

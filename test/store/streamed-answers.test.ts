@@ -75,7 +75,7 @@ async function packedPerson(): Promise<{ pathname: string; pack: string }> {
   for (const shardRef of manifest.shards) {
     const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(shardRef)!.id)!), 'utf8')) as Shard;
     for (const [name, [ref]] of Object.entries(shard)) {
-      const at = parseRef(ref)!.at.identity;
+      const at = parseRef(ref)!.at;
       if (at.range) return { pathname: `/person/name=${encodeURIComponent(name)}`, pack: dataPath(at.file)! };
     }
   }
@@ -176,7 +176,7 @@ describe('answers from a source that streams', () => {
   });
 
   it('answers 500 when an answer\'s own file is missing', async () => {
-    const file = path.join(dist, dataPath(parseRef(manifest.archive)!.at.identity.file)!);
+    const file = path.join(dist, dataPath(parseRef(manifest.archive)!.at.file)!);
     const original = await readFile(file);
     await unlink(file);
     try {
@@ -193,7 +193,7 @@ describe('answers from a source that streams', () => {
     const [head, full] = [await get(api, '/archive', 'HEAD'), await get(api, '/archive')];
     expect([head.status, head.body, head.stream]).toEqual([200, null, undefined]);
     expect(head.headers['content-length']).toBe(String((await bodyOf(full)).length));
-    expect(cancelled).toEqual([dataPath(parseRef(manifest.archive)!.at.identity.file)!]);
+    expect(cancelled).toEqual([dataPath(parseRef(manifest.archive)!.at.file)!]);
   });
 
   it('is written whole by the Node server, should a Node source ever stream', async () => {

@@ -30,7 +30,7 @@ let backend: SqliteKeyBackend;
 let key: string;
 
 /** The path under dist/ of the own file a ref names. */
-const fileOf = (ref: string) => dataPath(parseRef(ref)!.at.identity.file)!;
+const fileOf = (ref: string) => dataPath(parseRef(ref)!.at.file)!;
 
 beforeAll(async () => {
   dist = await buildInto(SAMPLE_SOURCE, 'worker-bundle');
