@@ -37,6 +37,23 @@ import { recordPath } from '../shared/routes.ts';
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
 
+/**
+ * What a search considers of its text: its first SEARCH_WORDS words, each cut
+ * to SEARCH_WORD_LETTERS letters. No name has a word of more than 17 letters,
+ * and a text of more words is found by its first ten as well (every word a
+ * whole word of the name); what lies beyond only cost: 50 times "the" cost
+ * 185 times the median search, 200 times U+FDFA (800 words once taken apart)
+ * 234 times.
+ */
+export const SEARCH_WORDS = 10;
+export const SEARCH_WORD_LETTERS = 24;
+
+/** A search key cut to what a search considers (`SEARCH_WORDS`, `SEARCH_WORD_LETTERS`). */
+export function considered(key: string): string {
+  const words = key.split(' ', SEARCH_WORDS);
+  return words.some((w) => w.length > SEARCH_WORD_LETTERS) ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ') : words.join(' ');
+}
+
 /** Letters NFKD does not take apart, as their plain spellings. */
 const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
 const FOLDABLE = /[øłđðßæœþıħ]/g;
@@ -266,14 +283,16 @@ interface Asked {
   pairs: (string | null)[];
 }
 
+/** A search's text taken apart: compared whole as the name exactly asked, word by word within what a search considers (`considered`). */
 function asked(text: string, key: string): Asked {
-  const written = key.split(' ');
-  const words = indexKey(key).split(' ');
-  const kept = words.filter((w) => !isYear(w));
+  const all = indexKey(key).split(' ');
+  const written = considered(key).split(' ');
+  const words = all.slice(0, written.length).map((w) => w.slice(0, SEARCH_WORD_LETTERS));
+  const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
-  const compact = join(words);
-  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
+  const compact = join(all);
+  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(all)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
   return q;

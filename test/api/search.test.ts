@@ -20,7 +20,7 @@ import { seeded } from '../helpers/random.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
 import { dataPath } from '../../src/store/refs.ts';
-import { SEARCH_LIMIT, searchKey, searchOver, storedFiles } from '../../src/store/search.ts';
+import { considered, SEARCH_LIMIT, SEARCH_WORD_LETTERS, SEARCH_WORDS, searchKey, searchOver, storedFiles } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, idRows, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
@@ -345,6 +345,25 @@ describe('a search key', () => {
     );
     expect(searchKey('  Sense & Sensibility (1995) ')).toBe('sense sensibility 1995');
     expect(searchKey('Renée Zellweger')).toBe('renee zellweger');
+  });
+});
+
+describe('what a search considers', () => {
+  it('is its first 10 words, each cut to 24 letters, whatever the text', () => {
+    expect([SEARCH_WORDS, SEARCH_WORD_LETTERS]).toEqual([10, 24]);
+    expect(considered(Array(50).fill('the').join(' '))).toBe(Array(10).fill('the').join(' '));
+    expect(considered(searchKey('\uFDFA'.repeat(200))).split(' ')).toHaveLength(10);
+    expect(considered('ab'.repeat(100))).toBe('ab'.repeat(12));
+    expect(considered('meryl streep')).toBe('meryl streep');
+  });
+
+  it('finds a text of more words by its first ten, and a name of more words pasted whole first', async () => {
+    const find = async (text: string) => ((await ask(`/search/name=${encodeURIComponent(text)}`)).body as Result[]).map((r) => r.name);
+    expect(await find(Array(50).fill('the').join(' '))).toEqual(await find(Array(10).fill('the').join(' ')));
+    // Every category name of more than ten words (the longest has 20), as served: itself first.
+    const long = [...sourceFacts(source, titleCaseCategory).awards.keys()].filter((n) => plain(n).split(/[^\p{L}\p{N}]+/u).filter(Boolean).length > SEARCH_WORDS);
+    expect(long.length).toBeGreaterThanOrEqual(3);
+    for (const name of long) expect([name, (await find(name))[0]]).toEqual([name, name]);
   });
 });
 
