@@ -5,7 +5,7 @@
  * and MiniSearch (fuzzy 0.2, prefix), given the same names and the same
  * tie-break (more nominations first). The query set
  * (bench/search-queries.ts) is drawn afresh from the source at each run,
- * with five seeds chosen then and printed (`--seed N` repeats one), in
+ * with five seeds chosen then and printed (`--seed N,…` repeats them), in
  * families, with what each query should find; this prints, per family and
  * engine, the mean and the worst over the seeds of the share whose first
  * result is that (top-1), whose first three hold it (top-3), and that find
@@ -38,7 +38,7 @@ sets drawn from the archive with seeds chosen at each run and printed.
 
 Options:
   --seeds K        query sets drawn, each with a fresh seed (default 5)
-  --seed N         draw one set with this seed (repeats a run's set)
+  --seed N[,N…]    draw the sets of these seeds (repeats a run's)
   --per-family N   drawn queries in each family (default 40)
   --engines LIST   comma-separated, of ours, fuse, minisearch (default all)
   -h, --help       this text`;
@@ -150,7 +150,7 @@ async function main() {
     options: { 'per-family': { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, engines: { type: 'string' } },
   });
   const perFamily = Number(values['per-family'] ?? 40);
-  const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.seeds ?? 5) }, () => Math.floor(Math.random() * 2 ** 31));
+  const seeds = values.seed !== undefined ? values.seed.split(',').map(Number) : Array.from({ length: Number(values.seeds ?? 5) }, () => Math.floor(Math.random() * 2 ** 31));
   if (!seeds.every(Number.isSafeInteger) || !(perFamily > 0)) throw new Error('bench:search: --seed, --seeds and --per-family take whole numbers');
   const { file } = await resolveSource(undefined);
   const text = await readFile(file, 'utf8');
@@ -162,7 +162,7 @@ async function main() {
     ['minisearch', () => library(facts.things, facts.awards)],
   ];
   const engines = all.filter(([name]) => wanted.includes(name)).map(([name, make]) => [name, make()] as const);
-  console.log(`seeds ${seeds.join(' ')} (repeat one: --seed N), ${perFamily} drawn queries a family, ${facts.things.length} things, from ${file}\n`);
+  console.log(`seeds ${seeds.join(' ')} (repeat: --seed ${seeds.join(',')}), ${perFamily} drawn queries a family, ${facts.things.length} things, from ${file}\n`);
   const sets = seeds.map((seed) => querySet(facts, perFamily, seed));
   const runs = engines.map(([, engine]) => {
     const once = remembered(engine);
