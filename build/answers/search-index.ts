@@ -15,6 +15,7 @@ import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
 import { recordPath } from '../../src/shared/routes.ts';
 import { kindOfId } from './things.ts';
+import { shortForms } from './search-aliases.ts';
 
 interface Tally {
   nominations: number;
@@ -142,6 +143,9 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
       record: `/awards/id=${awardIdOf(awardOf(name))}`,
     });
   }
+  // Short forms ("mgm", "lotr"), never a word some name has.
+  const words = new Set(entries.flatMap((e) => e.names.flatMap((n) => searchKey(n).split(' '))));
+  for (const entry of entries) if (entry.kind !== 'category') entry.aliases.push(...new Set(entry.names.flatMap((n) => shortForms(n, entry.kind, entry.tally.nominations, words))));
   entries.sort((a, b) => b.weight - a.weight || (a.names[0] < b.names[0] ? -1 : a.names[0] > b.names[0] ? 1 : 0));
   return stored(entries);
 }

@@ -275,13 +275,16 @@ interface Asked {
   bare: string;
   bareNoYear: string;
   years: string[];
-  /** A long text: one of its words may hold two typos. */
+  /** A long text (LONG_TEXT): a word of it may hold a typo more. */
   long: boolean;
   /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
 }
+
+/** Letters from which a text is long: a typo more is forgiven in it. */
+const LONG_TEXT = 10;
 
 /** A search's text taken apart: compared whole as the name exactly asked, word by word within what a search considers (`considered`). */
 function asked(text: string, key: string): Asked {
@@ -292,16 +295,16 @@ function asked(text: string, key: string): Asked {
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
   const compact = join(all);
-  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(all)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
+  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(all)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= LONG_TEXT, close: [], pairs: [] };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
   return q;
 }
 
-/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8, or in a long text from 6. */
+/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 ("fred oneedl"). */
 function typosBetween(q: Asked, asked: string, word: string): number {
   if (asked.length < 3) return 0;
-  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
+  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long ? (asked.length >= 6 ? 2 : 1) : 0);
 }
 
 /** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
@@ -344,10 +347,11 @@ const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank *
 /**
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
  * caller); then by what the words asked are to the key's words: whole words
- * (8), the last word asked a start (12), a typo (16) or two (20); within
- * each, 2 more when a small word or a year asked is not in it; and 1 more
- * for whole words when some of the key's words (but small ones) were not
- * asked, for a start when the key does not start as asked.
+ * (8), a word asked the start of one (10), the same leaving out a small
+ * word or a year asked (12 and 14), a typo (16) or two (20), 2 more when a
+ * small word or a year asked is not in it; and 1 more for whole words and
+ * typos when some of the key's words (but small ones) were not asked, for a
+ * start when the key does not start as asked.
  */
 function fit(q: Asked, key: Key): Fit {
   const { compact, bare: keyBare, words: k, article } = key;
@@ -359,7 +363,7 @@ function fit(q: Asked, key: Key): Fit {
   let prefix = false;
   let edits = 0;
   let yearAside = false;
-  let unasked = 0; // small words and years asked that the key does not have
+  let unasked = 0; // 1 when a small word or a year asked is not in the key
   let lead = -1; // where the first word asked that is not a small word was found
   for (let i = 0; i < words.length; i++) {
     const w = words[i];
@@ -374,12 +378,13 @@ function fit(q: Asked, key: Key): Fit {
     }
     const place = placeOf(q, i, k, used);
     if (place < 0) {
-      if (SMALL.has(w)) {
-        unasked = 2;
+      // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
+      if (SMALL.has(w) || w.length === 1) {
+        unasked = 1;
         continue;
       }
       if (isYear(w)) {
-        [yearAside, unasked] = [true, 2];
+        [yearAside, unasked] = [true, 1];
         continue;
       }
       return NO_FIT;
@@ -392,11 +397,12 @@ function fit(q: Asked, key: Key): Fit {
   }
   if (used === 0 || edits > 2) return NO_FIT;
   const starts = lead === (article ? 1 : 0);
-  if (edits > 0) return fitOf((3 + edits) * 4 + unasked, starts, yearAside);
-  if (prefix) return fitOf(12 + unasked + (starts ? 0 : 1), starts, yearAside);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
-  return fitOf(8 + unasked + some, starts, yearAside);
+  if (edits > 0) return fitOf((3 + edits) * 4 + 2 * unasked + some, starts, yearAside);
+  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an").
+  if (prefix) return fitOf(10 + 4 * unasked + (starts ? 0 : 1), starts, yearAside);
+  return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
 
 /**
@@ -415,7 +421,8 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
     if (two === w || spoken === w) return j | 64;
     if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w)) return j | 96;
   }
-  if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
+  // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
+  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
     for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
   }
   const close = q.close[i];
@@ -746,6 +753,8 @@ export class SearchIndex {
         // The name exactly as asked: first, and shown as asked when the entry has several.
         const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
         if (exactly >= 0) [hit.rank, hit.key] = [0, exactly];
+        // A category named so, after a film, person or company named so, unless the text names an award as people do ("best actress").
+        else if (row.split('\t', 2)[1] === KIND_CODES.category && q.words[0] !== 'best') hit.rank = 2;
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }

@@ -25,6 +25,7 @@ import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, idRows, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
+import { INITIALS_FROM, OTHER_SPELLINGS } from '../../build/answers/search-aliases.ts';
 
 /** The served names of the source, as the spec's arrays hold them: each Film value, and each Nominees value (or Name, when there are none). */
 function sourceNames(text: string): string[] {
@@ -231,7 +232,7 @@ describe('search, against the source', () => {
       ['cristopher nolan', 'Christopher Nolan'],
       ['spielburg', 'Steven Spielberg'],
       ['kubrik', 'Stanley Kubrick'],
-      ['hitchcok', 'Alfred Hitchcock'],
+      ['alfred hitchcok', 'Alfred Hitchcock'],
       ['sense & sensibility', 'Sense and Sensibility'],
       ['kate and leopold', 'Kate & Leopold'],
       ['twelve years a slave', '12 Years a Slave'],
@@ -259,6 +260,48 @@ describe('search, against the source', () => {
     const farm = ((await ask('/search/name=the%20farm')).body as Result[]).map((r) => holds(r.name, 'farm'));
     expect(farm.indexOf(false)).toBeGreaterThan(0);
     expect(farm.slice(farm.indexOf(false))).not.toContain(true);
+  });
+
+  it('answers issue #53\u2019s examples as a person would expect', async () => {
+    const meant: [string, string][] = [
+      ['fred oneedl', 'Fred Ponedel'],
+      ['leo dicaprio', 'Leonardo DiCaprio'],
+      ['jody foster', 'Jodie Foster'],
+      ['no country for old man', 'No Country for Old Men'],
+      ['raiders of the lost arc', 'Raiders of the Lost Ark'],
+      ['lief of pi', 'Life of Pi'],
+      ['daniell l. fapp', 'Daniel L. Fapp'],
+      ['mgm', 'Metro-Goldwyn-Mayer'],
+      // A word's start typed at the end: the name completing it first.
+      ['birds an', 'Birds Anonymous'],
+      ['vicror', 'Victor'],
+      // The film named so before the categories holding the word.
+      ['actress', 'The Actress'],
+    ];
+    for (const [text, name] of meant) expectThing(text, ((await ask(`/search/name=${encodeURIComponent(text)}`)).body as Result[])[0], name);
+    // "lotr": the films of The Lord of the Rings, most nominated first.
+    const lotr = ((await ask('/search/name=lotr')).body as Result[]).map((r) => r.name);
+    const series = [...ids.values()].filter((f) => [...f.names.keys()].some((n) => n.startsWith('The Lord of the Rings:'))).sort((a, b) => b.nominations - a.nominations);
+    expect(lotr).toEqual(series.filter((f) => f.nominations >= INITIALS_FROM).map((f) => [...f.names.keys()][0]));
+    // An award as people name it is still the award.
+    const [actress] = (await ask('/search/name=best%20actress')).body as Result[];
+    expect([actress.kind, actress.name]).toEqual(['category', 'Actress in a Leading Role']);
+  });
+
+  it('finds a name by each hand-kept spelling of its words, and a much-nominated company by its initials, a rare one not', async () => {
+    for (const [typed, written] of OTHER_SPELLINGS) {
+      const holding = names.filter((n) => plain(n).split(/[^\p{L}]+/u).includes(written)).sort((a, b) => personByName(archive, b).length - personByName(archive, a).length);
+      expect([written, holding.length > 0]).toEqual([written, true]);
+      const text = plain(holding[0]).split(/[^\p{L}]+/u).map((w) => (w === written ? typed : w)).join(' ');
+      expect([text, ((await ask(`/search/name=${encodeURIComponent(text)}`)).body as Result[])[0]?.name]).toEqual([text, holding[0]]);
+    }
+    // Companies of three words or more, by their nominations: the initials of the most nominated find it; of one nominated once, not first.
+    const companies = [...ids].filter(([id, f]) => id.startsWith('co') && [...f.names.keys()].some((n) => /^[A-Za-z]+(?:[ -][A-Za-z]+){2,}$/.test(n)));
+    const initials = (n: string) => plain(n).split(/[^\p{L}]+/u).map((w) => w[0]).join('');
+    const [heaviest] = companies.sort((a, b) => b[1].nominations - a[1].nominations);
+    const heavyName = [...heaviest[1].names.keys()].find((n) => /^[A-Za-z]+(?:[ -][A-Za-z]+){2,}$/.test(n))!;
+    expect(((await ask(`/search/name=${initials(heavyName)}`)).body as Result[])[0].id).toBe(heaviest[0]);
+    expect(((await ask('/search/name=pha')).body as Result[])[0]?.name).not.toBe('Philadelphia Housing Association');
   });
 
   it('finds an award by the names people give it, naming every name it had and their years', async () => {
