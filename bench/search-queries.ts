@@ -410,14 +410,17 @@ export function querySet(facts: SourceFacts, perFamily = 60, seed = 38): Query[]
   family('title and year', yearOf, shared, (t) => t, perFamily / 2);
   family('title and year', yearOf, films, (t) => t, perFamily / 2);
   // Drawn after the families above, so a seed draws them as it did before this family was added.
-  // A person's name with two typos, one of them in the first two letters of a word ("fred oneedl" for Fred Ponedel).
+  // A person's name with two typos, one of them in the first two letters of a word, the other in the same word when it
+  // has 6 letters or more ("fred oneedl" for Fred Ponedel), else in another.
   family(
     'two typos, one in first letters',
     (t) => {
       const once = typo(t.name, true);
       if (!once) return null;
-      const long = wordsOf(t.name).split(' ')[once[1]].length >= 8;
-      return typo(once[0], false, long ? -1 : once[1])?.[0] ?? null;
+      const words = once[0].split(' ');
+      if (words[once[1]].length < 6) return typo(once[0], false, once[1])?.[0] ?? null;
+      words[once[1]] = edit(words[once[1]], Math.floor(next() * words[once[1]].length));
+      return words.join(' ');
     },
     names.filter((t) => t.kind === 'person' && bare(t.name).length >= 10),
     (t, text) => (onlyOne(t.name, t) && byWords.get(text) === undefined ? t : null),
