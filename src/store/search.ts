@@ -301,10 +301,10 @@ function asked(text: string, key: string): Asked {
   return q;
 }
 
-/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 ("fred oneedl"). */
+/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 (either's: "fred oneedl", "laurence ennet"). */
 function typosBetween(q: Asked, asked: string, word: string): number {
   if (asked.length < 3) return 0;
-  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long ? (asked.length >= 6 ? 2 : 1) : 0);
+  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0);
 }
 
 /** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
