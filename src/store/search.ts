@@ -15,20 +15,27 @@
  * reads a file or knows a runtime.
  *
  * What is forgiven: case, marks, punctuation and spacing; one typo in a word
- * of 4 letters or more, two in one of 8 or more (a letter wrong, missing,
- * added, or two swapped, the first letters too); `&` for "and" and a
- * leading article (such small words are optional on either side); digits,
- * number words and roman numerals (1 to 20); words in any order; words the
- * name does not have, when they are small words or a year (a year ranks the
- * film of that year, or a name nominated then, first); words of the name
- * not asked; and words joined or split ("otoole", "god father").
+ * of 4 letters or more, two in one of 8 or more, and in a text of 10
+ * letters or more one in a word of 3 and two in one of 6 (a letter wrong,
+ * missing, added, or two swapped, the first letters too); `&` for "and" and
+ * a leading article (such small words, and initials, are optional on either
+ * side); digits, number words and roman numerals (1 to 20); words in any
+ * order; words the name does not have, when they are small words or a year
+ * (a year ranks the film of that year, or a name nominated then, first);
+ * words of the name not asked; a word's start ("leo dicaprio"); short forms
+ * the build gives (build/answers/search-aliases.ts: "mgm", "lotr"); and
+ * words joined or split ("otoole", "god father"). Only the first
+ * SEARCH_WORDS words of a text, of SEARCH_WORD_LETTERS letters each, count.
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
  * case, marks, punctuation, spacing, small words and how numbers are
- * written; every word asked a whole word of the name (those naming all of
- * its words first); the last word asked the start of one; a typo or two (the
- * fewer the better). Within one class: the year asked, then more
- * nominations, then a name starting as asked, then the name.
+ * written (a category so named after a film, person or company so named,
+ * unless the text starts with "best"); every word asked a whole word of the
+ * name (those naming all of its words first); a word asked the start of
+ * one; the same two leaving a small word or a year asked out; a typo or two
+ * (the fewer the better, a name named whole first). Within one class: the
+ * year asked, then more nominations, then a name starting as asked, then
+ * the name.
  */
 
 import type { SearchResult } from '../shared/types.ts';
