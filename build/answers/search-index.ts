@@ -97,11 +97,18 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
   const names = new Map<string, Tally>();
   const byId = new Map<string, Tally>();
   const categories = new Map<string, Tally>();
+  const onIds = new Map<string, boolean>();
   for (const [year, ceremony] of Object.entries(archive)) {
     for (const { category, nominations } of ceremony) {
       for (const nomination of nominations) {
         categories.set(category, tallied(categories.get(category), year, nomination.won));
-        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) names.set(name, tallied(names.get(name), year, nomination.won));
+        const carried = ids.get(nomination) ?? [];
+        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) {
+          names.set(name, tallied(names.get(name), year, nomination.won));
+          // Whether the things model (build/answers/things.ts, through `ids`) placed it here on a thing with an id credited so.
+          const placed = carried.some((id) => facts.idNames.get(id)?.has(name));
+          onIds.set(name, (onIds.get(name) ?? true) && placed);
+        }
         for (const id of new Set(ids.get(nomination) ?? [])) byId.set(id, tallied(byId.get(id), year, nomination.won));
       }
     }
@@ -120,8 +127,11 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
   const idsOfName = new Map<string, string[]>();
   for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
   for (const [name, tally] of names) {
-    if (identified.has(name) && !facts.unidentified.has(name)) continue; // every place of it has an id: its ids' entries stand for it
-    const kind = kindOf(facts.kinds.get(name));
+    if (identified.has(name) && onIds.get(name)) continue; // every place of it is on a thing with an id: its ids' entries stand for it
+    // Its kind where it stands without an id: its places beside an id are that id's thing ("Georgia" the country beside the film).
+    const counts = { ...(facts.kinds.get(name) ?? { person: 0, company: 0, country: 0, film: 0 }) };
+    for (const id of idsOfName.get(name) ?? []) counts[kindOfId(id)] -= facts.idNames.get(id)!.get(name)!;
+    const kind = kindOf(counts);
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
     entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });
   }
