@@ -131,7 +131,7 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     // Its kind where it stands without an id: its places beside an id are that id's thing ("Georgia" the country beside the film).
     const counts = { ...(facts.kinds.get(name) ?? { person: 0, company: 0, country: 0, film: 0 }) };
     for (const id of idsOfName.get(name) ?? []) counts[kindOfId(id)] -= facts.idNames.get(id)!.get(name)!;
-    const kind = kindOf(counts);
+    const kind = kindOf(Object.values(counts).some((n) => n > 0) ? counts : facts.kinds.get(name));
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
     entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });
   }
