@@ -24,6 +24,7 @@ import MiniSearch from 'minisearch';
 import { commandLine } from '../lib/command-line.ts';
 import { importArchive } from '../build/archive/import.ts';
 import { searchIndex } from '../build/answers/search-index.ts';
+import { nominationIds } from '../build/answers/things.ts';
 import { resolveSource } from '../build/archive/source.ts';
 import { titleCaseCategory } from '../src/shared/category-name.ts';
 import { searchOver, storedFiles } from '../src/store/search.ts';
@@ -44,8 +45,9 @@ Options:
   -h, --help       this text`;
 
 export function ours(source: string): Engine {
-  const { archive, facts, ids } = importArchive(source);
-  const stored = storedFiles(searchIndex(archive, facts, ids));
+  // The ids as the build hands them over: each nomination's, as the things model places its names.
+  const { archive, facts, rows } = importArchive(source);
+  const stored = storedFiles(searchIndex(archive, facts, nominationIds(rows)));
   const size = (text: string) => new TextEncoder().encode(text).length;
   console.log(`our index: ${stored.reduce((n, text) => n + size(text), 0)} bytes in ${stored.length} files, the core ${size(stored[0])}`);
   return searchOver(stored);
