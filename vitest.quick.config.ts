@@ -1,8 +1,9 @@
 /**
  * `npm run test:quick`, for the edit loop: the core, store, keys and api
  * suites on the in-process core alone (TEST_QUICK=1, test/helpers/quick.ts),
- * starting no Node, Deno or workerd process. The files that test those
- * processes and nothing else are left to `npm test`.
+ * starting no Node, Deno or workerd process, and the formatting and lint
+ * check (test/ops/lint.test.ts). The files that test those processes and
+ * nothing else are left to `npm test`.
  */
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.ts';
@@ -10,7 +11,8 @@ import base from './vitest.config.ts';
 export default defineConfig({
   test: {
     ...base.test,
-    include: ['test/api/**/*.test.ts', 'test/store/**/*.test.ts', 'test/keys/**/*.test.ts'],
+    // The lint test too: formatting and lint findings belong to the edit loop.
+    include: ['test/api/**/*.test.ts', 'test/store/**/*.test.ts', 'test/keys/**/*.test.ts', 'test/ops/lint.test.ts'],
     exclude: [
       'test/api/health.test.ts', // /health on the edge function under Deno and the Worker's D1 under workerd
       'test/keys/keys-d1.test.ts', // D1 under workerd, its schema applied by wrangler

@@ -26,10 +26,16 @@ import { DataError } from '../src/store/archive.ts';
 
 const MANIFEST_TTL_MS = 60_000;
 const MAX_CACHED_BYTES = 64 * 1024 * 1024;
-/** A build file is at most this long (the full archive's largest, the dataset's SQLite file, is 6.3 MiB): one said to be longer is not read. */
+/**
+ * A build file is at most this long (the full archive's largest, the
+ * dataset's SQLite file, is 6.3 MiB): one said to be longer is not read.
+ */
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Fetches one file of the build by its path relative to the build's folder (`_data/manifest.json`, `index.html`), always a build path. */
+/**
+ * Fetches one file of the build by its path relative to the build's
+ * folder (`_data/manifest.json`, `index.html`), always a build path.
+ */
 export type FetchFile = (path: string) => Promise<Response>;
 
 /** A file kept: its bytes, or the Blob a join is cut from (`DataSource.blob`), counted at its length. */
@@ -81,7 +87,10 @@ export class FetchedFiles {
     return bytes;
   }
 
-  /** The file as a Blob, kept like bytes: read once, not once per join cut from it (each read held 1.5 MB more until collected). */
+  /**
+   * The file as a Blob, kept like bytes: read once, not once per
+   * join cut from it (each read held 1.5 MB more until collected).
+   */
   private async blob(path: string, fetchFile: FetchFile): Promise<Blob | null> {
     const hit = this.cache.peek(path);
     if (hit?.blob) return hit.blob;

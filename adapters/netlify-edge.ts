@@ -17,14 +17,18 @@ declare const Netlify: { env: { get(name: string): string | undefined } } | unde
 const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netlify.env.get(name));
 const setting = (name: string, fallback: number, min: number, max?: number) => settingOr(console.error, name, env(name), fallback, min, max);
 
-/** What Netlify's CDN reads: its own targeted header and Netlify-Cache-Tag; with `cache = "manual"` (netlify.toml) it keeps only what says so, so what is never shared needs no header. */
+/**
+ * What Netlify's CDN reads: its own targeted header and Netlify-Cache-Tag; with `cache =
+ * "manual"` (netlify.toml) it keeps only what says so, so what is never shared needs no header.
+ */
 const netlifyHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'netlify-cdn-cache-control': `public, max-age=${p.maxAge}`, 'netlify-cache-tag': p.tags.join(',') } : {});
 const files = new FetchedFiles();
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, KEY_CACHE_MAX_TTL_MS) }),
   rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
   log: (line) => console.log(line),
-  // With `cache = "manual"` (netlify.toml) the CDN keeps answers to a good key, tagged; the portal function purges a key's tag.
+  // With `cache = "manual"` (netlify.toml) the CDN keeps answers
+  // to a good key, tagged; the portal function purges a key's tag.
   sharedCache: netlifyHeaders,
 });
 

@@ -22,7 +22,8 @@ import { nodeMailer } from './_node/mail.ts';
 
 const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefined);
 const keys = portalKeys();
-// A revoke or rotate purges the key's Netlify-Cache-Tag from the CDN (both rounds awaited: a function may be frozen once it has answered); npm run dev:netlify has no CDN and says what it would purge.
+// A revoke or rotate purges the key's Netlify-Cache-Tag from the CDN (both rounds awaited: a function
+// may be frozen once it has answered); npm run dev:netlify has no CDN and says what it would purge.
 const purge = guardedPurge(() => (process.env.PORTAL_DEV_OUTBOX ? undefined : (tags) => purgeCache({ tags })), 'Netlify CDN', (line) => console.log(line));
 const api = createApi({
   keys,

@@ -8,34 +8,15 @@ import path from 'node:path';
 import { createApi } from '../src/api/handler.ts';
 import { isPromise } from '../src/shared/maybe.ts';
 import { Keys } from '../src/keys/rules.ts';
-import type { PortalOptions } from '../src/portal/portal.ts';
 import { DiskData } from './_node/disk-data.ts';
-import { NodeRequest, type NodeRequestOptions, writeReply } from './_node/http.ts';
+import { NodeRequest, type ServerOptions, writeReply } from './_node/http.ts';
 import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { hookCache, watchRevision } from './_node/cache-watch.ts';
 
 /** Longest time to receive a whole request, headers and body. */
 export const REQUEST_TIMEOUT_MS = 10_000;
 
-export interface ServerOptions extends NodeRequestOptions {
-  /** The built output folder. */
-  dist: string;
-  /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
-  keysDb?: string;
-  /** Use these keys instead of opening `keysDb` (npm start shares one instance with the code that issues keys). */
-  keys?: Keys;
-  /** Longest time to receive a request's headers and body, ms; default 10 s. */
-  requestTimeoutMs?: number;
-  rateLimitPerMinute?: number;
-  /** How often cached files are checked against the disk, ms. */
-  revalidateMs?: number;
-  /** The log sink: lines come free of secrets; its `warn`, when it has one, takes warnings (a failed purge), else stderr. */
-  log?: ((line: string, time?: number) => void) & { warn?(line: string): void };
-  /** The key portal's mailer and settings, over this server's keys; without it `/portal/...` is 404. */
-  portal?: Omit<PortalOptions, 'keys' | 'log' | 'now'>;
-  /** A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key are then marked for it, and purged (adapters/_node/cache-watch.ts). */
-  cachePurgeUrl?: string;
-}
+export type { ServerOptions };
 
 export function createNodeServer(options: ServerOptions) {
   const data = new DiskData(path.resolve(options.dist), { revalidateMs: options.revalidateMs });

@@ -58,7 +58,10 @@ interface Workload {
   ceilingTarget?: number;
   /** Least ours/naive ratio, where the lookup spans all ceremonies. */
   naiveTarget?: number;
-  /** Least ratio of ours here to ours on the person lookup (`person`), for a route the spec's oracle has no counterpart of. */
+  /**
+   * Least ratio of ours here to ours on the person lookup
+   * (`person`), for a route the spec's oracle has no counterpart of.
+   */
   personTarget?: number;
   /** The naive server (the spec's rules, bench/naive.ts) has no such lookup: not run, and its body not compared. */
   noNaive?: true;
@@ -77,7 +80,8 @@ const WORKLOADS: Workload[] = [
   // #29: a search within 0.8× of a person lookup's throughput; the spec (so the naive server) has no search.
   { id: 'search', label: 'search: meryl strep (a typo)', path: '/search/name=meryl%20strep/apikey={key}', status: 200, personTarget: 0.8, noNaive: true },
   { id: 'search-prefix', label: 'search: emma st (word starts)', path: '/search/name=emma%20st/apikey={key}', status: 200, personTarget: 0.8, noNaive: true },
-  // #51: records are stored answers like the others, so held to the ceiling as they are; the spec (so the naive server) has none.
+  // #51: records are stored answers like the others, so held to the
+  // ceiling as they are; the spec (so the naive server) has none.
   { id: 'record', label: 'record: Meryl Streep (nm0000658)', path: '/people/id=nm0000658/apikey={key}', status: 200, ceilingTarget: 0.9, noNaive: true },
   { id: 'record-award', label: 'record: Best Picture award (221 KB)', path: '/awards/id=best-picture/apikey={key}', status: 200, ceilingTarget: 0.9, noNaive: true },
   { id: '404', label: '404 person', path: '/person/name=Nobody%20Atall%20Xyzzy/apikey={key}', status: 404, ceilingTarget: 0.9 },
@@ -87,7 +91,10 @@ const WORKLOADS: Workload[] = [
 interface RunResult {
   /** Answers per second with the workload's expected status. */
   rps: number;
-  /** The server's CPU time (user + system, from /proc) per request answered, in µs: steady where req/s is not on a shared machine. */
+  /**
+   * The server's CPU time (user + system, from /proc) per request
+   * answered, in µs: steady where req/s is not on a shared machine.
+   */
   cpuUs: number;
   p50: number;
   p99: number;
@@ -136,7 +143,10 @@ async function untilAnswering(port: number, child: ChildProcess, what: string): 
   throw new Error(`${what} never answered on ${port}`);
 }
 
-/** Ours exactly as `npm start` runs it (node cli/start.ts, Node's own type stripping), pinned, its stdout (the access log) going to `logFile`. */
+/**
+ * Ours exactly as `npm start` runs it (node cli/start.ts, Node's own type
+ * stripping), pinned, its stdout (the access log) going to `logFile`.
+ */
 async function startOurs(env: Record<string, string>, logFile: string): Promise<Started> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
@@ -250,7 +260,9 @@ interface Context {
   urlOf: (w: Workload) => string;
 }
 
-/** Every workload on the three servers in turn, repetition by repetition: a slow spell of the machine hits all alike. */
+/**
+ * Every workload on the three servers in turn, repetition by repetition: a slow spell of the machine hits all alike.
+ */
 async function throughput(ctx: Context, workloads: Workload[]) {
   const ours = await startOurs(ctx.ourEnv, ctx.accessLog);
   const captureFile = path.join(ctx.tmp, 'captured.json');
@@ -305,7 +317,10 @@ async function flood(port: number, count: number, pathOf: (i: number) => string)
   return statuses;
 }
 
-/** RSS of ours before and after 10,000 anonymous requests with 15 KB keys, 20,000 distinct URLs, then LONG_PATHS 15 KB paths that answer 404. */
+/**
+ * RSS of ours before and after 10,000 anonymous requests with 15 KB keys,
+ * 20,000 distinct URLs, then LONG_PATHS 15 KB paths that answer 404.
+ */
 async function memory(ctx: Context) {
   const ours = await startOurs(ctx.ourEnv, ctx.accessLog);
   try {
@@ -342,7 +357,10 @@ async function memory(ctx: Context) {
   }
 }
 
-/** The edge function's CPU per request under Deno (bench/edge-cpu.ts), each run in a fresh isolate; keys from a local Blobs server. */
+/**
+ * The edge function's CPU per request under Deno (bench/edge-cpu.ts),
+ * each run in a fresh isolate; keys from a local Blobs server.
+ */
 async function edge(ctx: Context) {
   const { BlobsServer } = await import('@netlify/blobs/server');
   const { blobsKeyStore } = await import('../adapters/_netlify/blobs-keys.ts');
@@ -386,7 +404,8 @@ function report(ctx: Context, built: { files: number; largest: { bytes: number }
       const rc = m('ours', 'rps') / m('ceiling', 'rps');
       const rn = m('ours', 'rps') / m('naive', 'rps');
       const rp = m('ours', 'rps') / m('ours', 'rps', 'person');
-      // The same ratio from CPU per request (a server pinned to one core answers at most 1 / its CPU per request): on this shared machine req/s of two workloads, run seconds apart, moves far more.
+      // The same ratio from CPU per request (a server pinned to one core answers at most 1 / its CPU
+      // per request): on this shared machine req/s of two workloads, run seconds apart, moves far more.
       const rpCpu = m('ours', 'cpuUs', 'person') / m('ours', 'cpuUs');
       const ok =
         (w.ceilingTarget === undefined || rc >= w.ceilingTarget) &&
@@ -478,7 +497,8 @@ async function main() {
   const t = PHASES.has('throughput') ? await throughput(ctx, workloads) : undefined;
   const m = PHASES.has('memory') ? await memory(ctx) : undefined;
   const e = PHASES.has('edge') ? await edge(ctx) : undefined;
-  // The repeated lookup through Varnish in front of npm start (bench/varnish.ts), beside the same lookup straight to it.
+  // The repeated lookup through Varnish in front of npm start
+  // (bench/varnish.ts), beside the same lookup straight to it.
   const v = PHASES.has('varnish') ? await benchVarnish(ctx.dist) : undefined;
   let text = report(ctx, built, buildMs, workloads, t, m, e);
   if (v) text += `\n\n## Repeated lookup through Varnish\n\nnpm start with CACHE_PURGE_URL, behind Varnish with deploy/varnish/default.vcl; reached the server counts its access log's lines.\n\n${varnishTable(v)}`;

@@ -66,7 +66,10 @@ const paths: string[] = ['/archive'];
 for (const year of Object.keys(manifest.years)) paths.push(`/archive/year=${year}`);
 const words = new Set<string>('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ('.split(''));
 const heldYears = Object.keys(manifest.years);
-/** Each full category name and the years it was used, from the old build's whole archive (whatever its index files look like). */
+/**
+ * Each full category name and the years it was used, from the old
+ * build's whole archive (whatever its index files look like).
+ */
 const yearsOfName = new Map<string, Set<string>>();
 for (const [year, categories] of Object.entries(readOld(manifest.archive) as Record<string, { category: string }[]>)) {
   for (const { category } of categories) yearsOfName.set(category, (yearsOfName.get(category) ?? new Set()).add(year));
@@ -88,7 +91,10 @@ for (const word of words) {
     if (joinable(word)) joinPaths.add(p);
   }
 }
-/** Texts part of two full names or more: every join across years, and at three years (a text part of fewer stays so however it is extended). */
+/**
+ * Texts part of two full names or more: every join across years, and at
+ * three years (a text part of fewer stays so however it is extended).
+ */
 const joinTexts = new Set<string>();
 for (const name of names) {
   for (let start = 0; start < name.length; start++) {

@@ -137,7 +137,10 @@ async function driver() {
   await postgres(tmp, dist);
 }
 
-/** API latency on a server as npm start runs it (cli/start.ts) over `keysEnv`, with and without a writer process on `target`. */
+/**
+ * API latency on a server as npm start runs it (cli/start.ts)
+ * over `keysEnv`, with and without a writer process on `target`.
+ */
 async function serverLatency(dist: string, keysEnv: Record<string, string>, target: string, apiKey: string) {
   const port = 20_000 + Math.floor(Math.random() * 12_000);
   const { ARCHIVE_SOURCE: _source, ...env } = process.env;
@@ -163,7 +166,10 @@ async function serverLatency(dist: string, keysEnv: Record<string, string>, targ
   console.log(row('while another process issues, rotates and revokes', busy));
 }
 
-/** The PostgreSQL store's rows: the same operations over BENCH_DATABASE_URL or a throwaway cluster; skipped, with a line, without either. */
+/**
+ * The PostgreSQL store's rows: the same operations over BENCH_DATABASE_URL
+ * or a throwaway cluster; skipped, with a line, without either.
+ */
 async function postgres(tmp: string, dist: string) {
   const given = process.env.BENCH_DATABASE_URL;
   if (!given && !postgresBin()) {
@@ -193,7 +199,8 @@ async function postgres(tmp: string, dist: string) {
     const revoke = await timed(OPS, (i) => keys.revoke(emails[i]));
     const live: string[] = [];
     for (let i = 0; i < 1000; i++) live.push(await keys.issue(`verify${i}@example.org`));
-    // A first check reads the key's row (one query); each answer is then the cache's for a second, without a round trip.
+    // A first check reads the key's row (one query); each answer
+    // is then the cache's for a second, without a round trip.
     const first = await timed(1000, (i) => keys.verify(live[i]));
     let synchronous = 0;
     const verify: number[] = [];

@@ -42,7 +42,10 @@ function byId({ archive, ids }: ImportResult, id: string) {
   return out;
 }
 
-/** The answer to the lookup `route` with `params`, or null for a route the spec has no rule for (search, the category list). */
+/**
+ * The answer to the lookup `route` with `params`, or null for a
+ * route the spec has no rule for (search, the category list).
+ */
 export function naiveAnswer(data: ImportResult, route: RouteId, { name = '', year, id = '' }: NaiveParams): NaiveAnswer | null {
   const { archive } = data;
   const all = [...categories(archive, route === 'allCeremonies' ? undefined : year)];

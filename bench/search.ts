@@ -28,7 +28,19 @@ import { nominationIds } from '../build/answers/things.ts';
 import { resolveSource } from '../build/archive/source.ts';
 import { titleCaseCategory } from '../src/shared/category-name.ts';
 import { searchOver, storedFiles } from '../src/store/search.ts';
-import { ALL, type Engine, FAMILIES, type Figures, type Found, plain, type Query, querySet, score, sourceFacts, type Thing } from './search-queries.ts';
+import {
+  ALL,
+  type Engine,
+  FAMILIES,
+  type Figures,
+  type Found,
+  plain,
+  type Query,
+  querySet,
+  score,
+  sourceFacts,
+  type Thing,
+} from './search-queries.ts';
 
 const USAGE = `usage: npm run bench:search [-- --seeds K] [--seed N] [--per-family N] [--engines LIST]
 
@@ -49,14 +61,23 @@ export function ours(source: string): Engine {
   const { archive, facts, rows } = importArchive(source);
   const stored = storedFiles(searchIndex(archive, facts, nominationIds(rows)));
   const size = (text: string) => new TextEncoder().encode(text).length;
-  console.log(`our index: ${stored.reduce((n, text) => n + size(text), 0)} bytes in ${stored.length} files, the core ${size(stored[0])}`);
+  console.log(
+    `our index: ${stored.reduce((n, text) => n + size(text), 0)} bytes in ${stored.length} files, the core ${size(stored[0])}`,
+  );
   return searchOver(stored);
 }
 
 /** MiniSearch over the same things and category names, fuzzy 0.2 and prefix, ties by more nominations. */
 export function library(things: Thing[], categories: Map<string, string>): Engine {
   const docs: (Found & { weight: number; text: string; year: string })[] = [
-    ...things.map((t) => ({ name: t.name, kind: t.kind, id: t.id, weight: t.weight, text: t.name, year: t.filmYear ?? '' })),
+    ...things.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      id: t.id,
+      weight: t.weight,
+      text: t.name,
+      year: t.filmYear ?? '',
+    })),
     ...[...categories.keys()].map((name) => ({ name, kind: 'category', weight: 0, text: name, year: '' })),
   ];
   const search = new MiniSearch({
@@ -75,7 +96,10 @@ export function library(things: Thing[], categories: Map<string, string>): Engin
 
 /** fuse.js over the same things and category names, unaccented, a match anywhere in the name (threshold 0.4), ties by more nominations. */
 export function fuse(things: Thing[], categories: Map<string, string>): Engine {
-  const docs = [...things.map((t) => ({ name: t.name, kind: t.kind, id: t.id, weight: t.weight })), ...[...categories.keys()].map((name) => ({ name, kind: 'category', weight: 0 }))];
+  const docs = [
+    ...things.map((t) => ({ name: t.name, kind: t.kind, id: t.id, weight: t.weight })),
+    ...[...categories.keys()].map((name) => ({ name, kind: 'category', weight: 0 })),
+  ];
   const search = new Fuse(
     docs.map((d) => plain(d.name)),
     { includeScore: true, ignoreLocation: true, threshold: 0.4 },
@@ -100,7 +124,11 @@ const remembered = (engine: Engine): Engine => {
  * other work, the best is the search's own time), as wall time and as the
  * CPU time of this process (which other processes do not inflate).
  */
-export function timing(engine: Engine, queries: Query[], rounds = 3): { median: number; p99: number; cpuMedian: number; cpuP99: number } {
+export function timing(
+  engine: Engine,
+  queries: Query[],
+  rounds = 3,
+): { median: number; p99: number; cpuMedian: number; cpuP99: number } {
   for (const q of queries) engine(q.text);
   const wall: number[] = [];
   const cpu: number[] = [];
@@ -116,7 +144,8 @@ export function timing(engine: Engine, queries: Query[], rounds = 3): { median: 
     wall.push(bestWall);
     cpu.push(bestCpu);
   }
-  const at = (list: number[], share: number) => list.sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * share))];
+  const at = (list: number[], share: number) =>
+    list.sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * share))];
   return { median: at(wall, 0.5), p99: at(wall, 0.99), cpuMedian: at(cpu, 0.5), cpuP99: at(cpu, 0.99) };
 }
 
@@ -126,7 +155,12 @@ export const HOSTILE: [string, string][] = [
   ['"the" × 50', Array(50).fill('the').join(' ')],
   ['U+FDFA × 200', '\uFDFA'.repeat(200)],
   ['a 200-letter word', 'ab'.repeat(100)],
-  ['50 typo-prone words', Array.from({ length: 50 }, (_, n) => ['jhon', 'mery', 'stev', 'wiliam'][n % 4]).join(' ').slice(0, 200)],
+  [
+    '50 typo-prone words',
+    Array.from({ length: 50 }, (_, n) => ['jhon', 'mery', 'stev', 'wiliam'][n % 4])
+      .join(' ')
+      .slice(0, 200),
+  ],
 ];
 
 const pct = (share: number) => `${Math.round(100 * share)}`;
@@ -149,11 +183,20 @@ async function main() {
   const { values } = commandLine({
     name: 'bench:search',
     usage: USAGE,
-    options: { 'per-family': { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, engines: { type: 'string' } },
+    options: {
+      'per-family': { type: 'string' },
+      seeds: { type: 'string' },
+      seed: { type: 'string' },
+      engines: { type: 'string' },
+    },
   });
   const perFamily = Number(values['per-family'] ?? 40);
-  const seeds = values.seed !== undefined ? values.seed.split(',').map(Number) : Array.from({ length: Number(values.seeds ?? 5) }, () => Math.floor(Math.random() * 2 ** 31));
-  if (!seeds.every(Number.isSafeInteger) || !(perFamily > 0)) throw new Error('bench:search: --seed, --seeds and --per-family take whole numbers');
+  const seeds =
+    values.seed !== undefined
+      ? values.seed.split(',').map(Number)
+      : Array.from({ length: Number(values.seeds ?? 5) }, () => Math.floor(Math.random() * 2 ** 31));
+  if (!seeds.every(Number.isSafeInteger) || !(perFamily > 0))
+    throw new Error('bench:search: --seed, --seeds and --per-family take whole numbers');
   const { file } = await resolveSource(undefined);
   const text = await readFile(file, 'utf8');
   const facts = sourceFacts(text, titleCaseCategory);
@@ -164,7 +207,9 @@ async function main() {
     ['minisearch', () => library(facts.things, facts.awards)],
   ];
   const engines = all.filter(([name]) => wanted.includes(name)).map(([name, make]) => [name, make()] as const);
-  console.log(`seeds ${seeds.join(' ')} (repeat: --seed ${seeds.join(',')}), ${perFamily} drawn queries a family, ${facts.things.length} things, from ${file}\n`);
+  console.log(
+    `seeds ${seeds.join(' ')} (repeat: --seed ${seeds.join(',')}), ${perFamily} drawn queries a family, ${facts.things.length} things, from ${file}\n`,
+  );
   const sets = seeds.map((seed) => querySet(facts, perFamily, seed));
   const runs = engines.map(([, engine]) => {
     const once = remembered(engine);
@@ -178,12 +223,16 @@ async function main() {
     if (!rows[0]) continue;
     console.log(`| ${family} | ${rows[0].queries} | ${rows.map((r) => r!.cells.join(' | ')).join(' | ')} |`);
   }
-  console.log('\n| engine | queries timed | median ms | p99 ms | CPU median ms | CPU p99 ms |\n|---|---:|---:|---:|---:|---:|');
+  console.log(
+    '\n| engine | queries timed | median ms | p99 ms | CPU median ms | CPU p99 ms |\n|---|---:|---:|---:|---:|---:|',
+  );
   for (const [name, engine] of engines) {
     // fuse.js takes about 0.2 s a search: timed once on a sample of the first set.
     const queries = name === 'fuse' ? sets[0].filter((q, n) => n % 10 === 0) : sets[0];
     const t = timing(engine, queries, name === 'fuse' ? 1 : 3);
-    console.log(`| ${name} | ${queries.length} | ${t.median.toFixed(3)} | ${t.p99.toFixed(3)} | ${t.cpuMedian.toFixed(3)} | ${t.cpuP99.toFixed(3)} |`);
+    console.log(
+      `| ${name} | ${queries.length} | ${t.median.toFixed(3)} | ${t.p99.toFixed(3)} | ${t.cpuMedian.toFixed(3)} | ${t.cpuP99.toFixed(3)} |`,
+    );
   }
   const ourEngine = engines.find(([name]) => name === 'ours')?.[1];
   if (ourEngine) {

@@ -99,7 +99,8 @@ function naive(): http.Server {
     if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH)) return send(req, res, 400, { error: MESSAGES.badName });
     if (m.route.id === 'titleById' && !ID_FORMS.titleById.test(id)) return send(req, res, 400, { error: MESSAGES.badTitleId });
     if (m.route.id === 'nameById' && !ID_FORMS.nameById.test(id)) return send(req, res, 400, { error: MESSAGES.badNameId });
-    // The spec's six lookups and the id lookups: search and the category list are beyond the spec, so this server has none.
+    // The spec's six lookups and the id lookups: search and the
+    // category list are beyond the spec, so this server has none.
     const answer = naiveAnswer(data, m.route.id, { name, year: year === undefined ? undefined : Number(year), id }) ?? { status: 404, text: JSON.stringify({ error: MESSAGES.notFound }) };
     send(req, res, answer.status, answer.text, answer.status === 200 ? 'private, max-age=86400' : 'no-store');
   };

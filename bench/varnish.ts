@@ -58,7 +58,9 @@ function wrk(url: string): { rps: number; requests: number } {
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), requests };
 }
 
-/** The two rows, over the build in `dist` (default DIST_DIR, else dist/); npm run bench calls it as its varnish phase. */
+/**
+ * The two rows, over the build in `dist` (default DIST_DIR, else dist/); npm run bench calls it as its varnish phase.
+ */
 export async function benchVarnish(dist = DIST): Promise<string[]> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-varnish-'));
   const backend = new SqliteKeyBackend(path.join(tmp, 'keys.db'));

@@ -43,7 +43,6 @@ import { d1Keys, type D1DatabaseLike } from '../adapters/_cloudflare/d1-keys.ts'
 import { hashSecret } from '../src/keys/secrets.ts';
 import { keySql } from '../src/keys/stores/sql.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: npm run bench:worker -- DIST [RUNS] [TEXT]
 
 The Cloudflare Worker's own CPU per request in workerd, cold (a fresh workerd

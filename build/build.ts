@@ -34,7 +34,10 @@ export interface BuildOptions {
   pin?: string;
   /** The long step's progress; default a count on a terminal's stderr when `log` is the console's. */
   progress?: { update: (done: number, total: number) => void; end: () => void };
-  /** Earlier builds' compressed copies, reused and then updated (build/answers/compression-cache.ts); null for none. Default data/cache/compressed.bin. */
+  /**
+   * Earlier builds' compressed copies, reused and then updated
+   * (build/answers/compression-cache.ts); null for none. Default data/cache/compressed.bin.
+   */
   compressionCache?: string | null;
 }
 

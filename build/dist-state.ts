@@ -32,7 +32,9 @@ export interface DistState {
   summary: ArchiveSummary | null;
   /** When dist/ was built (the manifest's mtime; with no manifest, the summary's or `_data/`'s). */
   builtMs: number;
-  /** The manifest is missing or damaged: `source` and `years` come from the summary (rows 0 and no years without one). */
+  /**
+   * The manifest is missing or damaged: `source` and `years` come from the summary (rows 0 and no years without one).
+   */
   damaged?: boolean;
 }
 

@@ -46,7 +46,10 @@ const siblings = async (target: string, tag: string) => {
 /** The process that named a leftover: `dist.tmp-<pid>-…`, `dist.old-<pid>`, `dist.gone-<pid>-…`. */
 const ownerOf = (sibling: string) => Number(/\.(?:tmp|old|gone)-(\d+)/.exec(path.basename(sibling))?.[1]);
 
-/** Whether a process still runs: its sibling folder is then work in progress (a build writing, a start clearing), not a leftover. */
+/**
+ * Whether a process still runs: its sibling folder is then work in
+ * progress (a build writing, a start clearing), not a leftover.
+ */
 function running(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
@@ -108,7 +111,8 @@ export async function writeOutput(
       }
       await io.writeFile(path.join(tmp, file), bytes);
     };
-    // Every write settles before the folder is removed: removing it while writes were still running failed with ENOTEMPTY,
+    // Every write settles before the folder is removed: removing
+    // it while writes were still running failed with ENOTEMPTY,
     // hiding the write's own error. After a failure the writes not yet started are skipped.
     let failed = false;
     const settled = await Promise.allSettled(

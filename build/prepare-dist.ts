@@ -13,7 +13,8 @@ export async function prepareDist(dist: string, log: (line: string) => void = co
   const held = await readDist(dist);
   const source = await resolveSource(undefined);
   let rebuilt = false;
-  // A dist/ whose manifest is damaged cannot be served as it is: the build below repairs it, or refuses to put the sample over it.
+  // A dist/ whose manifest is damaged cannot be served as it is: the
+  // build below repairs it, or refuses to put the sample over it.
   if (held && !held.damaged && !held.source.sample && source.via === 'sample') {
     log('no ARCHIVE_SOURCE and no data/cache/oscars.csv: serving dist/ as it is rather than rebuilding it from the sample');
     const changed = await changedInput(held.builtMs);

@@ -26,7 +26,10 @@ import { contentId, DATA_PREFIX, dataPath, type Encoding, isGzippedPack, MANIFES
 import { DIST } from './lib/paths.ts';
 
 const gunzip = promisify(zlib.gunzip);
-/** Far above any pack the build writes (the full archive's largest inflates to 0.24 MiB); a longer one is refused as damaged. */
+/**
+ * Far above any pack the build writes (the full archive's largest
+ * inflates to 0.24 MiB); a longer one is refused as damaged.
+ */
 const PACK_MAX_INFLATED = 64 * 1024 * 1024;
 
 export async function storedFilesNotMatchingTheirNames(dist: string): Promise<string[]> {
@@ -51,7 +54,10 @@ function* refsIn(value: unknown): Generator<string> {
   }
 }
 
-/** The bytes of a stored file of dist/ (null when it is not there); packs read (and a pack of answers inflated) once each, since many refs slice one. */
+/**
+ * The bytes of a stored file of dist/ (null when it is not there); packs read
+ * (and a pack of answers inflated) once each, since many refs slice one.
+ */
 function storedBytes(dist: string) {
   const packs = new Map<string, Buffer | null>();
   return async (file: string, pack: boolean, inflate: boolean): Promise<Buffer | null> => {
@@ -76,7 +82,10 @@ async function placeBytes(bytesOf: ReturnType<typeof storedBytes>, encoding: Enc
   return bytes && range ? bytes.subarray(range[0], range[1]) : bytes;
 }
 
-/** A stored file's JSON: the file's value, or each line's (the category index is lines of JSON); none when it is neither. */
+/**
+ * A stored file's JSON: the file's value, or each line's (the
+ * category index is lines of JSON); none when it is neither.
+ */
 function jsonValues(text: string): unknown[] {
   try {
     return [JSON.parse(text)];
@@ -161,7 +170,10 @@ export async function storedCopiesNotDecoding(dist: string): Promise<string[]> {
 
 const some = (files: string[]) => `${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}`;
 
-/** Why dist/ may not be deployed, in one line, or null: a stored file changed (or extra), or one the manifest names missing. */
+/**
+ * Why dist/ may not be deployed, in one line, or null: a stored
+ * file changed (or extra), or one the manifest names missing.
+ */
 export async function storedFilesProblem(dist: string): Promise<string | null> {
   const wrong = await storedFilesNotMatchingTheirNames(dist);
   if (wrong.length > 0) return `${wrong.length} file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${some(wrong)}: rebuild with npm run build`;

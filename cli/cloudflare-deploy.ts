@@ -43,7 +43,8 @@ async function main() {
     refuse('wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
   }
   await currentDist(refuse);
-  // The Worker streams an answer's own file without hashing it (Cloudflare keeps assets by content): so every stored file is checked here, once.
+  // The Worker streams an answer's own file without hashing it (Cloudflare
+  // keeps assets by content): so every stored file is checked here, once.
   // A missing one too: the manifest (and the indexes it names) says which must be there.
   const problem = await storedFilesProblem(DIST);
   if (problem) refuse(problem);

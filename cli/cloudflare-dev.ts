@@ -61,7 +61,7 @@ function parses(target: string | undefined, base: string): boolean {
   if (!target) return false;
   try {
     if (target.startsWith('/')) return new URL(target, base).protocol === 'http:';
-    return /^https?:\/\//i.test(target) && new URL(target) !== null;
+    return /^https?:\/\//i.test(target) && URL.canParse(target);
   } catch {
     return false;
   }
@@ -81,7 +81,8 @@ function front(upstream: number, base: string): http.Server {
   const server = http.createServer((req, res) => {
     const head = req.method === 'HEAD';
     if (!parses(req.url, base)) return json(res, 400, BAD_PATH, head);
-    // The client's own address, as Cloudflare's edge sets it (whatever the client sent): the portal's per-client limit reads it.
+    // The client's own address, as Cloudflare's edge sets it (whatever
+    // the client sent): the portal's per-client limit reads it.
     const headers = { ...req.headers, 'cf-connecting-ip': req.socket.remoteAddress ?? 'unknown' };
     const out = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers, agent }, (answer) => {
       res.writeHead(answer.statusCode!, answer.statusMessage, answer.headers);
@@ -161,7 +162,8 @@ async function main() {
   console.log(`key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`);
   // Secrets (MAIL_API_TOKEN, credentials in a URL) never go on argv: only the env file's path does.
   const secrets = envFile(vars);
-  // wrangler's devtools port too: its default (9229, when it looks free) is taken by whichever of two dev:cloudflare at once binds it first, and the other dies.
+  // wrangler's devtools port too: its default (9229, when it looks free) is taken
+  // by whichever of two dev:cloudflare at once binds it first, and the other dies.
   const inspector = await freeLoopbackPort();
   const child = wrangler(['dev', '--config', config, '--port', String(inner), '--inspector-port', String(inspector), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
   const stopChild = () => child.kill('SIGTERM');

@@ -133,7 +133,10 @@ function refusal(error: unknown, err: Print): number {
   return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable || error instanceof KeyDatabaseUnreachable ? EXIT_BUSY : 1;
 }
 
-/** Runs one command on the database `file` (or DATABASE_URL's, when `env` has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again). */
+/**
+ * Runs one command on the database `file` (or DATABASE_URL's, when `env`
+ * has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again).
+ */
 export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
   const line = readCommandLine({ name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 }, argv);

@@ -60,9 +60,12 @@ function mailSetting(outbox: string): string {
   }
 }
 
-/** The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens. */
+/**
+ * The edge function under Deno behind the CDN stand-in, on a port of its own; resolves with that port once it listens.
+ */
 function startEdge(env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
-  // Its stdin is a pipe from this process, never written: when this process ends however it ends, the pipe closes and the child exits (EDGE_EXIT_WITH_STDIN).
+  // Its stdin is a pipe from this process, never written: when this process ends
+  // however it ends, the pipe closes and the child exits (EDGE_EXIT_WITH_STDIN).
   const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/lib/netlify-edge.ts'), DIST, '0'], {
     cwd: ROOT,
     env: { ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', EDGE_EXIT_WITH_STDIN: '1' },
@@ -90,7 +93,10 @@ function startEdge(env: NodeJS.ProcessEnv): Promise<{ port: number; child: Child
 
 type PortalFunction = (request: Request, context: { ip: string }) => Promise<Response>;
 
-/** The portal function as Netlify calls it: a fetch Request (its URL on this server's own base, never the Host header), and the client's address. */
+/**
+ * The portal function as Netlify calls it: a fetch Request (its URL on this
+ * server's own base, never the Host header), and the client's address.
+ */
 async function toFunction(fn: PortalFunction, req: http.IncomingMessage, res: http.ServerResponse, base: string): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -131,7 +137,8 @@ async function main(): Promise<void> {
   const base = `http://${host}:${port}`;
   const localDir = path.resolve(process.env.NETLIFY_LOCAL_DIR || path.join(ROOT, 'data/netlify-local'));
   const outbox = path.join(localDir, 'mail');
-  // The portal function picks its mailer the same way; a mail setting that cannot work stops here, before any build, with one line.
+  // The portal function picks its mailer the same way; a mail setting
+  // that cannot work stops here, before any build, with one line.
   const mail = mailSetting(outbox);
   await currentDist(refuse);
 
@@ -148,7 +155,8 @@ async function main(): Promise<void> {
     try {
       pathname = new URL(req.url ?? '/', base).pathname;
     } catch {
-      // `//x:y@%zz/` and the like: no URL, so neither function can be asked; the client hears why, and the server keeps serving.
+      // `//x:y@%zz/` and the like: no URL, so neither function can be
+      // asked; the client hears why, and the server keeps serving.
       res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BAD_PATH) });
       res.end(req.method === 'HEAD' ? undefined : BAD_PATH);
       return;

@@ -58,7 +58,8 @@ function refuseKeys(error: unknown): never {
  */
 async function openKeys(log: Log): Promise<NodeKeyStore> {
   try {
-    // Damage found once serving, or the database lost and back, is logged as an error; the server goes on (what needs the store answers 503).
+    // Damage found once serving, or the database lost and back, is logged
+    // as an error; the server goes on (what needs the store answers 503).
     const say = (line: string, level: 'error' | 'info') => (level === 'info' ? log(line) : log.error(line));
     return await openKeyStore(process.env, { keysDb: KEYS_DB, legacyJson: path.join(KEYS_DIR, 'keys.json'), server: true, log: say });
   } catch (error) {
@@ -94,7 +95,10 @@ async function revokeDevKey(keys: Keys): Promise<string | null> {
 /** Without a transport in production: sign-in answers 503 (src/portal/portal.ts), and the start-up line says why. */
 const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
 
-/** CACHE_PURGE_URL, checked: a malformed one stops npm start with one line (exit 2, as a usage error), naming no password. */
+/**
+ * CACHE_PURGE_URL, checked: a malformed one stops npm start
+ * with one line (exit 2, as a usage error), naming no password.
+ */
 function purgeUrl(value: string | undefined): string | undefined {
   try {
     return value ? purgeUrlSetting(value) : undefined;
@@ -158,7 +162,8 @@ async function main() {
   const quiet = process.env.LOG_REQUESTS === '0';
   const base = `http://${host}:${port}`;
   const log = createLog();
-  // stdout or stderr closed under the server (`npm start | head`): a later console line must not stop it (the log says what it dropped).
+  // stdout or stderr closed under the server (`npm start | head`): a
+  // later console line must not stop it (the log says what it dropped).
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
   const store = await openKeys(log);
@@ -210,7 +215,8 @@ async function main() {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }
   // Stop within STOP_MS whatever the log's destination does: no new connections, idle ones closed now,
-  // requests in flight given most of the time, the log what is left (a stalled stdout never holds the exit); a second signal stops at once.
+  // requests in flight given most of the time, the log what is left (a
+  // stalled stdout never holds the exit); a second signal stops at once.
   let stopping = false;
   const stop = () => {
     if (stopping) process.exit(1);

@@ -52,7 +52,10 @@ export function readCommandLine<O extends ParseArgsOptionsConfig>(spec: CommandS
   return { values: parsed.values as Values<O>, positionals: parsed.positionals };
 }
 
-/** Reads the process's command line for `spec`; on --help prints the usage and exits 0, on a mistake one line and exit 2. */
+/**
+ * Reads the process's command line for `spec`; on --help prints
+ * the usage and exits 0, on a mistake one line and exit 2.
+ */
 export function commandLine<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv = process.argv.slice(2)): { values: Values<O>; positionals: string[] } {
   const line = readCommandLine(spec, argv);
   if ('values' in line) return line;
@@ -61,10 +64,16 @@ export function commandLine<O extends ParseArgsOptionsConfig>(spec: CommandSpec<
   process.exit(line.exit);
 }
 
-/** Stops a command with one line on stderr, no stack; typed where it is declared, so TypeScript knows nothing runs after it. */
+/**
+ * Stops a command with one line on stderr, no stack; typed where
+ * it is declared, so TypeScript knows nothing runs after it.
+ */
 export type Refuse = (line: string, code?: number) => never;
 
-/** A command's refusal: one line on stderr naming it, then exit (1 unless told): for what the user can fix (a setting, a file, a port). */
+/**
+ * A command's refusal: one line on stderr naming it, then exit (1
+ * unless told): for what the user can fix (a setting, a file, a port).
+ */
 export function refuser(name: string): Refuse {
   return (line, code = 1) => {
     console.error(`${name}: ${line}`);

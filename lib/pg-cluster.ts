@@ -19,7 +19,10 @@ import { freeLoopbackPort } from './ports.ts';
 const run = promisify(execFile);
 const USER = 'faa';
 
-/** The folder of initdb and pg_ctl: PG_BIN, else the newest /usr/lib/postgresql/<version>/bin that has them; null when PostgreSQL is not installed. */
+/**
+ * The folder of initdb and pg_ctl: PG_BIN, else the newest
+ * /usr/lib/postgresql/<version>/bin that has them; null when PostgreSQL is not installed.
+ */
 export function postgresBin(): string | null {
   if (process.env.PG_BIN) return existsSync(path.join(process.env.PG_BIN, 'initdb')) ? process.env.PG_BIN : null;
   const base = '/usr/lib/postgresql';
@@ -66,7 +69,8 @@ export async function startPostgres(tag: string, options: { fsync?: boolean } = 
   const bin = postgresBin();
   if (!bin) throw new Error('PostgreSQL is not installed: apt-get install postgresql (or set PG_BIN to the folder of initdb and pg_ctl)');
   const asRoot = process.getuid?.() === 0;
-  // As root the cluster runs as `postgres`, who may not enter the test run's private temp folder: it gets one of its own in /tmp.
+  // As root the cluster runs as `postgres`, who may not enter the
+  // test run's private temp folder: it gets one of its own in /tmp.
   const dir = await mkdtemp(path.join(asRoot ? '/tmp' : os.tmpdir(), `faa-pg-${tag}-`));
   const data = path.join(dir, 'data');
   if (asRoot) {
@@ -83,7 +87,8 @@ export async function startPostgres(tag: string, options: { fsync?: boolean } = 
   alive.add(entry);
   await as('initdb', ['-D', data, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
   const start = async () => {
-    // fsync off unless asked (the benchmark): a test cluster never outlives a power cut; commits still wait for the server, which is what the tests check.
+    // fsync off unless asked (the benchmark): a test cluster never outlives a
+    // power cut; commits still wait for the server, which is what the tests check.
     const settings = `-k ${dir} -h 127.0.0.1 -p ${port} -c fsync=${options.fsync ? 'on' : 'off'} -c max_connections=60`;
     await as('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', settings, 'start']);
   };

@@ -153,7 +153,10 @@ export interface SpecIdRow {
   names: Set<string>;
 }
 
-/** Where the data's README says each ceremony was held: 1 in 1929, 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928. */
+/**
+ * Where the data's README says each ceremony was held: 1 in 1929,
+ * 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928.
+ */
 const heldIn = (ceremony: number) => (ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
 
 /** A `|`-separated id column's ids: a value may hold several, comma-separated; `?` keeps a place without an id. */
@@ -210,7 +213,8 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
     if (!groups.has(key)) groups.set(key, { ceremony, category: f[column.Category], rows: [] });
     groups.get(key)!.rows.push(f);
   }
-  const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony); // stable: first appearance within a ceremony
+  // stable: first appearance within a ceremony
+  const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony);
   const credited = creditedIds(lines.map((line) => line.split('\t').map((v) => v.replaceAll('\\"', '"'))), column);
   const out: SpecIdRow[] = [];
   for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
@@ -238,7 +242,10 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
   return { rows: out, titles, names: people };
 }
 
-/** Every nomination with its ids, in archive order, and the nominations of each id (so that asking every id stays quick). */
+/**
+ * Every nomination with its ids, in archive order, and the
+ * nominations of each id (so that asking every id stays quick).
+ */
 export interface SpecIds {
   rows: SpecIdRow[];
   titles: Map<string, SpecIdRow[]>;

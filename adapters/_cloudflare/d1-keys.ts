@@ -66,7 +66,10 @@ export class D1KeyBackend implements KeyBackend {
     await this.first(keySql.probe());
   }
 
-  /** The conditional INSERT decides; the oldest counted link is read in the same batch, for Retry-After should it refuse. */
+  /**
+   * The conditional INSERT decides; the oldest counted link is
+   * read in the same batch, for Retry-After should it refuse.
+   */
   async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     const [added, oldest] = await this.batch<{ oldest: number }>([keySql.addToken(token, quota), keySql.oldestToken(token.email, quota.since)]);
     if (added.meta.changes === 1) return { stored: true };

@@ -26,7 +26,10 @@ import { parseManifest } from '../../src/store/archive.ts';
 import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 
-/** At most this much text is carried (the full archive's is 1.75 MB; a Worker's code may be 10 MB, 3 MB compressed on the free plan). */
+/**
+ * At most this much text is carried (the full archive's is 1.75 MB;
+ * a Worker's code may be 10 MB, 3 MB compressed on the free plan).
+ */
 export const MAX_BUNDLED_BYTES = 4 * 1024 * 1024;
 
 /** A file of dist/ as text, if it is at most `room` bytes of UTF-8 (and, given an id, hashes to it). */
@@ -67,7 +70,10 @@ export function bundledFiles(dist: string): Record<string, string> {
   return files;
 }
 
-/** Writes into `folder` the Worker's entry module for the build in `dist`: `adapter`'s `worker` carrying `bundledFiles(dist)`. Its path. */
+/**
+ * Writes into `folder` the Worker's entry module for the build in
+ * `dist`: `adapter`'s `worker` carrying `bundledFiles(dist)`. Its path.
+ */
 export function workerEntry(dist: string, folder: string, adapter: string): string {
   const file = path.join(folder, 'cloudflare.js');
   const files = JSON.stringify(bundledFiles(dist));

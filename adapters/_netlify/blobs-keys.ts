@@ -38,7 +38,10 @@ import { Keys } from '../../src/keys/rules.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
 
 export const KEY_STORE_NAME = 'api-keys';
-/** How long the edge function reuses what it read about a key (the key cache's default, 1 s); a revoked key stops working within about this. */
+/**
+ * How long the edge function reuses what it read about a key (the key
+ * cache's default, 1 s); a revoked key stops working within about this.
+ */
 export const EDGE_CACHE_TTL_MS = KEY_CACHE_TTL_MS;
 /** Parallel reads when listing every key. */
 export const LIST_CONCURRENCY = 16;
@@ -124,7 +127,10 @@ function isAccountKey(value: unknown, ending = false): boolean {
   return typeof hash === 'string' && HASH.test(hash) && typeof id === 'string' && typeof createdAt === 'number' && Number.isFinite(createdAt);
 }
 
-/** Whether a record is an account as this store writes it: an address, its active key or null (never a missing or other `active`), and its key in grace, null or (older records) absent. */
+/**
+ * Whether a record is an account as this store writes it: an address, its active key or null
+ * (never a missing or other `active`), and its key in grace, null or (older records) absent.
+ */
 function isAccount(value: object): boolean {
   const { email, active, ending } = value as Record<string, unknown>;
   if (typeof email !== 'string' || active === undefined) return false;
@@ -227,7 +233,10 @@ export class BlobsKeyBackend implements KeyBackend {
     throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
   }
 
-  /** One strong read of the key's record, its stored end: the cache above (`Keys`) keeps and shares answers, and decides with its clock. */
+  /**
+   * One strong read of the key's record, its stored end: the cache above
+   * (`Keys`) keeps and shares answers, and decides with its clock.
+   */
   async keyEnd(hash: string): Promise<KeyEnd> {
     const record = await this.read<KeyBlob>(name('keys', hash));
     if (record === null || typeof record.email !== 'string') return undefined;
@@ -235,7 +244,10 @@ export class BlobsKeyBackend implements KeyBackend {
     return record.revokedAt === null ? null : typeof record.revokedAt === 'number' ? record.revokedAt : 0;
   }
 
-  /** `/health`: one strong read of a key record that cannot exist (all zeros: no key hashes to it); rejects when Blobs cannot answer. */
+  /**
+   * `/health`: one strong read of a key record that cannot exist (all
+   * zeros: no key hashes to it); rejects when Blobs cannot answer.
+   */
   async probe(): Promise<void> {
     await this.read<KeyBlob>(name('keys', PROBE_HASH));
   }

@@ -26,7 +26,8 @@ export function hookCache(url: string, warn: ((line: string) => void) | undefine
   // A purge's second round (after key caches settle) runs after the portal's reply: the process outlives it.
   const purgeStopped = (ids: string[]) => purgeKeys(purge, ids, say, () => {});
   if (backend instanceof SqliteKeyBackend) backend.onStopped((ids) => void purgeStopped(ids));
-  // Over PostgreSQL each writer purges its own changes; one it could not purge (the CLI without the hook) is purged by the one server that claims it.
+  // Over PostgreSQL each writer purges its own changes; one it could not purge
+  // (the CLI without the hook) is purged by the one server that claims it.
   if (backend instanceof PostgresKeyBackend) backend.onUnpurged((ids) => void purgeStopped(ids));
   return { purge, log: say, sharedCache: varnishHeaders, purgeKeys: purgeStopped };
 }

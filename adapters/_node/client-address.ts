@@ -41,7 +41,10 @@ export function trustedProxiesFrom(value: string | undefined): TrustedProxies {
 /** Whether `address` is one of the trusted proxies. */
 const isTrusted = (trusted: net.BlockList, address: string) => net.isIP(address) !== 0 && trusted.check(address, familyOf(address));
 
-/** The client's address: `peer` (the connection's), or, when it is a trusted proxy, what the proxies appended to `forwardedFor`. */
+/**
+ * The client's address: `peer` (the connection's), or, when it is
+ * a trusted proxy, what the proxies appended to `forwardedFor`.
+ */
 export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: TrustedProxies): string {
   let client = plain(peer);
   if (!trusted || !isTrusted(trusted, client) || !forwardedFor) return client;

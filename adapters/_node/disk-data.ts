@@ -75,12 +75,17 @@ export class DiskData implements DataSource {
     return loading;
   }
 
-  /** The epoch an entry the disk vouched for when asked in `asked` belongs to: -1 (stale at once) when that epoch has ended meanwhile. */
+  /**
+   * The epoch an entry the disk vouched for when asked in `asked`
+   * belongs to: -1 (stale at once) when that epoch has ended meanwhile.
+   */
   private vouchedIn(asked: number): number {
     return asked === this.epoch ? this.vouch() : -1;
   }
 
-  /** The current epoch, for an entry the disk has just vouched for; it ends `revalidateMs` from its first such entry. */
+  /**
+   * The current epoch, for an entry the disk has just vouched for; it ends `revalidateMs` from its first such entry.
+   */
   private vouch(): number {
     if (!this.epochTimer) {
       this.epochTimer = setTimeout(() => {

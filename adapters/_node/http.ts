@@ -10,7 +10,8 @@ import type { ApiReply } from '../../src/http/reply.ts';
 import type { ApiRequest } from '../../src/http/request.ts';
 import { BODY_TIMEOUT_MS } from '../../src/shared/limits.ts';
 import { PORTAL_MESSAGES } from '../../src/shared/messages.ts';
-import { BodyTimeoutError } from '../../src/portal/portal.ts';
+import { BodyTimeoutError, type PortalOptions } from '../../src/portal/portal.ts';
+import type { Keys } from '../../src/keys/rules.ts';
 import { clientAddress, type TrustedProxies } from './client-address.ts';
 
 /** How the server reads a request beyond its headers. */
@@ -19,6 +20,33 @@ export interface NodeRequestOptions {
   bodyTimeoutMs?: number;
   /** Proxies whose `X-Forwarded-For` names the client (TRUSTED_PROXIES, ./client-address.ts); default none. */
   trustedProxies?: TrustedProxies;
+}
+
+/** What `createNodeServer` (adapters/node.ts) is given. */
+export interface ServerOptions extends NodeRequestOptions {
+  /** The built output folder. */
+  dist: string;
+  /** The SQLite key database (KEYS_DB), opened unless `keys` is given. */
+  keysDb?: string;
+  /** Use these keys instead of opening `keysDb` (npm start shares one instance with the code that issues keys). */
+  keys?: Keys;
+  /** Longest time to receive a request's headers and body, ms; default 10 s. */
+  requestTimeoutMs?: number;
+  rateLimitPerMinute?: number;
+  /** How often cached files are checked against the disk, ms. */
+  revalidateMs?: number;
+  /**
+   * The log sink: lines come free of secrets; its `warn`, when
+   * it has one, takes warnings (a failed purge), else stderr.
+   */
+  log?: ((line: string, time?: number) => void) & { warn?(line: string): void };
+  /** The key portal's mailer and settings, over this server's keys; without it `/portal/...` is 404. */
+  portal?: Omit<PortalOptions, 'keys' | 'log' | 'now'>;
+  /**
+   * A shared cache's purge hook (CACHE_PURGE_URL): answers to a good key
+   * are then marked for it, and purged (adapters/_node/cache-watch.ts).
+   */
+  cachePurgeUrl?: string;
 }
 
 /**
@@ -91,14 +119,20 @@ export class NodeRequest implements ApiRequest {
   }
 }
 
-/** Whether a request still has body bytes on their way that nobody read (refused as too large, too slow, or never asked for). */
+/**
+ * Whether a request still has body bytes on their way that nobody
+ * read (refused as too large, too slow, or never asked for).
+ */
 function bodyLeft(req: http.IncomingMessage): boolean {
   if (req.complete) return false;
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** Writes a reply; the bytes (a Buffer when they come from disk) go to the socket as they are. A body left unread closes the connection rather than be read on. */
+/**
+ * Writes a reply; the bytes (a Buffer when they come from disk) go to the socket
+ * as they are. A body left unread closes the connection rather than be read on.
+ */
 export function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: ApiReply): void {
   res.writeHead(reply.status, bodyLeft(req) ? { ...reply.headers, connection: 'close' } : reply.headers);
   if (reply.stream) Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)

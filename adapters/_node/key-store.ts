@@ -45,13 +45,22 @@ export interface OpenOptions {
   keysDb: string;
   /** A legacy JSON key file to import into SQLite once. */
   legacyJson?: string;
-  /** The server (true): keys checked from memory, other processes' changes followed. The CLI (false) asks the database each time. */
+  /**
+   * The server (true): keys checked from memory, other processes'
+   * changes followed. The CLI (false) asks the database each time.
+   */
   server: boolean;
-  /** Told of damage found once serving (SQLite, an error), and of the database lost (an error) and back (info) (PostgreSQL). */
+  /**
+   * Told of damage found once serving (SQLite, an error), and of
+   * the database lost (an error) and back (info) (PostgreSQL).
+   */
   log?: (line: string, level: 'error' | 'info') => void;
 }
 
-/** Opens the key store the environment names; rejects with the store's one-line error (`KeyDatabaseError`) when it cannot. */
+/**
+ * Opens the key store the environment names; rejects with the
+ * store's one-line error (`KeyDatabaseError`) when it cannot.
+ */
 export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions): Promise<NodeKeyStore> {
   const postgres = postgresSettings(env);
   if (postgres) {
@@ -59,7 +68,8 @@ export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions)
     const purges = !!env.CACHE_PURGE_URL;
     const backend = await PostgresKeyBackend.open(postgres.url, { ...postgres, listen: options.server, log: options.log, purges });
     return {
-      // The server keeps answers for a second, dropped at once when another server changes a key; the CLI reads each time.
+      // The server keeps answers for a second, dropped at once when
+      // another server changes a key; the CLI reads each time.
       keys: options.server ? postgresKeys(backend) : new Keys(backend),
       backend,
       where: `PostgreSQL ${shownDatabaseUrl(postgres.url)}`,

@@ -89,13 +89,17 @@ class Destination {
   private readonly boom: SonicBoomClass;
   /** Set by sonic-boom's 'drop', which it emits inside `write`: the line just handed over was not taken. */
   private refused = false;
-  /** Byte lengths of the lines taken and not yet written, oldest first, and what of the first is written: what is lost, and counted, should the destination fail. */
+  /**
+   * Byte lengths of the lines taken and not yet written, oldest first, and what of
+   * the first is written: what is lost, and counted, should the destination fail.
+   */
   private readonly unwritten: number[] = [];
   private writtenOfFirst = 0;
 
   constructor(target: number | string, options: Required<Omit<LogOptions, 'destination'>>) {
     const { flushBytes, flushMs, maxBufferedBytes, warn } = options;
-    // sonic-boom refuses a minLength as large as its largest single write (16 KiB by default): let one write take two batches.
+    // sonic-boom refuses a minLength as large as its largest single
+    // write (16 KiB by default): let one write take two batches.
     this.boom = new SonicBoom({ dest: target, mkdir: typeof target === 'string', contentMode: 'buffer', minLength: flushBytes, maxWrite: 2 * flushBytes, maxLength: maxBufferedBytes, periodicFlush: flushMs });
     this.boom.on('drop', () => (this.refused = true));
     this.boom.on('write', (bytes: number) => this.written(bytes));
@@ -110,7 +114,10 @@ class Destination {
     });
   }
 
-  /** Hands one line over: whether sonic-boom took it (false once the destination failed, or when as many bytes as it may hold wait). */
+  /**
+   * Hands one line over: whether sonic-boom took it (false once the
+   * destination failed, or when as many bytes as it may hold wait).
+   */
   write(text: string): boolean {
     if (this.failed) return false;
     const bytes = Buffer.from(text);
@@ -128,7 +135,10 @@ class Destination {
     this.writtenOfFirst = left;
   }
 
-  /** Resolves once every line taken is written, or the destination failed (sonic-boom's own flush answers once fewer than minLength bytes wait). */
+  /**
+   * Resolves once every line taken is written, or the destination failed
+   * (sonic-boom's own flush answers once fewer than minLength bytes wait).
+   */
   async drained(): Promise<true> {
     while (!this.failed && this.unwritten.length > 0) await new Promise<void>((resolve) => this.boom.flush(() => resolve()));
     return true;

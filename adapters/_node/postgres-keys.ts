@@ -44,7 +44,10 @@ import { activeKeyOf, endingKeyOf, keySql, type KeyRow, listing, type Query, sto
 import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 
 /** Default and bounds of the settings (POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS). */
-/** The connection wait is SQLite's lock wait (10 s): it also bounds a wait for a free connection of the pool, which a burst of portal writes queues for. */
+/**
+ * The connection wait is SQLite's lock wait (10 s): it also bounds a wait for
+ * a free connection of the pool, which a burst of portal writes queues for.
+ */
 export const POSTGRES_DEFAULTS = { poolMax: 10, connectTimeoutMs: 10_000, queryTimeoutMs: 5_000 } as const;
 /** The channel every server LISTENs on. */
 export const CHANGES_CHANNEL = 'faa_key_changes';
@@ -53,7 +56,10 @@ const VERSION_ROW = 'schema-version';
 /** The `meta` rows that say which server purges a change no writer purged. */
 const CLAIM_PREFIX = 'purge-claim ';
 
-/** A notification: who changed which keys, the ids it stopped, whether it purges them itself, and else the claim to purge them. */
+/**
+ * A notification: who changed which keys, the ids it stopped,
+ * whether it purges them itself, and else the claim to purge them.
+ */
 interface Change {
   from: string;
   hashes: string[];
@@ -182,14 +188,18 @@ export class PostgresKeyBackend implements KeyBackend {
     } catch (error) {
       await store.close();
       if (error instanceof KeyDatabaseError) throw error;
-      // Out of reach (try again) or refused (a password, a permission: the operator fixes it), said in one line either way.
+      // Out of reach (try again) or refused (a password, a permission:
+      // the operator fixes it), said in one line either way.
       if (isUnreachable(error)) throw new KeyDatabaseUnreachable(`cannot reach the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
       throw new KeyDatabaseError(`cannot use the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
     }
     return store;
   }
 
-  /** Applies the migrations the database lacks, in one transaction under an advisory lock: of servers starting at once, one migrates and the others find it done. */
+  /**
+   * Applies the migrations the database lacks, in one transaction under an advisory
+   * lock: of servers starting at once, one migrates and the others find it done.
+   */
   private async migrate(): Promise<void> {
     await this.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('faa key schema', 0))");
@@ -209,12 +219,16 @@ export class PostgresKeyBackend implements KeyBackend {
     });
   }
 
-  /** Calls `listener` with the hashes another server changed (null: forget every answer, changes may have been missed). */
+  /**
+   * Calls `listener` with the hashes another server changed (null: forget every answer, changes may have been missed).
+   */
   onChanged(listener: (hashes: string[] | null) => void): void {
     this.changed = listener;
   }
 
-  /** The LISTEN connection: its own client, outside the pool; lost, it is brought back with growing pauses (up to 5 s). */
+  /**
+   * The LISTEN connection: its own client, outside the pool; lost, it is brought back with growing pauses (up to 5 s).
+   */
   private async listen(): Promise<void> {
     const client = new pg.Client(this.config);
     const lost = () => {
@@ -274,7 +288,10 @@ export class PostgresKeyBackend implements KeyBackend {
     }
   }
 
-  /** Whether this store is the one to purge a change (a `meta` row only the first can insert); claims over an hour old are cleared once an hour. */
+  /**
+   * Whether this store is the one to purge a change (a `meta` row only the
+   * first can insert); claims over an hour old are cleared once an hour.
+   */
   private async claim(id: string): Promise<boolean> {
     const now = Date.now();
     const won = (await this.pool.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [`${CLAIM_PREFIX}${id}`, String(now)])).rowCount === 1;
@@ -299,7 +316,9 @@ export class PostgresKeyBackend implements KeyBackend {
     return this.listener !== null;
   }
 
-  /** Runs `work`, turning a database out of reach into `KeyStoreUnavailable` (said once in the log until it is back). */
+  /**
+   * Runs `work`, turning a database out of reach into `KeyStoreUnavailable` (said once in the log until it is back).
+   */
   private async reach<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new KeyStoreUnavailable('the key database connection is closed');
     try {
@@ -327,10 +346,14 @@ export class PostgresKeyBackend implements KeyBackend {
     return this.reach(async () => (await this.rows<T>(query))[0]);
   }
 
-  /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK (and the connection dropped) when it throws. */
+  /**
+   * Runs `work` in one transaction on one pooled connection: COMMIT when
+   * it resolves, ROLLBACK (and the connection dropped) when it throws.
+   */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    // The connection lost while it is out of the pool: the statement in flight (or the next) fails and says so; the event must not end the process.
+    // The connection lost while it is out of the pool: the statement in flight
+    // (or the next) fails and says so; the event must not end the process.
     const lost = () => {};
     client.on('error', lost);
     try {
@@ -435,7 +458,10 @@ export class PostgresKeyBackend implements KeyBackend {
     return this.write(key.email, async (client) => (await client.query(numbered(keySql.issue(key)))).rowCount === 1, (issued) => ({ hashes: issued ? [key.hash] : [] }));
   }
 
-  /** The four statements of sql.ts's rotate, in one transaction under the address's lock: the SQL decides, this reads what they returned. */
+  /**
+   * The four statements of sql.ts's rotate, in one transaction under
+   * the address's lock: the SQL decides, this reads what they returned.
+   */
   rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
     const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
     return this.write(
@@ -543,7 +569,10 @@ export interface SessionRecord {
   expiresAt: number;
 }
 
-/** One page of keys in the order given (their rowid follows it), each with a change number after the last one stored: how many were new. */
+/**
+ * One page of keys in the order given (their rowid follows it), each
+ * with a change number after the last one stored: how many were new.
+ */
 async function insertKeys(client: pg.PoolClient, page: (NewKey & { revokedAt: number | null })[]): Promise<number> {
   const out = await client.query(
     `INSERT INTO keys (hash, id, email, created_at, revoked_at, seq)

@@ -56,7 +56,10 @@ export interface Artifacts {
 
 const idOf = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
 
-/** Answers up to this many bytes go into their group's pack (with their compressed variants); larger ones are files of their own. */
+/**
+ * Answers up to this many bytes go into their group's pack (with
+ * their compressed variants); larger ones are files of their own.
+ */
 export const PACK_MAX_BYTES = 16 * 1024;
 
 /** An answer waiting in a pack: its bytes, and its compressed variants once made. */
@@ -199,7 +202,9 @@ class Store {
     return [id, ...ids].join('/');
   }
 
-  /** Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one). */
+  /**
+   * Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one).
+   */
   private count(id: string, bytes: Uint8Array, compressed: Slot['variants']): void {
     if (this.counted.has(id)) return;
     this.counted.add(id);
@@ -213,7 +218,10 @@ class Store {
     );
   }
 
-  /** Queues the compression of an answer, counting it for the progress line; the same bytes in two packs (a person's and an id's answer) are compressed once. */
+  /**
+   * Queues the compression of an answer, counting it for the progress line; the
+   * same bytes in two packs (a person's and an id's answer) are compressed once.
+   */
   private compressLater(id: string, bytes: Uint8Array): Promise<Copies> {
     const pending = this.compressing.get(id);
     if (pending) return pending;
@@ -379,7 +387,9 @@ function storeGrouped(store: Store, units: { year: string; all: string; atYear: 
   };
 }
 
-/** The id index's answers: each IMDb id's, in the pack of its shard (so a cold id lookup reads its shard and one pack). */
+/**
+ * The id index's answers: each IMDb id's, in the pack of its shard (so a cold id lookup reads its shard and one pack).
+ */
 function idAnswers(store: Store, byId: Fragments['byId']) {
   return [...byId].map(([id, parts]) => [id, store.put(array(parts), { group: `id ${shardOf(id, ID_SHARD_COUNT)}` })] as const);
 }
@@ -417,7 +427,10 @@ export interface ArtifactOptions {
   compressed?: ReadonlyMap<string, Copies>;
   /** The records (build/answers/records.ts), stored with the award list and the record index. */
   records?: Records;
-  /** Makes the dataset's files (build/answers/dataset.ts), stored with their list (`/dataset`): called once the answers are queued for compression, so the two overlap. */
+  /**
+   * Makes the dataset's files (build/answers/dataset.ts), stored with their list
+   * (`/dataset`): called once the answers are queued for compression, so the two overlap.
+   */
   dataset?: () => DatasetFile[];
 }
 

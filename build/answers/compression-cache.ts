@@ -59,7 +59,9 @@ export async function decodeTo(bytes: Uint8Array, [gzipped, brotlied]: Copies): 
   return a && b;
 }
 
-/** A pack of answers keeps only its gzip (src/store/refs.ts): its brotli slot is empty, which no answer's copy can be. */
+/**
+ * A pack of answers keeps only its gzip (src/store/refs.ts): its brotli slot is empty, which no answer's copy can be.
+ */
 export const NO_COPY = new Uint8Array(0);
 
 /** Whether `gzipped` decodes to `bytes` (a pack's one copy). */

@@ -15,7 +15,10 @@ import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 
-/** The tables, their columns in order (the CSV header) and their SQL types; the first column is the key unless `key` says. */
+/**
+ * The tables, their columns in order (the CSV header) and their
+ * SQL types; the first column is the key unless `key` says.
+ */
 const TABLES = {
   ceremonies: { columns: { ceremony: 'INTEGER', held_year: 'INTEGER NOT NULL', film_year: 'TEXT NOT NULL' } },
   categories: { columns: { id: 'INTEGER', name: 'TEXT NOT NULL UNIQUE', api_name: 'TEXT NOT NULL', canonical: 'TEXT NOT NULL', award: 'TEXT NOT NULL', class: 'TEXT NOT NULL' } },
@@ -42,7 +45,10 @@ type Table = keyof typeof TABLES;
 type Value = string | number | null;
 export type Rows = Record<Table, Value[][]>;
 
-/** Indexes for the joins people make: a film's or person's nominations, by IMDb id, by year and category (by name: the full-text tables). */
+/**
+ * Indexes for the joins people make: a film's or person's nominations,
+ * by IMDb id, by year and category (by name: the full-text tables).
+ */
 const INDEXES = [
   'CREATE INDEX nominations_by_category ON nominations (category_id)',
   'CREATE INDEX nominations_by_year ON nominations (held_year)',
@@ -70,7 +76,10 @@ function licenceText(): string {
   return notice.slice(notice.search(/^-{20,}$/m)).replace(/^-+\n+/, '').trim();
 }
 
-/** The meta table's rows: no clock is read, so the same revision always gives the same bytes ("built" is the revision's date). */
+/**
+ * The meta table's rows: no clock is read, so the same revision
+ * always gives the same bytes ("built" is the revision's date).
+ */
 function metaRows(source: DatasetSource): [string, string][] {
   const r = source.revision;
   return [
@@ -104,7 +113,10 @@ class Numbered {
 
 const orNull = (text: string): string | null => (text === '' ? null : text);
 
-/** A link's detail: the value at its place when the values and the links line up; else the only one, or all of them for a lone link. */
+/**
+ * A link's detail: the value at its place when the values and the
+ * links line up; else the only one, or all of them for a lone link.
+ */
 export function detailAt(detail: string[], count: number, place: number): string | null {
   if (detail.length === count) return detail[place];
   if (detail.length === 1 || (count === 1 && detail.length > 0)) return detail.join('|');
@@ -183,7 +195,8 @@ export function sqlite(rows: Rows): Uint8Array {
       for (const row of rows[table as Table]) insert.run(...row);
     }
     for (const index of INDEXES) db.exec(index);
-    // Titles and names, searchable by word whatever their marks (`sirat` finds Sirāt): films_fts and people_fts, rowid the row's id.
+    // Titles and names, searchable by word whatever their marks (`sirat`
+    // finds Sirāt): films_fts and people_fts, rowid the row's id.
     for (const [table, column] of [['films', 'title'], ['people', 'name']]) {
       // External content: the index only, the text stays in its table (rowid is the row's id).
       db.exec(`CREATE VIRTUAL TABLE ${table}_fts USING fts5(${column}, content = '${table}', content_rowid = 'id', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')`);

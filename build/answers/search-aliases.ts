@@ -19,8 +19,11 @@ export const OTHER_SPELLINGS: [typed: string, written: string][] = [['jody', 'jo
 
 /** The initials of a name's words (its key's), for a company of three words or more and a film title whose part before a colon has three. */
 export function initialsOf(name: string, kind: string): string | null {
-  const part = kind === 'film' ? (name.includes(':') ? name.slice(0, name.indexOf(':')) : '') : kind === 'company' ? name : '';
-  const words = searchKey(part).replace(/^(?:the|a|an) /, '').split(' ');
+  const part =
+    kind === 'film' ? (name.includes(':') ? name.slice(0, name.indexOf(':')) : '') : kind === 'company' ? name : '';
+  const words = searchKey(part)
+    .replace(/^(?:the|a|an) /, '')
+    .split(' ');
   if (words.length < 3 || !words.every((w) => /^[a-z]+$/.test(w))) return null;
   return words.map((w) => w[0]).join('');
 }
@@ -31,6 +34,7 @@ export function shortForms(name: string, kind: string, nominations: number, word
   const initials = nominations >= INITIALS_FROM ? initialsOf(name, kind) : null;
   if (initials !== null && !words.has(initials)) forms.push(initials);
   const key = searchKey(name).split(' ');
-  for (const [typed, written] of OTHER_SPELLINGS) if (key.includes(written)) forms.push(key.map((w) => (w === written ? typed : w)).join(' '));
+  for (const [typed, written] of OTHER_SPELLINGS)
+    if (key.includes(written)) forms.push(key.map((w) => (w === written ? typed : w)).join(' '));
   return forms;
 }

@@ -27,7 +27,10 @@ export class ReadLimitError extends Error {}
  */
 export const MAX_SOURCE_BYTES_BOUND = 1024 * 1024 * 1024;
 
-/** DATA_MAX_BYTES as a number of bytes, or the default; a RangeError naming it for anything but a whole number from 1 to 1 GB. */
+/**
+ * DATA_MAX_BYTES as a number of bytes, or the default; a RangeError
+ * naming it for anything but a whole number from 1 to 1 GB.
+ */
 export const maxSourceBytes = (env: NodeJS.ProcessEnv = process.env) =>
   wholeNumberSetting('DATA_MAX_BYTES', env.DATA_MAX_BYTES, DEFAULT_MAX_SOURCE_BYTES, 1, MAX_SOURCE_BYTES_BOUND);
 
@@ -41,7 +44,10 @@ const size = (bytes: number) => (bytes < 1024 * 1024 ? `${bytes} bytes` : `${Mat
 const tooLarge = (what: string, maxBytes: number, advice: string | null, told = '') =>
   `${what} is larger than ${size(maxBytes)}${told}; nothing written${advice ? `. ${advice}` : ''}`;
 
-/** The chunks of `body` together, or a ReadLimitError once more than `maxBytes` arrived (`stop` is then called to end the read). */
+/**
+ * The chunks of `body` together, or a ReadLimitError once more
+ * than `maxBytes` arrived (`stop` is then called to end the read).
+ */
 async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string, stop: () => void, advice: string | null): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let length = 0;

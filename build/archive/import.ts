@@ -52,13 +52,18 @@ export interface ImportStats {
   notCarried: Record<string, number>;
 }
 
-/** The IMDb ids each nomination's source row carries (FilmId, then NomineeIds), each once; absent when it carries none. */
+/**
+ * The IMDb ids each nomination's source row carries (FilmId, then NomineeIds), each once; absent when it carries none.
+ */
 export type NominationIds = Map<Nomination, string[]>;
 
 /** What kind of name a served name is, by the source's IMDb ids and its columns (see `NameFacts`). */
 export type NameKind = 'person' | 'company' | 'country' | 'film';
 
-/** The canonical category whose nominations without Nominees name a country (International Feature Film, once Foreign Language Film). */
+/**
+ * The canonical category whose nominations without Nominees name a
+ * country (International Feature Film, once Foreign Language Film).
+ */
 export const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
 
 /** Words that make a name without an id an organisation's rather than a person's (docs/records.md). */
@@ -84,7 +89,10 @@ export interface NameFacts {
   awards: Map<string, string>;
   /** Each IMDb id: the served names standing at its place, with how often. */
   idNames: Map<string, Map<string, number>>;
-  /** The source's Year column (the film's year) of the first nomination of each film id, and of each film name served without an id. */
+  /**
+   * The source's Year column (the film's year) of the first nomination
+   * of each film id, and of each film name served without an id.
+   */
   filmYears: Map<string, string>;
   /** Served names that stand at least once where the source gives no id: search keeps them as names. */
   unidentified: Set<string>;
@@ -116,7 +124,10 @@ export interface SourceRow {
   filmIds: string[];
   /** The Academy's display text (the Name column). */
   name: string;
-  /** The people (Nominees, else Name standing alone) and, at each place, their id text ('' for none; a pseudonym's several ids comma-separated). */
+  /**
+   * The people (Nominees, else Name standing alone) and, at each place,
+   * their id text ('' for none; a pseudonym's several ids comma-separated).
+   */
   people: string[];
   peopleIds: string[];
   /** Whether `people` is the Name column standing alone (no Nominees): a company, a country. */
@@ -257,12 +268,14 @@ export function importArchive(text: string): ImportResult {
       seen(film, 'film');
       placed(film, (filmIds[i] ?? '').split(','), field('Year'));
     });
-    // Nominees and their ids share places (a pseudonym's place holds several ids, all of one kind); the Name column alone takes a lone id.
+    // Nominees and their ids share places (a pseudonym's place holds
+    // several ids, all of one kind); the Name column alone takes a lone id.
     const nomineeIds = values(field('NomineeIds'));
     people.forEach((person, i) => {
       const place = individuals.length > 0 || nomineeIds.length === 1 ? (nomineeIds[i] ?? '') : '';
       const id = place.split(',')[0];
-      // Without an id, as build/answers/things.ts tells them apart: a country, an organisation by its words, else a person.
+      // Without an id, as build/answers/things.ts tells them apart:
+      // a country, an organisation by its words, else a person.
       const loose = individuals.length === 0 ? (field('CanonicalCategory') === COUNTRY_AWARD ? 'country' : 'company') : looksLikeOrganisation(person) ? 'company' : 'person';
       seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : loose);
       placed(person, place.split(','));

@@ -71,7 +71,9 @@ const isMark = (v: unknown): v is string => typeof v === 'string' && v.startsWit
 /** A mark as JSON.stringify writes it (NUL escaped). */
 const MARK_IN_JSON = JSON.stringify(MORE).slice(1, -1);
 
-/** Indented JSON, but each value that fits the width on one line is written compactly there; marks become `… N more`. */
+/**
+ * Indented JSON, but each value that fits the width on one line is written compactly there; marks become `… N more`.
+ */
 function write(value: unknown, indent: string, width: number): string {
   const compact = JSON.stringify(value);
   if (isMark(value)) return value.slice(MORE.length);

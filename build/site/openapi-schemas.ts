@@ -24,7 +24,10 @@ class SchemaError extends Error {}
 
 const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 
-/** Component schemas from the shapes in types.ts (`source`, default the file), closed objects with their required fields. */
+/**
+ * Component schemas from the shapes in types.ts (`source`,
+ * default the file), closed objects with their required fields.
+ */
 export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Record<ComponentName, Schema> {
   const file = ts.createSourceFile('types.ts', source, ts.ScriptTarget.ES2022, true);
   const declarations = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();

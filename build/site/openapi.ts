@@ -48,7 +48,10 @@ function revisionSentence(source: Manifest['source'] | undefined): string[] {
   return ['', `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`];
 }
 
-/** Component name for each exported type of types.ts that answers carry (build/site/openapi-schemas.ts derives their schemas). */
+/**
+ * Component name for each exported type of types.ts that answers
+ * carry (build/site/openapi-schemas.ts derives their schemas).
+ */
 export const COMPONENTS = {
   Nomination: 'Nomination',
   Category: 'Category',
@@ -112,7 +115,10 @@ const REFINEMENTS: Record<string, Schema> = {
   'SearchResult.filmYear': { pattern: '^[0-9]{4}(?:/[0-9]{2})?$' },
 };
 
-/** The component schemas: those derived from types.ts (`derived`, default the checked-in file) with the refinements above. */
+/**
+ * The component schemas: those derived from types.ts (`derived`,
+ * default the checked-in file) with the refinements above.
+ */
 export function componentSchemas(derived: Record<ComponentName, Schema> = JSON.parse(readFileSync(SCHEMAS_FILE, 'utf8'))): Record<ComponentName, Schema> {
   const schemas = structuredClone(derived);
   for (const [target, refinement] of Object.entries(REFINEMENTS)) {
@@ -296,7 +302,10 @@ const DATASET_CONTENT = {
   'text/csv': { schema: { type: 'string', contentMediaType: 'text/csv' } },
 };
 
-/** The 200 schema of an operation, from the shape its route answers (`X[]`: an array of X, never empty but for a search that found nothing). */
+/**
+ * The 200 schema of an operation, from the shape its route answers (`X[]`:
+ * an array of X, never empty but for a search that found nothing).
+ */
 function okSchema(route: Route): Schema {
   const component = route.answer.replace(/\[\]$/, '') as ComponentName;
   const list = route.id === 'search' ? { maxItems: SEARCH_LIMIT } : { minItems: 1 };
@@ -432,7 +441,8 @@ export function openApiDocument(options: OpenApiOptions): Schema {
       ...(options.source ? { 'x-source': servedSource(options.source) } : {}),
     },
     servers: [{ url: baseUrl }],
-    // The key is a path segment, which no OpenAPI security scheme can describe (see info.description): no scheme applies.
+    // The key is a path segment, which no OpenAPI security scheme
+    // can describe (see info.description): no scheme applies.
     security: [],
     tags: TAGS,
     paths,

@@ -35,7 +35,10 @@ the last line. Install it anywhere with npm install <that path>.
 type TypeScript = typeof import('typescript');
 const NO_TYPESCRIPT = 'TypeScript is not installed (a development dependency): run npm ci, without --omit=dev';
 
-/** The TypeScript compiler, loaded only to compile the client (the build and the server never need it); null when it is not installed. */
+/**
+ * The TypeScript compiler, loaded only to compile the client (the
+ * build and the server never need it); null when it is not installed.
+ */
 async function typescript(): Promise<TypeScript | null> {
   try {
     return (await import('typescript')).default;
@@ -75,7 +78,10 @@ function compile(ts: TypeScript, outDir: string): void {
  * shared/types.*), the package holds client.* and types.* side by side, the
  * client naming `./types.js` (declarations keep the source's `.ts` specifiers).
  */
-/** The modules of src/shared/ the client names (its shapes, types only: client.js itself imports nothing), shipped beside it. */
+/**
+ * The modules of src/shared/ the client names (its shapes, types
+ * only: client.js itself imports nothing), shipped beside it.
+ */
 const SHARED = ['types'];
 
 async function flatten(dir: string): Promise<void> {
@@ -95,7 +101,9 @@ function methodNames(): string[] {
   return Object.keys(client).filter((name) => typeof client[name] === 'function' && name !== 'clearCache');
 }
 
-/** The years the pinned revision holds (data/archive-summary.json, which the build's guard checks every build against). */
+/**
+ * The years the pinned revision holds (data/archive-summary.json, which the build's guard checks every build against).
+ */
 function yearRange(): [string, string] {
   const years = Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'data/archive-summary.json'), 'utf8')) as Record<string, unknown>).sort();
   return [years[0], years[years.length - 1]];

@@ -33,7 +33,8 @@ export function publicFiles(manifest: Manifest, env: Record<string, string | und
     ['index.html', encoder.encode(page)],
     ...portalFiles(),
   ]);
-  // The runtimes serve only the names in PUBLIC_FILES: a file written here but not listed there would never be reachable.
+  // The runtimes serve only the names in PUBLIC_FILES: a file
+  // written here but not listed there would never be reachable.
   const unlisted = [...files.keys()].filter((name) => !(PUBLIC_FILES as readonly string[]).includes(name));
   if (unlisted.length || files.size !== PUBLIC_FILES.length) throw new Error(`build/site/public.ts and PUBLIC_FILES in src/api/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`);
   return files;

@@ -14,7 +14,7 @@ import { escapeHtml } from '../../src/shared/html.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { ALLOWED_METHODS } from '../../src/http/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, type RouteId, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
@@ -26,7 +26,10 @@ function clientCall(route: Route): string {
   return `${route.client}(${route.params.map((p) => (p === 'year' ? route.example.year : text(route.example[p] ?? ''))).join(', ')})`;
 }
 
-/** The example request in JavaScript (fetch), Python and the client; `{{BASE}}` is where the API is served (the page's script puts in its own origin). */
+/**
+ * The example request in JavaScript (fetch), Python and the client; `{{BASE}}`
+ * is where the API is served (the page's script puts in its own origin).
+ */
 function codeExamples(route: Route): [string, string][] {
   const url = `{{BASE}}${examplePath(route, PLACEHOLDER_KEY)}`;
   const file = route.example.file;
@@ -57,7 +60,9 @@ const SOURCE = path.join(import.meta.dirname, 'reference');
 export interface ReferenceOptions {
   /** Each operation's example answer, from the built files; an operation without one shows none. */
   examples?: ExampleAnswers;
-  /** Where the API is served (PUBLIC_BASE_URL), for curl lines read without the page's script; default a placeholder. */
+  /**
+   * Where the API is served (PUBLIC_BASE_URL), for curl lines read without the page's script; default a placeholder.
+   */
   baseUrl?: string;
   /** The README's section on the client package, where the repository's address is known. */
   clientUrl?: string;

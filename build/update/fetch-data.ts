@@ -26,13 +26,19 @@ export interface FetchOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Where the bytes came from, for the one line the command prints; `from` is the target itself when the cache already held them. */
+/**
+ * Where the bytes came from, for the one line the command prints;
+ * `from` is the target itself when the cache already held them.
+ */
 export interface Fetched {
   target: string;
   from: string;
 }
 
-/** Whether `target` already holds the pinned revision: read within the limits, hashed; a missing or other file is simply not it. */
+/**
+ * Whether `target` already holds the pinned revision: read within
+ * the limits, hashed; a missing or other file is simply not it.
+ */
 async function holdsPinned(target: string, maxBytes: number): Promise<boolean> {
   try {
     return sha256(await readFileBounded(target, `the cached source (${target})`, maxBytes, TIMEOUT_MS)) === source.sha256;

@@ -96,7 +96,9 @@ function failure(error: unknown, c: Context): string {
   return e.name === 'TimeoutError' ? `no whole answer within ${c.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
 }
 
-/** GET `url` within the time and size limits (headers and body alike), as bytes; an UpdateError naming `what` otherwise. */
+/**
+ * GET `url` within the time and size limits (headers and body alike), as bytes; an UpdateError naming `what` otherwise.
+ */
 async function download(c: Context, url: string, what: string, headers: Record<string, string> = {}, maxBytes = c.maxBytes): Promise<Buffer> {
   // A revision's limit is DATA_MAX_BYTES or --max-bytes; the API answer's is fixed, and no setting raises it.
   const advice = maxBytes === c.maxBytes ? `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)` : null;
@@ -119,7 +121,10 @@ function githubHeaders(env: NodeJS.ProcessEnv, accept: string): Record<string, s
 
 const rawUrl = (repository: string, commit: string) => `https://raw.githubusercontent.com/${repository}/${commit}/${SOURCE_PATH}`;
 
-/** The newest commit touching oscars.csv upstream, and its file, through GitHub's REST API (GITHUB_API_URL, as Actions sets it). */
+/**
+ * The newest commit touching oscars.csv upstream, and its file,
+ * through GitHub's REST API (GITHUB_API_URL, as Actions sets it).
+ */
 async function newestRevision(c: Context, repository: string, pinned: string | null): Promise<Fetched | null> {
   const api = (c.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
   const listed = `${api}/repos/${repository}/commits?path=${SOURCE_PATH}&per_page=1`;
@@ -134,7 +139,8 @@ async function newestRevision(c: Context, repository: string, pinned: string | n
     throw new UpdateError(`GitHub's answer from ${listed} names no commit of ${SOURCE_PATH}; nothing written. Run again later, or pass --from URL|PATH`);
   }
   if (newest.sha === pinned) return null;
-  // The date goes into the report and the pin: only a timestamp as GitHub writes them, never other text from the answer.
+  // The date goes into the report and the pin: only a timestamp
+  // as GitHub writes them, never other text from the answer.
   const stamp = newest.commit?.committer?.date;
   const date = typeof stamp === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(stamp) ? stamp : null;
   const file = `${api}/repos/${repository}/contents/${SOURCE_PATH}?ref=${newest.sha}`;
@@ -154,7 +160,10 @@ async function given(c: Context, from: string, commit: string | undefined, repos
   return { ...known, bytes, from: path.basename(file), url: commit ? rawUrl(repository, commit) : null };
 }
 
-/** Rows a revision repeats exactly, as `line N repeats line M`: a nomination listed twice is a mistake upstream, never two nominations. */
+/**
+ * Rows a revision repeats exactly, as `line N repeats line M`: a
+ * nomination listed twice is a mistake upstream, never two nominations.
+ */
 export function repeatedRows(text: string): string[] {
   const first = new Map<string, number>();
   const repeats: string[] = [];
@@ -167,7 +176,10 @@ export function repeatedRows(text: string): string[] {
   return repeats;
 }
 
-/** The text of a revision, read by the build's importer; an UpdateError naming the line otherwise, or the rows it repeats. */
+/**
+ * The text of a revision, read by the build's importer; an
+ * UpdateError naming the line otherwise, or the rows it repeats.
+ */
 function parse(bytes: Uint8Array, what: string): Archive {
   let text: string;
   try {
@@ -248,7 +260,10 @@ async function accept(a: Accepted): Promise<void> {
   if (a.reportFile) await replace(path.resolve(a.reportFile), a.report);
 }
 
-/** Why the new revision is refused, or null: losses without --accept-changes, a ceremony without winners without --nominations-only. */
+/**
+ * Why the new revision is refused, or null: losses without
+ * --accept-changes, a ceremony without winners without --nominations-only.
+ */
 function refusal(changes: ReturnType<typeof compareRevisions>, o: UpdateOptions): string | null {
   if (changes.losses.length && !o.acceptChanges) {
     return `refused: this revision loses data the pinned one has (${lossSentence(changes)}); nothing written. If that is right, run again with --accept-changes`;

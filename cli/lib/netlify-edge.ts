@@ -13,6 +13,7 @@
  */
 import { edgeRouter } from './edge-routes.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Deno's own types are not installed
 declare const Deno: any;
 
 const [dist, portText] = Deno.args;
@@ -25,7 +26,7 @@ const TYPES: Record<string, string> = {
 };
 
 // Netlify's global, before the function's module runs: it reads its settings when it loads.
-(globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
+Object.assign(globalThis, { Netlify: { env: { get: (name: string) => Deno.env.get(name) } } });
 const { default: handler } = await import('../../netlify/edge-functions/api.ts');
 
 const BAD_PATH = JSON.stringify({ error: 'Invalid path: it does not parse as a URL path' });
@@ -85,6 +86,6 @@ Deno.serve(
       ip: '127.0.0.1',
       next: (next?: Request) => serveStatic(next ?? request),
     };
-    return (await handler(request, context as any)) ?? serveStatic(request);
+    return (await handler(request, context as Parameters<typeof handler>[1])) ?? serveStatic(request);
   },
 );

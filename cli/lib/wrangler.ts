@@ -49,10 +49,16 @@ export function withoutOfflineNoise(stream: NodeJS.ReadableStream, write: (line:
   });
 }
 
-/** What wrangler is run with besides `env`: no metrics, and no local store of requests (their URLs hold keys) nor an explorer of the local data. */
+/**
+ * What wrangler is run with besides `env`: no metrics, and no local store
+ * of requests (their URLs hold keys) nor an explorer of the local data.
+ */
 const QUIET_ENV = { WRANGLER_SEND_METRICS: 'false', X_LOCAL_OBSERVABILITY: 'false', X_LOCAL_EXPLORER: 'false' };
 
-/** Starts wrangler with `args`, its output passed through redacted (but for its offline noise); `env` is added to this process's environment. */
+/**
+ * Starts wrangler with `args`, its output passed through redacted (but
+ * for its offline noise); `env` is added to this process's environment.
+ */
 export function wrangler(args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, ...QUIET_ENV, ...env } });
   withoutOfflineNoise(child.stdout!, (line) => process.stdout.write(`${redactLine(line)}\n`));

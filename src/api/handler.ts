@@ -39,17 +39,26 @@ export interface ApiOptions extends ArchiveOptions {
   rateLimitPerMinute?: number;
   /** Send the precompressed variant the client accepts (the Node server); the edge leaves this to the CDN. */
   compression?: boolean;
-  /** The log sink: one access line per request, with the time it was answered (by `now`), and failures. Every line is already free of secrets. */
+  /**
+   * The log sink: one access line per request, with the time it was answered
+   * (by `now`), and failures. Every line is already free of secrets.
+   */
   log?: (line: string, time?: number) => void;
   /** Clock, for tests. */
   now?: () => number;
   /** The key portal (`/portal/...`): its key store and mailer; without it those paths are 404. */
   portal?: Omit<PortalOptions, 'log' | 'now'>;
-  /** The shared cache in front, as its adapter tells it what it may keep (src/http/cache.ts): answers to a good key then say so, tagged; the portal and `/health` that they never are. */
+  /**
+   * The shared cache in front, as its adapter tells it what it may keep (src/http/cache.ts):
+   * answers to a good key then say so, tagged; the portal and `/health` that they never are.
+   */
   sharedCache?: SharedHeaders;
 }
 
-/** The service description at `/` for JSON clients; given the manifest, also the years and the source revision it serves. */
+/**
+ * The service description at `/` for JSON clients; given the
+ * manifest, also the years and the source revision it serves.
+ */
 export function describeService(manifest?: Pick<Manifest, 'source' | 'yearRange'>) {
   const [first, last] = manifest?.yearRange ?? [1929, 2026];
   return {
@@ -65,7 +74,10 @@ export function describeService(manifest?: Pick<Manifest, 'source' | 'yearRange'
   };
 }
 
-/** Which source revision an archive was built from, as the build recorded it (commit and date null when it did not know them). */
+/**
+ * Which source revision an archive was built from, as the build
+ * recorded it (commit and date null when it did not know them).
+ */
 export function servedSource(source: Manifest['source']) {
   const revision = source.revision ?? null;
   return { repository: revision?.repository ?? null, commit: revision?.commit ?? null, date: revision?.date ?? null, sha256: source.sha256, nominations: source.rows, sample: source.sample };
@@ -124,7 +136,8 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
-      // A refusal, or until when the key works (a key in its grace period caps how long the answer may be kept, by browsers and shared caches alike).
+      // A refusal, or until when the key works (a key in its grace period caps
+      // how long the answer may be kept, by browsers and shared caches alike).
       const checked = s.gate.check(parsed.apiKey, now);
       const answer = (until: number) => forShared(s, parsed, source, find(s, parsed, request, source, until, now), until, now);
       if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? answer(c) : c));
@@ -136,7 +149,10 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
 /** The page at `/`, as any path naming it is read. */
 const INDEX = publicFile('/')!;
 
-/** A reply whose body `Accept` chose (the page or the description at `/`), marked so that no shared cache gives it to a client asking for the other. */
+/**
+ * A reply whose body `Accept` chose (the page or the description at `/`),
+ * marked so that no shared cache gives it to a client asking for the other.
+ */
 const byAccept = (reply: ApiReply): ApiReply => ({ ...reply, headers: { ...reply.headers, vary: 'Accept' } });
 
 /** A public file of the build, read through the runtime's data source; null when it has none by that name. */
@@ -214,17 +230,25 @@ function maskedKey(raw: string, key: string | null): string {
   return key !== null && isKeyShaped(key) ? `${keyId(key)}...` : '...';
 }
 
-/** The path as the access line shows it: a lookup's parameters as sent and its key's id; any other path with every secret in it masked. */
+/**
+ * The path as the access line shows it: a lookup's parameters as sent
+ * and its key's id; any other path with every secret in it masked.
+ */
 function loggedPath(parsed: Parsed, request: ApiRequest): string {
-  // The path parseRequest already read where it kept it (a portal path, any other path), else read again (a preflight, a 405: rare).
+  // The path parseRequest already read where it kept it (a portal
+  // path, any other path), else read again (a preflight, a 405: rare).
   if (parsed.kind !== 'lookup') return loggable(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url);
   const { pathname, keyAt, key, apiKey } = parsed;
-  // A name may itself hold a key someone pasted: the parameters are masked as any text is; the key segment is never read into the line.
+  // A name may itself hold a key someone pasted: the parameters are
+  // masked as any text is; the key segment is never read into the line.
   if (key === null) return loggable(pathname);
   return loggable(pathname.slice(0, keyAt)) + maskedKey(key, apiKey) + pathname.slice(keyAt + key.length);
 }
 
-/** A reply no shared cache may keep (the portal, `/health`), said so to the one in front, whatever Cache-Control lets browsers do. */
+/**
+ * A reply no shared cache may keep (the portal, `/health`), said
+ * so to the one in front, whatever Cache-Control lets browsers do.
+ */
 function unshared(headers: SharedHeaders, parsed: Parsed, request: ApiRequest, out: ApiReply): ApiReply {
   const pathname = ('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url);
   return pathname !== null && neverShared(pathname) ? marked(out, headers, NEVER_SHARED) : out;
@@ -276,7 +300,10 @@ export function createApi(options: ApiOptions) {
   return {
     /** Runs the pipeline on a request, over `source` (default: the one given at creation). */
     reply: (request: ApiRequest, source: DataSource | undefined = options.data) => reply(stages, request, source),
-    /** The fetch-style entry (edge functions, Workers, Deno): Request in, Response out; `clientIp` for the portal's per-client limit. */
+    /**
+     * The fetch-style entry (edge functions, Workers, Deno): Request
+     * in, Response out; `clientIp` for the portal's per-client limit.
+     */
     async handle(request: Request, source?: DataSource, clientIp?: string): Promise<Response> {
       return toResponse(await reply(stages, fetchRequest(request, clientIp), source ?? options.data));
     },

@@ -44,7 +44,9 @@ export function healthBody(manifest: Manifest): HealthBody {
 const unavailable = () => errorReply(503, MESSAGES.unavailable);
 const keysUnavailable = () => errorReply(503, MESSAGES.keysUnavailable);
 
-/** 200 with the archive's revision and counts, or 503 when its manifest cannot be read or the key store cannot answer. */
+/**
+ * 200 with the archive's revision and counts, or 503 when its manifest cannot be read or the key store cannot answer.
+ */
 export function healthReply(archive: ArchiveReader, source: DataSource | undefined, keys?: KeyCheck): Maybe<ApiReply> {
   if (!source) return unavailable();
   let manifest: Maybe<Manifest>;

@@ -75,9 +75,16 @@ export interface Client {
   categoryAt(name: string, year: number | string): Promise<CategoryYearMatch[]>;
   /** Every nomination of the film with this IMDb title id (`tt0120338`), across all ceremonies. */
   titleById(id: string): Promise<PersonMatch[]>;
-  /** Every nomination of the person (`nm0000658`) or company (`co0028775`) with this IMDb name id, across all ceremonies. */
+  /**
+   * Every nomination of the person (`nm0000658`) or company
+   * (`co0028775`) with this IMDb name id, across all ceremonies.
+   */
   nameById(id: string): Promise<PersonMatch[]>;
-  /** Films, people, companies and categories close to `text` (any case, marks, punctuation, typos, word order, joined or split words, an award as people name it), best first, at most 10; each with the `path` that answers it, and its IMDb `id` and `filmYear` where it has them. */
+  /**
+   * Films, people, companies and categories close to `text` (any case, marks, punctuation, typos,
+   * word order, joined or split words, an award as people name it), best first, at most 10; each
+   * with the `path` that answers it, and its IMDb `id` and `filmYear` where it has them.
+   */
   search(text: string): Promise<SearchResult[]>;
   /** Every full category name, in order of first appearance, with its years and its award. */
   categories(): Promise<CategoryName[]>;
@@ -85,11 +92,17 @@ export interface Client {
   dataset(): Promise<DatasetList>;
   /** One file of the dataset, checked against the sha256 the list gives. */
   datasetFile(name: string): Promise<Uint8Array>;
-  /** Everything the archive knows of the film with this IMDb title id (`tt0120338`): titles, film year, ceremonies, totals, ranks, every nomination with every id. */
+  /**
+   * Everything the archive knows of the film with this IMDb title id (`tt0120338`):
+   * titles, film year, ceremonies, totals, ranks, every nomination with every id.
+   */
   filmRecord(id: string): Promise<FilmRecord>;
   /** The same for the person (`nm0000658`) or company (`co0007143`) with this IMDb id. */
   peopleRecord(id: string): Promise<PeopleRecord>;
-  /** The ceremony held in `year` (1930: both): number, film year, every category with its award and class, every nomination with every id. */
+  /**
+   * The ceremony held in `year` (1930: both): number, film year, every
+   * category with its award and class, every nomination with every id.
+   */
   ceremonyRecord(year: number | string): Promise<CeremonyRecord>;
   /** Every award (the source's canonical category), with its names over the years and the path of its record. */
   awards(): Promise<AwardSummary[]>;
@@ -160,7 +173,9 @@ class Requester {
     return entry;
   }
 
-  /** The answer at `/segments…/apikey=<key>`: from the cache while fresh, revalidated after, retried as the API asks. */
+  /**
+   * The answer at `/segments…/apikey=<key>`: from the cache while fresh, revalidated after, retried as the API asks.
+   */
   async get<T>(segments: string[]): Promise<T> {
     const path = `/${segments.join('/')}`;
     const cached = this.cache.get(path);
@@ -264,7 +279,10 @@ class Requester {
 
 const seg = (name: string, value: string | number) => `${name}=${encodeURIComponent(String(value))}`;
 
-/** Each lookup's path segments before the key's: the online client asks them, and both clients name them in an error's `path`. */
+/**
+ * Each lookup's path segments before the key's: the online client
+ * asks them, and both clients name them in an error's `path`.
+ */
 const PATHS = {
   archive: () => ['archive'],
   ceremony: (year: number | string) => ['archive', seg('year', year)],
@@ -356,7 +374,10 @@ export interface DatasetStore {
   write(held: HeldDataset): void | Promise<void>;
 }
 
-/** The NDJSON file downloaded by other means (`curl -o oscars.ndjson …`), for an offline client whose store holds no good copy. */
+/**
+ * The NDJSON file downloaded by other means (`curl -o oscars.ndjson
+ * …`), for an offline client whose store holds no good copy.
+ */
 export interface DatasetSeed {
   /** The file's text (or bytes), as downloaded. */
   text: string | Uint8Array;
@@ -365,7 +386,10 @@ export interface DatasetSeed {
 }
 
 export interface OfflineClient extends Client {
-  /** Asks the service whether the dataset changed (its list, then If-None-Match) and takes the new one; true when it did. Once the dataset is held, the only method that uses the network. */
+  /**
+   * Asks the service whether the dataset changed (its list, then If-None-Match) and takes the
+   * new one; true when it did. Once the dataset is held, the only method that uses the network.
+   */
   update(): Promise<boolean>;
 }
 
@@ -427,7 +451,10 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** The archive made from the dataset as the build makes it from the source: the same order and fields, so each answer is the server's, byte for byte. */
+/**
+ * The archive made from the dataset as the build makes it from the source:
+ * the same order and fields, so each answer is the server's, byte for byte.
+ */
 class OfflineArchive {
   readonly archive: Archive = {};
   readonly byName = new Map<string, PersonMatch[]>();
@@ -436,7 +463,9 @@ class OfflineArchive {
   private readonly lines: Line[] = [];
   private made: Map<string, string> | undefined;
 
-  /** A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list), made on first ask. */
+  /**
+   * A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list), made on first ask.
+   */
   record(key: string): string | undefined {
     if (!this.made) {
       const { records, awards } = makeRecords(recordRows(this.lines));
@@ -542,7 +571,10 @@ function id(form: 'title' | 'name' | 'award', value: string, path: string): stri
   return value;
 }
 
-/** Bytes as text that encodes back to the same bytes (a BOM kept, invalid UTF-8 refused), so the text hashes as the file did. */
+/**
+ * Bytes as text that encodes back to the same bytes (a BOM kept,
+ * invalid UTF-8 refused), so the text hashes as the file did.
+ */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const decoded = (bytes: Uint8Array): string | null => {
   try {
@@ -563,7 +595,10 @@ function readable(text: string): OfflineArchive | null {
   }
 }
 
-/** The held copy's archive, when `copy` is a HeldDataset whose text hashes to its sha256 and reads as the dataset; else null. */
+/**
+ * The held copy's archive, when `copy` is a HeldDataset whose
+ * text hashes to its sha256 and reads as the dataset; else null.
+ */
 async function trusted(copy: unknown): Promise<OfflineArchive | null> {
   const held = copy as HeldDataset | null;
   if (typeof held?.text !== 'string' || typeof held.sha256 !== 'string' || (held.etag !== null && typeof held.etag !== 'string')) return null;
@@ -641,14 +676,14 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   };
 }
 
+/** `answer`, or the service's 404 for `method` at `segments` when there is none or it is an empty list. */
+function found<T>(method: string, segments: string[], answer: T | undefined): T {
+  if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  return answer;
+}
+
 /** The lookups the offline client answers from its copy, each ApiError the service's (status, message, path). */
 function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'dataset' | 'datasetFile' | 'clearCache'> {
-  const missing = (method: string, segments: string[]) => new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
-  const found = <T>(method: string, segments: string[], answer: T | undefined): T => {
-    if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw missing(method, segments);
-    return answer;
-  };
-  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
   return {
     archive: async () => data().archive,
     ceremony: async (y) => {
@@ -681,6 +716,14 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
       return found('nameById', at, data().byId.get(id('name', i, shown(at))));
     },
     categories: async () => data().categoryList(),
+    ...offlineRecords(data),
+  };
+}
+
+/** The records (docs/records.md) the offline client answers from its copy, as the service does. */
+function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord'> {
+  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
+  return {
     filmRecord: async (i) => {
       const at = PATHS.filmRecord(i);
       return record('filmRecord', at, id('title', i, shown(at)));
@@ -742,10 +785,16 @@ export interface RecordRow {
   citation: string;
 }
 
-/** An award's id: its canonical name in lower-case words joined by `-` (`MUSIC (Original Song)` is `music-original-song`). */
+/**
+ * An award's id: its canonical name in lower-case words joined
+ * by `-` (`MUSIC (Original Song)` is `music-original-song`).
+ */
 export const awardIdOf = (canonical: string): string => canonical.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
 
-/** Each record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`), in the order they are best stored; and the award list's text. */
+/**
+ * Each record's text by its key (an IMDb id, `ceremony {year}`, `award
+ * {id}`), in the order they are best stored; and the award list's text.
+ */
 export interface MadeRecords {
   records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' }[];
   awards: string;
@@ -816,7 +865,10 @@ function credited(rows: RecordRow[]): Map<RecordThing, Credited> {
 /** What the records share: the rows in archive order, each row's award, each thing's credits. */
 interface Made {
   rows: RecordRow[];
-  /** Row indexes in archive order: ceremony, each ceremony's categories in order of first appearance, rows in source order. */
+  /**
+   * Row indexes in archive order: ceremony, each ceremony's
+   * categories in order of first appearance, rows in source order.
+   */
   order: number[];
   position: number[];
   awardOf: string[];
@@ -853,7 +905,9 @@ function made(rows: RecordRow[]): Made {
 type Rankers = Map<string, { nominations: (v: number) => number; wins: (v: number) => number }>;
 type Scope = 'overall' | 'classes' | 'awards';
 
-/** Each recorded thing's ranks: among the things of its kind with a record, overall, within each class and each award. */
+/**
+ * Each recorded thing's ranks: among the things of its kind with a record, overall, within each class and each award.
+ */
 function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
   const tallies = new Map<Credited, Record<Scope, Map<string, Tally>>>();
   for (const c of recorded) {
@@ -888,7 +942,10 @@ function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
   };
 }
 
-/** The film, person and company records, in order of their first nomination (records sharing nominations lie near each other where they are stored). */
+/**
+ * The film, person and company records, in order of their first nomination
+ * (records sharing nominations lie near each other where they are stored).
+ */
 function thingRecords(m: Made): MadeRecords['records'] {
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null);
   const ranksOf = ranking(m, recorded);

@@ -15,7 +15,9 @@ import type { Manifest } from '../shared/types.ts';
 import { andThen, type Maybe } from '../shared/maybe.ts';
 import { sha256Hex } from '../store/refs.ts';
 
-/** How long a shared cache keeps an answer: as long as its revision is served, since revokes and new builds purge it. */
+/**
+ * How long a shared cache keeps an answer: as long as its revision is served, since revokes and new builds purge it.
+ */
 export const SHARED_MAX_AGE = 31_536_000;
 
 /**
@@ -24,7 +26,10 @@ export const SHARED_MAX_AGE = 31_536_000;
  */
 export type SharedPolicy = { keep: true; maxAge: number; tags: string[] } | { keep: false };
 
-/** A runtime's way of telling its shared cache a policy: the response headers that cache reads (each adapter names its own). */
+/**
+ * A runtime's way of telling its shared cache a policy: the
+ * response headers that cache reads (each adapter names its own).
+ */
 export type SharedHeaders = (policy: SharedPolicy) => Record<string, string>;
 
 /** The tag every shared answer of one key carries: from its id (`faa_` and 8 characters), never the key. */
@@ -59,13 +64,19 @@ export function keyedPolicy(id: string, manifest: Manifest, left: number): Maybe
   return andThen(revisionTag(manifest), (revision): SharedPolicy => ({ keep: true, maxAge: Math.min(left, SHARED_MAX_AGE), tags: [keyTag(id), revision, ALL_TAG] }));
 }
 
-/** What no shared cache keeps: the portal's pages and files and `/health`, whatever a public file's Cache-Control allows browsers. */
+/**
+ * What no shared cache keeps: the portal's pages and files and
+ * `/health`, whatever a public file's Cache-Control allows browsers.
+ */
 export const NEVER_SHARED: SharedPolicy = { keep: false };
 
 /** Whether a path's replies are never shared (NEVER_SHARED): the portal's pages, files and endpoints, and `/health`. */
 export const neverShared = (pathname: string) => /^\/(portal|health)(\/|\.|$)/.test(pathname);
 
-/** `reply` (never modified: replies may be shared) with the headers `headers` gives for `policy`; `reply` itself when it gives none. */
+/**
+ * `reply` (never modified: replies may be shared) with the headers
+ * `headers` gives for `policy`; `reply` itself when it gives none.
+ */
 export function marked(reply: ApiReply, headers: SharedHeaders, policy: SharedPolicy): ApiReply {
   const added = headers(policy);
   return Object.keys(added).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...added } };

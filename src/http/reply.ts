@@ -122,7 +122,10 @@ export interface Sending {
   range?: string;
 }
 
-/** A 304 when the client already holds the answer; else the encoding to send and its headers (ETag: the id of the bytes sent). */
+/**
+ * A 304 when the client already holds the answer; else the encoding
+ * to send and its headers (ETag: the id of the bytes sent).
+ */
 export function chooseAnswer(answer: Answer, request: ApiRequest, compression: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply | Sending {
   const encoding = chooseEncoding(answer, request, compression);
   const headers: Record<string, string> = {
@@ -138,7 +141,9 @@ export function chooseAnswer(answer: Answer, request: ApiRequest, compression: b
   return { encoding, headers };
 }
 
-/** The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give). */
+/**
+ * The 200 of `sending` with the bytes the archive read (or, for a dataset file's `Range`, the 206 or 416 they give).
+ */
 export function sent(sending: Sending, body: Uint8Array): ApiReply {
   return sending.range === undefined ? withBody(sending.headers, body) : rangeReply(sending.headers, sending.range, body);
 }
@@ -167,7 +172,8 @@ const DATASET_TYPES: Record<string, string> = { sqlite: 'application/vnd.sqlite3
 export function byteRange(header: string | null | undefined, size: number): [number, number] | 'unsatisfiable' | null {
   const m = header ? /^bytes=(\d{0,16})-(\d{0,16})$/.exec(header.trim()) : null;
   if (!m || (m[1] === '' && m[2] === '')) return null;
-  if (m[1] === '') return Number(m[2]) === 0 ? 'unsatisfiable' : [Math.max(0, size - Number(m[2])), size]; // the last N bytes
+  // `bytes=-N`: the last N bytes
+  if (m[1] === '') return Number(m[2]) === 0 ? 'unsatisfiable' : [Math.max(0, size - Number(m[2])), size];
   const start = Number(m[1]);
   const end = m[2] === '' ? size : Math.min(size, Number(m[2]) + 1);
   if (m[2] !== '' && Number(m[2]) < start) return null;
@@ -194,7 +200,10 @@ export function chooseDatasetFile(answer: Answer, name: string, request: ApiRequ
   return { encoding: 'identity', headers, range };
 }
 
-/** The 206 of the bytes `range` asks of `bytes`, a 416 for a range past their end, or a 200 of them all for a range a server may ignore. */
+/**
+ * The 206 of the bytes `range` asks of `bytes`, a 416 for a range past
+ * their end, or a 200 of them all for a range a server may ignore.
+ */
 function rangeReply(headers: Record<string, string>, range: string, bytes: Uint8Array): ApiReply {
   const at = byteRange(range, bytes.length);
   if (at === null) return withBody(headers, bytes);

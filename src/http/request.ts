@@ -24,9 +24,15 @@ export interface RouteMatch {
   route: Route;
   /** The `apikey=` segment as sent, or null when there is none. */
   key: string | null;
-  /** That segment decoded, once, for every stage that reads the key (the gate, the shared cache's tag, the log); null when there is none or its encoding is broken. */
+  /**
+   * That segment decoded, once, for every stage that reads the key (the gate, the
+   * shared cache's tag, the log); null when there is none or its encoding is broken.
+   */
   apiKey: string | null;
-  /** The path, and where the key's text starts in it (its length when there is no key): the access log writes the key's id there instead. */
+  /**
+   * The path, and where the key's text starts in it (its length when
+   * there is no key): the access log writes the key's id there instead.
+   */
   pathname: string;
   keyAt: number;
   /** The `name=`, `year=`, `id=` and `file=` values as sent; undefined where the route has none. */

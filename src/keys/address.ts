@@ -11,7 +11,9 @@ import { KEY_MESSAGES } from '../shared/messages.ts';
 const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const CONTROL_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/gu;
 
-/** A text with every control or format character (and the backslash) written as `\u{…}`: safe to print to a terminal. */
+/**
+ * A text with every control or format character (and the backslash) written as `\u{…}`: safe to print to a terminal.
+ */
 export const printable = (text: string) => text.replace(CONTROL_ALL, (c) => (c === '\\' ? '\\\\' : `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`));
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;

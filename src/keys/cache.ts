@@ -77,7 +77,10 @@ export class KeyCache {
     return this.answers.size;
   }
 
-  /** The stored end of `hash`: from memory while the answer is fresh (or being read again), else from this request's own `read`. */
+  /**
+   * The stored end of `hash`: from memory while the answer is fresh
+   * (or being read again), else from this request's own `read`.
+   */
   keyEnd(hash: string, read: (hash: string) => Maybe<KeyEnd>): Maybe<KeyEnd> {
     const now = this.now();
     const held = this.answers.get(hash);

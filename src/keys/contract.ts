@@ -7,7 +7,10 @@
  */
 import type { Maybe } from '../shared/maybe.ts';
 
-/** A key's stored end: null while it is the current key, the time (ms) it ends or ended, undefined for a hash never issued. */
+/**
+ * A key's stored end: null while it is the current key, the time
+ * (ms) it ends or ended, undefined for a hash never issued.
+ */
 export type KeyEnd = number | null | undefined;
 
 /** What the gate needs of a key store: is this key good? Synchronous when the store holds the answer in memory. */
@@ -62,7 +65,10 @@ export interface NewKey {
   createdAt: number;
 }
 
-/** A key a rotate, revoke or end of grace stopped (or, for a rotate's old key, gave an end): its hash and its id, for the shared cache's purge. */
+/**
+ * A key a rotate, revoke or end of grace stopped (or, for a rotate's old
+ * key, gave an end): its hash and its id, for the shared cache's purge.
+ */
 export interface StoppedKey {
   hash: string;
   id: string;
@@ -149,7 +155,10 @@ export interface KeyBackend {
    * ended, the active key's first; empty when there is no such active key.
    */
   revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]>;
-  /** Ends at `now` the address's key whose end is after `now` (only if it is `expected`, when given): that key, or null when there is none. */
+  /**
+   * Ends at `now` the address's key whose end is after `now` (only if it
+   * is `expected`, when given): that key, or null when there is none.
+   */
   endGrace(email: string, now: number, expected?: string): Promise<StoppedKey | null>;
   /** The owner of a key hash and its stored end (null while current), or null for a hash never issued. */
   owner(hash: string): Promise<{ email: string; end: number | null } | null>;

@@ -47,11 +47,16 @@ import { generateKey, generateSession, generateToken, HashMemo, hashSecret, isKe
 
 /** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
 const PURGE_EVERY_MS = 60_000;
-/** How long `/health` reuses the key store's probe: health is polled, and a second is as fresh as a key check's cache. */
+/**
+ * How long `/health` reuses the key store's probe: health is polled, and a second is as fresh as a key check's cache.
+ */
 export const PROBE_TTL_MS = 1_000;
 
 const HOUR_MS = 3_600_000;
-/** How long a rotated key may go on working, by the name the portal and the CLI give it; `now` (and `0`) ends it at once. */
+/**
+ * How long a rotated key may go on working, by the name the
+ * portal and the CLI give it; `now` (and `0`) ends it at once.
+ */
 export const GRACE_PERIODS = { now: 0, '1h': HOUR_MS, '24h': 24 * HOUR_MS, '7d': 7 * 24 * HOUR_MS } as const;
 export type GraceName = keyof typeof GRACE_PERIODS;
 /** The grace period named (`now`, `0`, `1h`, `24h`, `7d`) in milliseconds, or null for any other value. */
@@ -78,10 +83,16 @@ export class Keys implements KeyCheck {
   readonly cache: KeyCache | null;
   private readonly keyEnd: (hash: string) => Maybe<KeyEnd>;
   private purgedAt = 0;
-  /** The last probe's outcome and until when it holds (an outcome, never a probe in flight: workerd ties that to its request). */
+  /**
+   * The last probe's outcome and until when it holds (an outcome,
+   * never a probe in flight: workerd ties that to its request).
+   */
   private probed: { failed: unknown; until: number } | null = null;
 
-  /** `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1); without it every check asks the backend (SQLite: its memory). */
+  /**
+   * `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1);
+   * without it every check asks the backend (SQLite: its memory).
+   */
   constructor(backend: KeyBackend, now: () => number = Date.now, cache?: KeyCacheOptions) {
     this.backend = backend;
     this.now = now;
@@ -102,7 +113,8 @@ export class Keys implements KeyCheck {
    * grace period ends, so that no answer given for it is kept past then.
    */
   until(key: string): Maybe<number | false> {
-    // A remembered hash was a key's (an unshaped text is active under no hash); anything else is hashed only when shaped like a key.
+    // A remembered hash was a key's (an unshaped text is active under
+    // no hash); anything else is hashed only when shaped like a key.
     const hash = this.hashes.peek(key) ?? (isKeyShaped(key) ? this.hashes.get(key) : undefined);
     if (hash === undefined) return false;
     const end = this.keyEnd(hash);
@@ -178,7 +190,9 @@ export class Keys implements KeyCheck {
     return { email: address, token };
   }
 
-  /** At most once a minute: tokens past both the sign-in window and their lifetime, and ended sessions, are forgotten. */
+  /**
+   * At most once a minute: tokens past both the sign-in window and their lifetime, and ended sessions, are forgotten.
+   */
   private async purge(now: number): Promise<void> {
     if (!this.backend.purge || now - this.purgedAt <= PURGE_EVERY_MS) return;
     this.purgedAt = now;
@@ -244,21 +258,30 @@ export class Keys implements KeyCheck {
     return { key, stopped };
   }
 
-  /** Revokes the address's active key, and its key in its grace period with it: the ids stopped; 409 when it has no active key. */
+  /**
+   * Revokes the address's active key, and its key in its grace
+   * period with it: the ids stopped; 409 when it has no active key.
+   */
   async revoke(email: string): Promise<string[]> {
     const stopped = this.retired(await this.backend.revoke(normalizeEmail(email), this.now()));
     if (stopped.length === 0) throw new KeyError(409, KEY_MESSAGES.noKey);
     return stopped;
   }
 
-  /** Stops now the address's key in its grace period (the portal's "Stop the old key now"): its id; 409 when it has none. */
+  /**
+   * Stops now the address's key in its grace period (the portal's
+   * "Stop the old key now"): its id; 409 when it has none.
+   */
   async endGrace(email: string): Promise<string[]> {
     const stopped = this.retired(await this.backend.endGrace(normalizeEmail(email), this.now()));
     if (stopped.length === 0) throw new KeyError(409, KEY_MESSAGES.noEnding);
     return stopped;
   }
 
-  /** Rotates the key given (the CLI), leaving it `graceMs` to live: 403 unless it is the current key; of two at once, one wins. */
+  /**
+   * Rotates the key given (the CLI), leaving it `graceMs` to live:
+   * 403 unless it is the current key; of two at once, one wins.
+   */
   async rotateKey(current: string, graceMs = 0): Promise<Rotation> {
     const hash = this.hashes.get(current);
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;

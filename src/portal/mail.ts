@@ -90,7 +90,10 @@ export function httpMailer(options: HttpMailerOptions): Mailer {
   };
 }
 
-/** The transports a runtime can offer beside the HTTP API: SMTP where it can open sockets, the outbox where there is a disk and a developer. */
+/**
+ * The transports a runtime can offer beside the HTTP API: SMTP where it
+ * can open sockets, the outbox where there is a disk and a developer.
+ */
 export interface LocalTransports {
   smtp?: (url: string, from: string) => Mailer;
   outbox?: (from: string) => Mailer;

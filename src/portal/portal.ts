@@ -72,15 +72,24 @@ export interface PortalOptions {
   issueLimitPerMinute?: number;
   /** A signed-in owner's rotate, revoke, account and sign-out per client address per minute; default 60. */
   ownerLimitPerMinute?: number;
-  /** Takes back the shared cache's answers to the keys rotated away or revoked, by id; never rejects (src/http/cache.ts: purgeKeys). */
+  /**
+   * Takes back the shared cache's answers to the keys rotated away
+   * or revoked, by id; never rejects (src/http/cache.ts: purgeKeys).
+   */
   purgeKeys?: (ids: string[]) => Promise<unknown>;
-  /** Where a failure is told (a mail that could not be sent, a store that failed); the front door writes the access line. */
+  /**
+   * Where a failure is told (a mail that could not be sent, a
+   * store that failed); the front door writes the access line.
+   */
   log?: (line: string) => void;
   /** Clock, for tests. */
   now?: () => number;
 }
 
-/** A request as the portal needs it: the core's view, with who sent it and its body (the front door fills in what a runtime leaves out). */
+/**
+ * A request as the portal needs it: the core's view, with who sent it
+ * and its body (the front door fills in what a runtime leaves out).
+ */
 export type PortalRequest = ApiRequest & Required<Pick<ApiRequest, 'clientIp' | 'body'>>;
 
 /** The body did not arrive within `BODY_TIMEOUT_MS`. */
@@ -88,7 +97,10 @@ export class BodyTimeoutError extends Error {}
 /** The sign-in mail could not be handed to the transport (the key store's own failures are not this). */
 class MailFailed extends Error {}
 
-/** PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when unset; a clear error for anything but a whole number from 1. */
+/**
+ * PORTAL_ISSUE_LIMIT_PER_MINUTE as a number; the default when
+ * unset; a clear error for anything but a whole number from 1.
+ */
 export function issueLimitFrom(value: string | undefined): number {
   return wholeNumberSetting('PORTAL_ISSUE_LIMIT_PER_MINUTE', value, DEFAULT_ISSUE_LIMIT, 1);
 }
@@ -107,7 +119,10 @@ function actionOf(pathname: string): Action | null {
   return null;
 }
 
-/** Reads a fetch-style body, stopping once it is longer than `maxBytes` (null) or older than `timeoutMs` (a BodyTimeoutError). */
+/**
+ * Reads a fetch-style body, stopping once it is longer than
+ * `maxBytes` (null) or older than `timeoutMs` (a BodyTimeoutError).
+ */
 export async function readLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
   if (!stream) return new Uint8Array(0);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -121,7 +136,9 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, max
   }
 }
 
-/** The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`. */
+/**
+ * The JSON object a request carries, or the reply that refuses it; with `optional`, an empty body (or none) is `{}`.
+ */
 async function jsonBody(request: PortalRequest, optional = false): Promise<Record<string, unknown> | ApiReply> {
   const type = (request.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json' && !optional) return fail(415, PORTAL_MESSAGES.unsupportedType);
@@ -151,7 +168,10 @@ function bearer(request: ApiRequest): string | null {
 /** The portal's endpoints over one key store, mailer and per-client limiter. */
 class PortalEndpoints {
   readonly limiter: RateLimiter;
-  /** A signed-in owner's own key actions, counted apart from sign-ins and new keys so managing a key never waits on them. */
+  /**
+   * A signed-in owner's own key actions, counted apart from
+   * sign-ins and new keys so managing a key never waits on them.
+   */
   readonly ownerLimiter: RateLimiter;
   private readonly keys: Keys;
   private readonly now: () => number;
@@ -169,7 +189,10 @@ class PortalEndpoints {
     this.ownerLimitText = `${this.ownerLimiter.limit} key actions per minute per client address`;
   }
 
-  /** Counts one sign-in or new key (or, for `owner`, one of an owner's key actions) against the client's address; the 429 reply when over. */
+  /**
+   * Counts one sign-in or new key (or, for `owner`, one of an owner's
+   * key actions) against the client's address; the 429 reply when over.
+   */
   private overLimit(request: PortalRequest, owner = false): ApiReply | null {
     const decision = (owner ? this.ownerLimiter : this.limiter).hit(request.clientIp || 'unknown');
     return decision.ok ? null : tooMany(owner ? this.ownerLimitText : this.limitText, decision.retryAfter);
@@ -194,7 +217,8 @@ class PortalEndpoints {
         throw new MailFailed(error.message);
       });
     try {
-      // A link whose mail was not handed to the transport is taken back: it neither works nor counts against the address.
+      // A link whose mail was not handed to the transport is taken
+      // back: it neither works nor counts against the address.
       await this.keys.signIn(body.email, send);
     } catch (error) {
       if (!(error instanceof MailFailed)) throw error;
@@ -273,7 +297,9 @@ class PortalEndpoints {
     }
   }
 
-  /** The reply to a request on one of the portal's paths (the front door has parsed it); a store that fails is a 503. */
+  /**
+   * The reply to a request on one of the portal's paths (the front door has parsed it); a store that fails is a 503.
+   */
   async reply(request: PortalRequest, pathname: string): Promise<ApiReply> {
     const action = actionOf(pathname);
     try {

@@ -26,9 +26,14 @@ export const SIGN_IN_WINDOW_MS = 10 * 60_000;
 export const MAX_BODY_BYTES = 4096;
 /** A portal request's body must have arrived this long after the request began. */
 export const BODY_TIMEOUT_MS = 10_000;
-/** New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise. */
+/**
+ * New sign-in links and new keys per client address per minute, unless PORTAL_ISSUE_LIMIT_PER_MINUTE says otherwise.
+ */
 export const DEFAULT_ISSUE_LIMIT = 5;
-/** A signed-in owner's own key actions (rotate, revoke, account, sign-out) per client address per minute: generous, since none sends mail or adds a key holder. */
+/**
+ * A signed-in owner's own key actions (rotate, revoke, account, sign-out) per
+ * client address per minute: generous, since none sends mail or adds a key holder.
+ */
 export const DEFAULT_OWNER_LIMIT = 60;
 
 /** A duration as the portal's mail and messages say it: `15 minutes`, `an hour`, `2 hours`. */

@@ -26,9 +26,14 @@
 export const SECRET_PREFIXES = { key: 'faa_', token: 'fat_', session: 'fas_' } as const;
 /** A key's id, the characters of it kept in logs and shown to its owner: the prefix and 8 characters. */
 export const KEY_ID_LENGTH = SECRET_PREFIXES.key.length + 8;
-/** What replaces a secret: ASCII, so that a redacted line stays a one-byte string (with `…` every access line became a two-byte string, and the logger took about 0.4 µs longer to encode it). */
+/**
+ * What replaces a secret: ASCII, so that a redacted line stays a one-byte string (with `…` every
+ * access line became a two-byte string, and the logger took about 0.4 µs longer to encode it).
+ */
 const MASK = '...';
-/** Shortest text that holds a secret: a prefix and more than a key id's 8 characters after it (a bare secret needs 32). */
+/**
+ * Shortest text that holds a secret: a prefix and more than a key id's 8 characters after it (a bare secret needs 32).
+ */
 const SHORTEST_SECRET = KEY_ID_LENGTH + 1;
 
 const PREFIXED = /(fa[ats]_)([A-Za-z0-9_-]*)/gi;
@@ -53,7 +58,10 @@ const hasEscapes = (text: string) => text.includes('%') || text.includes('\\');
 
 const hexValue = (c: number) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1);
 
-/** `%XX` and (then, on the result) `\u00XX` replaced by their characters, left to right, each once: one round of decodeAll. */
+/**
+ * `%XX` and (then, on the result) `\u00XX` replaced by their
+ * characters, left to right, each once: one round of decodeAll.
+ */
 function decodeRound(text: string): string {
   return decodeEscapes(decodeEscapes(text, 0x25, 1), 0x5c, 4);
 }
@@ -175,7 +183,10 @@ function labelled(line: string, atomStart: number, lastEscape: number): boolean 
   return spaced ? /^bearer$/i.test(label) : LABEL.test(label);
 }
 
-/** A label inside one atom, its `=` encoded: `apikey%3Dfaa_...` decodes to `apikey=faa_...`: the letters before the first `=`, and the rest. */
+/**
+ * A label inside one atom, its `=` encoded: `apikey%3Dfaa_...` decodes
+ * to `apikey=faa_...`: the letters before the first `=`, and the rest.
+ */
 function innerLabel(decoded: string): [label: string, value: string] | null {
   const eq = decoded.indexOf('=');
   if (eq < 0) return null;
@@ -183,7 +194,8 @@ function innerLabel(decoded: string): [label: string, value: string] | null {
 }
 
 function redactAtom(atom: string, line: string, at: number, lastEscape: number): string {
-  // Short, with nothing to decode: neither a secret nor holding a label (atoms have no `=`); only its label can mask it.
+  // Short, with nothing to decode: neither a secret nor holding
+  // a label (atoms have no `=`); only its label can mask it.
   if (atom.length < SHORTEST_SECRET && !hasEscapes(atom)) return labelled(line, at, lastEscape) && !isMaskedId(atom) ? MASK : atom;
   const decoded = decodeAll(atom);
   const secrets = secretsIn(decoded);
@@ -247,7 +259,10 @@ function scanCodes(line: string): Uint8Array {
   return codes;
 }
 
-/** The line with every key, token and session masked (see the top of this file). One pass; the line itself when nothing is. */
+/**
+ * The line with every key, token and session masked (see the
+ * top of this file). One pass; the line itself when nothing is.
+ */
 export function redactLine(line: string): string {
   const codes = scanCodes(line);
   const length = line.length;
@@ -270,7 +285,8 @@ export function redactLine(line: string): string {
       if (k === 0) break;
       if (k === 2) escape = at;
     }
-    // `at` is the atom's end. With nothing to decode, an atom too short to hold a secret and after none of `=`, `:`, a space is left as it is.
+    // `at` is the atom's end. With nothing to decode, an atom too short to
+    // hold a secret and after none of `=`, `:`, a space is left as it is.
     let redacted: string | null = null;
     if (escape < 0) {
       if (at - start >= SHORTEST_SECRET || before === EQUALS || before === COLON || isSpace(before)) redacted = redactPlainAtom(line, start, at, lastEscape);

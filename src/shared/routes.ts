@@ -45,7 +45,10 @@ export interface Route {
   summary: string;
   /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
   notFound: string | null;
-  /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch; `file`, a dataset file's own bytes. */
+  /**
+   * What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]`
+   * is an array of PersonMatch; `file`, a dataset file's own bytes.
+   */
   answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file' | 'FilmRecord' | 'PeopleRecord' | 'CeremonyRecord' | 'AwardSummary[]' | 'AwardRecord';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
@@ -90,7 +93,10 @@ export const ID_FORMS = {
   awardRecord: idForm('^[a-z0-9]+(?:-[a-z0-9]+)*$', 'lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)'),
 } as const;
 
-/** A dataset file's name, as the list names them: lower-case letters, digits and `_`, then `.sqlite`, `.ndjson` or `.csv`. */
+/**
+ * A dataset file's name, as the list names them: lower-case
+ * letters, digits and `_`, then `.sqlite`, `.ndjson` or `.csv`.
+ */
 /** The path of the record of the film (`tt…`), person or company (`nm…`, `co…`) with this IMDb id. */
 export const recordPath = (id: string) => `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
 

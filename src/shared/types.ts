@@ -5,13 +5,21 @@
 
 /** One nomination, as the API returns it (spec section 2, "Nomination"). */
 export interface Nomination {
-  /** Who or what the nomination is for: the people for most categories, the film for Best Picture and other film categories. */
+  /**
+   * Who or what the nomination is for: the people for most
+   * categories, the film for Best Picture and other film categories.
+   */
   primary: string[];
-  /** The film, or the people sharing the award; this service always sends it, empty when there is nobody else to name. */
+  /**
+   * The film, or the people sharing the award; this service always sends it, empty when there is nobody else to name.
+   */
   secondary?: string[];
   /** True when the nomination won. */
   won: boolean;
-  /** Optional historical footnote: song title, official citation, the Academy's notes; absent when there is nothing to say. */
+  /**
+   * Optional historical footnote: song title, official citation,
+   * the Academy's notes; absent when there is nothing to say.
+   */
   notes?: string;
 }
 
@@ -69,9 +77,15 @@ export interface CategoryYearMatch {
 export interface SearchResult {
   /** The name exactly as the archive serves it. */
   name: string;
-  /** `person`, `company`, `country` or `film` (from the source's IMDb ids, else its columns: docs/records.md), or `category` for a full category name. */
+  /**
+   * `person`, `company`, `country` or `film` (from the source's IMDb ids, else
+   * its columns: docs/records.md), or `category` for a full category name.
+   */
   kind: 'person' | 'company' | 'country' | 'film' | 'category';
-  /** How many nominations `path` answers: for a name, the person lookup's matches; for a category name, the nominations in the category lookup's answer. */
+  /**
+   * How many nominations `path` answers: for a name, the person lookup's matches;
+   * for a category name, the nominations in the category lookup's answer.
+   */
   nominations: number;
   /** How many of those nominations won. */
   wins: number;
@@ -81,9 +95,15 @@ export interface SearchResult {
   lastYear: string;
   /** The lookup that answers this name, without its key: append `/apikey=...`. */
   path: string;
-  /** Its record, without its key: `/film/id=…`, `/people/id=…` for a name with an IMDb id (or written without one where exactly one id is credited with it), `/awards/id=…` for a category (its award's). */
+  /**
+   * Its record, without its key: `/film/id=…`, `/people/id=…` for a name with an IMDb id (or written
+   * without one where exactly one id is credited with it), `/awards/id=…` for a category (its award's).
+   */
   record?: string;
-  /** The IMDb id `path` answers (`tt…` a film, `nm…` a person, `co…` a company), when the source gives one: two films of one title are two results. */
+  /**
+   * The IMDb id `path` answers (`tt…` a film, `nm…` a person, `co…` a company),
+   * when the source gives one: two films of one title are two results.
+   */
   id?: string;
   /** For a film: the source's year of the film (its Year column: `1997`, `1927/28`), which is not the ceremony's. */
   filmYear?: string;
@@ -244,7 +264,10 @@ export const LAYOUT_FORMAT = 16;
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */
   format: typeof LAYOUT_FORMAT;
-  /** Where the archive came from; `revision` when the build read the revision data/source.json pins (absent in older builds). */
+  /**
+   * Where the archive came from; `revision` when the build read
+   * the revision data/source.json pins (absent in older builds).
+   */
   source: { sha256: string; rows: number; sample: boolean; revision?: SourceRevision | null };
   /** Lowest and highest held year. */
   yearRange: [number, number];
@@ -252,7 +275,10 @@ export interface Manifest {
   archive: FileRef;
   /** One ceremony year: its Category[]. */
   years: Record<string, FileRef>;
-  /** The stored CategoryIndex (its line, then a line of each name's answers at each year): the full category names, each one's answers, and each year's elements. */
+  /**
+   * The stored CategoryIndex (its line, then a line of each name's answers at each
+   * year): the full category names, each one's answers, and each year's elements.
+   */
   categories: FileRef;
   /** How many full category names there are (for /health, which reads no other file). */
   categoryCount: number;
@@ -260,7 +286,10 @@ export interface Manifest {
   shards: FileRef[];
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
-  /** The stored search index (src/store/search.ts: storedFiles): its core (vocabulary, postings and keys), then its files of rows, in the order the core counts them; read by searches, never sent. */
+  /**
+   * The stored search index (src/store/search.ts: storedFiles): its core (vocabulary, postings and
+   * keys), then its files of rows, in the order the core counts them; read by searches, never sent.
+   */
   search: FileRef[];
   /** The category list's answer (CategoryName[]). */
   categoryList: FileRef;
@@ -342,9 +371,14 @@ export interface RecordName {
   id: string | null;
   /** The name as this nomination credits it. */
   name: string;
-  /** `country` is the country of an International Feature Film (or Foreign Language Film) nomination, never a company. */
+  /**
+   * `country` is the country of an International Feature Film (or Foreign Language Film) nomination, never a company.
+   */
   kind: 'person' | 'company' | 'country';
-  /** `primary` when the nomination is for them (most categories), `secondary` when it is for the film and they share it (Best Picture's producers). */
+  /**
+   * `primary` when the nomination is for them (most categories), `secondary`
+   * when it is for the film and they share it (Best Picture's producers).
+   */
   role: 'primary' | 'secondary';
   /** The character played, for an acting nomination (several, joined by `|`, only where the source does not say which film each is in). */
   character?: string;
@@ -379,7 +413,9 @@ export interface RecordNomination {
   citation?: string;
 }
 
-/** A thing's standing among the things of its kind that have a record: 1 is the most; ties share a rank (1, 2, 2, 4). */
+/**
+ * A thing's standing among the things of its kind that have a record: 1 is the most; ties share a rank (1, 2, 2, 4).
+ */
 export interface Standing {
   nominations: number;
   wins: number;
@@ -402,7 +438,10 @@ export interface AwardStanding extends Standing {
   name: string;
 }
 
-/** A thing's standing overall, within each class and within each award it was nominated for (docs/records.md says what counts). */
+/**
+ * A thing's standing overall, within each class and within each
+ * award it was nominated for (docs/records.md says what counts).
+ */
 export interface Ranks {
   overall: Standing;
   /** Within each class it was nominated in, most nominations first. */

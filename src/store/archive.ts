@@ -44,7 +44,10 @@ export interface ArchiveOptions {
    * millisecond) again. With the answers' 16 MiB the reader keeps at most 40 MiB.
    */
   jsonBytes?: number;
-  /** Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and those made at run time, searches' and joins' (SEARCH_ENTRY_BYTES, their body and their key); default 16 MiB. */
+  /**
+   * Bytes of answers kept, as measured on the heap: stored ones (ids, ETags and paths: STORED_ANSWER_BYTES each) and
+   * those made at run time, searches' and joins' (SEARCH_ENTRY_BYTES, their body and their key); default 16 MiB.
+   */
   answerBytes?: number;
 }
 
@@ -121,7 +124,10 @@ class NameIndex {
   }
 }
 
-/** A stored answer as data, worked out once per ref (so a lookup builds no strings): each stored encoding's id, ETag and place. */
+/**
+ * A stored answer as data, worked out once per ref (so a lookup
+ * builds no strings): each stored encoding's id, ETag and place.
+ */
 function storedAnswer(parsed: ParsedRef): Answer {
   const place = (encoding: Encoding, at: Place): StoredPlace => ({
     // parseRef let only ids of 20 hex digits through, so each has a path.
@@ -146,10 +152,16 @@ function storedAnswer(parsed: ParsedRef): Answer {
   return answer;
 }
 
-/** Where `encoding` of a stored answer is (its identity when it has no such copy); undefined for an answer made at run time. */
+/**
+ * Where `encoding` of a stored answer is (its identity when it
+ * has no such copy); undefined for an answer made at run time.
+ */
 const storedAt = (answer: Answer, encoding: Encoding): StoredPlace | undefined => answer.at && (answer.at[encoding] ?? answer.at.identity);
 
-/** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
+/**
+ * A pack of answers is at most this long inflated (the full
+ * archive's largest is 0.24 MiB): a longer one is a damaged build.
+ */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
 /** The bytes `gzipped` inflates to, refused past `limit` bytes. */
@@ -311,7 +323,10 @@ export class ArchiveReader {
   private readonly checks = new WeakMap<Uint8Array, true | Promise<Uint8Array>>();
   /** Parsed index files by file id, the manifest and inflated packs: kept with the bytes they were made from. */
   private readonly parsed: ByteLru<{ size: number; bytes: Uint8Array | string; parsed: unknown }>;
-  /** Stored answers by ref (data from the manifest and index files, never a client's text), and searches' by index and text. */
+  /**
+   * Stored answers by ref (data from the manifest and index files,
+   * never a client's text), and searches' by index and text.
+   */
   private readonly answers: ByteLru<Kept>;
 
   constructor(options: ArchiveOptions = {}) {
@@ -329,7 +344,10 @@ export class ArchiveReader {
     return this.parsed.bytes;
   }
 
-  /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
+  /**
+   * The answer to a lookup, or null when nothing matches. (Each step
+   * branches on a value at hand, so a warm lookup makes no closure.)
+   */
   find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
     const manifest = this.manifest(source);
     return isPromise(manifest) ? manifest.then((m) => this.findIn(source, m, lookup)) : this.findIn(source, manifest, lookup);
@@ -531,7 +549,10 @@ export class ArchiveReader {
     return isPromise(pack) ? pack.then((b) => slice(b, at.range!, at.file)) : slice(pack, at.range, at.file);
   }
 
-  /** The stored bytes of `encoding` as a stream, when `source` streams and they are a file of their own; else null (use `read`). */
+  /**
+   * The stored bytes of `encoding` as a stream, when `source` streams
+   * and they are a file of their own; else null (use `read`).
+   */
   stream(answer: Answer, encoding: Encoding, source: DataSource): Promise<StoredStream> | null {
     if (answer.blob) return Promise.resolve({ body: answer.blob.stream(), length: answer.blob.size });
     const at = storedAt(answer, encoding);
@@ -549,7 +570,9 @@ export class ArchiveReader {
     return this.indexFile<T>(source, ref);
   }
 
-  /** A stored JSON file the lookups read (a shard, the category index or answers at a year, the search index), parsed. */
+  /**
+   * A stored JSON file the lookups read (a shard, the category index or answers at a year, the search index), parsed.
+   */
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
     const at = file.at!.identity;
@@ -559,7 +582,10 @@ export class ArchiveReader {
     return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.ids.identity, b, parse)) : this.parsedIndex<T>(file.ids.identity, bytes, parse);
   }
 
-  /** An index file's (or the manifest's) parsed content, parsed again only when the source hands back other bytes (a file damaged or replaced on disk), or other checked text. */
+  /**
+   * An index file's (or the manifest's) parsed content, parsed again only when the source
+   * hands back other bytes (a file damaged or replaced on disk), or other checked text.
+   */
   private parsedIndex<T>(id: string, bytes: Uint8Array | string, parse: (text: string) => T): T {
     const hit = this.parsed.peek(id);
     if (hit?.bytes === bytes) return hit.parsed as T;
@@ -611,7 +637,8 @@ export class ArchiveReader {
       const file = this.stored(ref);
       const from = `join ${manifest.categories} ${file.ids.identity} ${key}`;
       const runs = runsOf(index, places, year);
-      // A megabyte across all years, where the platform keeps it as uploaded: cut as a Blob, neither read into the heap nor hashed.
+      // A megabyte across all years, where the platform keeps it as
+      // uploaded: cut as a Blob, neither read into the heap nor hashed.
       const blob = year === undefined ? this.blob(file, source) : null;
       if (blob) return blob.then((b) => ({ blob: joinedBlob(b, runs), from }));
       return andThen(this.read(file, 'identity', source), (bytes) => ({ body: joinedBytes(bytes, runs), from }));

@@ -43,7 +43,10 @@ export interface Place {
   range: [number, number] | null;
 }
 
-/** Whether the file a place names is a gzipped pack, to inflate before its range is cut: a pack of answers as sent (identity) is; a pack of compressed copies, or a file of its own, is not. */
+/**
+ * Whether the file a place names is a gzipped pack, to inflate before its range is cut: a pack
+ * of answers as sent (identity) is; a pack of compressed copies, or a file of its own, is not.
+ */
 export const isGzippedPack = (encoding: Encoding, place: Place): boolean => encoding === 'identity' && place.range !== null;
 
 export interface ParsedRef {
@@ -127,7 +130,10 @@ export function dataPath(id: string): string | null {
 export const SHARD_COUNT = 256;
 /** Number of IMDb id index shards (each with the pack of its answers). */
 export const ID_SHARD_COUNT = 128;
-/** Number of record index shards (`Manifest.records`): films', people's and companies' records in the pack of their shard. */
+/**
+ * Number of record index shards (`Manifest.records`): films',
+ * people's and companies' records in the pack of their shard.
+ */
 export const RECORD_SHARD_COUNT = 64;
 
 /** One FNV-1a step. */

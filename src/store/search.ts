@@ -58,22 +58,38 @@ export const SEARCH_WORD_LETTERS = 24;
 /** A search key cut to what a search considers (`SEARCH_WORDS`, `SEARCH_WORD_LETTERS`). */
 export function considered(key: string): string {
   const words = key.split(' ', SEARCH_WORDS);
-  return words.some((w) => w.length > SEARCH_WORD_LETTERS) ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ') : words.join(' ');
+  return words.some((w) => w.length > SEARCH_WORD_LETTERS)
+    ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ')
+    : words.join(' ');
 }
 
 /** Letters NFKD does not take apart, as their plain spellings. */
-const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
+const FOLDED: Record<string, string> = {
+  ø: 'o',
+  ł: 'l',
+  đ: 'd',
+  ð: 'd',
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  þ: 'th',
+  ı: 'i',
+  ħ: 'h',
+};
 const FOLDABLE = /[øłđðßæœþıħ]/g;
 
 /** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
 export function searchKey(text: string): string {
-  return asciiKey(text) ?? text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(FOLDABLE, (c) => FOLDED[c])
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
+  return (
+    asciiKey(text) ??
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(FOLDABLE, (c) => FOLDED[c])
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+  );
 }
 
 /**
@@ -97,10 +113,57 @@ function asciiKey(text: string): string | null {
   return key;
 }
 
-const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
+const NUMBER_WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+  'twenty',
+];
 /** Roman numerals 2 to 20 (I, V and X alone are too often a letter or a word). */
-const ROMAN = ['', '', 'ii', 'iii', 'iv', '', 'vi', 'vii', 'viii', 'ix', '', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
-const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, String(n)] as const), ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : []))]);
+const ROMAN = [
+  '',
+  '',
+  'ii',
+  'iii',
+  'iv',
+  '',
+  'vi',
+  'vii',
+  'viii',
+  'ix',
+  '',
+  'xi',
+  'xii',
+  'xiii',
+  'xiv',
+  'xv',
+  'xvi',
+  'xvii',
+  'xviii',
+  'xix',
+  'xx',
+];
+const NUMBERS = new Map<string, string>([
+  ...NUMBER_WORDS.map((w, n) => [w, String(n)] as const),
+  ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : [])),
+]);
 /** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
 const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
@@ -113,7 +176,12 @@ function written(word: string): string {
 
 /** A search key with each number word and roman numeral written in digits: how both sides are compared. */
 export function indexKey(key: string): string {
-  return key === '' ? '' : key.split(' ').map((w) => NUMBERS.get(w) ?? w).join(' ');
+  return key === ''
+    ? ''
+    : key
+        .split(' ')
+        .map((w) => NUMBERS.get(w) ?? w)
+        .join(' ');
 }
 
 /** A year someone might add to a title. */
@@ -122,7 +190,13 @@ const isYear = (word: string) => word.length === 4 && word >= '1900' && word <= 
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
 export type SearchKind = SearchResult['kind'];
 const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', n: 'country', f: 'film', a: 'category' };
-export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', country: 'n', film: 'f', category: 'a' };
+export const KIND_CODES: Record<SearchKind, string> = {
+  person: 'p',
+  company: 'c',
+  country: 'n',
+  film: 'f',
+  category: 'a',
+};
 
 /**
  * The index as made by the build: `words`, every word of every key, sorted;
@@ -148,7 +222,8 @@ const LARGEST_BLOCK = 36 ** PLACE - 2;
 /** Lines joined by line breaks, and before them where each starts (and where one after the last would), PLACE digits each. */
 function placed(lines: string[]): [string, string] {
   const block = lines.join('\n');
-  if (block.length > LARGEST_BLOCK) throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
+  if (block.length > LARGEST_BLOCK)
+    throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
   let places = '';
   let at = 0;
   for (const line of [...lines, '']) {
@@ -189,13 +264,17 @@ export function storedFiles(index: StoredSearchIndex): string[] {
   const counts: number[] = [];
   const runs: string[][] = [];
   index.words.forEach((word, at) => {
-    if (word === '' || word.includes('\u0000')) throw new Error(`search index: the word ${JSON.stringify(word)} cannot be stored`);
+    if (word === '' || word.includes('\u0000'))
+      throw new Error(`search index: the word ${JSON.stringify(word)} cannot be stored`);
     counts[word.length] = (counts[word.length] ?? 0) + 1;
     (runs[word.length] ??= []).push(word + at.toString(36).padStart(digits, '0'));
   });
   const header = [entries, rowsPer, rows.length, digits, index.words.length].join(' ');
   const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
-  return [[header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'), ...rows];
+  return [
+    [header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'),
+    ...rows,
+  ];
 }
 
 /** Lines of a block, each cut out when asked for: the core's postings or keys, or a stored file of rows. */
@@ -220,7 +299,10 @@ export class Lines {
 
   line(i: number): string {
     const at = i * PLACE;
-    return this.block.slice(parseInt(this.places.slice(at, at + PLACE), 36), parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1);
+    return this.block.slice(
+      parseInt(this.places.slice(at, at + PLACE), 36),
+      parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1,
+    );
   }
 }
 
@@ -243,7 +325,8 @@ export function editsWithin(a: string, b: string, max: number): number {
     for (let j = 1; j <= b.length; j++) {
       const bj = b.charCodeAt(j - 1);
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ai === bj ? 0 : 1));
-      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d) d = before[j - 2] + 1;
+      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d)
+        d = before[j - 2] + 1;
       current[j] = d;
       if (d < best) best = d;
     }
@@ -302,7 +385,19 @@ function asked(text: string, key: string): Asked {
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
   const compact = join(all);
-  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(all)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= LONG_TEXT, close: [], pairs: [] };
+  const q: Asked = {
+    text,
+    words,
+    written,
+    compact,
+    compactNoYear: join(kept),
+    bare: join(strip(all)),
+    bareNoYear: join(strip(kept)),
+    years: words.filter(isYear),
+    long: compact.length >= LONG_TEXT,
+    close: [],
+    pairs: [],
+  };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
   return q;
@@ -311,7 +406,10 @@ function asked(text: string, key: string): Asked {
 /** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 (either's: "fred oneedl", "laurence ennet"). */
 function typosBetween(q: Asked, asked: string, word: string): number {
   if (asked.length < 3) return 0;
-  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0);
+  return Math.max(
+    typosFor(Math.max(asked.length, word.length)),
+    q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0,
+  );
 }
 
 /** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
@@ -349,7 +447,8 @@ type Fit = number;
 const NO_FIT = -1;
 /** The rank from which a key needs two typos. */
 const TWO_TYPOS = 20;
-const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
+const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
+  rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
 /**
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
@@ -426,7 +525,8 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
     if (used & (3 << j) || !(w.startsWith(k[j]) || w.startsWith(written(k[j])))) continue;
     const [two, spoken] = [k[j] + k[j + 1], written(k[j]) + written(k[j + 1])];
     if (two === w || spoken === w) return j | 64;
-    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w)) return j | 96;
+    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w))
+      return j | 96;
   }
   // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
   if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
@@ -488,21 +588,29 @@ export class SearchIndex {
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
     if (header.length !== 5) throw new Error('a search index of another format');
-    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3])) throw new Error('a search index with a damaged header');
+    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3]))
+      throw new Error('a search index with a damaged header');
     const [entries, rowsPer, rowFiles, digits, wordCount] = header;
     [this.vocabulary, this.digits, this.wordCount] = [blocks[2], digits, wordCount];
     let [at, first] = [0, 0];
     blocks[1].split(' ').forEach((text, length) => {
       const n = Number(text);
-      if (!Number.isSafeInteger(n) || n < 0 || (length === 0 && n > 0)) throw new Error('a search index with a damaged header');
+      if (!Number.isSafeInteger(n) || n < 0 || (length === 0 && n > 0))
+        throw new Error('a search index with a damaged header');
       [this.runAt[length], this.runWords[length], this.runFirst[length]] = [at, n, first];
       at += n * (length + digits);
       first += n;
     });
-    if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount) throw new Error('a search index whose vocabulary disagrees with its header');
+    if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount)
+      throw new Error('a search index whose vocabulary disagrees with its header');
     this.postingLines = new Lines(blocks[3], blocks[4]);
     this.keyLines = new Lines(blocks[5], blocks[6]);
-    if (rowFiles !== Math.ceil(entries / rowsPer) || this.postingLines.length !== wordCount || this.keyLines.length !== entries) throw new Error('a search index whose header disagrees');
+    if (
+      rowFiles !== Math.ceil(entries / rowsPer) ||
+      this.postingLines.length !== wordCount ||
+      this.keyLines.length !== entries
+    )
+      throw new Error('a search index whose header disagrees');
     this.rowsPer = rowsPer;
     this.files = 1 + rowFiles;
   }
@@ -510,7 +618,10 @@ export class SearchIndex {
   /** An index from its stored core (`storedFiles`); rows are read from their own files as searches show them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 7) throw new Error(blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index');
+    if (blocks.length !== 7)
+      throw new Error(
+        blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index',
+      );
     return new SearchIndex(blocks);
   }
 
@@ -534,12 +645,24 @@ export class SearchIndex {
     if (key === '') return [];
     const q = asked(text, key);
     // The most telling words first: the longest that are neither small words, years nor a short start; then any.
-    const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
+    const weak = (i: number) =>
+      Number(
+        SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3),
+      );
     // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
     const unknown = (i: number) => Number(!this.has(q.words[i]));
-    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
+    const order = q.words
+      .map((w, i) => i)
+      .sort(
+        (a, b) =>
+          weak(a) - weak(b) ||
+          unknown(a) - unknown(b) ||
+          (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) ||
+          q.words[b].length - q.words[a].length ||
+          a - b,
+      );
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
@@ -567,10 +690,14 @@ export class SearchIndex {
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
       const [x, y] = [this.postings(a), this.postings(b)];
-      for (let i = 0, j = 0; i < x.length && j < y.length; ) {
+      for (let i = 0, j = 0; i < x.length && j < y.length;) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
-        else (out.add(x[i]), i++, j++);
+        else {
+          out.add(x[i]);
+          i++;
+          j++;
+        }
       }
     };
     if (i === q.words.length - 1 && w.length >= 3) {
@@ -588,7 +715,9 @@ export class SearchIndex {
       const rest = w.slice(cut);
       const last = at(rest);
       if (last >= 0) both(first, last);
-      else for (let second = 1; second < rest.length; second++) if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
+      else
+        for (let second = 1; second < rest.length; second++)
+          if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
@@ -626,7 +755,11 @@ export class SearchIndex {
       found = [];
       const bits = (this.bits ??= new Int32Array(this.wordCount));
       const mine = letterBits(word);
-      for (let length = Math.max(1, word.length - typos); length <= word.length + typos && length < this.runWords.length; length++) {
+      for (
+        let length = Math.max(1, word.length - typos);
+        length <= word.length + typos && length < this.runWords.length;
+        length++
+      ) {
         const [start, width] = [this.runAt[length], length + this.digits];
         for (let n = 0; n < this.runWords[length]; n++) {
           const at = this.runFirst[length] + n;
@@ -674,14 +807,21 @@ export class SearchIndex {
   /** A word's place in the sorted vocabulary, or -1. */
   private at(word: string): number {
     const n = this.lowerBound(word);
-    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word ? this.sortedPlace(word.length, n) : -1;
+    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word
+      ? this.sortedPlace(word.length, n)
+      : -1;
   }
 
   /** The places of the words starting with `start` (it included), in the vocabulary's order. */
   private startingWith(start: string): number[] {
     const found: number[] = [];
     for (let length = start.length; length < this.runWords.length; length++) {
-      for (let n = this.lowerBound(start, length); n < this.runWords[length] && this.wordOf(length, n).startsWith(start); n++) found.push(this.sortedPlace(length, n));
+      for (
+        let n = this.lowerBound(start, length);
+        n < this.runWords[length] && this.wordOf(length, n).startsWith(start);
+        n++
+      )
+        found.push(this.sortedPlace(length, n));
     }
     return found.sort((a, b) => a - b);
   }
@@ -728,7 +868,11 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
+  private ranked(
+    q: Asked,
+    candidates: Set<number>,
+    files: SearchFiles,
+  ): { length: number; best: number; results: SearchResult[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       let parts = this.keyParts.get(entry);
@@ -746,7 +890,12 @@ export class SearchIndex {
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
-    const order = (a: Hit, b: Hit) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry;
+    const order = (a: Hit, b: Hit) =>
+      a.rank - b.rank ||
+      a.year - b.year ||
+      b.weight - a.weight ||
+      Number(b.starts) - Number(a.starts) ||
+      a.entry - b.entry;
     // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
@@ -771,7 +920,11 @@ export class SearchIndex {
       best.map((hit) => hit.entry),
       files,
     );
-    return { length: hits.length, best: hits[0].rank, results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)) };
+    return {
+      length: hits.length,
+      best: hits[0].rank,
+      results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)),
+    };
   }
 }
 
@@ -792,12 +945,23 @@ function yearFits(row: string, year: string): boolean {
  */
 function resultOf(row: string, key: number): SearchResult {
   // Last, its record's path where its id does not give it (a category's award's; a name without an id that stands for one id's thing).
-  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] = row.split('\t');
+  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] =
+    row.split('\t');
   const all = names.split('|');
   const name = all[key < all.length ? key : 0];
   const kind = KINDS[code];
-  const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
-  const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
+  const path = id
+    ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}`
+    : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
+  const found: SearchResult = {
+    name,
+    kind,
+    nominations: Number(nominations),
+    wins: Number(wins),
+    firstYear,
+    lastYear,
+    path,
+  };
   if (id) found.record = recordPath(id);
   else if (record) found.record = record;
   if (id) found.id = id;

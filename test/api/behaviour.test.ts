@@ -43,7 +43,10 @@ let dist: string;
 /** The person lookup whose stored answer the setup corrupts, so every runtime can show section 7's 500. */
 let unreadablePath: string;
 
-/** Every name the suites below ask for (`name=…` in their sources and in the README's examples), decoded where it decodes. */
+/**
+ * Every name the suites below ask for (`name=…` in their sources
+ * and in the README's examples), decoded where it decodes.
+ */
 function namesAsked(): string[] {
   const sources = ['behaviour.ts', 'conformance.ts', 'behaviour.test.ts', '../../README.md'].map((f) => readFileSync(path.join(import.meta.dirname, f), 'utf8'));
   return sources.flatMap((text) =>
@@ -75,7 +78,9 @@ async function corruptOneAnswer(dist: string): Promise<string> {
   const { file } = parseRef(ref)!.at.identity;
   const pack = path.join(dist, dataPath(file)!);
   const bytes = await readFile(pack);
-  bytes[bytes.length >> 1] ^= 0x20; // one bit of the pack (stored gzipped, so every bit is every answer's): no longer the bytes its name (a hash of them) promises
+  // one bit of the pack (stored gzipped, so every bit is every
+  // answer's): no longer the bytes its name (a hash of them) promises
+  bytes[bytes.length >> 1] ^= 0x20;
   await writeFile(pack, bytes);
   return `/person/name=${encodeURIComponent(name)}`;
 }
@@ -83,7 +88,10 @@ const targets: Record<'core' | 'node' | 'edge' | 'worker', Target> = {} as never
 /** The client's offline mode, once it has downloaded the dataset from the Node server: then the network is cut. */
 let offline: Target;
 
-/** The offline client as a target: each request is the client method its route names, answered from the client's copy (an ApiError as its status and message). */
+/**
+ * The offline client as a target: each request is the client method its route
+ * names, answered from the client's copy (an ApiError as its status and message).
+ */
 async function offlineTarget(port: number, apiKey: string): Promise<Target> {
   let online = true;
   const client = await createOfflineClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey, fetch: (input, init) => (online ? fetch(input, init) : Promise.reject(new Error('the network is cut'))) });
@@ -188,7 +196,10 @@ async function edgeTarget(): Promise<void> {
   };
 }
 
-/** The Worker under wrangler dev as a target: keys in a local D1, sign-in links mailed through an HTTP e-mail API, so keys are had through its portal, as a person has them. */
+/**
+ * The Worker under wrangler dev as a target: keys in a local D1, sign-in links mailed
+ * through an HTTP e-mail API, so keys are had through its portal, as a person has them.
+ */
 async function workerTarget(): Promise<void> {
   const mailApi = await startMailApi();
   stops.push(() => mailApi.stop());

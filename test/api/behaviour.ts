@@ -170,8 +170,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         expect([id, person.kind, person.entries.map(fields)]).toEqual([id, 'person', byId(JSON.parse(expectedById.nameById(ids(), id).text))]);
       }
       expect((await record('/people/id=co0007143')).kind).toBe('company');
-      const flat = (years: string[], keep: (name: string) => boolean) =>
-        years.flatMap((y) => archive()[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+      const flat = (years: string[], keep: (name: string) => boolean) => {
+        const held = archive();
+        return years.flatMap((y) => held[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+      };
       for (const year of ['1930', '1998']) {
         const ceremony = await record(`/ceremony/year=${year}`);
         expect([year, ceremony.entries.map(fields)]).toEqual([year, flat([year], () => true)]);
@@ -212,7 +214,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(results.length).toBeLessThanOrEqual(10);
       return results;
     };
-    /** What a result's path answers, counted as the issue defines it: a name's matches, or the nominations in a category's. */
+    /**
+     * What a result's path answers, counted as the issue defines
+     * it: a name's matches, or the nominations in a category's.
+     */
     const counted = async (path: string, k: string) => {
       const reply = await get(`${path}/apikey=${k}`);
       expect([path, reply.status]).toEqual([path, 200]);
@@ -249,7 +254,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         for (const result of (await search(text, k)).slice(0, 5)) {
           const { name: _, kind: __, path, otherNames: ___, id: ____, filmYear: _____, awardNames: ______, record, ...counts } = result;
           expect([text, result.name, counts]).toEqual([text, result.name, await counted(path, k)]);
-          // Its record answers too; a name's counts at least what its path does (it also holds what the same thing was credited without its id).
+          // Its record answers too; a name's counts at least what its path does
+          // (it also holds what the same thing was credited without its id).
           if (record !== undefined) {
             const held = json(await get(`${record}/apikey=${k}`)).nominations;
             expect([record, result.kind === 'category' ? held > 0 : held >= counts.nominations]).toEqual([record, true]);
@@ -511,7 +517,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const rotated = Date.now();
       const after = await t.request('GET', `/archive/year=1929/apikey=${next}`);
       expect([after.status, after.headers['cache-control']]).toEqual([200, 'private, max-age=86400']);
-      // Within 2 s (an isolate's key cache may hold "current" that long, as it may hold a revoked key) the old key's answers are kept only while it lives.
+      // Within 2 s (an isolate's key cache may hold "current" that long, as it may
+      // hold a revoked key) the old key's answers are kept only while it lives.
       let maxAge = Infinity;
       while (Date.now() - rotated < 2_000) {
         const before = await t.request('GET', `/archive/year=1929/apikey=${old}`);
@@ -641,7 +648,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(description.headers['content-type']).toBe(JSON_TYPE);
       for (const [asked, reply] of [['page', page], ['description', description]] as const) expect([asked, reply.headers.vary]).toEqual([asked, 'Accept']);
-      // Where the front door answers /index.html (not Netlify's CDN, which serves the file to everyone), a JSON client gets a 404 there.
+      // Where the front door answers /index.html (not Netlify's CDN, which
+      // serves the file to everyone), a JSON client gets a 404 there.
       const named = await Promise.all(['text/html', 'application/json'].map((accept) => ask('/index.html', accept)));
       if (named[0].status !== named[1].status) expect(named.map((r) => [r.status, r.headers.vary])).toEqual([[200, 'Accept'], [404, 'Accept']]);
     });

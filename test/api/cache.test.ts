@@ -40,7 +40,10 @@ async function owner(keys: Keys, email: string) {
 
 const portalPost = (base: string, p: string, bearer: string) => fetch(`${base}${p}`, { method: 'POST', headers: { authorization: bearer } });
 
-/** An adapter that writes the policy the core gave a reply into one header, as JSON: what the core decided, before any platform's names. */
+/**
+ * An adapter that writes the policy the core gave a reply into one
+ * header, as JSON: what the core decided, before any platform's names.
+ */
 const recording: SharedHeaders = (policy) => ({ 'x-shared': JSON.stringify(policy) });
 const policyOf = (r: Response): SharedPolicy | null => JSON.parse(r.headers.get('x-shared') ?? 'null');
 

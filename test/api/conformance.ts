@@ -19,7 +19,10 @@ const OPERATIONS = [
   { id: 'categoryByNameAndYear', path: '/award/name=Actor/year=2026', keys: ['category', 'nominations'] },
 ] as const;
 
-/** Section 2, Nomination: required primary (strings) and won (boolean), optional secondary and notes, in that order, nothing else. */
+/**
+ * Section 2, Nomination: required primary (strings) and won (boolean),
+ * optional secondary and notes, in that order, nothing else.
+ */
 function expectNomination(n: Record<string, unknown>, where: string) {
   const order = ['primary', 'secondary', 'won', 'notes'];
   const keys = Object.keys(n);
@@ -173,7 +176,8 @@ export function conformanceSuite(name: string, target: () => Target, archive: ()
       expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
       expect(doc.info.version).toBe('1.0.0');
       const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
-      // The spec's six, the two id lookups, search, the category list, the dataset and the records, each once; beside them the keyless /health.
+      // The spec's six, the two id lookups, search, the category list, the
+      // dataset and the records, each once; beside them the keyless /health.
       const lookups = ['allCeremonies', 'categoryByName', 'categoryByNameAndYear', 'ceremonyByYear', 'filmByNameAndYear', 'personByName', 'nameById', 'titleById', 'search', 'categories', 'datasetList', 'datasetFile'];
       lookups.push('filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord');
       expect([...ids].sort()).toEqual([...lookups, 'health'].sort());

@@ -60,7 +60,8 @@ export function createContract(doc: object = openApiDocument({ yearRange: [1929,
 
   function validateResponse(operationId: string | null, status: number, body: unknown): string[] {
     if (operationId === null) {
-      // Outside the six operations (the description at `/`, public files, unknown paths) only error bodies are part of the contract.
+      // Outside the six operations (the description at `/`, public files,
+      // unknown paths) only error bodies are part of the contract.
       if (status < 400) return [];
       return errorValidator(body) ? [] : describe(errorValidator);
     }

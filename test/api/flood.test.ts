@@ -29,10 +29,15 @@ const log = keyWatchingLog();
 const issued = new Set<string>();
 
 
-/** Retained-heap bound for a limiter keeping 1,000 windows (about 0.15 MB measured; 100,000 windows take about 10 MB). */
+/**
+ * Retained-heap bound for a limiter keeping 1,000 windows (about 0.15 MB measured; 100,000 windows take about 10 MB).
+ */
 const RETAINED_BOUND = 2 * 1024 * 1024;
 
-/** 100,000 distinct keys through a fresh limiter keeping at most `maxKeys` windows; the heap it retains, measured while it is alive. */
+/**
+ * 100,000 distinct keys through a fresh limiter keeping at most
+ * `maxKeys` windows; the heap it retains, measured while it is alive.
+ */
 function floodLimiter(maxKeys: number): { limiter: RateLimiter; retained: number; largest: number } {
   let now = 0;
   const baseline = heapUsed();

@@ -139,7 +139,9 @@ function pathOf(g: Generated): string {
   return g.prefix + [g.root, ...g.params, ...(key === null ? [] : [key])].join('/') + g.tail;
 }
 
-/** What may go on the wire in a request line: everything outside printable ASCII percent-encoded (as a client would). */
+/**
+ * What may go on the wire in a request line: everything outside printable ASCII percent-encoded (as a client would).
+ */
 const wireSafe = (p: string) => Buffer.from(p, 'utf8').reduce((out, b) => out + (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : hex(b)), '');
 
 /** The properties every answer must have. */

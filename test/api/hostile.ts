@@ -52,7 +52,10 @@ const ALWAYS = [
   '/portal/%252e%252e%252f_data%252fmanifest.json%2523.css',
 ];
 
-/** Hostile paths: the fixed ones, then `count` drawn from the product of the tables above, each with no key, a valid one or a bogus one. */
+/**
+ * Hostile paths: the fixed ones, then `count` drawn from the product
+ * of the tables above, each with no key, a valid one or a bogus one.
+ */
 export function hostilePaths(count: number, seed = 20261124): { path: string; keyed: boolean }[] {
   const next = seeded(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
@@ -68,7 +71,10 @@ export function hostilePaths(count: number, seed = 20261124): { path: string; ke
   return out;
 }
 
-/** What the test knows of a build: the bodies it publishes on purpose, and every stored file, which no path may return whole. */
+/**
+ * What the test knows of a build: the bodies it publishes on
+ * purpose, and every stored file, which no path may return whole.
+ */
 export interface Published {
   publicBodies: Buffer[];
   stored: Buffer[];
@@ -90,7 +96,9 @@ const isNomination = (n: unknown) => isObject(n) && Array.isArray(n.primary) && 
 const isMatch = (m: unknown) =>
   isObject(m) && typeof m.category === 'string' && (isNomination(m.nomination) || (Array.isArray(m.nominations) && m.nominations.every(isNomination)));
 
-/** Whether a body is an answer of the spec's shapes (section 2): the whole archive, a ceremony, or an array of matches. */
+/**
+ * Whether a body is an answer of the spec's shapes (section 2): the whole archive, a ceremony, or an array of matches.
+ */
 function answerShaped(body: Buffer): boolean {
   let value: unknown;
   try {
@@ -119,7 +127,8 @@ export function checkReply(reply: RawReply, keyed: boolean, files: Published, wh
   if (head || reply.status === 204 || reply.status === 304) return;
   const body = decoded(reply);
   if (reply.status !== 200) {
-    // Ours are JSON; the local CDN stand-in in front of the edge function answers paths netlify.toml keeps from it (`/portal/*`) with its own text.
+    // Ours are JSON; the local CDN stand-in in front of the edge function
+    // answers paths netlify.toml keeps from it (`/portal/*`) with its own text.
     if (body.toString('utf8') !== 'Not Found') expect(typeof JSON.parse(body.toString('utf8')).error, at).toBe('string');
     expect(keyed || reply.status !== 500, `${at}: a 500 without a key`).toBe(true);
     return;
@@ -151,7 +160,10 @@ export interface HostileOptions {
   fuzzRuns?: number;
 }
 
-/** Hostile paths asked at once: the servers answer each over loopback, and one at a time most of the wall time was the round trip. */
+/**
+ * Hostile paths asked at once: the servers answer each over loopback,
+ * and one at a time most of the wall time was the round trip.
+ */
 const AT_ONCE = 8;
 
 /**

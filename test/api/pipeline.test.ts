@@ -150,7 +150,8 @@ describe('the pipeline', () => {
   });
 
   it('keeps searches with the stored answers, within their byte bound, and answers right after evicting', async () => {
-    const bound = 4 * SEARCH_ENTRY_BYTES; // a few searches of the sample (each its entry and a few hundred bytes), not all
+    // a few searches of the sample (each its entry and a few hundred bytes), not all
+    const bound = 4 * SEARCH_ENTRY_BYTES;
     const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, answerBytes: bound });
     const key = await newKey();
     const lookups = ['emma', 'stone', 'the', 'actor', 'actress', 'best', 'picture', 'song', 'music', 'film', 'john', 'mary', 'director', 'la'].map((t) => `/search/name=${t}`);

@@ -308,7 +308,9 @@ describe('the build', () => {
     const writing = await eventually(async () => {
       const tmp = (await readdir(dir)).find((n) => n.startsWith('dist.tmp-'));
       return !!tmp && (await readdir(path.join(dir, tmp, '_data/r')).catch(() => [])).length > 50;
-    }, 170_000, 5); // cold (no data/cache/compressed.bin), under load, a full build took over 90 s to reach its writes (test/store/faults.test.ts)
+    // Waited 170 s: cold (no data/cache/compressed.bin), under load, a full build
+    // took over 90 s to reach its writes (test/store/faults.test.ts)
+    }, 170_000, 5);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     expect(writing).toBe(true);

@@ -262,7 +262,8 @@ describe('the offline client', () => {
     expect(net.state.asked).toEqual([]);
     expect(await again.update()).toBe(false);
     expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY']);
-    // An older copy, whole and true to its own sha256 (the 1929 ceremony alone): the update downloads, naming the ETag it holds, and keeps the new one.
+    // An older copy, whole and true to its own sha256 (the 1929 ceremony alone):
+    // the update downloads, naming the ETag it holds, and keeps the new one.
     const older = kept[0].text.split('\n').filter((line) => line.includes('"held_year":1929,')).join('\n') + '\n';
     kept.push({ text: older, etag: '"0123456789abcdef0123"', sha256: sha256(older) });
     net.state.asked.length = 0;
@@ -319,7 +320,8 @@ describe('the offline client', () => {
       expect([what, written.map((h) => h.sha256)]).toEqual([what, [good.sha256]]);
       expect([what, (await offline.ceremony(1929)).length]).toEqual([what, (await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(1929)).length]);
     }
-    // A dataset of another format (here the first, whose lines said `year` and `imdb`) is refused, not read into wrong answers.
+    // A dataset of another format (here the first, whose lines said
+    // `year` and `imdb`) is refused, not read into wrong answers.
     const earlier = good.text.replaceAll('"held_year":', '"year":').replaceAll('"imdb_id":', '"imdb":');
     const refused = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: earlier } }));
     expect(refused.message).toMatch(/^The seed is not the dataset/);
@@ -333,7 +335,8 @@ describe('the offline client', () => {
   it('keeps its copy in the README’s file store, written to a temporary file and renamed', async () => {
     const readme = packageReadme();
     expect(readme).toMatch(/await writeFile\(`\$\{file\}\.tmp`, JSON\.stringify\(held\)\);\n\s*await rename\(`\$\{file\}\.tmp`, file\);/);
-    // The README's store, as written there, in a folder of its own; then the copy cut as a crash mid-write would leave the .tmp.
+    // The README's store, as written there, in a folder of its own;
+    // then the copy cut as a crash mid-write would leave the .tmp.
     const dir = await tempDir('client-readme-store');
     const file = path.join(dir, 'oscars-dataset.json');
     const store = {
@@ -413,7 +416,8 @@ describe('the offline client', () => {
     let bytes = 0;
     for (const f of js) bytes += (await readFile(path.join(dir, f))).length;
     expect(bytes).toBeLessThan(50 * 1024); // unminified: minified is smaller still
-    expect(await readFile(path.join(dir, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s/m); // a browser loads it alone
+    // a browser loads it alone
+    expect(await readFile(path.join(dir, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s/m);
     const loaded = await import(pathToFileURL(path.join(dir, 'client.js')).href);
     expect([typeof loaded.createClient, typeof loaded.createOfflineClient]).toEqual(['function', 'function']);
   }, 60_000);

@@ -73,7 +73,8 @@ const listening = (port: number) =>
   });
 
 describe('every npm script', () => {
-  // Every script of ours (the ones that run a file of this repository on node, `exec` or not), so a command added later is held to this too.
+  // Every script of ours (the ones that run a file of this repository on
+  // node, `exec` or not), so a command added later is held to this too.
   const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(([, line]) => /^(?:exec )?node /.test(line)).map(([name]) => name);
   let clone: string;
   beforeAll(async () => {
@@ -92,7 +93,8 @@ describe('every npm script', () => {
         resolve({ code: error ? Number(error.code) : 0, stdout, stderr: stderr.replace(/^npm warn .*\n/gm, '') }),
       ),
     );
-    // No work: no dist/, no download into data/cache/, no key database, no tarball, nothing in its temp folder, no server.
+    // No work: no dist/, no download into data/cache/, no key
+    // database, no tarball, nothing in its temp folder, no server.
     expect({ script, args, files: filesOf(clone) }).toEqual({ script, args, files: before });
     // (npm itself keeps Node's compile cache there.)
     expect(readdirSync(tmp).filter((entry) => entry !== 'node-compile-cache')).toEqual([]);

@@ -37,7 +37,8 @@ describe('the compression cache', () => {
     const written = (await stat(cache)).mtimeMs;
     const warm = await buildWith(dir, 'warm', cache);
     expect(warm.log).toMatch(/those of the [1-9]\d* copies earlier builds made that changed/);
-    expect((await stat(cache)).mtimeMs).toBe(written); // nothing compressed, so nothing to add: the file is left as it was
+    // nothing compressed, so nothing to add: the file is left as it was
+    expect((await stat(cache)).mtimeMs).toBe(written);
     const none = await buildWith(dir, 'none', null);
     expect(warm.digest).toEqual(cold.digest);
     expect(none.digest).toEqual(cold.digest);
@@ -65,7 +66,8 @@ describe('the compression cache', () => {
     const cache = path.join(dir, 'compressed.bin');
     const first = await buildWith(dir, 'first', cache);
     const manifest = JSON.parse(await readFile(path.join(dir, 'first', MANIFEST_PATH), 'utf8')) as Manifest;
-    // The whole archive's answer (every client of /archive gets its copy) and the first year stored in a file of its own.
+    // The whole archive's answer (every client of /archive gets
+    // its copy) and the first year stored in a file of its own.
     const year = Object.values(manifest.years).find((ref) => !parseRef(ref)!.at.identity.range && parseRef(ref)!.at.gzip)!;
     const targets = [manifest.archive, year];
     const copies = await readCompressionCache(cache, () => {});

@@ -22,7 +22,10 @@ import { sharedBuild, tempDir } from '../helpers/temp.ts';
 const SQLITE3 = '/usr/bin/sqlite3';
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-/** The source as its README describes it: a header, then one nomination a line of tab-separated fields, `\"` a plain quote. */
+/**
+ * The source as its README describes it: a header, then one
+ * nomination a line of tab-separated fields, `\"` a plain quote.
+ */
 function sourceRows(file: string): Record<string, string>[] {
   const [header, ...lines] = readFileSync(file, 'utf8').replace(/\n$/, '').split('\n');
   const columns = header.split('\t');
@@ -30,7 +33,10 @@ function sourceRows(file: string): Record<string, string>[] {
 }
 const has = (field: string | undefined, id: string) => (field ?? '').split('|').some((v) => v.split(',').includes(id));
 
-/** RFC 4180, read independently of the writer: quoted fields may hold commas, quotes (doubled) and line breaks; records end in CRLF. */
+/**
+ * RFC 4180, read independently of the writer: quoted fields may hold
+ * commas, quotes (doubled) and line breaks; records end in CRLF.
+ */
 function parseCsv(text: string): string[][] {
   const records: string[][] = [];
   let record: string[] = [];
@@ -40,14 +46,24 @@ function parseCsv(text: string): string[][] {
     if (text[i] === '"') {
       i++;
       for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
-        else if (text[i] === '"') break;
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i += 2;
+        } else if (text[i] === '"') break;
         else field += text[i++];
       }
       i++;
-    } else if (text[i] === ',') record.push(field), (field = ''), i++;
-    else if (text.startsWith('\r\n', i)) record.push(field), records.push(record), (record = []), (field = ''), (i += 2);
-    else if (text[i] === '\n' || text[i] === '\r') throw new Error(`bare line break at ${i}`);
+    } else if (text[i] === ',') {
+      record.push(field);
+      field = '';
+      i++;
+    } else if (text.startsWith('\r\n', i)) {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i += 2;
+    } else if (text[i] === '\n' || text[i] === '\r') throw new Error(`bare line break at ${i}`);
     else field += text[i++];
   }
   if (field !== '' || record.length) throw new Error('the last record does not end in CRLF');
@@ -115,7 +131,8 @@ describe('the dataset of the full archive', () => {
       `${titanic.length} ${titanic.filter((r) => r.Winner === 'True').length}`,
     );
     expect(Number(sql("SELECT count(DISTINCT np.nomination_id) FROM nomination_people np JOIN people p ON p.id = np.person_id WHERE p.imdb_id = 'nm0000658';"))).toBe(streep.length);
-    // Every character or song (Detail) the source gives a Titanic nominee, as the README's query finds it: one per nominee, or one for all.
+    // Every character or song (Detail) the source gives a Titanic nominee,
+    // as the README's query finds it: one per nominee, or one for all.
     const characters = titanic.filter((r) => r.Detail).flatMap((r) => {
       const [ids, details] = [r.NomineeIds.split('|'), r.Detail.split('|')];
       return ids.map((id, i) => `${id}|${details.length === ids.length ? details[i] : r.Detail}`);
@@ -161,7 +178,8 @@ describe('the dataset of the full archive', () => {
   it('has an NDJSON file of one nomination a line and nothing else, each field named as the SQLite column it holds', () => {
     const lines = new TextDecoder().decode(files.get('oscars.ndjson')!).split('\n');
     expect(lines.pop()).toBe('');
-    // What a tool that reads NDJSON counts (wc -l, jq -s length, DuckDB): the source's nominations, every line one shape.
+    // What a tool that reads NDJSON counts (wc -l, jq -s length,
+    // DuckDB): the source's nominations, every line one shape.
     expect(lines.length).toBe(source.length);
     const nominations = lines.map((l) => JSON.parse(l));
     expect(nominations.map((n) => n.id)).toEqual(source.map((_, i) => i + 1));
@@ -171,7 +189,8 @@ describe('the dataset of the full archive', () => {
     const byId = (table: string) => new Map(rowsOf(table).map((r) => [r.id, r]));
     const [categories, films, people] = [byId('categories'), byId('films'), byId('people')];
     const nominationRows = byId('nominations');
-    // A field the source leaves empty is left out; every other is the column of the same name, in the table it comes from.
+    // A field the source leaves empty is left out; every other is
+    // the column of the same name, in the table it comes from.
     const present = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null));
     type Link = Record<string, string & number>;
     const links = (table: string) => {
@@ -188,7 +207,8 @@ describe('the dataset of the full archive', () => {
         people: (personLinks.get(n.id) ?? []).map(({ person_id, name, role, detail }) => present({ id: person_id, imdb_id: people.get(person_id)!.imdb_id, name, kind: people.get(person_id)!.kind, role, detail })),
       });
     }
-    // The names, once more against the tables' columns: the nominations table's (category_id nested as its row), the links' and the things'.
+    // The names, once more against the tables' columns: the nominations
+    // table's (category_id nested as its row), the links' and the things'.
     const names = (values: Record<string, unknown>[]) => [...new Set(values.flatMap((v) => Object.keys(v)))].sort();
     expect(names(nominations)).toEqual([...columns('nominations').filter((c) => c !== 'category_id'), 'category', 'films', 'people'].sort());
     expect(names(nominations.map((n) => n.category))).toEqual(columns('categories').sort());

@@ -186,7 +186,8 @@ describe('the built OpenAPI document', () => {
     expect(doc.info.description).toContain(`${manifest.yearRange[0]} to ${manifest.yearRange[1]}`);
   });
 
-  // Redocly's `struct` rule checks the document against OpenAPI 3.1; the recommended rules add refs, path parameters, unique ids and examples against their schemas.
+  // Redocly's `struct` rule checks the document against OpenAPI 3.1; the recommended
+  // rules add refs, path parameters, unique ids and examples against their schemas.
   it('is valid and lint-clean: no error and no warning under Redocly’s recommended rules', async () => {
     const { stdout } = await redocly(['lint', path.join(local.dist, 'openapi.json'), '--config', path.join(ROOT, 'redocly.yaml'), '--format=json']);
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };

@@ -25,7 +25,9 @@ async function get(pathname: string): Promise<{ status: number; body: any }> {
 }
 
 const lines = readSource(readFileSync(FULL_SOURCE, 'utf8'));
-/** The award id rule docs/records.md gives: the canonical name's letters and digits, lower case, in words joined by `-`. */
+/**
+ * The award id rule docs/records.md gives: the canonical name's letters and digits, lower case, in words joined by `-`.
+ */
 const awardIdOf = (canonical: string) => canonical.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
 
@@ -34,7 +36,10 @@ const firstOfCategory = new Map<string, number>();
 for (const l of lines) if (!firstOfCategory.has(`${l.ceremony}\t${l.category}`)) firstOfCategory.set(`${l.ceremony}\t${l.category}`, l.index);
 const ordered = [...lines].sort((a, b) => a.ceremony - b.ceremony || firstOfCategory.get(`${a.ceremony}\t${a.category}`)! - firstOfCategory.get(`${b.ceremony}\t${b.category}`)! || a.index - b.index);
 
-/** The issue's merge rule: a text with no id at a place belongs to the one id credited with that text, if exactly one is. */
+/**
+ * The issue's merge rule: a text with no id at a place belongs
+ * to the one id credited with that text, if exactly one is.
+ */
 const idsOfText = (pick: (l: SourceLine) => [string, string[]][]) => {
   const map = new Map<string, Set<string>>();
   for (const l of lines) for (const [text, ids] of pick(l)) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));

@@ -45,7 +45,8 @@ describe('where the archive comes from', () => {
     expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE });
     await writeFile(cache, '');
     expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: cache, via: 'data/cache', summaryFile: SUMMARY_FILE });
-    // How loudly the sample is announced: test/runtimes/start.test.ts and test/ops/operations.test.ts, on a fresh clone.
+    // How loudly the sample is announced: test/runtimes/start.test.ts
+    // and test/ops/operations.test.ts, on a fresh clone.
   });
 
   it('pins the upstream revision with the sha256 of the shared copy', async () => {

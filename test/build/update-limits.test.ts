@@ -75,7 +75,8 @@ beforeAll(async () => {
       res.write('[');
       return endless(res, Buffer.from(`${JSON.stringify({ sha: 'f'.repeat(40), padding: 'x'.repeat(60_000) })},`));
     }
-    // An answer that trickles a byte at a time and never ends, under any size limit (it stops once the reader is gone, or after 10 minutes).
+    // An answer that trickles a byte at a time and never ends, under any
+    // size limit (it stops once the reader is gone, or after 10 minutes).
     if (url.pathname === '/trickle.csv') {
       res.write(header);
       let left = 6000;

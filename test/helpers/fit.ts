@@ -1,7 +1,13 @@
-/** Whether a page fits its window: no sideways scroll, no text running out of its box. For the browser suites' checks at every width. */
+/**
+ * Whether a page fits its window: no sideways scroll, no text running
+ * out of its box. For the browser suites' checks at every width.
+ */
 import type { Page } from 'playwright-core';
 
-/** The widths the pages are checked at: phones (320, 390), a tablet (768), laptops on either side of the side menu's breakpoint (1001 to 1280), a desktop. */
+/**
+ * The widths the pages are checked at: phones (320, 390), a tablet (768), laptops
+ * on either side of the side menu's breakpoint (1001 to 1280), a desktop.
+ */
 export const SCREEN_WIDTHS = [320, 390, 768, 1001, 1024, 1100, 1239, 1280, 1920] as const;
 
 /**

@@ -1,4 +1,7 @@
-/** Talking to a server on loopback: raw requests and request lines, decoded bodies, and polling until something holds (a free port: lib/ports.ts). */
+/**
+ * Talking to a server on loopback: raw requests and request lines, decoded
+ * bodies, and polling until something holds (a free port: lib/ports.ts).
+ */
 import http from 'node:http';
 import { connect } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -30,7 +33,10 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 export const lostKeptAliveSocket = (req: http.ClientRequest, method: string, error: NodeJS.ErrnoException): boolean =>
   req.reusedSocket && error.code === 'ECONNRESET' && ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
 
-/** One HTTP request with the body as sent (no decompression), path sent verbatim; sent again once on a new connection when a kept-alive one was lost ({@link lostKeptAliveSocket}). */
+/**
+ * One HTTP request with the body as sent (no decompression), path sent verbatim; sent again
+ * once on a new connection when a kept-alive one was lost ({@link lostKeptAliveSocket}).
+ */
 export function rawRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}, again = true): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers, agent }, (res) => {
@@ -47,7 +53,10 @@ export function rawRequest(port: number, method: string, pathname: string, heade
   });
 }
 
-/** One request sent as its raw bytes (the request line as written, no client parsing it); the status and body of the answer. */
+/**
+ * One request sent as its raw bytes (the request line as written,
+ * no client parsing it); the status and body of the answer.
+ */
 export function rawRequestLine(port: number, line: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));

@@ -1,4 +1,7 @@
-/** Keys for tests: many made at once and stored straight in SQLite, one never issued, a log sink that watches for whole keys, and a key got through the portal. */
+/**
+ * Keys for tests: many made at once and stored straight in SQLite, one never
+ * issued, a log sink that watches for whole keys, and a key got through the portal.
+ */
 import type { NewKey } from '../../src/keys/contract.ts';
 import { generateKey, hashSecret, keyId } from '../../src/keys/secrets.ts';
 import { redactLine } from '../../src/shared/redact.ts';
@@ -64,7 +67,10 @@ export function keyWatchingLog(keep = 200) {
   };
 }
 
-/** A key had as a person has one: sign in at the portal, open the mailed link, ask for a key; the session is kept for rotate and revoke. */
+/**
+ * A key had as a person has one: sign in at the portal, open the mailed
+ * link, ask for a key; the session is kept for rotate and revoke.
+ */
 export async function keyThroughPortal(base: string, mailApi: { to(address: string): { body: { text?: string } }[] }): Promise<{ key: string; session: string }> {
   const email = `portal-${Math.random().toString(36).slice(2)}@example.org`;
   const post = async (p: string, body?: object, session?: string) => {

@@ -32,7 +32,9 @@ function split(raw: string): { headers: string; body: string } {
   return { headers: raw.slice(0, at).replace(/\r\n[ \t]+/g, ' '), body: raw.slice(at + 4) };
 }
 
-/** The decoded text/plain and text/html parts: a plain mail is all text; a multipart/alternative one has one of each. */
+/**
+ * The decoded text/plain and text/html parts: a plain mail is all text; a multipart/alternative one has one of each.
+ */
 function parts(headers: string, body: string): { text: string; html: string } {
   const boundary = /content-type:\s*multipart\/[^;]+;.*boundary="?([^";\r\n]+)"?/i.exec(headers)?.[1];
   if (!boundary) return { text: decodeBody(headers, body), html: '' };

@@ -1,4 +1,7 @@
-/** Where things are: the repository, the full archive the tests read (ARCHIVE_SOURCE or the data:fetch cache), the sample, Deno. */
+/**
+ * Where things are: the repository, the full archive the tests
+ * read (ARCHIVE_SOURCE or the data:fetch cache), the sample, Deno.
+ */
 import path from 'node:path';
 import { CACHE_FILE } from '../../build/archive/source.ts';
 

@@ -1,4 +1,7 @@
-/** The runtimes as processes: npm start and the other npm scripts, the edge function under Deno, the Worker under wrangler dev. */
+/**
+ * The runtimes as processes: npm start and the other npm scripts,
+ * the edge function under Deno, the Worker under wrangler dev.
+ */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -82,7 +85,9 @@ export async function startServer(env: Record<string, string>, options: StartOpt
   }
 }
 
-/** Where and what to start: `script` is `cli/start.ts` (npm start) unless given, `ready` what it prints once it answers. */
+/**
+ * Where and what to start: `script` is `cli/start.ts` (npm start) unless given, `ready` what it prints once it answers.
+ */
 interface StartOptions {
   cwd?: string;
   ready?: string;
@@ -91,7 +96,10 @@ interface StartOptions {
   args?: string[];
 }
 
-/** `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function under Deno and the portal function, in front of a local Blobs store. */
+/**
+ * `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function
+ * under Deno and the portal function, in front of a local Blobs store.
+ */
 export const startNetlifyLocal = (env: Record<string, string>) => startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
 
 /**
@@ -122,7 +130,8 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
   for (;;) {
     if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-    // pid: also the process group of wrangler and the workerd it started (detached), so a test can tell its own processes from others'.
+    // pid: also the process group of wrangler and the workerd it started
+    // (detached), so a test can tell its own processes from others'.
     if (ok) return { port, pid: child.pid!, logs, state, stop };
     if (Date.now() > deadline) {
       await stop();
@@ -233,7 +242,10 @@ function readlinkSafe(file: string): string {
 /** Whether an address from `listeningAddresses` is on loopback only (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
 export const isLoopback = (address: string) => /^(127\.\d+\.\d+\.\d+|::ffff:127\.\d+\.\d+\.\d+|\[::1\]):\d+$/.test(address);
 
-/** Whether Debian's Varnish is installed (`.ci/run` installs it): the suites behind it are skipped, and say so, without it. */
+/**
+ * Whether Debian's Varnish is installed (`.ci/run` installs it):
+ * the suites behind it are skipped, and say so, without it.
+ */
 export const hasVarnish = (() => {
   try {
     execFileSync('varnishd', ['-V'], { stdio: 'ignore' });

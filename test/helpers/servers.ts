@@ -1,4 +1,7 @@
-/** Servers in the test process: a sample build in a sandbox, the Node server on loopback (bare, or over the sample with one key), and the portal behind the front door as a fetch runtime serves it. */
+/**
+ * Servers in the test process: a sample build in a sandbox, the Node server on loopback (bare, or
+ * over the sample with one key), and the portal behind the front door as a fetch runtime serves it.
+ */
 import { rm } from 'node:fs/promises';
 import { type AddressInfo } from 'node:net';
 import path from 'node:path';

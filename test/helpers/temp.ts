@@ -1,4 +1,7 @@
-/** Temp folders removed after each test file, a pipe in one, clean copies of the repository, builds into a temp folder, and a digest of a folder tree. */
+/**
+ * Temp folders removed after each test file, a pipe in one, clean copies of
+ * the repository, builds into a temp folder, and a digest of a folder tree.
+ */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, existsSync, openSync } from 'node:fs';
@@ -67,7 +70,8 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
-    if (file === 'node_modules') continue; // a symlink git does not ignore (node_modules/ matches folders only): linked below
+    // a symlink git does not ignore (node_modules/ matches folders only): linked below
+    if (file === 'node_modules') continue;
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await copyFile(path.join(ROOT, file), path.join(dir, file));
   }
@@ -136,7 +140,8 @@ export async function sharedBuild(source: string): Promise<string> {
       throw error;
     }
   } else {
-    // Another file is building it: the full archive took up to 60 s under load; wait nearly three times that (within the 180 s a hook may take).
+    // Another file is building it: the full archive took up to 60 s under
+    // load; wait nearly three times that (within the 180 s a hook may take).
     for (const until = Date.now() + 170_000; !existsSync(out); await new Promise((r) => setTimeout(r, 200))) {
       if (Date.now() > until) throw new Error(`the shared build of ${source} in ${dir} did not appear within 170 s`);
       if (!existsSync(dir)) throw new Error(`the shared build of ${source} failed in the test file that made it (its error is there)`);

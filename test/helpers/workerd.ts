@@ -65,7 +65,10 @@ export interface Workerd {
    * `poke` (a request to the Worker) is sent until it has.
    */
   isolateBytes(poke: () => Promise<unknown>): Promise<number>;
-  /** The same without a collection: what the isolate holds as it runs, garbage the collector has not yet reached included. */
+  /**
+   * The same without a collection: what the isolate holds as it
+   * runs, garbage the collector has not yet reached included.
+   */
   isolateBytesNow(poke: () => Promise<unknown>): Promise<number>;
   stop(): Promise<void>;
 }
@@ -104,7 +107,10 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
   if (!target) throw new Error(`no isolate core:user:${NAME} among ${targets.map((t) => t.id).join(', ')}`);
   const session = await devtools(target.webSocketDebuggerUrl);
   const pid = workerdChild();
-  /** Runs an inspector command in the isolate: workerd runs it when the isolate next runs, so `poke` is sent until it has. */
+  /**
+   * Runs an inspector command in the isolate: workerd runs it
+   * when the isolate next runs, so `poke` is sent until it has.
+   */
   async function inIsolate<T>(method: string, poke: () => Promise<unknown>): Promise<T> {
     let done = false;
     const result = session.send<T>(method).finally(() => void (done = true));

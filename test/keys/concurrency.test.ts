@@ -138,7 +138,8 @@ async function manyWriters() {
   };
   const portalOps: Promise<unknown>[] = [
     ...newcomers.map(async (n) => {
-      n.key = (await portal('/portal/keys', await signIn(n.email))).json.apiKey; // 20 sign-ins (with their mail) and issues
+      // 20 sign-ins (with their mail) and issues
+      n.key = (await portal('/portal/keys', await signIn(n.email))).json.apiKey;
     }),
     ...rotating.map(async (a) => results.rotated.set(a.email, (await portal('/portal/keys/rotate', a.session)).json.apiKey)),
     ...revoking.map(async (a) => {

@@ -37,7 +37,10 @@ beforeAll(async () => {
 const command = (file: string, args: string[], readOnly?: string): [string, string[]] =>
   readOnly ? ['unshare', ['-m', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"', readOnly, file, ...args]] : [file, args];
 
-/** `keys` as a process (node, the same script npm runs), with `readOnly` mounted read-only when given; its exit code and output. */
+/**
+ * `keys` as a process (node, the same script npm runs), with
+ * `readOnly` mounted read-only when given; its exit code and output.
+ */
 async function keysCommand(db: string, args: string[], readOnly?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return run(...command(process.execPath, ['cli/keys.ts', ...args], readOnly), { cwd: ROOT, env: { ...process.env, KEYS_DB: db } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
@@ -148,7 +151,8 @@ describe('a key database the server may not write', () => {
   it('is called read-only, by npm start and by keys, and left as it was', async () => {
     const { file } = await filledDb('read-only', 10);
     const dir = path.dirname(file);
-    // Root writes whatever the permissions say: for root the folder is mounted read-only instead (EROFS rather than EACCES).
+    // Root writes whatever the permissions say: for root the folder
+    // is mounted read-only instead (EROFS rather than EACCES).
     const readOnly = process.getuid?.() === 0 ? dir : undefined;
     for (const entry of readdirSync(dir)) chmodSync(path.join(dir, entry), 0o444);
     chmodSync(dir, 0o555);

@@ -16,7 +16,10 @@ export interface StorePair {
   a: Keys;
   b: Keys;
   clock: { t: number };
-  /** Lets each instance see the other's writes (SQLite: what its 250 ms poll does; PostgreSQL: the notifications sent so far are taken in; Blobs: nothing to do). */
+  /**
+   * Lets each instance see the other's writes (SQLite: what its 250 ms poll does;
+   * PostgreSQL: the notifications sent so far are taken in; Blobs: nothing to do).
+   */
   settle(): void | Promise<void>;
 }
 

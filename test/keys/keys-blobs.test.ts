@@ -75,7 +75,8 @@ describe('the Blobs key backend', () => {
       await expect(keys.activeKey(email)).rejects.toThrow(BlobsRecordError);
       expect(await raw.get(account, { type: 'text' })).toBe(broken);
     }
-    expect(await keys.verify(old)).toBe(true); // its own record is whole: the key it had still works, and no other was made
+    // its own record is whole: the key it had still works, and no other was made
+    expect(await keys.verify(old)).toBe(true);
     const { blobs: listed } = await raw.list({ prefix: 'keys/' });
     expect(listed).toHaveLength(1);
 
@@ -144,7 +145,8 @@ describe('the Blobs key backend', () => {
 describe("the edge function's key check", () => {
   it('answers synchronously while its cache holds the key, and sees a revocation once the entry is older than the TTL', async () => {
     const options = fresh();
-    // The edge's clock starts at the portal's: a revocation is stamped with the revoker's time and compared with the checker's.
+    // The edge's clock starts at the portal's: a revocation is stamped
+    // with the revoker's time and compared with the checker's.
     let t = Date.now();
     const edge = edgeKeyStore({ ...options, now: () => t });
     const portal = portalKeys(options); // another instance: the portal function
@@ -202,7 +204,8 @@ describe("the edge function's key check", () => {
     const edge = edgeKeyStore(options);
     const key = await portalKeys(options).issue('burst@example.org');
     const answers = Array.from({ length: 8 }, () => edge.verify(key));
-    expect(new Set(answers.filter((a) => a instanceof Promise)).size).toBe(8); // nothing in flight is shared between requests
+    // nothing in flight is shared between requests
+    expect(new Set(answers.filter((a) => a instanceof Promise)).size).toBe(8);
     expect(await Promise.all(answers)).toEqual(new Array(8).fill(true));
     expect(edge.verify(key)).toBe(true);
   });

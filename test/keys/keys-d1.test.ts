@@ -134,12 +134,14 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     const { db, reads } = counting(isolates[0]);
     // The cache's clock, moved by the test: a batch of checks 100 ms after the last, however long this machine took
     // to answer it. On the wall clock a loaded machine took 5.8 s for one batch; its reads outlived the answer's
-    // stand-in time and every check read again (28 reads where 14 were allowed), a failure of the machine, not the cache.
+    // stand-in time and every check read again (28 reads where
+    // 14 were allowed), a failure of the machine, not the cache.
     const started = Date.now();
     let clock = started;
     const worker = d1Keys(db, { now: () => clock });
     const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
-    // Cold: no answer is held, and a read in flight is never shared (workerd ties it to its request), so each check reads.
+    // Cold: no answer is held, and a read in flight is never shared
+    // (workerd ties it to its request), so each check reads.
     // BATCH checks at once: 100 at once opened as many sockets through Miniflare's proxy, and workerd closed some of
     // them ("other side closed") when two suites ran side by side.
     const BATCH = 20;
@@ -154,7 +156,8 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
       checks += answers.length;
     }
     const seconds = (clock - started) / 1000;
-    // The second key's first batch (BATCH / 2 checks) reads once per check (cold); after that, one read per key per TTL.
+    // The second key's first batch (BATCH / 2 checks) reads once
+    // per check (cold); after that, one read per key per TTL.
     const steady = reads() - BATCH - BATCH / 2;
     console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${steady} D1 reads after the cold ones, ${(steady / 2 / seconds).toFixed(2)} per key per second`);
     expect(steady).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));

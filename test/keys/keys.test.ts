@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../src/keys/rules.ts';
 import { generateKey, generateSession, generateToken, hashSecret } from '../../src/keys/secrets.ts';
 import { RateLimiter } from '../../src/shared/rate-limit.ts';
-import { redactLine } from '../../src/shared/redact.ts';
 import { createNodeServer } from '../../adapters/node.ts';
 import { KeyDatabaseError, SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
@@ -94,7 +93,8 @@ PRAGMA user_version = 1;`);
     expect(keys.verify(key)).toBe(true);
     const next = await keys.rotate('old@example.org').then((r) => r.key);
     expect([keys.verify(key), keys.verify(next)]).toEqual([false, true]);
-    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION }); // later migrations (0002: an index) applied
+    // later migrations (0002: an index) applied
+    expect(backend.db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
     backend.close();
   });
 
@@ -332,6 +332,7 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
     stored.close();
     const list = (await keysCommand(db, 'list')).stdout;
     expect(list).toContain('faa_Esc12345…\treset\\u{001B}c\\u{202E}evil\\\\@example.org\t');
+    // eslint-disable-next-line no-control-regex -- the control characters are what it must not find
     expect(list).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
     const refused = await failure(keysCommand(db, 'issue', 'bell\u0007@example.org'));
     expect(refused?.code).toBe(1);

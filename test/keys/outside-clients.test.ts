@@ -57,7 +57,10 @@ async function integrity(file: string): Promise<string> {
   return (await run('sqlite3', [file, 'PRAGMA integrity_check'])).stdout.trim();
 }
 
-/** A second process that opens the file, reads the keys and closes it, again and again, until stopped; how many rounds it made. */
+/**
+ * A second process that opens the file, reads the keys and closes
+ * it, again and again, until stopped; how many rounds it made.
+ */
 function openerLoop(db: string): { child: ChildProcess; stop(): Promise<number> } {
   const script = `const { DatabaseSync } = require('node:sqlite'); let n = 0, go = true; process.stdin.on('data', () => (go = false));
     const round = () => { if (!go) { console.log(n); process.exit(0); } const d = new DatabaseSync(process.argv[1], { readOnly: true, timeout: 5000 }); d.prepare('SELECT count(*) FROM keys').get(); d.close(); n++; setTimeout(round, 2); };

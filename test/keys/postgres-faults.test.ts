@@ -205,7 +205,8 @@ describe('npm start on PostgreSQL, when the database fails', () => {
         seen.set(status, (seen.get(status) ?? 0) + 1);
       }
     });
-    // Portal writes meanwhile: a sign-in is acknowledged (202) only once its token is committed, so each acknowledged link must open a session afterwards.
+    // Portal writes meanwhile: a sign-in is acknowledged (202) only once its token
+    // is committed, so each acknowledged link must open a session afterwards.
     const signIns = new Map<number, number>();
     const acknowledged: string[] = [];
     let backAt = 0;

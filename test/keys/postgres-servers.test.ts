@@ -40,7 +40,9 @@ const status = async (server: Started, key: string) => (await fetch(`${server.ba
 const post = async (server: Started, p: string, session: string, body?: object) =>
   (await fetch(`${server.base}${p}`, { method: 'POST', headers: { authorization: `Bearer ${session}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
 
-/** Milliseconds until `server` answers `key` with `want`, asked every 20 ms for at most 5 s; Infinity if it never does. */
+/**
+ * Milliseconds until `server` answers `key` with `want`, asked every 20 ms for at most 5 s; Infinity if it never does.
+ */
 async function msUntil(server: Started, key: string, want: number, since: number): Promise<number> {
   for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
     if ((await status(server, key)) === want) return Date.now() - since;
@@ -141,7 +143,8 @@ describe('two servers on one PostgreSQL database', () => {
     const [onA, onB] = await Promise.all([msUntil(a, key, 403, revokedAt), msUntil(b, key, 403, revokedAt)]);
     expect(Math.max(onA, onB)).toBeLessThan(SEEN_WITHIN_MS);
     console.log(`two servers: revoked by the keys CLI, refused by A ${onA} ms and B ${onB} ms after`);
-    // The CLI had no CACHE_PURGE_URL: its notification asked the servers, and the one that claimed it purged it, both rounds.
+    // The CLI had no CACHE_PURGE_URL: its notification asked the
+    // servers, and the one that claimed it purged it, both rounds.
     await new Promise((r) => setTimeout(r, KEY_SETTLE_MS + 500));
     const by = purgedBy(key.slice(0, 12));
     expect(by).toHaveLength(1);

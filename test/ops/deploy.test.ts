@@ -52,7 +52,8 @@ async function netlifyBuild(cwd: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0' };
   for (const name of Object.keys(env)) if (name.startsWith('VITEST') || name === 'NODE_ENV') delete env[name];
   env.PATH = [path.join(cwd, 'node_modules/.bin'), path.dirname(process.execPath), env.PATH].join(path.delimiter);
-  // netlify-cli leaves files in the temp folder (a compile cache, an empty tmp-* file): keep them inside the copy, removed with it.
+  // netlify-cli leaves files in the temp folder (a compile cache, an
+  // empty tmp-* file): keep them inside the copy, removed with it.
   env.TMPDIR = path.join(cwd, '.tmp');
   await mkdir(env.TMPDIR, { recursive: true });
   const child = spawn(process.execPath, [path.join(cwd, 'cli/netlify-check.ts')], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -110,7 +111,10 @@ function edgeRuns(name: string, pathname: string): boolean {
   );
 }
 
-/** Paths a deploy must hand to the API function: every route under every root, the private data prefix, `/` and unknown paths. */
+/**
+ * Paths a deploy must hand to the API function: every route under
+ * every root, the private data prefix, `/` and unknown paths.
+ */
 async function apiPaths(): Promise<string[]> {
   const key = `faa_${'A'.repeat(32)}`;
   const routes = ROUTES.flatMap((route) => route.roots.map((root) => examplePath(route, key).replace(`/${route.roots[0]}/`, `/${root}/`)));
@@ -119,7 +123,10 @@ async function apiPaths(): Promise<string[]> {
   return [...routes, `/${MANIFEST_PATH}`, ...data, '/', HEALTH_PATH, '/no/such/route'];
 }
 
-/** Paths the CDN must serve without the function: every public file (and `.html` pretty URLs) and the portal function's routes. */
+/**
+ * Paths the CDN must serve without the function: every public file
+ * (and `.html` pretty URLs) and the portal function's routes.
+ */
 async function publicPaths(): Promise<string[]> {
   const files = (await filesUnder(publish)).filter((f) => !f.startsWith('_data/'));
   const pretty = files.filter((f) => f.endsWith('.html') && f !== 'index.html').map((f) => `/${f.slice(0, -'.html'.length)}`);

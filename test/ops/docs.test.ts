@@ -15,7 +15,10 @@ const GUIDES = readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.m
 const DOCS: [string, string][] = [['README.md', README], ...GUIDES.map((f): [string, string] => [f, readFileSync(path.join(ROOT, f), 'utf8')])];
 const SCRIPTS = Object.keys((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
 
-/** The shell commands of a Markdown text: the lines of its indented and fenced blocks that start with a command or a variable for one. */
+/**
+ * The shell commands of a Markdown text: the lines of its indented
+ * and fenced blocks that start with a command or a variable for one.
+ */
 function commands(markdown: string): string[] {
   const lines: string[] = [];
   let fenced = false;
@@ -69,7 +72,8 @@ describe('the README and the guides', () => {
   });
 
   it.each(DOCS)('%s: leaves what the build measures (its file count, its size) to the build, not written by hand', (_, text) => {
-    // Such figures went stale as the archive grew (`dist/` "about 1,900" files when it held 2,631): the build prints them, and tests hold them to limits.
+    // Such figures went stale as the archive grew (`dist/` "about 1,900" files
+    // when it held 2,631): the build prints them, and tests hold them to limits.
     const figures = [...text.matchAll(/(?:\b(?:about|some|nearly|roughly)\s|~)\d[\d,.]*\s?(?:files|MB|GB|MiB|GiB)\b|`dist\/` (?:has|holds) (?:about )?\d/g)].map(([m]) => m);
     expect(figures).toEqual([]);
   });

@@ -42,12 +42,18 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
-  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']], // the stored answers, their compressed copies, the dataset, the search index; the records through the client's record maker, so the offline client's are the service's
-  ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']], // the public files (reference page, portal, OpenAPI) and the client package
+  // the stored answers, their compressed copies, the dataset, the search index; the
+  // records through the client's record maker, so the offline client's are the service's
+  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']],
+  // the public files (reference page, portal, OpenAPI) and the client package
+  ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']],
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
-  ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']], // the build itself: dist/ written, and whether it is stale
-  ['cli/lib', ['src/shared', 'src/keys', 'src/keys/stores', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build']], // what the commands share
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'cli/lib']], // the commands
+  // the build itself: dist/ written, and whether it is stale
+  ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']],
+  // what the commands share
+  ['cli/lib', ['src/shared', 'src/keys', 'src/keys/stores', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build']],
+  // the commands
+  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'cli/lib']],
   ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli/lib']],
 ];
 
@@ -215,7 +221,8 @@ describe('the layout', () => {
     expect(adapters.length).toBeGreaterThanOrEqual(4);
     const long = adapters.map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`).filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
     expect(long).toEqual([]);
-    // Netlify finds its functions only in its own folders: what is there only re-exports an adapter (and the portal's paths).
+    // Netlify finds its functions only in its own folders: what is
+    // there only re-exports an adapter (and the portal's paths).
     for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
   });
 

@@ -44,7 +44,9 @@ function watch(page: Page) {
   return problems;
 }
 
-/** Where a server's sign-in mail arrives: how many an address got, and the link in the one after `skip` earlier ones. */
+/**
+ * Where a server's sign-in mail arrives: how many an address got, and the link in the one after `skip` earlier ones.
+ */
 interface Mailbox {
   count(email: string): number;
   link(email: string, skip: number): Promise<string>;

@@ -280,7 +280,8 @@ describe('keys with a session', () => {
     const { portal } = setup({ issueLimitPerMinute: 2, ownerLimitPerMinute: 4 });
     const { bearer } = await signIn(portal, address()); // issue limit: 1
     expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201); // issue limit: 2
-    // Two walk-throughs of rotate, account and sign-in within a minute: the owner's actions never wait on the sign-in limit.
+    // Two walk-throughs of rotate, account and sign-in within a
+    // minute: the owner's actions never wait on the sign-in limit.
     expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(200); // owner: 1
     expect((await send(portal, post('/portal/account', undefined, bearer))).status).toBe(200); // owner: 2
     expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).status).toBe(200); // owner: 3

@@ -27,7 +27,10 @@ import { sampleSandbox, type Sandbox } from '../helpers/servers.ts';
 import { lostKeptAliveSocket } from '../helpers/http.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
 
-/** Requests per runtime, in four bursts: one key at 8 and at 32 at once, many keys at 8 and at 32 (BURST_REQUESTS, see above). */
+/**
+ * Requests per runtime, in four bursts: one key at 8 and at 32
+ * at once, many keys at 8 and at 32 (BURST_REQUESTS, see above).
+ */
 const TOTAL = wholeNumberSetting('BURST_REQUESTS', process.env.BURST_REQUESTS, 2_000, 4, 1_000_000);
 const BURSTS = [
   { keys: 'one', concurrency: 8 },
@@ -37,9 +40,15 @@ const BURSTS = [
 ] as const;
 /** Keys of the "many" bursts. */
 const MANY = 16;
-/** No burst runs longer than this, whatever the runtime's speed: wrangler dev on a busy 2-core machine answers about 20 to 30 a second. */
+/**
+ * No burst runs longer than this, whatever the runtime's speed: wrangler
+ * dev on a busy 2-core machine answers about 20 to 30 a second.
+ */
 const BURST_DEADLINE_MS = 300_000;
-/** A burst cut short by its deadline must still have sent this many (the old key cache failed about 1 in 50 at 8 at once): 1,000, or all of a smaller burst. */
+/**
+ * A burst cut short by its deadline must still have sent this many (the old key
+ * cache failed about 1 in 50 at 8 at once): 1,000, or all of a smaller burst.
+ */
 const AT_LEAST = Math.min(1_000, Math.ceil(TOTAL / BURSTS.length));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
@@ -90,7 +99,10 @@ function pathsOf(archive: Archive): Paths {
   return { names: [...names], films: [...films.values()], categories: [...categories], years: Object.keys(archive) };
 }
 
-/** The i-th request of a burst: mostly lookups and searches (some repeated, some new), and `/`, `/health` and portal calls. */
+/**
+ * The i-th request of a burst: mostly lookups and searches (some
+ * repeated, some new), and `/`, `/health` and portal calls.
+ */
 function requestOf(i: number, key: string, p: Paths, session: string | undefined): { method: string; path: string; headers: Record<string, string>; body?: string } {
   const pick = <T>(list: T[]) => list[Math.floor(i / 13) % list.length];
   const k = `apikey=${key}`;

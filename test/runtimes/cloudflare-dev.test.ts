@@ -58,7 +58,8 @@ afterAll(async () => {
 
 describe('dev:cloudflare and its secrets', () => {
   it('puts no secret on any command line; wrangler reads them from a private env file', () => {
-    // The secret is on no command line anywhere on the machine; wrangler's own is looked up among the processes this test started.
+    // The secret is on no command line anywhere on the machine;
+    // wrangler's own is looked up among the processes this test started.
     const carrying = commandLines().filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
     expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
     const dev = commandLines(worker!.pid).filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
@@ -91,7 +92,8 @@ describe('dev:cloudflare and its secrets', () => {
     const paths = [`/person/name=Emil%20Jannings/apikey=${key}`, `/ceremony/year=1928/apikey=${key}`, `/search/name=${key}/apikey=${key}`, `/person/name=${encodeURIComponent(key)}/apikey=faa_${'x'.repeat(32)}`];
     for (const p of paths) await (await fetch(`${base}${p}`)).arrayBuffer();
     expect((await fetch(`${base}${paths[0]}`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // wrangler's own lines and stores are written after the reply
+    // wrangler's own lines and stores are written after the reply
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const printed = worker!.logs.filter((line) => line.includes(key) || line.includes(key.slice(4)));
     expect(printed).toEqual([]);
     const stored: string[] = [];

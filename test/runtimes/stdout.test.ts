@@ -62,7 +62,8 @@ describe('npm start with its stdout closed under it', () => {
     expect(server.child.exitCode).toBe(0);
     const count = /log: (\d+) lines dropped in all/.exec(stderr());
     expect(count).not.toBeNull();
-    expect(Number(count![1])).toBeGreaterThanOrEqual(700); // the lines after the pipe closed, give or take the one batch that raised EPIPE
+    // the lines after the pipe closed, give or take the one batch that raised EPIPE
+    expect(Number(count![1])).toBeGreaterThanOrEqual(700);
   });
 });
 

@@ -24,7 +24,10 @@ import { type PgCluster, startPostgres } from '../helpers/postgres.ts';
 import { hasVarnish, type Started, startServer } from '../helpers/processes.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
 
-/** The guide's two-server VCL: its indented block that begins `import directors;`, with the servers' loopback ports for its example addresses. */
+/**
+ * The guide's two-server VCL: its indented block that begins `import
+ * directors;`, with the servers' loopback ports for its example addresses.
+ */
 async function guideVcl(portA: number, portB: number): Promise<string> {
   const guide = await readFile(path.join(ROOT, 'docs/deploy.md'), 'utf8');
   const block = /\n((?: {4}import directors;\n)(?: {4}.*\n|\n)+?)\n(?! {4})/.exec(guide)?.[1];
@@ -81,7 +84,8 @@ describe.skipIf(!hasVarnish)('two servers on one PostgreSQL database behind Varn
     const started = await Promise.allSettled([startServer(await env('a', portA)), startServer(await env('b', portB))]);
     for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
-    // Both backends healthy to the probe (two good probes of three, every 2 s): each of three requests in a row reaches a server.
+    // Both backends healthy to the probe (two good probes of three,
+    // every 2 s): each of three requests in a row reaches a server.
     const healthy = await eventually(async () => {
       for (let i = 0; i < 3; i++) if ((await fetch(`${front}/health`)).status !== 200) return false;
       return true;

@@ -46,7 +46,10 @@ interface Varnish {
   stop(): Promise<void>;
 }
 
-/** varnishd in the foreground with the project's VCL (its backend port rewritten) and documented storage, in a private working folder. */
+/**
+ * varnishd in the foreground with the project's VCL (its backend port
+ * rewritten) and documented storage, in a private working folder.
+ */
 async function startVarnish(backendPort: number): Promise<Varnish> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'varnish-'));
   const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
@@ -78,7 +81,10 @@ async function startVarnish(backendPort: number): Promise<Varnish> {
   };
 }
 
-/** Varnish's Transient storage in use (varnishstat SMA.Transient.g_bytes) and the resident memory of its two processes, bytes. */
+/**
+ * Varnish's Transient storage in use (varnishstat SMA.Transient.g_bytes)
+ * and the resident memory of its two processes, bytes.
+ */
 async function varnishUsage(varnish: Varnish): Promise<{ transient: number; rss: number }> {
   const { stdout } = await promisify(execFile)('varnishstat', ['-n', varnish.work, '-1', '-j', '-f', 'SMA.Transient.g_bytes']);
   const stats = JSON.parse(stdout) as { counters?: Record<string, { value: number }> } & Record<string, { value: number }>;
@@ -101,7 +107,10 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   /** Access lines the server wrote for a path (with its key's id, never the key). */
   const reached = (pathname: string) => server.output().split('\n').filter((l) => l.includes(`GET ${pathname}`)).length;
   const logged = (key: string, rest: string) => `${rest}/apikey=${key.slice(0, 12)}...`;
-  /** `npm run keys -- …` on the server's database, purging through Varnish (or as `env` says): its exit code, stdout and stderr. */
+  /**
+   * `npm run keys -- …` on the server's database, purging through
+   * Varnish (or as `env` says): its exit code, stdout and stderr.
+   */
   const keysCli = (...args: string[]) => keysCliWith({ CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, ...args);
   const keysCliWith = (env: Record<string, string>, ...args: string[]) => {
     const cli = spawn(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -179,8 +188,10 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     const code = await exited;
     expect(code, said).toBe(0);
     expect(said).not.toContain('purge');
-    // Within 2 s of the command's return (it purged before returning; the server sees the row within its 250 ms poll), through the cache, the key is refused.
-    // Counted from the return, not the start: starting the command takes seconds on a loaded machine (the case failed once so, at load 14) and is no part of the revoke.
+    // Within 2 s of the command's return (it purged before returning; the server
+    // sees the row within its 250 ms poll), through the cache, the key is refused.
+    // Counted from the return, not the start: starting the command takes seconds on a
+    // loaded machine (the case failed once so, at load 14) and is no part of the revoke.
     const returned = Date.now();
     const refused = await eventually(async () => (await via(url)).status === 403, 2000, 100);
     expect(refused, `not refused within 2 s of the command's return (${Date.now() - returned} ms)`).toBe(true);
@@ -246,7 +257,8 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
         }),
       );
     };
-    await flood(0, 2_000); // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    // its worker threads and connections warmed up first: they cost the same for 16 URLs as for 60,000
+    await flood(0, 2_000);
     const before = await varnishUsage(varnish);
     await flood(2_000, 2_000 + URLS);
     const after = await varnishUsage(varnish);
@@ -441,7 +453,10 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
   });
 });
 
-/** A POST through Varnish from a given loopback address (127.0.0.2, 127.0.0.3, ...: each a client of its own): its status. */
+/**
+ * A POST through Varnish from a given loopback address (127.0.0.2,
+ * 127.0.0.3, ...: each a client of its own): its status.
+ */
 function postFrom(localAddress: string, port: number, pathname: string, body: string | null, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const all = { ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers };

@@ -56,7 +56,9 @@ async function get(pathname: string) {
   return { status: response.status, etag: response.headers.get('etag'), body };
 }
 
-/** One text for each set of two or more names some text matches (names containing it, case-sensitive), the first met. */
+/**
+ * One text for each set of two or more names some text matches (names containing it, case-sensitive), the first met.
+ */
 function joinTexts(names: string[]): { texts: string[]; runs: number; inSeveral: number } {
   const seen = new Set<string>();
   const sets = new Map<string, string>();
@@ -121,7 +123,8 @@ describe('the Worker in workerd, joining', () => {
     );
     // Each join its own answer: a distinct set of names has distinct elements.
     expect(new Set([...first.values()].map((a) => a.sha)).size).toBe(texts.length);
-    // What the answer cache keeps is what it counts: a Blob answer keeping the 1.5 MB file it was cut from would hold far more.
+    // What the answer cache keeps is what it counts: a Blob answer
+    // keeping the 1.5 MB file it was cut from would hold far more.
     expect(collected[0] - warm).toBeLessThanOrEqual(1.5 * ANSWER_BYTES);
     // Rounds after the second add near nothing: nothing kept per join made or asked.
     expect(perRound).toBeLessThanOrEqual(256 * 1024);

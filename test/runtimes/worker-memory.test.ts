@@ -24,7 +24,10 @@ const MiB = 1024 * 1024;
 const ANSWER_BYTES = 16 * MiB;
 /** What a Worker may hold. */
 const WORKER_LIMIT = 128_000_000;
-/** Distinct searches measured: enough for a slope of about 1 KiB a search to stand far above the collector's noise (tens of KiB). */
+/**
+ * Distinct searches measured: enough for a slope of about 1 KiB a
+ * search to stand far above the collector's noise (tens of KiB).
+ */
 const COUNT = 2_000;
 
 /** A text no one asked before, `i` apart: some find names, most nothing. */
@@ -42,7 +45,10 @@ afterAll(async () => {
   await box?.remove();
 });
 
-/** One search, answered 200 uncompressed: the bytes its answer cache entry counts (SEARCH_ENTRY_BYTES, its body and its key). */
+/**
+ * One search, answered 200 uncompressed: the bytes its answer
+ * cache entry counts (SEARCH_ENTRY_BYTES, its body and its key).
+ */
 async function search(text: string): Promise<number> {
   const response = await fetch(`${worker.base}/search/name=${encodeURIComponent(text)}/apikey=${worker.key}`, { headers: { 'accept-encoding': 'identity' } });
   const body = new Uint8Array(await response.arrayBuffer());
@@ -61,7 +67,8 @@ describe('the Worker in workerd', () => {
     for (let i = 0; i < COUNT; i++) counted += await search(distinctText(i));
     const distinct = await worker.isolateBytes(poke);
     const rssDistinct = residentBytes(worker.pid);
-    // The same searches again, twice: each is in the answer cache (2,000 entries are far below its bound), nothing new to
+    // The same searches again, twice: each is in the answer cache
+    // (2,000 entries are far below its bound), nothing new to
     // keep. The first round settles what a first repeat compiles; the second is measured.
     for (let i = 0; i < COUNT; i++) await search(distinctText(i));
     const settled = await worker.isolateBytes(poke);

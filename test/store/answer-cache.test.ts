@@ -73,10 +73,12 @@ describe('what the answer cache counts', () => {
       const out = await api.reply({ method: 'GET', url: `/search/name=${encodeURIComponent(text)}/apikey=${keys[0]}`, header: () => null });
       expect(out.status).toBe(200);
     };
-    for (let i = 0; i < 2_000; i++) await ask(distinctText(2e9 + i)); // warm: every file read and parsed, the code compiled
+    // warm: every file read and parsed, the code compiled
+    for (let i = 0; i < 2_000; i++) await ask(distinctText(2e9 + i));
     const start = sample();
     let end = start;
-    let atFull: Sample | null = null; // the process when the cache first stood at its bound: from then on it drops as much as it keeps
+    // the process when the cache first stood at its bound: from then on it drops as much as it keeps
+    let atFull: Sample | null = null;
     for (let i = 0; i < SEARCHES; i++) {
       await ask(distinctText(i));
       if (i % 5_000 === 4_999) {
@@ -126,7 +128,8 @@ describe('what the answer cache counts', () => {
   it('counts a search within 2x of the heap it holds (20,000 distinct searches)', async () => {
     const source = new DiskData(box.dist, { revalidateMs: 600_000 });
     const reader = new ArchiveReader({ answerBytes: 1024 * MiB });
-    for (let i = 0; i < 500; i++) await reader.find(source, { route: 'search', name: distinctText(1e9 + i) } as never); // every search shard parsed
+    // every search shard parsed
+    for (let i = 0; i < 500; i++) await reader.find(source, { route: 'search', name: distinctText(1e9 + i) } as never);
     const before = await retained();
     const counted = reader.answerBytes;
     for (let i = 0; i < 20_000; i++) await reader.find(source, { route: 'search', name: distinctText(i) } as never);

@@ -198,7 +198,8 @@ describe.skipIf(QUICK)('a build killed midway', () => {
     async () => {
       const before = await snapshot();
       const tree = await readdir(box.dist, { recursive: true });
-      // Kill the build as soon as its temporary output folder appears: the full archive is about 1,200 files, written in well under a second.
+      // Kill the build as soon as its temporary output folder appears: the
+      // full archive is about 1,200 files, written in well under a second.
       const child = spawn(process.execPath, ['build/build.ts', '--source', FULL_SOURCE, '--out', box.dist, '--summary', path.join(box.dir, 'killed-summary.json')], {
         cwd: ROOT,
         stdio: 'ignore',

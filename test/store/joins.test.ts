@@ -70,7 +70,8 @@ describe('a text matching several category names', () => {
     const source = new DiskData(dist, { revalidateMs: 600_000 });
     const reader = new ArchiveReader();
     await reader.manifest(source);
-    await reader.find(source, { route: 'categoryByName', name: 'Actor' } as never); // the category index read and parsed
+    // the category index read and parsed
+    await reader.find(source, { route: 'categoryByName', name: 'Actor' } as never);
     const before = reader.answerBytes;
     const answer = (await reader.find(source, { route: 'categoryByName', name: 'e' } as never))!;
     const body = await reader.read(answer, 'identity', source);

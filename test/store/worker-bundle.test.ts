@@ -91,7 +91,8 @@ describe('a source over bundled files', () => {
     const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
     const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
     const index = await storedCategoryIndex(dist);
-    // A letter held by several category names: their answers are joined from every year's elements (the index's `joined`).
+    // A letter held by several category names: their answers are
+    // joined from every year's elements (the index's `joined`).
     const letter = [...'etaoinsr'].find((c) => index.names.filter((n) => n.includes(c)).length > 1)!;
     for (const [pathname, reads] of [
       ['/search/name=an', []],

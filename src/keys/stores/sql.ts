@@ -2,9 +2,9 @@
  * The key stores' SQL, written once for the two SQLite stores: the local file
  * (src/keys/stores/sqlite.node.ts, `node:sqlite`) and Cloudflare D1
  * (adapters/_cloudflare/d1-keys.ts), and for PostgreSQL
- * (adapters/_node/postgres-keys.ts, which numbers the placeholders `$1`,
- * `$2`, ...). All run the schema of the
- * repository's `migrations/` folder (PostgreSQL through `forPostgres`). Every write here is one statement, or a few statements sent as one
+ * (adapters/_node/postgres-keys.ts, which numbers the placeholders `$1`, `$2`, ...). All run the schema of the
+ * repository's `migrations/` folder (PostgreSQL through `forPostgres`).
+ * Every write here is one statement, or a few statements sent as one
  * transaction in which no code decides between them: D1 has no interactive
  * transactions, so a condition lives in the SQL (a conditional INSERT, an
  * UPDATE ... RETURNING, a partial unique index that keeps one active key per
@@ -24,9 +24,15 @@ export interface Query {
 
 const q = (sql: string, ...params: SqlValue[]): Query => ({ sql, params });
 
-/** The next change number of `keys`, in SQL, so that a statement takes it without a read before it (the local store follows changes by it). */
+/**
+ * The next change number of `keys`, in SQL, so that a statement takes
+ * it without a read before it (the local store follows changes by it).
+ */
 const NEXT_SEQ = '(SELECT coalesce(max(seq), 0) + 1 FROM keys)';
-/** No key is expected: the cast names the parameter's type, which PostgreSQL cannot infer from `IS NULL` alone (SQLite ignores it). */
+/**
+ * No key is expected: the cast names the parameter's type, which
+ * PostgreSQL cannot infer from `IS NULL` alone (SQLite ignores it).
+ */
 const EXPECTED_NONE = 'CAST(? AS TEXT) IS NULL';
 /** The address's active key, when it is the expected one (or any, when none is expected). */
 const ACTIVE_AS_EXPECTED = `email = ? AND revoked_at IS NULL AND (${EXPECTED_NONE} OR hash = ?)`;
@@ -44,7 +50,9 @@ export const keySql = {
   /** `/health`'s probe: reads the keys table's first page, so a missing table or an unreadable database fails it. */
   probe: () => q('SELECT 1 AS live FROM keys LIMIT 1'),
 
-  /** Stores a token unless its address holds `quota.max` created after `quota.since`: one conditional INSERT decides. */
+  /**
+   * Stores a token unless its address holds `quota.max` created after `quota.since`: one conditional INSERT decides.
+   */
   addToken: (token: NewToken, quota: TokenQuota) =>
     q(
       'INSERT INTO tokens (hash, email, created_at, expires_at) SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM tokens WHERE email = ? AND created_at > ?) < ?',
@@ -76,7 +84,10 @@ export const keySql = {
   activeKey: (email: string) => q('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL', email),
   /** The address's key in its grace period (its end after `now`), if any. */
   endingKey: (email: string, now: number) => q('SELECT id, revoked_at FROM keys WHERE email = ? AND revoked_at > ? ORDER BY revoked_at DESC LIMIT 1', email, now),
-  /** Stores `key` active unless its address has an active key (the partial unique index refuses it): one change, or none. */
+  /**
+   * Stores `key` active unless its address has an active key
+   * (the partial unique index refuses it): one change, or none.
+   */
   issue: (key: NewKey) =>
     q(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`, key.hash, key.id, key.email, key.createdAt),
   /**

@@ -78,7 +78,10 @@ export function classified(file: string, error: unknown, waitedMs = LOCK_WAIT_MS
   return unreadable(file, (error as Error).message);
 }
 
-/** The first problems `PRAGMA quick_check` finds (every table and index page), and whether the one-active-key index holds every active key. */
+/**
+ * The first problems `PRAGMA quick_check` finds (every table and index
+ * page), and whether the one-active-key index holds every active key.
+ */
 function damageIn(db: DatabaseSync): string | null {
   const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
   // One line: its first findings (a row may hold several lines).

@@ -125,7 +125,10 @@ export class SqliteKeyBackend implements KeyBackend {
     }
   }
 
-  /** Applies the migrations the file does not hold yet, inside the caller's write transaction, and records how many it holds. */
+  /**
+   * Applies the migrations the file does not hold yet, inside the
+   * caller's write transaction, and records how many it holds.
+   */
   private migrate(): void {
     const version = this.schemaVersion();
     if (version >= SCHEMA_VERSION) return; // another process migrated it while this one waited for the lock
@@ -157,7 +160,10 @@ export class SqliteKeyBackend implements KeyBackend {
     return this.damaged;
   }
 
-  /** Working keys, read once at start (about a second per million keys): the current ones, and those whose end is still to come. */
+  /**
+   * Working keys, read once at start (about a second per million
+   * keys): the current ones, and those whose end is still to come.
+   */
   private loadWorking(): WorkingKeys {
     const working = new WorkingKeys();
     const rows = this.db.prepare('SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?').iterate(Date.now()) as Iterable<{
@@ -224,7 +230,10 @@ export class SqliteKeyBackend implements KeyBackend {
     return this.commit(work);
   }
 
-  /** Runs `work` in the transaction just begun: committed when it returns, rolled back (and the error thrown on) when it throws. */
+  /**
+   * Runs `work` in the transaction just begun: committed when it
+   * returns, rolled back (and the error thrown on) when it throws.
+   */
   private commit<T>(work: () => T): T {
     try {
       const out = work();
@@ -395,7 +404,9 @@ export class SqliteKeyBackend implements KeyBackend {
     return this.db.prepare(query.sql).all(...(query.params as SQLInputValue[])) as T[];
   }
 
-  /** The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned. */
+  /**
+   * The same four statements as D1's batch, in one transaction: the SQL decides, this only reads what they returned.
+   */
   async rotate(key: NewKey, now: number, endsAt: number, expected?: string): Promise<StoppedKey[]> {
     const [store, endGrace, revoke, activate] = keySql.rotate(key, now, endsAt, expected);
     const { old, ended, rotated } = await this.write(() => {

@@ -1,0 +1,62 @@
+/**
+ * The Worker's wiring (adapters/cloudflare.ts): its bindings, its settings
+ * from the Worker's variables, its mailer, and what Workers Cache reads.
+ */
+import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
+import { type Api, createApi } from '../src/api/handler.ts';
+import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
+import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
+import { chooseMailer, noTransport } from '../src/portal/mail.ts';
+
+export interface Env {
+  ASSETS: { fetch(request: Request): Promise<Response> };
+  DB: D1DatabaseLike;
+}
+/** Workers Cache's purge, on a Worker's context (the same on every request's; absent under wrangler dev). */
+export type WorkersCache = { purge(options: { tags: string[] }): Promise<unknown> } | undefined;
+
+/**
+ * What Workers Cache reads: its own targeted header and Cache-Tag; what is never
+ * shared says no-store, or Cache-Control would let the cache keep a public file.
+ */
+const cloudflareHeaders: SharedHeaders = (p): Record<string, string> =>
+  p.keep
+    ? { 'cloudflare-cdn-cache-control': `public, max-age=${p.maxAge}`, 'cache-tag': p.tags.join(',') }
+    : { 'cloudflare-cdn-cache-control': 'no-store' };
+
+/**
+ * The front door over the Worker's bindings and variables; `cache`
+ * is the Workers Cache seen on a request, when there is one.
+ */
+export function apiFor(env: Env, cache: () => WorkersCache): Api {
+  const vars = env as unknown as Record<string, string | undefined>;
+  const setting = (name: string, fallback: number) => settingOr(console.error, name, vars[name], fallback, 1);
+  const keys = d1Keys(env.DB);
+  let sendMail = noTransport;
+  try {
+    sendMail = chooseMailer(vars)?.send ?? noTransport;
+  } catch (error) {
+    // Thrown for MAIL_API_URL without its token, or for SMTP_URL
+    console.error(`${(error as Error).message}; sign-in mail cannot be sent`);
+  }
+  const purge = guardedPurge(
+    () => cache() && ((tags) => cache()!.purge({ tags })),
+    'ctx.cache',
+    (line) => console.error(line),
+  );
+  // Workers Cache (wrangler.jsonc) keeps answers to a good key, tagged; a revoke or rotate purges the key's tag.
+  const portal = {
+    keys,
+    sendMail,
+    purgeKeys: (ids: string[]) => purgeKeys(purge, ids, (line) => console.error(line)),
+    publicBaseUrl: vars.PUBLIC_BASE_URL || undefined,
+    issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT),
+  };
+  return createApi({
+    keys,
+    rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
+    log: (line) => console.log(line),
+    sharedCache: cloudflareHeaders,
+    portal,
+  });
+}
