@@ -15,6 +15,7 @@ import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
 import { recordPath } from '../../src/shared/routes.ts';
 import { kindOfId } from './things.ts';
+import { shortForms } from './search-aliases.ts';
 
 interface Tally {
   nominations: number;
@@ -24,18 +25,20 @@ interface Tally {
 }
 
 const tallied = (t: Tally | undefined, year: string, won: boolean): Tally =>
-  t ? { nominations: t.nominations + 1, wins: t.wins + (won ? 1 : 0), first: t.first, last: year } : { nominations: 1, wins: won ? 1 : 0, first: year, last: year };
+  t
+    ? { nominations: t.nominations + 1, wins: t.wins + (won ? 1 : 0), first: t.first, last: year }
+    : { nominations: 1, wins: won ? 1 : 0, first: year, last: year };
 
 /** A name's kind: the kind it stands for most often in the source (a film, then a person, on a tie). */
 function kindOf(counts: Record<NameKind, number> | undefined): NameKind {
   if (!counts) return 'person';
-  return (['film', 'person', 'company', 'country'] as const).reduce((best, kind) => (counts[kind] > counts[best] ? kind : best), 'film');
+  return (['film', 'person', 'company', 'country'] as const).reduce(
+    (best, kind) => (counts[kind] > counts[best] ? kind : best),
+    'film',
+  );
 }
 
-/**
- * Tallies together: counts added, the earliest first year and the
- * latest last year (years are four digits, so they compare as text).
- */
+/** Tallies together: counts added, the earliest first year and the latest last year (years are four digits, so they compare as text). */
 const combined = (a: Tally, b: Tally): Tally => ({
   nominations: a.nominations + b.nominations,
   wins: a.wins + b.wins,
@@ -65,7 +68,13 @@ export function awardAliases(names: string[]): string[] {
     for (const form of plain) {
       const leading = / in a leading role$/.exec(form);
       const supporting = / in a supporting role$/.exec(form);
-      const spoken = leading ? form.slice(0, leading.index) : supporting ? `supporting ${form.slice(0, supporting.index)}` : form === 'directing' ? 'director' : form.replace(/ feature film$/, ' film');
+      const spoken = leading
+        ? form.slice(0, leading.index)
+        : supporting
+          ? `supporting ${form.slice(0, supporting.index)}`
+          : form === 'directing'
+            ? 'director'
+            : form.replace(/ feature film$/, ' film');
       for (const f of new Set([form, spoken])) {
         forms.add(f);
         forms.add(f.startsWith('best ') ? f : `best ${f}`);
@@ -87,32 +96,31 @@ interface Entry {
   filmYear?: string;
   others?: string[];
   awardNames?: string[];
-  /**
-   * Its record's path where its id does not give it: a category's
-   * award's, or the one id's a name without one stands for.
-   */
+  /** Its record's path where its id does not give it: a category's award's, or the one id's a name without one stands for. */
   record?: string;
 }
 
-/**
- * What a row may not hold: the stored index separates with these
- * (src/store/search.ts); the source's TSV format keeps them out of every name.
- */
+/** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
 // eslint-disable-next-line no-control-regex -- NUL is one of the separators it looks for
 const SEPARATORS = /[\u0000\t\n|~]/;
 
-/**
- * The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored).
- */
+/** The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored). */
 export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationIds = new Map()): StoredSearchIndex {
   const names = new Map<string, Tally>();
   const byId = new Map<string, Tally>();
   const categories = new Map<string, Tally>();
+  const onIds = new Map<string, boolean>();
   for (const [year, ceremony] of Object.entries(archive)) {
     for (const { category, nominations } of ceremony) {
       for (const nomination of nominations) {
         categories.set(category, tallied(categories.get(category), year, nomination.won));
-        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) names.set(name, tallied(names.get(name), year, nomination.won));
+        const carried = ids.get(nomination) ?? [];
+        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) {
+          names.set(name, tallied(names.get(name), year, nomination.won));
+          // Whether the things model (build/answers/things.ts, through `ids`) placed it here on a thing with an id credited so.
+          const placed = carried.some((id) => facts.idNames.get(id)?.has(name));
+          onIds.set(name, (onIds.get(name) ?? true) && placed);
+        }
         for (const id of new Set(ids.get(nomination) ?? [])) byId.set(id, tallied(byId.get(id), year, nomination.won));
       }
     }
@@ -125,24 +133,45 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
     const shown = [...beside].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
     for (const name of shown) identified.add(name);
     const kind: SearchKind = kindOfId(id);
-    entries.push({ names: shown, aliases: [], kind, tally, weight: tally.nominations, id, filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined });
+    entries.push({
+      names: shown,
+      aliases: [],
+      kind,
+      tally,
+      weight: tally.nominations,
+      id,
+      filmYear: kind === 'film' ? facts.filmYears.get(id) : undefined,
+    });
   }
-  // Names credited with one id: where they stand without it, they are
-  // that id's thing (docs/records.md), and their result gives its record.
+  // Names credited with one id: where they stand without it, they are that id's thing (docs/records.md), and their result gives its record.
   const idsOfName = new Map<string, string[]>();
-  for (const [id, beside] of facts.idNames) for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
+  for (const [id, beside] of facts.idNames)
+    for (const name of beside.keys()) idsOfName.set(name, [...(idsOfName.get(name) ?? []), id]);
   for (const [name, tally] of names) {
-    // every place of it has an id: its ids' entries stand for it
-    if (identified.has(name) && !facts.unidentified.has(name)) continue;
-    const kind = kindOf(facts.kinds.get(name));
+    if (identified.has(name) && onIds.get(name)) continue; // every place of it is on a thing with an id: its ids' entries stand for it
+    // Its kind where it stands without an id: its places beside an id are that id's thing ("Georgia" the country beside the film).
+    const counts = { ...(facts.kinds.get(name) ?? { person: 0, company: 0, country: 0, film: 0 }) };
+    for (const id of idsOfName.get(name) ?? []) counts[kindOfId(id)] -= facts.idNames.get(id)!.get(name)!;
+    const kind = kindOf(Object.values(counts).some((n) => n > 0) ? counts : facts.kinds.get(name));
     const one = idsOfName.get(name)?.length === 1 ? idsOfName.get(name)![0] : undefined;
-    entries.push({ names: [name], aliases: [], kind, tally, weight: tally.nominations, filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined, ...(one ? { record: recordPath(one) } : {}) });
+    entries.push({
+      names: [name],
+      aliases: [],
+      kind,
+      tally,
+      weight: tally.nominations,
+      filmYear: kind === 'film' ? facts.filmYears.get(name) : undefined,
+      ...(one ? { record: recordPath(one) } : {}),
+    });
   }
   const categoryNames = [...categories.keys()];
   const awardOf = (name: string) => facts.awards.get(name) ?? name;
   for (const name of categoryNames) {
     // What /award/name=<name> answers: every category whose full name contains it, every year.
-    const tally = categoryNames.filter((n) => n.includes(name)).map((n) => categories.get(n)!).reduce(combined);
+    const tally = categoryNames
+      .filter((n) => n.includes(name))
+      .map((n) => categories.get(n)!)
+      .reduce(combined);
     const award = categoryNames.filter((n) => awardOf(n) === awardOf(name));
     const others = facts.awards.has(name) ? award.filter((n) => n !== name) : [];
     entries.push({
@@ -156,6 +185,13 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
       record: `/awards/id=${awardIdOf(awardOf(name))}`,
     });
   }
+  // Short forms ("mgm", "lotr"), never a word some name has.
+  const words = new Set(entries.flatMap((e) => e.names.flatMap((n) => searchKey(n).split(' '))));
+  for (const entry of entries)
+    if (entry.kind !== 'category')
+      entry.aliases.push(
+        ...new Set(entry.names.flatMap((n) => shortForms(n, entry.kind, entry.tally.nominations, words))),
+      );
   entries.sort((a, b) => b.weight - a.weight || (a.names[0] < b.names[0] ? -1 : a.names[0] > b.names[0] ? 1 : 0));
   return stored(entries);
 }
@@ -168,10 +204,15 @@ function stored(entries: Entry[]): StoredSearchIndex {
   const rows: string[] = [];
   for (const entry of entries) {
     const { names, tally: t } = entry;
-    for (const text of [...names, ...(entry.others ?? [])]) if (SEPARATORS.test(text)) throw new Error(`search index: the name ${JSON.stringify(text)} holds a NUL, tab, line break, | or ~`);
+    for (const text of [...names, ...(entry.others ?? [])])
+      if (SEPARATORS.test(text))
+        throw new Error(`search index: the name ${JSON.stringify(text)} holds a NUL, tab, line break, | or ~`);
     const own = names.map((n) => indexKey(searchKey(n)));
     if (own.every((k) => k === '')) continue; // nothing a search could ask for
-    const entryKeys = [...own, ...entry.aliases.map((a) => indexKey(searchKey(a))).filter((k) => k !== '' && !own.includes(k))];
+    const entryKeys = [
+      ...own,
+      ...entry.aliases.map((a) => indexKey(searchKey(a))).filter((k) => k !== '' && !own.includes(k)),
+    ];
     const at = keys.length;
     for (const word of new Set(entryKeys.join(' ').split(' '))) {
       if (word === '') continue;
@@ -181,10 +222,35 @@ function stored(entries: Entry[]): StoredSearchIndex {
     }
     keys.push(entryKeys.join('|'));
     weights.push(entry.weight);
-    rows.push([names.join('|'), KIND_CODES[entry.kind], t.nominations, t.wins, t.first, t.last, entry.id ?? '', entry.filmYear ?? '', entry.others?.join('|') ?? '', entry.awardNames?.join('|') ?? '', entry.record ?? ''].join('\t'));
+    rows.push(
+      [
+        names.join('|'),
+        KIND_CODES[entry.kind],
+        t.nominations,
+        t.wins,
+        t.first,
+        t.last,
+        entry.id ?? '',
+        entry.filmYear ?? '',
+        entry.others?.join('|') ?? '',
+        entry.awardNames?.join('|') ?? '',
+        entry.record ?? '',
+      ].join('\t'),
+    );
   }
   const words = [...postings.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return { words, postings: words.map((w) => postings.get(w)!.map((n) => n.toString(36)).join(',')), keys, weights, rows };
+  return {
+    words,
+    postings: words.map((w) =>
+      postings
+        .get(w)!
+        .map((n) => n.toString(36))
+        .join(','),
+    ),
+    keys,
+    weights,
+    rows,
+  };
 }
 
 /** Every full category name, in order of first appearance, with its first and last held year and its award. */
@@ -194,7 +260,14 @@ export function categoryList(archive: Archive, facts: NameFacts): CategoryName[]
     for (const { category } of ceremony) {
       const entry = out.get(category);
       if (entry) entry.lastYear = year;
-      else out.set(category, { name: category, award: facts.awards.get(category) ?? category, firstYear: year, lastYear: year, path: `/award/name=${encodeURIComponent(category)}` });
+      else
+        out.set(category, {
+          name: category,
+          award: facts.awards.get(category) ?? category,
+          firstYear: year,
+          lastYear: year,
+          path: `/award/name=${encodeURIComponent(category)}`,
+        });
     }
   }
   return [...out.values()];

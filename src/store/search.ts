@@ -15,20 +15,27 @@
  * reads a file or knows a runtime.
  *
  * What is forgiven: case, marks, punctuation and spacing; one typo in a word
- * of 4 letters or more, two in one of 8 or more (a letter wrong, missing,
- * added, or two swapped, the first letters too); `&` for "and" and a
- * leading article (such small words are optional on either side); digits,
- * number words and roman numerals (1 to 20); words in any order; words the
- * name does not have, when they are small words or a year (a year ranks the
- * film of that year, or a name nominated then, first); words of the name
- * not asked; and words joined or split ("otoole", "god father").
+ * of 4 letters or more, two in one of 8 or more, and in a text of 10
+ * letters or more one in a word of 3 and two in one of 6 (a letter wrong,
+ * missing, added, or two swapped, the first letters too); `&` for "and" and
+ * a leading article (such small words, and initials, are optional on either
+ * side); digits, number words and roman numerals (1 to 20); words in any
+ * order; words the name does not have, when they are small words or a year
+ * (a year ranks the film of that year, or a name nominated then, first);
+ * words of the name not asked; a word's start ("leo dicaprio"); short forms
+ * the build gives (build/answers/search-aliases.ts: "mgm", "lotr"); and
+ * words joined or split ("otoole", "god father"). Only the first
+ * SEARCH_WORDS words of a text, of SEARCH_WORD_LETTERS letters each, count.
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
  * case, marks, punctuation, spacing, small words and how numbers are
- * written; every word asked a whole word of the name (those naming all of
- * its words first); the last word asked the start of one; a typo or two (the
- * fewer the better). Within one class: the year asked, then more
- * nominations, then a name starting as asked, then the name.
+ * written (a category so named after a film, person or company so named,
+ * unless the text starts with "best"); every word asked a whole word of the
+ * name (those naming all of its words first); a word asked the start of
+ * one; the same two leaving a small word or a year asked out; a typo or two
+ * (the fewer the better, a name named whole first). Within one class: the
+ * year asked, then more nominations, then a name starting as asked, then
+ * the name.
  */
 
 import type { SearchResult } from '../shared/types.ts';
@@ -37,22 +44,52 @@ import { recordPath } from '../shared/routes.ts';
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
 
+/**
+ * What a search considers of its text: its first SEARCH_WORDS words, each cut
+ * to SEARCH_WORD_LETTERS letters. No name has a word of more than 17 letters,
+ * and a text of more words is found by its first ten as well (every word a
+ * whole word of the name); what lies beyond only cost: 50 times "the" cost
+ * 185 times the median search, 200 times U+FDFA (800 words once taken apart)
+ * 234 times.
+ */
+export const SEARCH_WORDS = 10;
+export const SEARCH_WORD_LETTERS = 24;
+
+/** A search key cut to what a search considers (`SEARCH_WORDS`, `SEARCH_WORD_LETTERS`). */
+export function considered(key: string): string {
+  const words = key.split(' ', SEARCH_WORDS);
+  return words.some((w) => w.length > SEARCH_WORD_LETTERS)
+    ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ')
+    : words.join(' ');
+}
+
 /** Letters NFKD does not take apart, as their plain spellings. */
-const FOLDED: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ı: 'i', ħ: 'h' };
+const FOLDED: Record<string, string> = {
+  ø: 'o',
+  ł: 'l',
+  đ: 'd',
+  ð: 'd',
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  þ: 'th',
+  ı: 'i',
+  ħ: 'h',
+};
 const FOLDABLE = /[øłđðßæœþıħ]/g;
 
-/**
- * A name as search compares it: lower case, without marks, every
- * run of other characters than letters and digits one space.
- */
+/** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
 export function searchKey(text: string): string {
-  return asciiKey(text) ?? text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(FOLDABLE, (c) => FOLDED[c])
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
+  return (
+    asciiKey(text) ??
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(FOLDABLE, (c) => FOLDED[c])
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+  );
 }
 
 /**
@@ -76,13 +113,58 @@ function asciiKey(text: string): string | null {
   return key;
 }
 
-const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
+const NUMBER_WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+  'twenty',
+];
 /** Roman numerals 2 to 20 (I, V and X alone are too often a letter or a word). */
-const ROMAN = ['', '', 'ii', 'iii', 'iv', '', 'vi', 'vii', 'viii', 'ix', '', 'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx'];
-const NUMBERS = new Map<string, string>([...NUMBER_WORDS.map((w, n) => [w, String(n)] as const), ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : []))]);
-/**
- * Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them).
- */
+const ROMAN = [
+  '',
+  '',
+  'ii',
+  'iii',
+  'iv',
+  '',
+  'vi',
+  'vii',
+  'viii',
+  'ix',
+  '',
+  'xi',
+  'xii',
+  'xiii',
+  'xiv',
+  'xv',
+  'xvi',
+  'xvii',
+  'xviii',
+  'xix',
+  'xx',
+];
+const NUMBERS = new Map<string, string>([
+  ...NUMBER_WORDS.map((w, n) => [w, String(n)] as const),
+  ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : [])),
+]);
+/** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
 const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
@@ -94,7 +176,12 @@ function written(word: string): string {
 
 /** A search key with each number word and roman numeral written in digits: how both sides are compared. */
 export function indexKey(key: string): string {
-  return key === '' ? '' : key.split(' ').map((w) => NUMBERS.get(w) ?? w).join(' ');
+  return key === ''
+    ? ''
+    : key
+        .split(' ')
+        .map((w) => NUMBERS.get(w) ?? w)
+        .join(' ');
 }
 
 /** A year someone might add to a title. */
@@ -103,7 +190,13 @@ const isYear = (word: string) => word.length === 4 && word >= '1900' && word <= 
 /** What a result is: from the source's IMDb ids and columns; a category name is `category`. */
 export type SearchKind = SearchResult['kind'];
 const KINDS: Record<string, SearchKind> = { p: 'person', c: 'company', n: 'country', f: 'film', a: 'category' };
-export const KIND_CODES: Record<SearchKind, string> = { person: 'p', company: 'c', country: 'n', film: 'f', category: 'a' };
+export const KIND_CODES: Record<SearchKind, string> = {
+  person: 'p',
+  company: 'c',
+  country: 'n',
+  film: 'f',
+  category: 'a',
+};
 
 /**
  * The index as made by the build: `words`, every word of every key, sorted;
@@ -126,13 +219,11 @@ export interface StoredSearchIndex {
 const PLACE = 4;
 const LARGEST_BLOCK = 36 ** PLACE - 2;
 
-/**
- * Lines joined by line breaks, and before them where each starts
- * (and where one after the last would), PLACE digits each.
- */
+/** Lines joined by line breaks, and before them where each starts (and where one after the last would), PLACE digits each. */
 function placed(lines: string[]): [string, string] {
   const block = lines.join('\n');
-  if (block.length > LARGEST_BLOCK) throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
+  if (block.length > LARGEST_BLOCK)
+    throw new Error(`search index: a block of ${block.length} characters is more than ${LARGEST_BLOCK}`);
   let places = '';
   let at = 0;
   for (const line of [...lines, '']) {
@@ -142,10 +233,7 @@ function placed(lines: string[]): [string, string] {
   return [places, block];
 }
 
-/**
- * Files the rows are cut into, each a run of entries (entries are heaviest
- * first, so a category or a much-nominated name shares its file with its peers).
- */
+/** Files the rows are cut into, each a run of entries (entries are heaviest first, so a category or a much-nominated name shares its file with its peers). */
 const ROW_FILES = 32;
 
 /**
@@ -176,13 +264,17 @@ export function storedFiles(index: StoredSearchIndex): string[] {
   const counts: number[] = [];
   const runs: string[][] = [];
   index.words.forEach((word, at) => {
-    if (word === '' || word.includes('\u0000')) throw new Error(`search index: the word ${JSON.stringify(word)} cannot be stored`);
+    if (word === '' || word.includes('\u0000'))
+      throw new Error(`search index: the word ${JSON.stringify(word)} cannot be stored`);
     counts[word.length] = (counts[word.length] ?? 0) + 1;
     (runs[word.length] ??= []).push(word + at.toString(36).padStart(digits, '0'));
   });
   const header = [entries, rowsPer, rows.length, digits, index.words.length].join(' ');
   const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
-  return [[header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'), ...rows];
+  return [
+    [header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'),
+    ...rows,
+  ];
 }
 
 /** Lines of a block, each cut out when asked for: the core's postings or keys, or a stored file of rows. */
@@ -207,7 +299,10 @@ export class Lines {
 
   line(i: number): string {
     const at = i * PLACE;
-    return this.block.slice(parseInt(this.places.slice(at, at + PLACE), 36), parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1);
+    return this.block.slice(
+      parseInt(this.places.slice(at, at + PLACE), 36),
+      parseInt(this.places.slice(at + PLACE, at + 2 * PLACE), 36) - 1,
+    );
   }
 }
 
@@ -217,14 +312,10 @@ const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
 /** Rows of the edit table, kept between calls: a comparison makes no garbage. */
 const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current: new Int32Array(64) };
 
-/**
- * Edits (insertions, deletions, substitutions, swaps of neighbours)
- * between `a` and `b`, or `max + 1` once more than `max`.
- */
+/** Edits (insertions, deletions, substitutions, swaps of neighbours) between `a` and `b`, or `max + 1` once more than `max`. */
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  // longer than any word of a name
-  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1;
+  if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
   let { before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -234,7 +325,8 @@ export function editsWithin(a: string, b: string, max: number): number {
     for (let j = 1; j <= b.length; j++) {
       const bj = b.charCodeAt(j - 1);
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ai === bj ? 0 : 1));
-      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d) d = before[j - 2] + 1;
+      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d)
+        d = before[j - 2] + 1;
       current[j] = d;
       if (d < best) best = d;
     }
@@ -244,10 +336,7 @@ export function editsWithin(a: string, b: string, max: number): number {
   return previous[b.length];
 }
 
-/**
- * The letters of a word (`length` characters of `text` from `from`) as bits (a to z,
- * digits on one): one edit changes at most two, so words further apart are skipped unread.
- */
+/** The letters of a word (`length` characters of `text` from `from`) as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
 function letterBits(text: string, from = 0, length = text.length): number {
   let bits = 0;
   for (let i = from; i < from + length; i++) {
@@ -276,49 +365,57 @@ interface Asked {
   bare: string;
   bareNoYear: string;
   years: string[];
-  /** A long text: one of its words may hold two typos. */
+  /** A long text (LONG_TEXT): a word of it may hold a typo more. */
   long: boolean;
-  /**
-   * Per word asked, words of names compared with it so far: their
-   * edits, or -1 beyond its typos (null: the word itself only).
-   */
+  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
 }
 
+/** Letters from which a text is long: a typo more is forgiven in it. */
+const LONG_TEXT = 10;
+
+/** A search's text taken apart: compared whole as the name exactly asked, word by word within what a search considers (`considered`). */
 function asked(text: string, key: string): Asked {
-  const written = key.split(' ');
-  const words = indexKey(key).split(' ');
-  const kept = words.filter((w) => !isYear(w));
+  const all = indexKey(key).split(' ');
+  const written = considered(key).split(' ');
+  const words = all.slice(0, written.length).map((w) => w.slice(0, SEARCH_WORD_LETTERS));
+  const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
-  const compact = join(words);
-  const q: Asked = { text, words, written, compact, compactNoYear: join(kept), bare: join(strip(words)), bareNoYear: join(strip(kept)), years: words.filter(isYear), long: compact.length >= 12, close: [], pairs: [] };
+  const compact = join(all);
+  const q: Asked = {
+    text,
+    words,
+    written,
+    compact,
+    compactNoYear: join(kept),
+    bare: join(strip(all)),
+    bareNoYear: join(strip(kept)),
+    years: words.filter(isYear),
+    long: compact.length >= LONG_TEXT,
+    close: [],
+    pairs: [],
+  };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
   return q;
 }
 
-/**
- * Typos forgiven between a word asked and a word of a name: one
- * from 4 letters (either's), two from 8, or in a long text from 6.
- */
+/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 (either's: "fred oneedl", "laurence ennet"). */
 function typosBetween(q: Asked, asked: string, word: string): number {
   if (asked.length < 3) return 0;
-  return Math.max(typosFor(Math.max(asked.length, word.length)), q.long && asked.length >= 6 ? 2 : 0);
+  return Math.max(
+    typosFor(Math.max(asked.length, word.length)),
+    q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0,
+  );
 }
 
-/**
- * The typos forgiven a word asked, against a word of any length, when it finds the names to rank
- * (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those).
- */
+/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
 const mostTypos = (asked: string) => (asked.length < 3 ? 0 : typosFor(asked.length + 1));
 
-/**
- * Two words asked as one word: as written, in digits if it is a number
- * ("one" "teen" is no number, but "hartst" "one" is "hartstone").
- */
+/** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
 function pairOf(q: Asked, i: number): string | null {
   if (i + 1 >= q.words.length || SMALL.has(q.words[i]) || SMALL.has(q.words[i + 1])) return null;
   const word = q.written[i] + q.written[i + 1];
@@ -350,15 +447,17 @@ type Fit = number;
 const NO_FIT = -1;
 /** The rank from which a key needs two typos. */
 const TWO_TYPOS = 20;
-const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit => rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
+const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
+  rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
 /**
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
  * caller); then by what the words asked are to the key's words: whole words
- * (8), the last word asked a start (12), a typo (16) or two (20); within
- * each, 2 more when a small word or a year asked is not in it; and 1 more
- * for whole words when some of the key's words (but small ones) were not
- * asked, for a start when the key does not start as asked.
+ * (8), a word asked the start of one (10), the same leaving out a small
+ * word or a year asked (12 and 14), a typo (16) or two (20), 2 more when a
+ * small word or a year asked is not in it; and 1 more for whole words and
+ * typos when some of the key's words (but small ones) were not asked, for a
+ * start when the key does not start as asked.
  */
 function fit(q: Asked, key: Key): Fit {
   const { compact, bare: keyBare, words: k, article } = key;
@@ -370,7 +469,7 @@ function fit(q: Asked, key: Key): Fit {
   let prefix = false;
   let edits = 0;
   let yearAside = false;
-  let unasked = 0; // small words and years asked that the key does not have
+  let unasked = 0; // 1 when a small word or a year asked is not in the key
   let lead = -1; // where the first word asked that is not a small word was found
   for (let i = 0; i < words.length; i++) {
     const w = words[i];
@@ -385,12 +484,13 @@ function fit(q: Asked, key: Key): Fit {
     }
     const place = placeOf(q, i, k, used);
     if (place < 0) {
-      if (SMALL.has(w)) {
-        unasked = 2;
+      // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
+      if (SMALL.has(w) || w.length === 1) {
+        unasked = 1;
         continue;
       }
       if (isYear(w)) {
-        [yearAside, unasked] = [true, 2];
+        [yearAside, unasked] = [true, 1];
         continue;
       }
       return NO_FIT;
@@ -403,11 +503,12 @@ function fit(q: Asked, key: Key): Fit {
   }
   if (used === 0 || edits > 2) return NO_FIT;
   const starts = lead === (article ? 1 : 0);
-  if (edits > 0) return fitOf((3 + edits) * 4 + unasked, starts, yearAside);
-  if (prefix) return fitOf(12 + unasked + (starts ? 0 : 1), starts, yearAside);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
-  return fitOf(8 + unasked + some, starts, yearAside);
+  if (edits > 0) return fitOf((3 + edits) * 4 + 2 * unasked + some, starts, yearAside);
+  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an").
+  if (prefix) return fitOf(10 + 4 * unasked + (starts ? 0 : 1), starts, yearAside);
+  return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
 
 /**
@@ -424,9 +525,11 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
     if (used & (3 << j) || !(w.startsWith(k[j]) || w.startsWith(written(k[j])))) continue;
     const [two, spoken] = [k[j] + k[j + 1], written(k[j]) + written(k[j + 1])];
     if (two === w || spoken === w) return j | 64;
-    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w)) return j | 96;
+    if (j + 2 < k.length && !(used & (4 << j)) && (two + k[j + 2] === w || spoken + written(k[j + 2]) === w))
+      return j | 96;
   }
-  if (i === q.words.length - 1 && w.length >= (q.words.length > 1 ? 1 : 3)) {
+  // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
+  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
     for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
   }
   const close = q.close[i];
@@ -448,9 +551,7 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
 
-/**
- * The stored files a search must read before it can answer: their places in the index's list of files (the core is 0).
- */
+/** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
 export class NeedFiles {
   readonly files: number[];
   constructor(files: number[]) {
@@ -462,19 +563,14 @@ export class NeedFiles {
 export type SearchFiles = ReadonlyMap<number, Lines>;
 
 export class SearchIndex {
-  /**
-   * The vocabulary's runs by length (`storedFiles`): where each length's run
-   * starts, its words, and where its first word is among all words (for `bits`).
-   */
+  /** The vocabulary's runs by length (`storedFiles`): where each length's run starts, its words, and where its first word is among all words (for `bits`). */
   private readonly vocabulary: string;
   private readonly digits: number;
   private readonly runAt: number[] = [];
   private readonly runWords: number[] = [];
   private readonly runFirst: number[] = [];
   private readonly wordCount: number;
-  /**
-   * Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms).
-   */
+  /** Postings read, by word (maps, not arrays of 13,000 or 15,000 slots: making those cost a fresh isolate 2 to 3 ms). */
   private readonly postingCache = new Map<number, Int32Array>();
   /** Each word's postings and each entry's keys, in the core (`storedFiles`). */
   private readonly postingLines: Lines;
@@ -482,14 +578,9 @@ export class SearchIndex {
   /** Entries in a file of rows; the index's files: the core (0), then the files of rows. */
   private readonly rowsPer: number;
   readonly files: number;
-  /**
-   * The last words compared with the vocabulary, by typos and word: what `near` found
-   * (word, edits, …). A search asked again with the files it lacked compares none again.
-   */
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
   private readonly nearby = new Map<string, (string | number)[]>();
-  /**
-   * Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again).
-   */
+  /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
@@ -497,21 +588,29 @@ export class SearchIndex {
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
     if (header.length !== 5) throw new Error('a search index of another format');
-    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3])) throw new Error('a search index with a damaged header');
+    if (!header.every((n) => Number.isSafeInteger(n) && n >= 0) || !(header[1] && header[3]))
+      throw new Error('a search index with a damaged header');
     const [entries, rowsPer, rowFiles, digits, wordCount] = header;
     [this.vocabulary, this.digits, this.wordCount] = [blocks[2], digits, wordCount];
     let [at, first] = [0, 0];
     blocks[1].split(' ').forEach((text, length) => {
       const n = Number(text);
-      if (!Number.isSafeInteger(n) || n < 0 || (length === 0 && n > 0)) throw new Error('a search index with a damaged header');
+      if (!Number.isSafeInteger(n) || n < 0 || (length === 0 && n > 0))
+        throw new Error('a search index with a damaged header');
       [this.runAt[length], this.runWords[length], this.runFirst[length]] = [at, n, first];
       at += n * (length + digits);
       first += n;
     });
-    if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount) throw new Error('a search index whose vocabulary disagrees with its header');
+    if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount)
+      throw new Error('a search index whose vocabulary disagrees with its header');
     this.postingLines = new Lines(blocks[3], blocks[4]);
     this.keyLines = new Lines(blocks[5], blocks[6]);
-    if (rowFiles !== Math.ceil(entries / rowsPer) || this.postingLines.length !== wordCount || this.keyLines.length !== entries) throw new Error('a search index whose header disagrees');
+    if (
+      rowFiles !== Math.ceil(entries / rowsPer) ||
+      this.postingLines.length !== wordCount ||
+      this.keyLines.length !== entries
+    )
+      throw new Error('a search index whose header disagrees');
     this.rowsPer = rowsPer;
     this.files = 1 + rowFiles;
   }
@@ -519,7 +618,10 @@ export class SearchIndex {
   /** An index from its stored core (`storedFiles`); rows are read from their own files as searches show them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 7) throw new Error(blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index');
+    if (blocks.length !== 7)
+      throw new Error(
+        blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index',
+      );
     return new SearchIndex(blocks);
   }
 
@@ -543,16 +645,26 @@ export class SearchIndex {
     if (key === '') return [];
     const q = asked(text, key);
     // The most telling words first: the longest that are neither small words, years nor a short start; then any.
-    const weak = (i: number) => Number(SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3));
-    // Among those, a word forgiven one typo before one forgiven
-    // two (comparing it with every word of the index costs less).
+    const weak = (i: number) =>
+      Number(
+        SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3),
+      );
+    // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
     const unknown = (i: number) => Number(!this.has(q.words[i]));
-    const order = q.words.map((w, i) => i).sort((a, b) => weak(a) - weak(b) || unknown(a) - unknown(b) || (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) || q.words[b].length - q.words[a].length || a - b);
+    const order = q.words
+      .map((w, i) => i)
+      .sort(
+        (a, b) =>
+          weak(a) - weak(b) ||
+          unknown(a) - unknown(b) ||
+          (q.words[a].length >= 4 && q.words[b].length >= 4 ? typos(a) - typos(b) : 0) ||
+          q.words[b].length - q.words[a].length ||
+          a - b,
+      );
     for (const i of order.slice(0, 2)) {
-      // A word the index has as written first finds the names
-      // holding it so, without comparing it with every word of the
+      // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
         const found = this.ranked(q, this.candidates(q, i, false), files);
@@ -564,10 +676,7 @@ export class SearchIndex {
     return [];
   }
 
-  /**
-   * Entries holding the `i`th word asked: as written, as a start (the last
-   * word), within its typos, joined with its neighbour, or split in two.
-   */
+  /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
   private candidates(q: Asked, i: number, typos: boolean): Set<number> {
     const w = q.words[i];
     const out = new Set<number>();
@@ -581,7 +690,7 @@ export class SearchIndex {
     /** The entries holding both words (postings are in ascending order). */
     const both = (a: number, b: number) => {
       const [x, y] = [this.postings(a), this.postings(b)];
-      for (let i = 0, j = 0; i < x.length && j < y.length; ) {
+      for (let i = 0, j = 0; i < x.length && j < y.length;) {
         if (x[i] < y[j]) i++;
         else if (x[i] > y[j]) j++;
         else {
@@ -606,7 +715,9 @@ export class SearchIndex {
       const rest = w.slice(cut);
       const last = at(rest);
       if (last >= 0) both(first, last);
-      else for (let second = 1; second < rest.length; second++) if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
+      else
+        for (let second = 1; second < rest.length; second++)
+          if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
     if (q.close[i] && typos) this.closeTo(q, i, exact);
     else exact(w);
@@ -644,12 +755,15 @@ export class SearchIndex {
       found = [];
       const bits = (this.bits ??= new Int32Array(this.wordCount));
       const mine = letterBits(word);
-      for (let length = Math.max(1, word.length - typos); length <= word.length + typos && length < this.runWords.length; length++) {
+      for (
+        let length = Math.max(1, word.length - typos);
+        length <= word.length + typos && length < this.runWords.length;
+        length++
+      ) {
         const [start, width] = [this.runAt[length], length + this.digits];
         for (let n = 0; n < this.runWords[length]; n++) {
           const at = this.runFirst[length] + n;
-          // Made as first needed, read in place (a cold search compares
-          // thousands of words and cuts out only the few alike).
+          // Made as first needed, read in place (a cold search compares thousands of words and cuts out only the few alike).
           if (bits[at] === 0) bits[at] = letterBits(this.vocabulary, start + n * width, length);
           if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
           const other = this.vocabulary.slice(start + n * width, start + n * width + length);
@@ -679,9 +793,7 @@ export class SearchIndex {
     return parseInt(this.vocabulary.slice(at, at + this.digits), 36);
   }
 
-  /**
-   * The first of the run of words of `word`'s length at or after it, or of `length` when given (a start of its words).
-   */
+  /** The first of the run of words of `word`'s length at or after it, or of `length` when given (a start of its words). */
   private lowerBound(word: string, length = word.length): number {
     let [low, high] = [0, this.runWords[length] ?? 0];
     while (low < high) {
@@ -695,14 +807,21 @@ export class SearchIndex {
   /** A word's place in the sorted vocabulary, or -1. */
   private at(word: string): number {
     const n = this.lowerBound(word);
-    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word ? this.sortedPlace(word.length, n) : -1;
+    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word
+      ? this.sortedPlace(word.length, n)
+      : -1;
   }
 
   /** The places of the words starting with `start` (it included), in the vocabulary's order. */
   private startingWith(start: string): number[] {
     const found: number[] = [];
     for (let length = start.length; length < this.runWords.length; length++) {
-      for (let n = this.lowerBound(start, length); n < this.runWords[length] && this.wordOf(length, n).startsWith(start); n++) found.push(this.sortedPlace(length, n));
+      for (
+        let n = this.lowerBound(start, length);
+        n < this.runWords[length] && this.wordOf(length, n).startsWith(start);
+        n++
+      )
+        found.push(this.sortedPlace(length, n));
     }
     return found.sort((a, b) => a - b);
   }
@@ -741,10 +860,7 @@ export class SearchIndex {
     return lines.line(line);
   }
 
-  /**
-   * Asks for every file of rows among those of `entries` not at
-   * hand, all at once (one round of reads rather than one per file).
-   */
+  /** Asks for every file of rows among those of `entries` not at hand, all at once (one round of reads rather than one per file). */
   private need(entries: Iterable<number>, files: SearchFiles) {
     const missing = new Set<number>();
     for (const entry of entries) if (!files.has(this.rowFile(entry))) missing.add(this.rowFile(entry));
@@ -752,7 +868,11 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): { length: number; best: number; results: SearchResult[] } {
+  private ranked(
+    q: Asked,
+    candidates: Set<number>,
+    files: SearchFiles,
+  ): { length: number; best: number; results: SearchResult[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       let parts = this.keyParts.get(entry);
@@ -770,9 +890,13 @@ export class SearchIndex {
     if (hits.length === 0) return { length: 0, best: -1, results: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
-    const order = (a: Hit, b: Hit) => a.rank - b.rank || a.year - b.year || b.weight - a.weight || Number(b.starts) - Number(a.starts) || a.entry - b.entry;
-    // Rows move only the hits they are read for up (the name
-    // exactly as asked, the year asked), so what is shown is among
+    const order = (a: Hit, b: Hit) =>
+      a.rank - b.rank ||
+      a.year - b.year ||
+      b.weight - a.weight ||
+      Number(b.starts) - Number(a.starts) ||
+      a.entry - b.entry;
+    // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
       [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
@@ -785,6 +909,8 @@ export class SearchIndex {
         // The name exactly as asked: first, and shown as asked when the entry has several.
         const exactly = row.slice(0, row.indexOf('\t')).split('|').indexOf(q.text);
         if (exactly >= 0) [hit.rank, hit.key] = [0, exactly];
+        // A category named so, after a film, person or company named so, unless the text names an award as people do ("best actress").
+        else if (row.split('\t', 2)[1] === KIND_CODES.category && q.words[0] !== 'best') hit.rank = 2;
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
@@ -794,14 +920,15 @@ export class SearchIndex {
       best.map((hit) => hit.entry),
       files,
     );
-    return { length: hits.length, best: hits[0].rank, results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)) };
+    return {
+      length: hits.length,
+      best: hits[0].rank,
+      results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)),
+    };
   }
 }
 
-/**
- * Whether a result's row is of the year asked: a film of that year,
- * or a name nominated at the ceremony of that year or the next.
- */
+/** Whether a result's row is of the year asked: a film of that year, or a name nominated at the ceremony of that year or the next. */
 function yearFits(row: string, year: string): boolean {
   const [, , , , firstYear, lastYear, , filmYear] = row.split('\t');
   if (filmYear) return filmYear.startsWith(year);
@@ -817,14 +944,24 @@ function yearFits(row: string, year: string): boolean {
  * of the names.
  */
 function resultOf(row: string, key: number): SearchResult {
-  // Last, its record's path where its id does not give it (a category's
-  // award's; a name without an id that stands for one id's thing).
-  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] = row.split('\t');
+  // Last, its record's path where its id does not give it (a category's award's; a name without an id that stands for one id's thing).
+  const [names, code, nominations, wins, firstYear, lastYear, id, filmYear, others, awardNames, record] =
+    row.split('\t');
   const all = names.split('|');
   const name = all[key < all.length ? key : 0];
   const kind = KINDS[code];
-  const path = id ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}` : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
-  const found: SearchResult = { name, kind, nominations: Number(nominations), wins: Number(wins), firstYear, lastYear, path };
+  const path = id
+    ? `/${id.startsWith('tt') ? 'title' : 'name'}/id=${id}`
+    : `/${kind === 'category' ? 'award' : 'person'}/name=${encodeURIComponent(name)}`;
+  const found: SearchResult = {
+    name,
+    kind,
+    nominations: Number(nominations),
+    wins: Number(wins),
+    firstYear,
+    lastYear,
+    path,
+  };
   if (id) found.record = recordPath(id);
   else if (record) found.record = record;
   if (id) found.id = id;
@@ -841,10 +978,7 @@ function resultOf(row: string, key: number): SearchResult {
   return found;
 }
 
-/**
- * A search over an index with every stored file at hand (`storedFiles`),
- * as the benchmark and tests read it: answered at once.
- */
+/** A search over an index with every stored file at hand (`storedFiles`), as the benchmark and tests read it: answered at once. */
 export function searchOver(stored: string[]): (text: string) => SearchResult[] {
   const index = SearchIndex.parse(stored[0]);
   const files = new Map(stored.slice(1).map((text, n) => [n + 1, Lines.parse(text)]));
