@@ -426,9 +426,10 @@ export interface ArtifactOptions {
  * record lookup inflates one. A film's, person's or company's (most asked,
  * a few KiB each) in runs of 128 KiB: against 512, a cold lookup on the
  * Worker cost about 5 ms less, for 115 more files and 0.1 MB. A ceremony's
- * or an award's (50 to 220 KiB each) in runs of 512 KiB.
+ * or an award's (50 to 220 KiB each) in runs of 512 KiB. A ranking's (build/answers/rankings.ts)
+ * in runs of 128 KiB, the table they are made from in a run of its own.
  */
-export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024 } as const;
+export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024, ranking: 128 * 1024 } as const;
 
 /**
  * The records (build/answers/records.ts), each in a pack whatever its size,

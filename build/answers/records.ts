@@ -12,6 +12,7 @@ import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from '../../src/client/client.ts';
 import { filmDetailAt, personDetailAt } from './dataset.ts';
 import { things as thingsOf, type Thing, type Things } from './things.ts';
+import { rankingRecords } from './rankings.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
@@ -43,8 +44,11 @@ export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Reco
     citation: row.citation,
   }));
   const count = (kind: Thing['kind']) => model.all.filter((t) => t.kind === kind && t.id !== null).length;
+  const made = makeRecords(recordRows);
   return {
-    ...makeRecords(recordRows),
+    ...made,
+    // The rankings are stored with the records, and so read as a record is.
+    records: [...made.records, ...rankingRecords(made.rankings)],
     stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged },
   };
 }

@@ -11,7 +11,7 @@
  */
 import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
-import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord } from '../shared/types.ts';
+import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord, Ranking, RankingAsk, RankingQuery } from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -95,6 +95,8 @@ export interface Client {
   awards(): Promise<AwardSummary[]>;
   /** One award across all its names (`best-picture`: every Best Picture nominee since 1929). */
   awardRecord(id: string): Promise<AwardRecord>;
+  /** The films, people or companies with the most nominations or wins, within a class or an award, over a span of held years (`{ of: 'people', by: 'wins', class: 'Acting', from: 2000 }`); ties share a rank. */
+  rankings(query?: RankingQuery): Promise<Ranking>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -283,6 +285,7 @@ const PATHS = {
   ceremonyRecord: (year: number | string) => ['ceremony', seg('year', year)],
   awards: () => ['awards'],
   awardRecord: (id: string) => ['awards', seg('id', id)],
+  rankings: (query: RankingQuery = {}) => ['rankings', ...Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [seg(k, v)]))],
 };
 
 /** A path as an ApiError shows it: the key masked. */
@@ -308,6 +311,7 @@ export function createClient(options: ClientOptions): Client {
     ceremonyRecord: (year) => api.get<CeremonyRecord>(PATHS.ceremonyRecord(year)),
     awards: () => api.get<AwardSummary[]>(PATHS.awards()),
     awardRecord: (id) => api.get<AwardRecord>(PATHS.awardRecord(id)),
+    rankings: (query) => api.get<Ranking>(PATHS.rankings(query)),
     clearCache: () => api.clear(),
   };
 }
@@ -436,13 +440,21 @@ class OfflineArchive {
   private readonly lines: Line[] = [];
   private made: Map<string, string> | undefined;
 
-  /** A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list), made on first ask. */
+  private table: RankingTable | undefined;
+
+  /** A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list, RANKING_TABLE for the rankings' table), made on first ask. */
   record(key: string): string | undefined {
     if (!this.made) {
-      const { records, awards } = makeRecords(recordRows(this.lines));
-      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards]]);
+      const { records, awards, rankings } = makeRecords(recordRows(this.lines));
+      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards], [RANKING_TABLE, rankings]]);
     }
     return this.made.get(key);
+  }
+
+  /** A ranking's text, made from the table as the server makes it; undefined for an award the archive does not have. */
+  ranking(ask: RankingAsk): string | undefined {
+    this.table ??= parseRankingTable(this.record(RANKING_TABLE)!);
+    return rankingText(this.table, ask) ?? undefined;
   }
 
   constructor(text: string) {
@@ -508,7 +520,7 @@ class OfflineArchive {
 export const OFFLINE_ERRORS = {
   notFound: {
     ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found',
-    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found',
+    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found', rankings: 'Award not found',
   } as Record<string, string>,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   badName: 'Invalid name: expected 1 to 512 characters',
@@ -698,7 +710,18 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
       const at = PATHS.awardRecord(i);
       return record('awardRecord', at, `award ${id('award', i, shown(at))}`);
     },
+    rankings: async (query = {}) => JSON.parse(offlineRanking(data(), query)),
   };
+}
+
+/** A ranking's text made from the offline copy, or the service's ApiError (a 400 naming the parameter, a 404 for an unknown award). */
+function offlineRanking(data: OfflineArchive, query: RankingQuery): string {
+  const at = shown(PATHS.rankings(query));
+  const ask = rankingAsk(Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])));
+  if ('error' in ask) throw new ApiError(400, ask.error, at);
+  const text = data.ranking(ask);
+  if (text === undefined) throw new ApiError(404, OFFLINE_ERRORS.notFound.rankings, at);
+  return text;
 }
 
 /**
@@ -747,8 +770,10 @@ export const awardIdOf = (canonical: string): string => canonical.toLowerCase().
 
 /** Each record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`), in the order they are best stored; and the award list's text. */
 export interface MadeRecords {
-  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' }[];
+  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' | 'ranking' }[];
   awards: string;
+  /** The table every ranking is made from (RankingTable's text). */
+  rankings: string;
 }
 
 interface Tally {
@@ -888,11 +913,13 @@ function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
   };
 }
 
+/** A thing's credits, the latest first (a thing is known by its latest). */
+const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
+
 /** The film, person and company records, in order of their first nomination (records sharing nominations lie near each other where they are stored). */
 function thingRecords(m: Made): MadeRecords['records'] {
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null);
   const ranksOf = ranking(m, recorded);
-  const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
   const creditList = (c: Credited) => latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
   const firstAt = (c: Credited) => Math.min(...c.rows.map((r) => m.position[r]));
   return recorded
@@ -939,6 +966,7 @@ function ceremonyRecords(m: Made): MadeRecords['records'] {
 
 export function makeRecords(rows: RecordRow[]): MadeRecords {
   const m = made(rows);
+  const rankings = rankingTable(m);
   const out = [...thingRecords(m), ...ceremonyRecords(m)];
   const list: object[] = [];
   for (const a of m.awards.values()) {
@@ -949,7 +977,200 @@ export function makeRecords(rows: RecordRow[]): MadeRecords {
     list.push(summary);
     out.push({ key: `award ${a.id}`, text: withEntries(summary, a.rows.map((r) => m.entries[r])), group: 'award' });
   }
-  return { records: out, awards: JSON.stringify(list) };
+  return { records: out, awards: JSON.stringify(list), rankings };
+}
+
+/**
+ * Rankings (`/rankings/…`, docs/rankings.md): the films, people or companies
+ * with the most nominations or wins, within a class or an award, over a span
+ * of held years. Every ranking is made from one compact table the record
+ * maker writes (each recorded thing's nominations as codes of year, class,
+ * award and win), by the build for the answers it stores, at run time by the
+ * server for the others, and by the offline client for all: one maker, so the
+ * three answer byte for byte alike, and counts and ranks are the records'.
+ */
+/** The key the rankings' table is stored under, with the records. */
+export const RANKING_TABLE = 'rankings table';
+const RANKED_KINDS = { people: 'person', companies: 'company', films: 'film' } as const;
+
+/** What a ranking accepts: each parameter's values, and its bounds. */
+export const RANKING = {
+  of: Object.keys(RANKED_KINDS) as (keyof typeof RANKED_KINDS)[],
+  by: ['nominations', 'wins'] as const,
+  classes: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production', 'SciTech', 'Special'],
+  /** `class=competitive`: every class but the scientific and technical awards and the special ones (honorary, Thalberg, Hersholt, …). */
+  competitive: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production'],
+  won: ['yes', 'no'] as const,
+  /** Entries when no limit is given, and the most a limit may ask. */
+  limit: 100,
+  maxLimit: 1000,
+  params: ['of', 'by', 'class', 'award', 'from', 'to', 'won', 'per', 'limit'],
+};
+
+/** The service's 400s for a ranking's parameters, each naming the parameter (the server reads them from here too). */
+export const RANKING_ERRORS = {
+  param: `Invalid ranking: expected segments name=value named ${RANKING.params.join(', ')}, each at most once`,
+  of: `Invalid of: expected ${RANKING.of.join(', ')}`,
+  by: `Invalid by: expected ${RANKING.by.join(' or ')}`,
+  class: `Invalid class: expected competitive or one of ${RANKING.classes.join(', ')}`,
+  award: 'Invalid award: expected an award id from /awards (lower-case letters and digits in words joined by `-`, such as best-picture)',
+  both: 'Invalid award: give a class or an award, not both',
+  from: 'Invalid from: expected a whole number, the year the ceremony was held',
+  to: 'Invalid to: expected a whole number, the year the ceremony was held, not before from',
+  won: 'Invalid won: expected yes (winners only) or no (without a win)',
+  per: 'Invalid per: expected ceremony (each entry one thing at one ceremony)',
+  limit: `Invalid limit: expected a whole number from 1 to ${RANKING.maxLimit}`,
+};
+
+
+const digits = (text: string, most: number) => (new RegExp(`^[0-9]{1,${most}}$`).test(text) ? text.replace(/^0+(?=.)/, '') : null);
+
+/** The question `pairs` (segment name, decoded value) ask, or the 400 that names what is wrong. */
+export function rankingAsk(pairs: [string, string][]): RankingAsk | { error: string } {
+  const given = new Map<string, string>();
+  for (const [name, value] of pairs) {
+    if (!RANKING.params.includes(name) || given.has(name)) return { error: RANKING_ERRORS.param };
+    given.set(name, value);
+  }
+  const { of = 'people', by = 'nominations', class: klass, award, from, to, won, per, limit } = Object.fromEntries(given);
+  if (!(RANKING.of as string[]).includes(of)) return { error: RANKING_ERRORS.of };
+  if (!(RANKING.by as readonly string[]).includes(by)) return { error: RANKING_ERRORS.by };
+  if (klass !== undefined && klass !== 'competitive' && !RANKING.classes.includes(klass)) return { error: RANKING_ERRORS.class };
+  if (award !== undefined && !/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(award)) return { error: RANKING_ERRORS.award };
+  if (award !== undefined && klass !== undefined) return { error: RANKING_ERRORS.both };
+  const [first, last] = [from === undefined ? undefined : digits(from, 10), to === undefined ? undefined : digits(to, 10)];
+  if (first === null) return { error: RANKING_ERRORS.from };
+  if (last === null || (first !== undefined && last !== undefined && Number(last) < Number(first))) return { error: RANKING_ERRORS.to };
+  if (won !== undefined && !(RANKING.won as readonly string[]).includes(won)) return { error: RANKING_ERRORS.won };
+  if (per !== undefined && per !== 'ceremony') return { error: RANKING_ERRORS.per };
+  const count = limit === undefined ? RANKING.limit : Number(digits(limit, 4) ?? NaN);
+  if (!(count >= 1 && count <= RANKING.maxLimit)) return { error: RANKING_ERRORS.limit };
+  const ask: RankingAsk = { of: of as RankingAsk['of'], by: by as RankingAsk['by'], limit: count };
+  return Object.assign(ask, klass && { class: klass }, award && { award }, first && { from: first }, last && { to: last }, won && { won: won as RankingAsk['won'] }, per && { per: 'ceremony' as const });
+}
+
+/** A question's key: its parameters in their order, defaults left out (`of=people/by=wins/class=Acting`); a stored ranking is named `ranking {key}`. */
+export function rankingKey(ask: RankingAsk): string {
+  const shown = { ...ask, limit: ask.limit === RANKING.limit ? undefined : ask.limit };
+  return RANKING.params.flatMap((p) => (shown[p as keyof RankingAsk] === undefined ? [] : [`${p}=${shown[p as keyof RankingAsk]}`])).join('/');
+}
+
+/**
+ * The table rankings are made from: each ceremony's held year and number,
+ * the classes and award ids, in archive order; of each kind, each recorded
+ * thing's id, name (its latest credit) and nominations, each a code of
+ * `width` base-36 digits: ((ceremony × classes + class) × awards + award) × 2
+ * + won, the ceremony, class and award as places in those lists.
+ */
+export interface RankingTable {
+  years: string[];
+  ceremonies: number[];
+  classes: string[];
+  awards: string[];
+  width: number;
+  things: Record<'film' | 'person' | 'company', [id: string, name: string, codes: string][]>;
+}
+
+function rankingTable(m: Made): string {
+  const held = new Map(m.order.map((r) => [m.rows[r].ceremony, m.rows[r].year]));
+  const classes = [...new Set(m.order.map((r) => m.rows[r].klass))];
+  const awards = [...m.awards.keys()];
+  const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map((list: (string | number)[]) => new Map(list.map((v, i) => [v, i])));
+  const width = (held.size * classes.length * awards.length * 2 - 1).toString(36).length;
+  // Of one width, codes sort as their values do: a thing's are stored in that order, so each ceremony's lie together.
+  const code = ({ ceremony, klass, won }: RecordRow, award: string) =>
+    (((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 + (won ? 1 : 0)).toString(36).padStart(width, '0');
+  const things = Object.fromEntries(Object.values(RANKED_KINDS).map((kind) => [kind, [] as unknown[]]));
+  for (const c of m.things.values()) if (c.thing.id !== null && c.thing.kind !== 'country') things[c.thing.kind].push([c.thing.id, latestFirst(c)[0].name, c.rows.map((r) => code(m.rows[r], m.awardOf[r])).sort().join('')]);
+  return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, things });
+}
+
+/** A ranking table from its text; throws when the text is not one. */
+export function parseRankingTable(text: string): RankingTable {
+  const t = JSON.parse(text) as RankingTable;
+  if (![t?.years, t.ceremonies, t.classes, t.awards, ...Object.values(RANKED_KINDS).map((k) => t.things?.[k])].every(Array.isArray) || !(t.width > 0)) throw new Error('not a ranking table');
+  return t;
+}
+
+/** The span's first and last place in `years` (held years, ascending); an empty span has first > last. */
+function spanOf(years: string[], from: string | undefined, to: string | undefined): [number, number] {
+  let [first, last] = [0, years.length - 1];
+  while (first <= last && from !== undefined && Number(years[first]) < Number(from)) first++;
+  while (last >= first && to !== undefined && Number(years[last]) > Number(to)) last--;
+  return [first, last];
+}
+
+interface Tallied {
+  id: string;
+  name: string;
+  /** With `per=ceremony`, the ceremony's place in the table; else -1. */
+  at: number;
+  nominations: number;
+  wins: number;
+}
+
+/** A code's value: `width` base-36 digits from `at`. */
+function codeAt(codes: string, at: number, width: number): number {
+  let value = 0;
+  for (let i = at; i < at + width; i++) {
+    const c = codes.charCodeAt(i);
+    value = value * 36 + (c <= 57 ? c - 48 : c - 87);
+  }
+  return value;
+}
+
+/** Each thing of the asked kind nominated in the span and scope (each at each ceremony, `per=ceremony`), with its counts there, as `won` filters them. */
+function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
+  const [first, last] = spanOf(t.years, ask.from, ask.to);
+  const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
+  const out: Tallied[] = [];
+  const keep = (c: Tallied) => (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) && out.push(c);
+  for (const [id, name, codes] of t.things[RANKED_KINDS[ask.of]]) {
+    let c: Tallied | undefined;
+    for (let i = 0; i < codes.length; i += width) {
+      const code = codeAt(codes, i, width);
+      const at = Math.floor(code / 2 / places);
+      if (at < first || at > last || inScope[Math.floor(code / 2) % places] === 0) continue;
+      if (c && per && c.at !== at) c = void keep(c);
+      c ??= { id, name, at: per ? at : -1, nominations: 0, wins: 0 };
+      c.nominations++;
+      c.wins += code % 2;
+    }
+    if (c) keep(c);
+  }
+  return out;
+}
+
+/** Which class-and-award places of the table (class × awards + award) are in the ask's scope; null when its award is none of the table's. */
+function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
+  const [classes, awards] = [t.classes.length, t.awards.length];
+  const award = ask.award === undefined ? -1 : t.awards.indexOf(ask.award);
+  if (ask.award !== undefined && award < 0) return null;
+  const wanted = ask.class === undefined ? null : new Set((ask.class === 'competitive' ? RANKING.competitive : [ask.class]).map((c) => t.classes.indexOf(c)));
+  const scope = new Uint8Array(classes * awards);
+  for (let c = 0; c < classes; c++) for (let a = 0; a < awards; a++) scope[c * awards + a] = (!wanted || wanted.has(c)) && (award < 0 || a === award) ? 1 : 0;
+  return scope;
+}
+
+/** A ranking's answer text, or null when its award is none of the table's. Ties share a rank (1, 2, 2, 4); within one, the other count, then the name, decide the order. */
+export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
+  const inScope = scopeOf(t, ask);
+  if (!inScope) return null;
+  const [by, other] = ask.by === 'wins' ? (['wins', 'nominations'] as const) : (['nominations', 'wins'] as const);
+  const order = (a: Tallied, b: Tallied) => b[by] - a[by] || b[other] - a[other] || (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : a.at - b.at);
+  const all = tallied(t, ask, inScope);
+  // Only those that can be among the first `limit` are sorted: a rank is one more than the count of those with more (as ranker gives it).
+  const more: number[] = [];
+  for (const e of all) more[e[by]] = (more[e[by]] ?? 0) + 1;
+  let [least, above] = [more.length, 0];
+  while (least > 0 && above < ask.limit) above += more[--least] ?? 0;
+  for (let v = more.length - 1, sum = 0; v >= 0; v--) [more[v], sum] = [sum + 1, sum + (more[v] ?? 0)];
+  const entries = all.filter((e) => e[by] >= least).sort(order).slice(0, ask.limit).map((e) => ({
+    rank: more[e[by]], id: e.id, name: e.name, kind: RANKED_KINDS[ask.of], record: `/${e.id.startsWith('tt') ? 'film' : 'people'}/id=${e.id}`,
+    ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }), nominations: e.nominations, wins: e.wins,
+  }));
+  const { of, by: counted, class: klass, award, from = t.years[0] ?? '', to = t.years[t.years.length - 1] ?? '', won, per, limit } = ask;
+  return JSON.stringify({ of, by: counted, class: klass, award, from, to, won, per, limit, total: all.length, entries });
 }
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */
