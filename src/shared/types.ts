@@ -576,7 +576,8 @@ export interface Ranking {
   to: string;
   /** `yes`: winners only; `no`: those without a win. */
   won?: 'yes' | 'no';
-  per?: 'ceremony';
+  /** `ceremony`: each entry one thing at one ceremony. */
+  per?: string;
   limit: number;
   /** How many films, people or companies qualify (the entries are the first `limit`). */
   total: number;
