@@ -16,7 +16,7 @@ import { rankingRecords } from './rankings.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
-  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged'] };
+  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged']; rankings: number };
 }
 
 export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Records {
@@ -45,10 +45,11 @@ export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Reco
   }));
   const count = (kind: Thing['kind']) => model.all.filter((t) => t.kind === kind && t.id !== null).length;
   const made = makeRecords(recordRows);
+  // The rankings over all years are stored with the records, and so read as a record is (their table is a file of its own).
+  const rankings = rankingRecords(made.rankings);
   return {
     ...made,
-    // The rankings are stored with the records, and so read as a record is.
-    records: [...made.records, ...rankingRecords(made.rankings)],
-    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged },
+    records: [...made.records, ...rankings],
+    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged, rankings: rankings.length },
   };
 }

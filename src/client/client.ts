@@ -989,8 +989,8 @@ export function makeRecords(rows: RecordRow[]): MadeRecords {
  * server for the others, and by the offline client for all: one maker, so the
  * three answer byte for byte alike, and counts and ranks are the records'.
  */
-/** The key the rankings' table is stored under, with the records. */
-export const RANKING_TABLE = 'rankings table';
+/** The key the offline copy keeps the rankings' table under, beside its records. */
+const RANKING_TABLE = 'rankings table';
 const RANKED_KINDS = { people: 'person', companies: 'company', films: 'film' } as const;
 
 /** What a ranking accepts: each parameter's values, and its bounds. */
@@ -1057,10 +1057,13 @@ export function rankingKey(ask: RankingAsk): string {
 
 /**
  * The table rankings are made from: each ceremony's held year and number,
- * the classes and award ids, in archive order; of each kind, each recorded
- * thing's id, name (its latest credit) and nominations, each a code of
- * `width` base-36 digits: ((ceremony × classes + class) × awards + award) × 2
- * + won, the ceremony, class and award as places in those lists.
+ * the classes and award ids, in archive order; of each kind, the recorded
+ * things in a few long strings (one parse of a few strings, not of tens of
+ * thousands): their ids (`,` between them), names (their latest credit,
+ * `\n` between them), how many nominations each has (`countWidth` base-36
+ * digits each) and those nominations, each a code of `width` base-36
+ * digits: ((ceremony × classes + class) × awards + award) × 2 + won, the
+ * ceremony, class and award as places in those lists.
  */
 export interface RankingTable {
   years: string[];
@@ -1068,27 +1071,43 @@ export interface RankingTable {
   classes: string[];
   awards: string[];
   width: number;
-  things: Record<'film' | 'person' | 'company', [id: string, name: string, codes: string][]>;
+  countWidth: number;
+  kinds: Record<'film' | 'person' | 'company', { ids: string; names: string; counts: string; codes: string }>;
 }
+
+/** A table as the maker reads it: each kind's ids and names split once. */
+interface ReadTable extends RankingTable {
+  split: Record<string, { ids: string[]; names: string[] }>;
+}
+
+const base36 = (value: number, width: number) => value.toString(36).padStart(width, '0');
 
 function rankingTable(m: Made): string {
   const held = new Map(m.order.map((r) => [m.rows[r].ceremony, m.rows[r].year]));
   const classes = [...new Set(m.order.map((r) => m.rows[r].klass))];
   const awards = [...m.awards.keys()];
   const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map((list: (string | number)[]) => new Map(list.map((v, i) => [v, i])));
-  const width = (held.size * classes.length * awards.length * 2 - 1).toString(36).length;
+  const width = base36(held.size * classes.length * awards.length * 2 - 1, 1).length;
   // Of one width, codes sort as their values do: a thing's are stored in that order, so each ceremony's lie together.
-  const code = ({ ceremony, klass, won }: RecordRow, award: string) =>
-    (((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 + (won ? 1 : 0)).toString(36).padStart(width, '0');
-  const things = Object.fromEntries(Object.values(RANKED_KINDS).map((kind) => [kind, [] as unknown[]]));
-  for (const c of m.things.values()) if (c.thing.id !== null && c.thing.kind !== 'country') things[c.thing.kind].push([c.thing.id, latestFirst(c)[0].name, c.rows.map((r) => code(m.rows[r], m.awardOf[r])).sort().join('')]);
-  return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, things });
+  const code = ({ ceremony, klass, won }: RecordRow, award: string) => base36(((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 + (won ? 1 : 0), width);
+  const recorded = [...m.things.values()].filter((c) => c.thing.id !== null && c.thing.kind !== 'country');
+  const countWidth = base36(Math.max(1, ...recorded.map((c) => c.rows.length)), 1).length;
+  const kinds = Object.fromEntries(
+    Object.values(RANKED_KINDS).map((kind) => {
+      const of = recorded.filter((c) => c.thing.kind === kind);
+      const codes = of.map((c) => c.rows.map((r) => code(m.rows[r], m.awardOf[r])).sort().join(''));
+      return [kind, { ids: of.map((c) => c.thing.id).join(','), names: of.map((c) => latestFirst(c)[0].name).join('\n'), counts: of.map((c) => base36(c.rows.length, countWidth)).join(''), codes: codes.join('') }];
+    }),
+  );
+  return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, countWidth, kinds });
 }
 
 /** A ranking table from its text; throws when the text is not one. */
 export function parseRankingTable(text: string): RankingTable {
-  const t = JSON.parse(text) as RankingTable;
-  if (![t?.years, t.ceremonies, t.classes, t.awards, ...Object.values(RANKED_KINDS).map((k) => t.things?.[k])].every(Array.isArray) || !(t.width > 0)) throw new Error('not a ranking table');
+  const t = JSON.parse(text) as ReadTable;
+  const kinds = Object.values(RANKED_KINDS).map((k) => t.kinds?.[k]);
+  if (![t?.years, t.ceremonies, t.classes, t.awards].every(Array.isArray) || !(t.width > 0 && t.countWidth > 0) || !kinds.every((k) => typeof k?.codes === 'string')) throw new Error('not a ranking table');
+  t.split = Object.fromEntries(Object.values(RANKED_KINDS).map((k) => [k, { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') }]));
   return t;
 }
 
@@ -1101,8 +1120,8 @@ function spanOf(years: string[], from: string | undefined, to: string | undefine
 }
 
 interface Tallied {
-  id: string;
-  name: string;
+  /** The thing's place among its kind's in the table. */
+  thing: number;
   /** With `per=ceremony`, the ceremony's place in the table; else -1. */
   at: number;
   nominations: number;
@@ -1123,16 +1142,18 @@ function codeAt(codes: string, at: number, width: number): number {
 function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
   const [first, last] = spanOf(t.years, ask.from, ask.to);
   const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
+  const { counts, codes } = t.kinds[RANKED_KINDS[ask.of]];
   const out: Tallied[] = [];
   const keep = (c: Tallied) => (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) && out.push(c);
-  for (const [id, name, codes] of t.things[RANKED_KINDS[ask.of]]) {
+  for (let thing = 0, next = 0; thing * t.countWidth < counts.length; thing++) {
+    const end = next + codeAt(counts, thing * t.countWidth, t.countWidth) * width;
     let c: Tallied | undefined;
-    for (let i = 0; i < codes.length; i += width) {
-      const code = codeAt(codes, i, width);
+    for (; next < end; next += width) {
+      const code = codeAt(codes, next, width);
       const at = Math.floor(code / 2 / places);
       if (at < first || at > last || inScope[Math.floor(code / 2) % places] === 0) continue;
       if (c && per && c.at !== at) c = void keep(c);
-      c ??= { id, name, at: per ? at : -1, nominations: 0, wins: 0 };
+      c ??= { thing, at: per ? at : -1, nominations: 0, wins: 0 };
       c.nominations++;
       c.wins += code % 2;
     }
@@ -1156,8 +1177,10 @@ function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
 export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const inScope = scopeOf(t, ask);
   if (!inScope) return null;
+  const { ids, names } = (t as ReadTable).split[RANKED_KINDS[ask.of]];
   const [by, other] = ask.by === 'wins' ? (['wins', 'nominations'] as const) : (['nominations', 'wins'] as const);
-  const order = (a: Tallied, b: Tallied) => b[by] - a[by] || b[other] - a[other] || (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : a.at - b.at);
+  const order = (a: Tallied, b: Tallied) =>
+    b[by] - a[by] || b[other] - a[other] || (names[a.thing] < names[b.thing] ? -1 : names[a.thing] > names[b.thing] ? 1 : ids[a.thing] < ids[b.thing] ? -1 : ids[a.thing] > ids[b.thing] ? 1 : a.at - b.at);
   const all = tallied(t, ask, inScope);
   // Only those that can be among the first `limit` are sorted: a rank is one more than the count of those with more (as ranker gives it).
   const more: number[] = [];
@@ -1166,7 +1189,7 @@ export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   while (least > 0 && above < ask.limit) above += more[--least] ?? 0;
   for (let v = more.length - 1, sum = 0; v >= 0; v--) [more[v], sum] = [sum + 1, sum + (more[v] ?? 0)];
   const entries = all.filter((e) => e[by] >= least).sort(order).slice(0, ask.limit).map((e) => ({
-    rank: more[e[by]], id: e.id, name: e.name, kind: RANKED_KINDS[ask.of], record: `/${e.id.startsWith('tt') ? 'film' : 'people'}/id=${e.id}`,
+    rank: more[e[by]], id: ids[e.thing], name: names[e.thing], kind: RANKED_KINDS[ask.of], record: `/${ids[e.thing].startsWith('tt') ? 'film' : 'people'}/id=${ids[e.thing]}`,
     ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }), nominations: e.nominations, wins: e.wins,
   }));
   const { of, by: counted, class: klass, award, from = t.years[0] ?? '', to = t.years[t.years.length - 1] ?? '', won, per, limit } = ask;

@@ -274,6 +274,8 @@ export interface Manifest {
    * builds without records.
    */
   records?: { awards: FileRef; shards: FileRef[] };
+  /** The rankings' table (docs/rankings.md), read whole by a ranking made at run time, never sent; absent in builds without records. */
+  rankings?: FileRef;
 }
 
 /** One file of the dataset, as the dataset list (`/dataset`) names it. */

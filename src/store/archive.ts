@@ -31,7 +31,7 @@ import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { type Answer, type DataSource, type Encodings, type StoredPlace, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
-import { parseRankingTable, RANKING, RANKING_TABLE, rankingKey, rankingText } from '../client/client.ts';
+import { parseRankingTable, RANKING, rankingKey, rankingText } from '../client/client.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -294,7 +294,8 @@ export function parseManifest(text: string): Manifest {
     !Array.isArray(manifest.ids) ||
     !Array.isArray(manifest.search) ||
     typeof manifest.categoryList !== 'string' ||
-    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards)))
+    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards))) ||
+    (manifest.rankings !== undefined && typeof manifest.rankings !== 'string')
   ) {
     throw new DataError('unknown manifest format');
   }
@@ -383,7 +384,7 @@ export class ArchiveReader {
     }
   }
 
-  /** The ref of a record's answer by its key (an IMDb id, `ceremony {year}`, `award {id}`, `ranking {key}`, the rankings' table), or undefined. */
+  /** The ref of a record's answer by its key (an IMDb id, `ceremony {year}`, `award {id}`, `ranking {key}`), or undefined. */
   private recordRef(source: DataSource, manifest: Manifest, key: string): Maybe<FileRef | undefined> {
     if (!manifest.records) return undefined;
     const at = (shard: IdShard) => (Object.hasOwn(shard, key) ? shard[key] : undefined);
@@ -394,8 +395,9 @@ export class ArchiveReader {
   /**
    * A ranking (docs/rankings.md): stored by the build when it is one over all
    * years with the default limit (the record `ranking {key}`), else made from
-   * the rankings' table and kept like a join, by its key. Its `from` names
-   * the table and the key.
+   * the rankings' table (the manifest's `rankings`, which the Worker carries
+   * in its code) and kept like a join, by its key. Its `from` names the
+   * table and the key.
    */
   private ranking(source: DataSource, manifest: Manifest, ask: RankingAsk): Maybe<Answer | null> {
     const key = rankingKey(ask);
@@ -403,16 +405,14 @@ export class ArchiveReader {
     return andThen(storable ? this.recordRef(source, manifest, `ranking ${key}`) : undefined, (ref) =>
       ref !== undefined
         ? this.stored(ref)
-        : this.made(manifest, `ranking\u0000${key}`, () =>
-            andThen(this.recordRef(source, manifest, RANKING_TABLE), (table) => {
-              if (table === undefined && manifest.records) throw new DataError('no rankings table');
-              if (table === undefined) return null;
-              return andThen(this.indexFile(source, table, parseRankingTable), (t) => {
-                const text = rankingText(t, ask);
-                return text === null ? null : { body: encoder.encode(text), from: `ranking ${table} ${key}` };
-              });
-            }),
-          ),
+        : this.made(manifest, `ranking\u0000${key}`, () => {
+            const table = manifest.rankings;
+            if (table === undefined) return null; // a build from before rankings
+            return andThen(this.indexFile(source, table, parseRankingTable), (t) => {
+              const text = rankingText(t, ask);
+              return text === null ? null : { body: encoder.encode(text), from: `ranking ${table} ${key}` };
+            });
+          }),
     );
   }
 
