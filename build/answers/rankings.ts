@@ -14,6 +14,6 @@ import { type MadeRecords, parseRankingTable, RANKING, type RankingAsk, rankingK
 export function rankingRecords(table: string): MadeRecords['records'] {
   const t = parseRankingTable(table);
   const scopes: Partial<RankingAsk>[] = [{}, { class: 'competitive' }, ...t.classes.map((c) => ({ class: c })), ...t.awards.map((a) => ({ award: a }))];
-  const asks = RANKING.of.flatMap((of) => RANKING.by.flatMap((by) => scopes.map((scope): RankingAsk => ({ of, by, limit: RANKING.limit, ...scope }))));
+  const asks = RANKING.of.flatMap((of) => RANKING.by.flatMap((by) => scopes.map((scope): RankingAsk => ({ of, by: by as RankingAsk['by'], limit: RANKING.limit, ...scope }))));
   return asks.map((ask) => ({ key: `ranking ${rankingKey(ask)}`, text: rankingText(t, ask)!, group: 'ranking' as const }));
 }

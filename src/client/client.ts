@@ -451,7 +451,7 @@ class OfflineArchive {
     return this.made.get(key);
   }
 
-  /** A ranking's text, made from the table as the server makes it; undefined for an award the archive does not have. */
+  /** A ranking's text, made as the server makes it; undefined for an unknown award. */
   ranking(ask: RankingAsk): string | undefined {
     this.table ??= parseRankingTable(this.record(RANKING_TABLE)!);
     return rankingText(this.table, ask) ?? undefined;
@@ -714,7 +714,7 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
   };
 }
 
-/** A ranking's text made from the offline copy, or the service's ApiError (a 400 naming the parameter, a 404 for an unknown award). */
+/** A ranking's text from the copy, or the service's ApiError. */
 function offlineRanking(data: OfflineArchive, query: RankingQuery): string {
   const at = shown(PATHS.rankings(query));
   const ask = rankingAsk(Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])));
@@ -981,72 +981,60 @@ export function makeRecords(rows: RecordRow[]): MadeRecords {
 }
 
 /**
- * Rankings (`/rankings/…`, docs/rankings.md): the films, people or companies
- * with the most nominations or wins, within a class or an award, over a span
- * of held years. Every ranking is made from one compact table the record
- * maker writes (each recorded thing's nominations as codes of year, class,
- * award and win), by the build for the answers it stores, at run time by the
- * server for the others, and by the offline client for all: one maker, so the
- * three answer byte for byte alike, and counts and ranks are the records'.
+ * Rankings (`/rankings/…`, docs/rankings.md), made from one table the record
+ * maker writes, by one maker: the build's stored ones, the server's made at
+ * run time and the offline client's answer alike; ranks are the records'.
  */
-/** The key the offline copy keeps the rankings' table under, beside its records. */
 const RANKING_TABLE = 'rankings table';
 const RANKED_KINDS = { people: 'person', companies: 'company', films: 'film' } as const;
 
-/** What a ranking accepts: each parameter's values, and its bounds. */
+/** What a ranking accepts. `competitive`: every class but SciTech and Special. */
 export const RANKING = {
   of: Object.keys(RANKED_KINDS) as (keyof typeof RANKED_KINDS)[],
-  by: ['nominations', 'wins'] as const,
+  by: ['nominations', 'wins'],
   classes: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production', 'SciTech', 'Special'],
-  /** `class=competitive`: every class but the scientific and technical awards and the special ones (honorary, Thalberg, Hersholt, …). */
   competitive: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production'],
-  won: ['yes', 'no'] as const,
-  /** Entries when no limit is given, and the most a limit may ask. */
+  won: ['yes', 'no'],
   limit: 100,
   maxLimit: 1000,
   params: ['of', 'by', 'class', 'award', 'from', 'to', 'won', 'per', 'limit'],
 };
 
-/** The service's 400s for a ranking's parameters, each naming the parameter (the server reads them from here too). */
-export const RANKING_ERRORS = {
+const YEAR = 'a whole number, the year the ceremony was held';
+/** The 400s, each naming the parameter (the server's too). */
+export const RANKING_ERRORS: Record<string, string> = {
   param: `Invalid ranking: expected segments name=value named ${RANKING.params.join(', ')}, each at most once`,
   of: `Invalid of: expected ${RANKING.of.join(', ')}`,
-  by: `Invalid by: expected ${RANKING.by.join(' or ')}`,
+  by: 'Invalid by: expected nominations or wins',
   class: `Invalid class: expected competitive or one of ${RANKING.classes.join(', ')}`,
   award: 'Invalid award: expected an award id from /awards (lower-case letters and digits in words joined by `-`, such as best-picture)',
   both: 'Invalid award: give a class or an award, not both',
-  from: 'Invalid from: expected a whole number, the year the ceremony was held',
-  to: 'Invalid to: expected a whole number, the year the ceremony was held, not before from',
+  from: `Invalid from: expected ${YEAR}`,
+  to: `Invalid to: expected ${YEAR}, not before from`,
   won: 'Invalid won: expected yes (winners only) or no (without a win)',
   per: 'Invalid per: expected ceremony (each entry one thing at one ceremony)',
   limit: `Invalid limit: expected a whole number from 1 to ${RANKING.maxLimit}`,
 };
 
+/** Each segment's values: a list, or a pattern. */
+const RANKING_VALUES: Record<string, string[] | RegExp> = {
+  of: RANKING.of, by: RANKING.by, class: ['competitive', ...RANKING.classes], award: /^[a-z0-9]+(?:-[a-z0-9]+)*$/, from: /^[0-9]{1,10}$/, to: /^[0-9]{1,10}$/, won: RANKING.won, per: ['ceremony'], limit: /^[0-9]{1,4}$/,
+};
 
-const digits = (text: string, most: number) => (new RegExp(`^[0-9]{1,${most}}$`).test(text) ? text.replace(/^0+(?=.)/, '') : null);
-
-/** The question `pairs` (segment name, decoded value) ask, or the 400 that names what is wrong. */
+/** The question `pairs` (segment name, decoded value) ask, or the 400 naming what is wrong. */
 export function rankingAsk(pairs: [string, string][]): RankingAsk | { error: string } {
-  const given = new Map<string, string>();
+  const ask: Record<string, string> = {};
   for (const [name, value] of pairs) {
-    if (!RANKING.params.includes(name) || given.has(name)) return { error: RANKING_ERRORS.param };
-    given.set(name, value);
+    const values = RANKING_VALUES[name];
+    if (!values || name in ask) return { error: RANKING_ERRORS.param };
+    if (Array.isArray(values) ? !values.includes(value) : !values.test(value)) return { error: RANKING_ERRORS[name] };
+    ask[name] = name === 'from' || name === 'to' ? value.replace(/^0+(?=.)/, '') : value;
   }
-  const { of = 'people', by = 'nominations', class: klass, award, from, to, won, per, limit } = Object.fromEntries(given);
-  if (!(RANKING.of as string[]).includes(of)) return { error: RANKING_ERRORS.of };
-  if (!(RANKING.by as readonly string[]).includes(by)) return { error: RANKING_ERRORS.by };
-  if (klass !== undefined && klass !== 'competitive' && !RANKING.classes.includes(klass)) return { error: RANKING_ERRORS.class };
-  if (award !== undefined && !/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(award)) return { error: RANKING_ERRORS.award };
-  if (award !== undefined && klass !== undefined) return { error: RANKING_ERRORS.both };
-  const [first, last] = [from === undefined ? undefined : digits(from, 10), to === undefined ? undefined : digits(to, 10)];
-  if (first === null) return { error: RANKING_ERRORS.from };
-  if (last === null || (first !== undefined && last !== undefined && Number(last) < Number(first))) return { error: RANKING_ERRORS.to };
-  if (won !== undefined && !(RANKING.won as readonly string[]).includes(won)) return { error: RANKING_ERRORS.won };
-  if (per !== undefined && per !== 'ceremony') return { error: RANKING_ERRORS.per };
-  const count = limit === undefined ? RANKING.limit : Number(digits(limit, 4) ?? NaN);
-  if (!(count >= 1 && count <= RANKING.maxLimit)) return { error: RANKING_ERRORS.limit };
-  const ask: RankingAsk = { of: of as RankingAsk['of'], by: by as RankingAsk['by'], limit: count };
-  return Object.assign(ask, klass && { class: klass }, award && { award }, first && { from: first }, last && { to: last }, won && { won: won as RankingAsk['won'] }, per && { per: 'ceremony' as const });
+  const limit = Number(ask.limit ?? RANKING.limit);
+  if (ask.award && ask.class) return { error: RANKING_ERRORS.both };
+  if (ask.from && ask.to && Number(ask.to) < Number(ask.from)) return { error: RANKING_ERRORS.to };
+  if (!(limit >= 1 && limit <= RANKING.maxLimit)) return { error: RANKING_ERRORS.limit };
+  return { ...ask, of: (ask.of ?? 'people') as RankingAsk['of'], by: (ask.by ?? 'nominations') as RankingAsk['by'], limit } as RankingAsk;
 }
 
 /** A question's key: its parameters in their order, defaults left out (`of=people/by=wins/class=Acting`); a stored ranking is named `ranking {key}`. */
@@ -1056,14 +1044,11 @@ export function rankingKey(ask: RankingAsk): string {
 }
 
 /**
- * The table rankings are made from: each ceremony's held year and number,
- * the classes and award ids, in archive order; of each kind, the recorded
- * things in a few long strings (one parse of a few strings, not of tens of
- * thousands): their ids (`,` between them), names (their latest credit,
- * `\n` between them), how many nominations each has (`countWidth` base-36
- * digits each) and those nominations, each a code of `width` base-36
- * digits: ((ceremony × classes + class) × awards + award) × 2 + won, the
- * ceremony, class and award as places in those lists.
+ * The rankings' table: held years, ceremonies, classes and awards in archive
+ * order; of each kind, in a few long strings (one quick parse), the recorded
+ * things' ids (`,`-separated), names (latest credit, `\n`-separated), counts
+ * (`countWidth` base-36 digits each) and nominations, each `width` base-36
+ * digits: ((ceremony × classes + class) × awards + award) × 2 + won.
  */
 export interface RankingTable {
   years: string[];
@@ -1075,7 +1060,6 @@ export interface RankingTable {
   kinds: Record<'film' | 'person' | 'company', { ids: string; names: string; counts: string; codes: string }>;
 }
 
-/** A table as the maker reads it: each kind's ids and names split once. */
 interface ReadTable extends RankingTable {
   split: Record<string, { ids: string[]; names: string[] }>;
 }
@@ -1102,7 +1086,7 @@ function rankingTable(m: Made): string {
   return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, countWidth, kinds });
 }
 
-/** A ranking table from its text; throws when the text is not one. */
+/** A ranking table from its text; throws when it is not one. */
 export function parseRankingTable(text: string): RankingTable {
   const t = JSON.parse(text) as ReadTable;
   const kinds = Object.values(RANKED_KINDS).map((k) => t.kinds?.[k]);
@@ -1111,7 +1095,7 @@ export function parseRankingTable(text: string): RankingTable {
   return t;
 }
 
-/** The span's first and last place in `years` (held years, ascending); an empty span has first > last. */
+/** The span's first and last place in `years`; empty when first > last. */
 function spanOf(years: string[], from: string | undefined, to: string | undefined): [number, number] {
   let [first, last] = [0, years.length - 1];
   while (first <= last && from !== undefined && Number(years[first]) < Number(from)) first++;
@@ -1120,15 +1104,14 @@ function spanOf(years: string[], from: string | undefined, to: string | undefine
 }
 
 interface Tallied {
-  /** The thing's place among its kind's in the table. */
   thing: number;
-  /** With `per=ceremony`, the ceremony's place in the table; else -1. */
+  /** With `per=ceremony`, the ceremony's place; else -1. */
   at: number;
   nominations: number;
   wins: number;
 }
 
-/** A code's value: `width` base-36 digits from `at`. */
+/** `width` base-36 digits from `at`. */
 function codeAt(codes: string, at: number, width: number): number {
   let value = 0;
   for (let i = at; i < at + width; i++) {
@@ -1138,7 +1121,7 @@ function codeAt(codes: string, at: number, width: number): number {
   return value;
 }
 
-/** Each thing of the asked kind nominated in the span and scope (each at each ceremony, `per=ceremony`), with its counts there, as `won` filters them. */
+/** Each thing of the kind asked (at each ceremony, `per`) nominated in the span and scope, with its counts, as `won` filters them. */
 function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
   const [first, last] = spanOf(t.years, ask.from, ask.to);
   const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
@@ -1162,7 +1145,7 @@ function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied
   return out;
 }
 
-/** Which class-and-award places of the table (class × awards + award) are in the ask's scope; null when its award is none of the table's. */
+/** Which places class × awards + award are in scope; null for an award the table lacks. */
 function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
   const [classes, awards] = [t.classes.length, t.awards.length];
   const award = ask.award === undefined ? -1 : t.awards.indexOf(ask.award);
@@ -1173,7 +1156,7 @@ function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
   return scope;
 }
 
-/** A ranking's answer text, or null when its award is none of the table's. Ties share a rank (1, 2, 2, 4); within one, the other count, then the name, decide the order. */
+/** A ranking's text, or null for an award the table lacks. Ties share a rank (1, 2, 2, 4), ordered by the other count, then the name. */
 export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const inScope = scopeOf(t, ask);
   if (!inScope) return null;
@@ -1182,7 +1165,7 @@ export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const order = (a: Tallied, b: Tallied) =>
     b[by] - a[by] || b[other] - a[other] || (names[a.thing] < names[b.thing] ? -1 : names[a.thing] > names[b.thing] ? 1 : ids[a.thing] < ids[b.thing] ? -1 : ids[a.thing] > ids[b.thing] ? 1 : a.at - b.at);
   const all = tallied(t, ask, inScope);
-  // Only those that can be among the first `limit` are sorted: a rank is one more than the count of those with more (as ranker gives it).
+  // Only those that can be among the first `limit` are sorted; a rank is one more than how many have more.
   const more: number[] = [];
   for (const e of all) more[e[by]] = (more[e[by]] ?? 0) + 1;
   let [least, above] = [more.length, 0];
