@@ -4,7 +4,8 @@
  * its D1 migrated as a user migrates it (`wrangler d1 migrations apply
  * --local`), and run by Miniflare (workerd, no inspector, no dev proxy). For
  * each of the heaviest lookups (the whole archive, the widest category join
- * `/award/name=e`, and at one year, the name in the most nominations, three searches), each run is a fresh
+ * `/award/name=e`, and at one year, the name in the most nominations, three searches, three records, a ranking
+ * made at run time and a stored one), each run is a fresh
  * workerd whose first request is the lookup (cold: the module loaded with the
  * build files it carries, adapters/_cloudflare/worker-bundle.node.ts, nothing
  * read yet), then 200 more (warm). Workers give a request 10 ms of CPU on the
@@ -161,6 +162,9 @@ async function main() {
       '/film/id=tt0120338',
       '/people/id=nm0000658',
       '/awards/id=best-picture',
+      // Rankings: one made at run time from the rankings' table (a span of years), and one the build stored (all years).
+      '/rankings/of=people/by=wins/class=Acting/from=2000',
+      '/rankings/of=films/class=competitive',
     ];
     const urlOf = (lookup: string) => `http://localhost${lookup}${lookup.includes('/apikey=') ? '' : `/apikey=${key}`}`;
     const references = new Map<string, () => Miniflare>();

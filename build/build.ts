@@ -241,7 +241,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const made = records(rows, model);
   const r = made.stats;
   log(
-    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies} ceremonies and awards; ${r.countries} countries (no record); ` +
+    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
       `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
   );
   const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, dataset, records: made });

@@ -319,9 +319,10 @@ export interface ArtifactOptions {
  * record lookup inflates one. A film's, person's or company's (most asked,
  * a few KiB each) in runs of 128 KiB: against 512, a cold lookup on the
  * Worker cost about 5 ms less, for 115 more files and 0.1 MB. A ceremony's
- * or an award's (50 to 220 KiB each) in runs of 512 KiB.
+ * or an award's (50 to 220 KiB each) in runs of 512 KiB. A ranking's (build/answers/rankings.ts)
+ * in runs of 128 KiB.
  */
-export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024 } as const;
+export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024, ranking: 128 * 1024 } as const;
 
 /**
  * The records (build/answers/records.ts), each in a pack whatever its size,
@@ -385,6 +386,8 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
   const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
+  // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
+  const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
   const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
   await store.seal();
 
@@ -414,6 +417,7 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),
     ...(recordRefs && awardListRef ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } } : {}),
+    ...(rankingsRef ? { rankings: await rankingsRef } : {}),
   };
   const responses = store.files.size; // before the manifest is added
   store.files.set(MANIFEST_PATH, Buffer.from(JSON.stringify(manifest)));

@@ -12,10 +12,11 @@ import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from '../../src/client/client.ts';
 import { filmDetailAt, personDetailAt } from './dataset.ts';
 import { things as thingsOf, type Thing, type Things } from './things.ts';
+import { rankingRecords } from './rankings.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
-  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged'] };
+  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged']; rankings: number };
 }
 
 export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Records {
@@ -43,8 +44,12 @@ export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Reco
     citation: row.citation,
   }));
   const count = (kind: Thing['kind']) => model.all.filter((t) => t.kind === kind && t.id !== null).length;
+  const made = makeRecords(recordRows);
+  // The rankings over all years are stored with the records, and so read as a record is (their table is a file of its own).
+  const rankings = rankingRecords(made.rankings);
   return {
-    ...makeRecords(recordRows),
-    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged },
+    ...made,
+    records: [...made.records, ...rankings],
+    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged, rankings: rankings.length },
   };
 }

@@ -16,6 +16,7 @@ import { KEY_PREFIX } from '../../src/keys/secrets.ts';
 import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../../src/shared/routes.ts';
 import { SEARCH_LIMIT } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
+import { RANKING, RANKING_ERRORS } from '../../src/client/client.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -86,6 +87,8 @@ export const COMPONENTS = {
   CeremonyRef: 'CeremonyRef',
   CeremonyHeld: 'CeremonyHeld',
   CeremonyCategory: 'CeremonyCategory',
+  Ranking: 'Ranking',
+  RankingEntry: 'RankingEntry',
 } as const;
 export type ComponentName = keyof typeof COMPONENTS;
 
@@ -113,12 +116,36 @@ const REFINEMENTS: Record<string, Schema> = {
   ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'AwardName.firstYear', 'AwardName.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
   'SearchResult.id': { pattern: '^(?:tt|nm|co)[0-9]+$' },
   'SearchResult.filmYear': { pattern: '^[0-9]{4}(?:/[0-9]{2})?$' },
+  'Ranking.per': { enum: ['ceremony'] },
+  'Ranking.limit': { type: 'integer', minimum: 1, maximum: RANKING.maxLimit },
+  'Ranking.total': { type: 'integer', minimum: 0 },
+  'Ranking.entries': { maxItems: RANKING.maxLimit },
+  'RankingEntry.rank': { type: 'integer', minimum: 1 },
+  'RankingEntry.id': { pattern: '^(?:tt|nm|co)[0-9]+$' },
+  'RankingEntry.ceremony': { type: 'integer', minimum: 1 },
+  ...Object.fromEntries(['Ranking.from', 'Ranking.to', 'RankingEntry.year'].map((f) => [f, { pattern: '^[0-9]+$' }])),
+  ...Object.fromEntries(['RankingEntry.nominations', 'RankingEntry.wins'].map((f) => [f, { type: 'integer', minimum: 0 }])),
 };
 
 /**
- * The component schemas: those derived from types.ts (`derived`,
- * default the checked-in file) with the refinements above.
+ * A ranking's segments (`name=value`, any of them, in any order, each once):
+ * OpenAPI has no optional path segment, so the operation's path is the one
+ * with none, and these are described in it and listed, with their schemas,
+ * as `x-segments`.
  */
+const RANKING_SEGMENTS: { name: string; description: string; schema: Schema }[] = [
+  { name: 'of', description: 'What is ranked; default `people`.', schema: { type: 'string', enum: RANKING.of, default: 'people' } },
+  { name: 'by', description: 'The count ranked by; default `nominations`.', schema: { type: 'string', enum: [...RANKING.by], default: 'nominations' } },
+  { name: 'class', description: 'Only nominations in this class, as the source names it, or `competitive` (every class but SciTech and Special). Not with `award`.', schema: { type: 'string', enum: ['competitive', ...RANKING.classes] } },
+  { name: 'award', description: 'Only nominations for this award, by its id from `/awards`; one the archive does not have answers 404. Not with `class`.', schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' } },
+  { name: 'from', description: 'First held year counted; default the archive\'s first.', schema: { type: 'integer', minimum: 0 } },
+  { name: 'to', description: 'Last held year counted, not before `from`; default the archive\'s last.', schema: { type: 'integer', minimum: 0 } },
+  { name: 'won', description: '`yes`: only those with a win in the span and scope; `no`: only those without one.', schema: { type: 'string', enum: [...RANKING.won] } },
+  { name: 'per', description: '`ceremony`: each entry is one film, person or company at one ceremony (the most wins at one ceremony).', schema: { type: 'string', enum: ['ceremony'] } },
+  { name: 'limit', description: `Entries at most; default ${RANKING.limit}.`, schema: { type: 'integer', minimum: 1, maximum: RANKING.maxLimit, default: RANKING.limit } },
+];
+
+/** The component schemas: those derived from types.ts (`derived`, default the checked-in file) with the refinements above. */
 export function componentSchemas(derived: Record<ComponentName, Schema> = JSON.parse(readFileSync(SCHEMAS_FILE, 'utf8'))): Record<ComponentName, Schema> {
   const schemas = structuredClone(derived);
   for (const [target, refinement] of Object.entries(REFINEMENTS)) {
@@ -335,7 +362,10 @@ function operation(route: Route, yearRange: [number, number]): Schema {
       headers: { 'Content-Range': { description: '`bytes */size`: the file\'s size.', schema: { type: 'string' } } },
     };
   }
-  if (route.params.length > 0) {
+  if (route.options) {
+    const messages = [MESSAGES.badEncoding, ...Object.values(RANKING_ERRORS)];
+    responses[400] = errorResponse(`${STATUS_TEXT[400]}: a segment is malformed, unknown or given twice; the message names it.`, messages, RANKING_ERRORS.class);
+  } else if (route.params.length > 0) {
     const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [route.id === 'search' ? MESSAGES.badSearch : MESSAGES.badName] : [])];
     const year = route.params.includes('year');
     if (year) messages.push(MESSAGES.badYear);
@@ -380,14 +410,20 @@ function operation(route: Route, yearRange: [number, number]): Schema {
   );
 
   const alias = route.roots.slice(1).map((r) => `\`${template(route, r)}\``);
+  const segments = route.options
+    ? ' Segments `name=value` may come between the root and the key, in any order, each once (OpenAPI has no optional path segment: they are listed in `x-segments` with their schemas): ' +
+      RANKING_SEGMENTS.map((o) => `\`${o.name}\` (${o.description})`).join('; ') +
+      '. Example: `/rankings/of=people/by=wins/class=Acting/from=2000/apikey=YOUR_KEY`. Over all years, a rank is the one the record of the thing gives.'
+    : '';
   return {
     operationId: route.id,
     tags: [route.tag],
     summary: route.summary,
     description:
-      `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : ''),
+      `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : '') + segments,
     parameters: [...route.params, 'apikey' as const].map((p) => parameter(p, route, yearRange)),
     responses,
+    ...(route.options ? { 'x-segments': RANKING_SEGMENTS.map((o) => ({ ...o, in: 'path', required: false })) } : {}),
   };
 }
 

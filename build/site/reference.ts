@@ -16,6 +16,7 @@ import { HEALTH_PATH } from '../../src/http/request.ts';
 import { ALLOWED_METHODS } from '../../src/http/reply.ts';
 import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
+import { RANKING } from '../../src/client/client.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
 
 export const PLACEHOLDER_KEY = 'YOUR_KEY';
@@ -108,6 +109,27 @@ function servedRevision(source: Manifest['source'] | undefined): string {
   return ` Data: ${code('oscars.csv')} of ${escapeHtml(revision.repository)}${commit}${revision.date ? `, ${escapeHtml(revision.date.slice(0, 10))}` : ''}.`;
 }
 
+/** The questions people ask of awards history, each one ranking (issue #54; docs/rankings.md gives their first entries). */
+export const RANKING_QUESTIONS: [question: string, path: string][] = [
+  ['Who has won the most acting Oscars since 2000?', '/rankings/of=people/by=wins/class=Acting/from=2000'],
+  ['The most acting nominations without a win', '/rankings/of=people/class=Acting/won=no'],
+  ['The most nominated films (competitive classes)', '/rankings/of=films/class=competitive'],
+  ['The most nominated films without a win', '/rankings/of=films/won=no'],
+  ['The most nominated people', '/rankings/of=people'],
+  ['The most nominated companies', '/rankings/of=companies'],
+  ['The most wins at one ceremony', '/rankings/of=films/by=wins/per=ceremony'],
+  ['The winners of the 2026 ceremony', '/rankings/of=films/by=wins/from=2026/to=2026/won=yes'],
+  ['The most Best Director wins', '/rankings/of=people/by=wins/class=Directing'],
+  ['The most Original Song nominations', '/rankings/of=people/award=music-original-song'],
+];
+
+/** A ranking's segments and the questions it answers in one call each. */
+function rankingFacts(route: Route): string {
+  if (!route.options) return '';
+  const segments = `<p>Segments <code>name=value</code>, any of them, in any order, each once: ${route.options.map((o) => code(`${o}=`)).join(', ')}. <code>of</code> is <code>people</code> (the default), <code>companies</code> or <code>films</code>; <code>by</code> is <code>nominations</code> (the default) or <code>wins</code>; <code>class</code> a class (${RANKING.classes.map(code).join(', ')}) or <code>competitive</code>; <code>award</code> an award id; <code>from</code> and <code>to</code> held years; <code>won</code> <code>yes</code> or <code>no</code>; <code>per</code> <code>ceremony</code>; <code>limit</code> 1 to ${RANKING.maxLimit} (default ${RANKING.limit}). Ties share a rank (1, 2, 2, 4); over all years a rank is the one the thing's record gives. A bad segment answers 400 naming it.</p>`;
+  return `${segments}\n<ul class="questions">${RANKING_QUESTIONS.map(([q, path]) => `<li>${escapeHtml(q)}: ${code(`${path}/apikey=${PLACEHOLDER_KEY}`)}</li>`).join('')}</ul>`;
+}
+
 function operationSection(route: Route, options: Required<Pick<ReferenceOptions, 'baseUrl'>> & ReferenceOptions): string {
   const shapeName = route.answer.replace(/\[\]$/, '');
   const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
@@ -120,7 +142,7 @@ function operationSection(route: Route, options: Required<Pick<ReferenceOptions,
 <h3 id="title-${route.id}">${escapeHtml(route.title)}</h3>
 <p class="operation-id">Operation <code>${escapeHtml(route.id)}</code></p>
 <p class="summary">${escapeHtml(route.summary)}</p>
-<dl class="facts">${facts.map(([term, html]) => `<dt>${term}</dt><dd>${html}</dd>`).join('')}</dl>
+${rankingFacts(route)}<dl class="facts">${facts.map(([term, html]) => `<dt>${term}</dt><dd>${html}</dd>`).join('')}</dl>
 ${curlBlock(route.id, examplePath(route, PLACEHOLDER_KEY), options.baseUrl)}
 ${codeBlock(route, options.baseUrl)}
 ${answerBlock(route.id, options.examples?.[route.id])}

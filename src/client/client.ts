@@ -11,7 +11,7 @@
  */
 import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
-import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord } from '../shared/types.ts';
+import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord, Ranking, RankingAsk, RankingQuery } from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -108,6 +108,8 @@ export interface Client {
   awards(): Promise<AwardSummary[]>;
   /** One award across all its names (`best-picture`: every Best Picture nominee since 1929). */
   awardRecord(id: string): Promise<AwardRecord>;
+  /** The films, people or companies with the most nominations or wins, within a class or an award, over a span of held years (`{ of: 'people', by: 'wins', class: 'Acting', from: 2000 }`); ties share a rank. */
+  rankings(query?: RankingQuery): Promise<Ranking>;
   /** Forgets every cached answer. */
   clearCache(): void;
 }
@@ -301,6 +303,7 @@ const PATHS = {
   ceremonyRecord: (year: number | string) => ['ceremony', seg('year', year)],
   awards: () => ['awards'],
   awardRecord: (id: string) => ['awards', seg('id', id)],
+  rankings: (query: RankingQuery = {}) => ['rankings', ...Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [seg(k, v)]))],
 };
 
 /** A path as an ApiError shows it: the key masked. */
@@ -326,6 +329,7 @@ export function createClient(options: ClientOptions): Client {
     ceremonyRecord: (year) => api.get<CeremonyRecord>(PATHS.ceremonyRecord(year)),
     awards: () => api.get<AwardSummary[]>(PATHS.awards()),
     awardRecord: (id) => api.get<AwardRecord>(PATHS.awardRecord(id)),
+    rankings: (query) => api.get<Ranking>(PATHS.rankings(query)),
     clearCache: () => api.clear(),
   };
 }
@@ -463,15 +467,21 @@ class OfflineArchive {
   private readonly lines: Line[] = [];
   private made: Map<string, string> | undefined;
 
-  /**
-   * A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list), made on first ask.
-   */
+  private table: RankingTable | undefined;
+
+  /** A record's text by its key (an IMDb id, `ceremony {year}`, `award {id}`, `awards` for the list, RANKING_TABLE for the rankings' table), made on first ask. */
   record(key: string): string | undefined {
     if (!this.made) {
-      const { records, awards } = makeRecords(recordRows(this.lines));
-      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards]]);
+      const { records, awards, rankings } = makeRecords(recordRows(this.lines));
+      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards], [RANKING_TABLE, rankings]]);
     }
     return this.made.get(key);
+  }
+
+  /** A ranking's text, made as the server makes it; undefined for an unknown award. */
+  ranking(ask: RankingAsk): string | undefined {
+    this.table ??= parseRankingTable(this.record(RANKING_TABLE)!);
+    return rankingText(this.table, ask) ?? undefined;
   }
 
   constructor(text: string) {
@@ -537,7 +547,7 @@ class OfflineArchive {
 export const OFFLINE_ERRORS = {
   notFound: {
     ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found',
-    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found',
+    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found', rankings: 'Award not found',
   } as Record<string, string>,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   badName: 'Invalid name: expected 1 to 512 characters',
@@ -720,8 +730,8 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
   };
 }
 
-/** The records (docs/records.md) the offline client answers from its copy, as the service does. */
-function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord'> {
+/** The records (docs/records.md) and rankings (docs/rankings.md) the offline client answers from its copy, as the service does. */
+function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord' | 'rankings'> {
   const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
   return {
     filmRecord: async (i) => {
@@ -741,7 +751,18 @@ function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' |
       const at = PATHS.awardRecord(i);
       return record('awardRecord', at, `award ${id('award', i, shown(at))}`);
     },
+    rankings: async (query = {}) => JSON.parse(offlineRanking(data(), query)),
   };
+}
+
+/** A ranking's text from the copy, or the service's ApiError. */
+function offlineRanking(data: OfflineArchive, query: RankingQuery): string {
+  const at = shown(PATHS.rankings(query));
+  const ask = rankingAsk(Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])));
+  if ('error' in ask) throw new ApiError(400, ask.error, at);
+  const text = data.ranking(ask);
+  if (text === undefined) throw new ApiError(404, OFFLINE_ERRORS.notFound.rankings, at);
+  return text;
 }
 
 /**
@@ -796,8 +817,10 @@ export const awardIdOf = (canonical: string): string => canonical.toLowerCase().
  * {id}`), in the order they are best stored; and the award list's text.
  */
 export interface MadeRecords {
-  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' }[];
+  records: { key: string; text: string; group: 'thing' | 'ceremony' | 'award' | 'ranking' }[];
   awards: string;
+  /** The table every ranking is made from (RankingTable's text). */
+  rankings: string;
 }
 
 interface Tally {
@@ -942,14 +965,13 @@ function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
   };
 }
 
-/**
- * The film, person and company records, in order of their first nomination
- * (records sharing nominations lie near each other where they are stored).
- */
+/** A thing's credits, the latest first (a thing is known by its latest). */
+const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
+
+/** The film, person and company records, in order of their first nomination (records sharing nominations lie near each other where they are stored). */
 function thingRecords(m: Made): MadeRecords['records'] {
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null);
   const ranksOf = ranking(m, recorded);
-  const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.lastRow - a.lastRow);
   const creditList = (c: Credited) => latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
   const firstAt = (c: Credited) => Math.min(...c.rows.map((r) => m.position[r]));
   return recorded
@@ -996,6 +1018,7 @@ function ceremonyRecords(m: Made): MadeRecords['records'] {
 
 export function makeRecords(rows: RecordRow[]): MadeRecords {
   const m = made(rows);
+  const rankings = rankingTable(m);
   const out = [...thingRecords(m), ...ceremonyRecords(m)];
   const list: object[] = [];
   for (const a of m.awards.values()) {
@@ -1006,7 +1029,206 @@ export function makeRecords(rows: RecordRow[]): MadeRecords {
     list.push(summary);
     out.push({ key: `award ${a.id}`, text: withEntries(summary, a.rows.map((r) => m.entries[r])), group: 'award' });
   }
-  return { records: out, awards: JSON.stringify(list) };
+  return { records: out, awards: JSON.stringify(list), rankings };
+}
+
+/**
+ * Rankings (`/rankings/…`, docs/rankings.md), made from one table the record
+ * maker writes, by one maker: the build's stored ones, the server's made at
+ * run time and the offline client's answer alike; ranks are the records'.
+ */
+const RANKING_TABLE = 'rankings table';
+const RANKED_KINDS = { people: 'person', companies: 'company', films: 'film' } as const;
+
+/** What a ranking accepts. `competitive`: every class but SciTech and Special. */
+export const RANKING = {
+  of: Object.keys(RANKED_KINDS) as (keyof typeof RANKED_KINDS)[],
+  by: ['nominations', 'wins'],
+  classes: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production', 'SciTech', 'Special'],
+  competitive: ['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production'],
+  won: ['yes', 'no'],
+  limit: 100,
+  maxLimit: 1000,
+  params: ['of', 'by', 'class', 'award', 'from', 'to', 'won', 'per', 'limit'],
+};
+
+const YEAR = 'a whole number, the year the ceremony was held';
+/** The 400s, each naming the parameter (the server's too). */
+export const RANKING_ERRORS: Record<string, string> = {
+  param: `Invalid ranking: expected segments name=value named ${RANKING.params.join(', ')}, each at most once`,
+  of: `Invalid of: expected ${RANKING.of.join(', ')}`,
+  by: 'Invalid by: expected nominations or wins',
+  class: `Invalid class: expected competitive or one of ${RANKING.classes.join(', ')}`,
+  award: 'Invalid award: expected an award id from /awards (lower-case letters and digits in words joined by `-`, such as best-picture)',
+  both: 'Invalid award: give a class or an award, not both',
+  from: `Invalid from: expected ${YEAR}`,
+  to: `Invalid to: expected ${YEAR}, not before from`,
+  won: 'Invalid won: expected yes (winners only) or no (without a win)',
+  per: 'Invalid per: expected ceremony (each entry one thing at one ceremony)',
+  limit: `Invalid limit: expected a whole number from 1 to ${RANKING.maxLimit}`,
+};
+
+/** Each segment's values: a list, or a pattern. */
+const RANKING_VALUES: Record<string, string[] | RegExp> = {
+  of: RANKING.of, by: RANKING.by, class: ['competitive', ...RANKING.classes], award: /^[a-z0-9]+(?:-[a-z0-9]+)*$/, from: /^[0-9]{1,10}$/, to: /^[0-9]{1,10}$/, won: RANKING.won, per: ['ceremony'], limit: /^[0-9]{1,4}$/,
+};
+
+/** The question `pairs` (segment name, decoded value) ask, or the 400 naming what is wrong. */
+export function rankingAsk(pairs: [string, string][]): RankingAsk | { error: string } {
+  const ask: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const values = RANKING_VALUES[name];
+    if (!values || name in ask) return { error: RANKING_ERRORS.param };
+    if (Array.isArray(values) ? !values.includes(value) : !values.test(value)) return { error: RANKING_ERRORS[name] };
+    ask[name] = name === 'from' || name === 'to' ? value.replace(/^0+(?=.)/, '') : value;
+  }
+  const limit = Number(ask.limit ?? RANKING.limit);
+  if (ask.award && ask.class) return { error: RANKING_ERRORS.both };
+  if (ask.from && ask.to && Number(ask.to) < Number(ask.from)) return { error: RANKING_ERRORS.to };
+  if (!(limit >= 1 && limit <= RANKING.maxLimit)) return { error: RANKING_ERRORS.limit };
+  return { ...ask, of: (ask.of ?? 'people') as RankingAsk['of'], by: (ask.by ?? 'nominations') as RankingAsk['by'], limit } as RankingAsk;
+}
+
+/** A question's key: its parameters in their order, defaults left out (`of=people/by=wins/class=Acting`); a stored ranking is named `ranking {key}`. */
+export function rankingKey(ask: RankingAsk): string {
+  const shown = { ...ask, limit: ask.limit === RANKING.limit ? undefined : ask.limit };
+  return RANKING.params.flatMap((p) => (shown[p as keyof RankingAsk] === undefined ? [] : [`${p}=${shown[p as keyof RankingAsk]}`])).join('/');
+}
+
+/**
+ * The rankings' table: held years, ceremonies, classes and awards in archive
+ * order; of each kind, in a few long strings (one quick parse), the recorded
+ * things' ids (`,`-separated), names (latest credit, `\n`-separated), counts
+ * (`countWidth` base-36 digits each) and nominations, each `width` base-36
+ * digits: ((ceremony × classes + class) × awards + award) × 2 + won.
+ */
+export interface RankingTable {
+  years: string[];
+  ceremonies: number[];
+  classes: string[];
+  awards: string[];
+  width: number;
+  countWidth: number;
+  kinds: Record<'film' | 'person' | 'company', { ids: string; names: string; counts: string; codes: string }>;
+}
+
+interface ReadTable extends RankingTable {
+  split: Record<string, { ids: string[]; names: string[] }>;
+}
+
+const base36 = (value: number, width: number) => value.toString(36).padStart(width, '0');
+
+function rankingTable(m: Made): string {
+  const held = new Map(m.order.map((r) => [m.rows[r].ceremony, m.rows[r].year]));
+  const classes = [...new Set(m.order.map((r) => m.rows[r].klass))];
+  const awards = [...m.awards.keys()];
+  const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map((list: (string | number)[]) => new Map(list.map((v, i) => [v, i])));
+  const width = base36(held.size * classes.length * awards.length * 2 - 1, 1).length;
+  // Of one width, codes sort as their values do: a thing's are stored in that order, so each ceremony's lie together.
+  const code = ({ ceremony, klass, won }: RecordRow, award: string) => base36(((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 + (won ? 1 : 0), width);
+  const recorded = [...m.things.values()].filter((c) => c.thing.id !== null && c.thing.kind !== 'country');
+  const countWidth = base36(Math.max(1, ...recorded.map((c) => c.rows.length)), 1).length;
+  const kinds = Object.fromEntries(
+    Object.values(RANKED_KINDS).map((kind) => {
+      const of = recorded.filter((c) => c.thing.kind === kind);
+      const codes = of.map((c) => c.rows.map((r) => code(m.rows[r], m.awardOf[r])).sort().join(''));
+      return [kind, { ids: of.map((c) => c.thing.id).join(','), names: of.map((c) => latestFirst(c)[0].name).join('\n'), counts: of.map((c) => base36(c.rows.length, countWidth)).join(''), codes: codes.join('') }];
+    }),
+  );
+  return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, countWidth, kinds });
+}
+
+/** A ranking table from its text; throws when it is not one. */
+export function parseRankingTable(text: string): RankingTable {
+  const t = JSON.parse(text) as ReadTable;
+  const kinds = Object.values(RANKED_KINDS).map((k) => t.kinds?.[k]);
+  if (![t?.years, t.ceremonies, t.classes, t.awards].every(Array.isArray) || !(t.width > 0 && t.countWidth > 0) || !kinds.every((k) => typeof k?.codes === 'string')) throw new Error('not a ranking table');
+  t.split = Object.fromEntries(Object.values(RANKED_KINDS).map((k) => [k, { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') }]));
+  return t;
+}
+
+/** The span's first and last place in `years`; empty when first > last. */
+function spanOf(years: string[], from: string | undefined, to: string | undefined): [number, number] {
+  let [first, last] = [0, years.length - 1];
+  while (first <= last && from !== undefined && Number(years[first]) < Number(from)) first++;
+  while (last >= first && to !== undefined && Number(years[last]) > Number(to)) last--;
+  return [first, last];
+}
+
+interface Tallied {
+  thing: number;
+  /** With `per=ceremony`, the ceremony's place; else -1. */
+  at: number;
+  nominations: number;
+  wins: number;
+}
+
+/** `width` base-36 digits from `at`. */
+function codeAt(codes: string, at: number, width: number): number {
+  let value = 0;
+  for (let i = at; i < at + width; i++) {
+    const c = codes.charCodeAt(i);
+    value = value * 36 + (c <= 57 ? c - 48 : c - 87);
+  }
+  return value;
+}
+
+/** Each thing of the kind asked (at each ceremony, `per`) nominated in the span and scope, with its counts, as `won` filters them. */
+function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
+  const [first, last] = spanOf(t.years, ask.from, ask.to);
+  const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
+  const { counts, codes } = t.kinds[RANKED_KINDS[ask.of]];
+  const out: Tallied[] = [];
+  const keep = (c: Tallied) => (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) && out.push(c);
+  for (let thing = 0, next = 0; thing * t.countWidth < counts.length; thing++) {
+    const end = next + codeAt(counts, thing * t.countWidth, t.countWidth) * width;
+    let c: Tallied | undefined;
+    for (; next < end; next += width) {
+      const code = codeAt(codes, next, width);
+      const at = Math.floor(code / 2 / places);
+      if (at < first || at > last || inScope[Math.floor(code / 2) % places] === 0) continue;
+      if (c && per && c.at !== at) c = void keep(c);
+      c ??= { thing, at: per ? at : -1, nominations: 0, wins: 0 };
+      c.nominations++;
+      c.wins += code % 2;
+    }
+    if (c) keep(c);
+  }
+  return out;
+}
+
+/** Which places class × awards + award are in scope; null for an award the table lacks. */
+function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
+  const [classes, awards] = [t.classes.length, t.awards.length];
+  const award = ask.award === undefined ? -1 : t.awards.indexOf(ask.award);
+  if (ask.award !== undefined && award < 0) return null;
+  const wanted = ask.class === undefined ? null : new Set((ask.class === 'competitive' ? RANKING.competitive : [ask.class]).map((c) => t.classes.indexOf(c)));
+  const scope = new Uint8Array(classes * awards);
+  for (let c = 0; c < classes; c++) for (let a = 0; a < awards; a++) scope[c * awards + a] = (!wanted || wanted.has(c)) && (award < 0 || a === award) ? 1 : 0;
+  return scope;
+}
+
+/** A ranking's text, or null for an award the table lacks. Ties share a rank (1, 2, 2, 4), ordered by the other count, then the name. */
+export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
+  const inScope = scopeOf(t, ask);
+  if (!inScope) return null;
+  const { ids, names } = (t as ReadTable).split[RANKED_KINDS[ask.of]];
+  const [by, other] = ask.by === 'wins' ? (['wins', 'nominations'] as const) : (['nominations', 'wins'] as const);
+  const order = (a: Tallied, b: Tallied) =>
+    b[by] - a[by] || b[other] - a[other] || (names[a.thing] < names[b.thing] ? -1 : names[a.thing] > names[b.thing] ? 1 : ids[a.thing] < ids[b.thing] ? -1 : ids[a.thing] > ids[b.thing] ? 1 : a.at - b.at);
+  const all = tallied(t, ask, inScope);
+  // Only those that can be among the first `limit` are sorted; a rank is one more than how many have more.
+  const more: number[] = [];
+  for (const e of all) more[e[by]] = (more[e[by]] ?? 0) + 1;
+  let [least, above] = [more.length, 0];
+  while (least > 0 && above < ask.limit) above += more[--least] ?? 0;
+  for (let v = more.length - 1, sum = 0; v >= 0; v--) [more[v], sum] = [sum + 1, sum + (more[v] ?? 0)];
+  const entries = all.filter((e) => e[by] >= least).sort(order).slice(0, ask.limit).map((e) => ({
+    rank: more[e[by]], id: ids[e.thing], name: names[e.thing], kind: RANKED_KINDS[ask.of], record: `/${ids[e.thing].startsWith('tt') ? 'film' : 'people'}/id=${ids[e.thing]}`,
+    ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }), nominations: e.nominations, wins: e.wins,
+  }));
+  const { of, by: counted, class: klass, award, from = t.years[0] ?? '', to = t.years[t.years.length - 1] ?? '', won, per, limit } = ask;
+  return JSON.stringify({ of, by: counted, class: klass, award, from, to, won, per, limit, total: all.length, entries });
 }
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */

@@ -5,6 +5,7 @@
  */
 import { DATASET_FILE_NAME, ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type Lookup, type RouteId, ROUTES } from '../shared/routes.ts';
 import { MESSAGES } from '../shared/messages.ts';
+import { rankingAsk } from '../client/client.ts';
 
 /** What the pipeline needs of a request. */
 export interface ApiRequest {
@@ -41,6 +42,8 @@ export interface RouteMatch {
   ifNoneMatch: string | null;
   range: string | null;
   ifRange: string | null;
+  /** A route with options (a ranking's): each segment after its parameters, as sent. */
+  rest?: string[];
 }
 
 export type Parsed =
@@ -116,8 +119,9 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
   }
   const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
   for (const route of routes ?? []) {
-    const raw = route.params.length === end - 2 ? paramsOf(route, pathname, cuts) : null;
-    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt, ifNoneMatch: null, range: null, ifRange: null };
+    const raw = route.params.length === end - 2 || (route.options && route.params.length < end - 2) ? paramsOf(route, pathname, cuts) : null;
+    const rest = route.options && raw ? restOf(route, pathname, cuts, end) : undefined;
+    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt, ifNoneMatch: null, range: null, ifRange: null, ...(rest && { rest }) };
   }
   return null;
 }
@@ -132,6 +136,13 @@ function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['r
     raw[p] = pathname.slice(start + p.length + 1, cuts[3 + i]);
   }
   return raw;
+}
+
+/** The segments after a route's parameters up to the key's, as sent (at most one more than it has options: lookupOf refuses any past them). */
+function restOf(route: Route, pathname: string, cuts: number[], end: number): string[] {
+  const rest: string[] = [];
+  for (let i = 2 + route.params.length; i < end && rest.length <= route.options!.length; i++) rest.push(pathname.slice(cuts[i] + 1, cuts[i + 1]));
+  return rest;
 }
 
 const METHOD: Parsed = { kind: 'method' };
@@ -202,6 +213,7 @@ const ID_ROUTES: Partial<Record<RouteId, { form: IdForm; error: string }>> = {
 
 /** The decoded, checked parameters, or the 400 message saying what was wrong. */
 export function lookupOf(m: RouteMatch): Lookup | { error: string } {
+  if (m.rest) return rankingOf(m);
   const name = m.raw.name === undefined ? undefined : decode(m.raw.name);
   const year = m.raw.year === undefined ? undefined : decode(m.raw.year);
   const id = m.raw.id === undefined ? undefined : decode(m.raw.id);
@@ -216,4 +228,17 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   const idRoute = ID_ROUTES[m.route.id];
   if (idRoute && !idRoute.form.test(id ?? '')) return { error: idRoute.error };
   return { route: m.route.id, name, year: held, id, file };
+}
+
+/** A ranking's segments decoded and checked (rankingAsk), or the 400 that names the one that is wrong. */
+function rankingOf(m: RouteMatch): Lookup | { error: string } {
+  const pairs: [string, string][] = [];
+  for (const segment of m.rest!) {
+    const at = segment.indexOf('=');
+    const value = decode(segment.slice(at + 1));
+    if (value === null) return { error: MESSAGES.badEncoding };
+    pairs.push([at < 0 ? segment : segment.slice(0, at), at < 0 ? '' : value]);
+  }
+  const ranking = rankingAsk(pairs);
+  return 'error' in ranking ? ranking : { route: m.route.id, ranking };
 }

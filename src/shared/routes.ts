@@ -9,6 +9,8 @@
 /** The groups of operations in the OpenAPI document and the reference page. */
 export type Tag = 'ceremonies' | 'people and films' | 'categories' | 'search' | 'IMDb ids' | 'records' | 'dataset';
 
+import type { RankingAsk } from './types.ts';
+
 export type Param = 'name' | 'year' | 'id' | 'file';
 export type RouteId =
   | 'allCeremonies'
@@ -27,7 +29,8 @@ export type RouteId =
   | 'peopleRecord'
   | 'ceremonyRecord'
   | 'awardList'
-  | 'awardRecord';
+  | 'awardRecord'
+  | 'rankings';
 
 export interface Route {
   /** OpenAPI operation id. */
@@ -41,15 +44,14 @@ export interface Route {
   roots: string[];
   /** Parameter segments between the root and `apikey=`, in order. */
   params: Param[];
+  /** Segments `name=value` that may follow them instead, any of these names in any order, each once (a ranking's; the route's own code reads them). */
+  options?: string[];
   /** One-line summary. */
   summary: string;
   /** Body of the 404 when nothing matches; null where the spec lists no 404 (the whole archive). */
   notFound: string | null;
-  /**
-   * What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]`
-   * is an array of PersonMatch; `file`, a dataset file's own bytes.
-   */
-  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file' | 'FilmRecord' | 'PeopleRecord' | 'CeremonyRecord' | 'AwardSummary[]' | 'AwardRecord';
+  /** What a 200 answers, named by the shapes of src/shared/types.ts: `PersonMatch[]` is an array of PersonMatch; `file`, a dataset file's own bytes. */
+  answer: 'Archive' | 'Ceremony' | 'PersonMatch[]' | 'FilmMatch[]' | 'CategoryMatch[]' | 'CategoryYearMatch[]' | 'SearchResult[]' | 'CategoryName[]' | 'DatasetList' | 'file' | 'FilmRecord' | 'PeopleRecord' | 'CeremonyRecord' | 'AwardSummary[]' | 'AwardRecord' | 'Ranking';
   /** Example parameters for documentation. */
   example: Partial<Record<Param, string>>;
 }
@@ -72,6 +74,7 @@ export const ROUTES: Route[] = [
   { id: 'ceremonyRecord', title: 'A ceremony’s record', tag: 'records', client: 'ceremonyRecord', roots: ['ceremony'], params: ['year'], summary: 'The ceremony held in this year (1930: both): its number, film year, every category with its award and class, and every nomination with every id.', notFound: 'Ceremony not found', answer: 'CeremonyRecord', example: { year: '2026' } },
   { id: 'awardList', title: 'Every award', tag: 'records', client: 'awards', roots: ['awards'], params: [], summary: 'Every award (the source’s canonical category), with its names over the years, its class, its totals and the path of its record.', notFound: null, answer: 'AwardSummary[]', example: {} },
   { id: 'awardRecord', title: 'An award’s record', tag: 'records', client: 'awardRecord', roots: ['awards'], params: ['id'], summary: 'One award across all its names (Best Picture since 1929 in one call): its names with their spans, its class, totals and every nomination with every id.', notFound: 'Award not found', answer: 'AwardRecord', example: { id: 'best-picture' } },
+  { id: 'rankings', title: 'Who has the most', tag: 'records', client: 'rankings', roots: ['rankings'], params: [], options: ['of', 'by', 'class', 'award', 'from', 'to', 'won', 'per', 'limit'], summary: 'The people, companies or films with the most nominations or wins, within a class or an award, over a span of held years, winners only or without a win; ties share a rank.', notFound: 'Award not found', answer: 'Ranking', example: {} },
 ];
 
 /** The form of an IMDb id a route accepts: a pattern (also the OpenAPI one) and how a 400 names it. */
@@ -141,6 +144,8 @@ export const SHAPES = {
   PeopleRecord: '{"id": string, "kind": "person" | "company", "name": string, "names": Credit[], "nominations": number, "wins": number, "first": CeremonyRef, "last": CeremonyRef, "ranks": Ranks, "entries": RecordNomination[]}',
   CeremonyRecord: '{"year": string, "ceremonies": CeremonyHeld[], "categories": CeremonyCategory[], "nominations": number, "wins": number, "entries": RecordNomination[]}',
   AwardSummary: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string}',
+  Ranking: '{"of": "people" | "companies" | "films", "by": "nominations" | "wins", "class"?: string, "award"?: string, "from": string, "to": string, "won"?: "yes" | "no", "per"?: "ceremony", "limit": number, "total": number, "entries": RankingEntry[]}',
+  RankingEntry: '{"rank": number, "id": string, "name": string, "kind": "film" | "person" | "company", "record": string, "year"?: string, "ceremony"?: number, "nominations": number, "wins": number}',
   AwardRecord: '{"id": string, "name": string, "class": string, "names": AwardName[], "nominations": number, "wins": number, "firstYear": string, "lastYear": string, "path": string, "entries": RecordNomination[]}',
   RecordNomination: '{"year": string, "ceremony": number, "filmYear": string, "category": string, "award": string, "class": string, "won": boolean, "films": RecordFilm[], "people": RecordName[], "notes"?: string[], "citation"?: string}',
   RecordFilm: '{"id": string | null, "title": string, "filmYear": string, "character"?: string, "song"?: string, "detail"?: string}',
@@ -165,4 +170,6 @@ export interface Lookup {
   id?: string;
   /** A dataset file's name, of the form DATASET_FILE_NAME. */
   file?: string;
+  /** A ranking's segments, decoded, as sent checked (rankingAsk in src/client/client.ts). */
+  ranking?: RankingAsk;
 }

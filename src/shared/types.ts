@@ -303,6 +303,8 @@ export interface Manifest {
    * builds without records.
    */
   records?: { awards: FileRef; shards: FileRef[] };
+  /** The rankings' table (docs/rankings.md), read whole by a ranking made at run time, never sent; absent in builds without records. */
+  rankings?: FileRef;
 }
 
 /** One file of the dataset, as the dataset list (`/dataset`) names it. */
@@ -554,4 +556,84 @@ export interface AwardSummary {
 export interface AwardRecord extends AwardSummary {
   /** Every nomination under every name, in archive order. */
   entries: RecordNomination[];
+}
+
+/**
+ * A ranking's question (`/rankings/…`, docs/rankings.md), as the client takes
+ * it: each field a path segment `name=value`, any of them left out.
+ */
+export interface RankingQuery {
+  /** What is ranked: `people` (the default), `companies` or `films`. */
+  of?: 'people' | 'companies' | 'films';
+  /** `nominations` (the default) or `wins`. */
+  by?: 'nominations' | 'wins';
+  /** Only nominations in this class (Title, Acting, Directing, Writing, Music, Production, SciTech, Special), or `competitive` (all but SciTech and Special). */
+  class?: string;
+  /** Only nominations for this award (its id, as `/awards` gives it); not with a class. */
+  award?: string;
+  /** First held year counted; default the archive's first. */
+  from?: number | string;
+  /** Last held year counted; default the archive's last. */
+  to?: number | string;
+  /** `yes`: only those with a win there; `no`: only those without. */
+  won?: 'yes' | 'no';
+  /** `ceremony`: each entry is one film, person or company at one ceremony (the most wins at one ceremony). */
+  per?: 'ceremony';
+  /** Entries at most, 1 to 1000; default 100. */
+  limit?: number;
+}
+
+/** One film, person or company in a ranking. */
+export interface RankingEntry {
+  /** Its rank by the ranking's count, the most first; ties share a rank and the next skips (1, 2, 2, 4). */
+  rank: number;
+  /** Its IMDb id. */
+  id: string;
+  /** Its name (a film's title) as last credited. */
+  name: string;
+  kind: 'film' | 'person' | 'company';
+  /** Its record's path, without the key. */
+  record: string;
+  /** With `per=ceremony`: the ceremony's held year. */
+  year?: string;
+  /** With `per=ceremony`: the ceremony's number. */
+  ceremony?: number;
+  /** Nominations in the ranking's span, class or award. */
+  nominations: number;
+  /** Wins in the same. */
+  wins: number;
+}
+
+/** What `/rankings/…` answers: the question as understood, how many qualify, and the first `limit` of them. */
+export interface Ranking {
+  of: 'people' | 'companies' | 'films';
+  by: 'nominations' | 'wins';
+  class?: string;
+  /** The award's id. */
+  award?: string;
+  /** First held year counted. */
+  from: string;
+  /** Last held year counted. */
+  to: string;
+  /** `yes`: winners only; `no`: those without a win. */
+  won?: 'yes' | 'no';
+  /** `ceremony`: each entry one thing at one ceremony. */
+  per?: string;
+  limit: number;
+  /** How many films, people or companies qualify (the entries are the first `limit`). */
+  total: number;
+  entries: RankingEntry[];
+}
+
+/** A ranking's question once checked (rankingAsk in src/client/client.ts): what was left out is left out, but for its defaults; years without leading zeros. */
+export interface RankingAsk {
+  of: 'people' | 'companies' | 'films';
+  by: 'nominations' | 'wins';
+  class?: string;
+  award?: string;
+  from?: string;
+  to?: string;
+  won?: 'yes' | 'no';
+  per?: 'ceremony';
+  limit: number;
 }

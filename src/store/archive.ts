@@ -26,12 +26,13 @@
 import { ByteLru } from '../shared/lru.ts';
 import { concatBytes, readAtMost } from '../shared/bytes.ts';
 import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from './refs.ts';
-import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type SearchResult, type Shard } from '../shared/types.ts';
+import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type RankingAsk, type SearchResult, type Shard } from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { etagMatches } from '../shared/etag.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
 import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
+import { parseRankingTable, RANKING, rankingKey, rankingText } from '../client/client.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */
 export class DataError extends Error {}
@@ -292,7 +293,8 @@ export function parseManifest(text: string): Manifest {
     !Array.isArray(manifest.ids) ||
     !Array.isArray(manifest.search) ||
     typeof manifest.categoryList !== 'string' ||
-    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards)))
+    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards))) ||
+    (manifest.rankings !== undefined && typeof manifest.rankings !== 'string')
   ) {
     throw new DataError('unknown manifest format');
   }
@@ -399,7 +401,41 @@ export class ArchiveReader {
         const files = manifest.dataset?.files;
         return files && Object.hasOwn(files, lookup.file!) ? this.stored(files[lookup.file!]) : null;
       }
+      case 'rankings':
+        return this.ranking(source, manifest, lookup.ranking!);
     }
+  }
+
+  /** The ref of a record's answer by its key (an IMDb id, `ceremony {year}`, `award {id}`, `ranking {key}`), or undefined. */
+  private recordRef(source: DataSource, manifest: Manifest, key: string): Maybe<FileRef | undefined> {
+    if (!manifest.records) return undefined;
+    const at = (shard: IdShard) => (Object.hasOwn(shard, key) ? shard[key] : undefined);
+    const shard = this.shard<IdShard>(source, manifest.records.shards, key);
+    return isPromise(shard) ? shard.then(at) : at(shard);
+  }
+
+  /**
+   * A ranking (docs/rankings.md): stored by the build when it is one over all
+   * years with the default limit (the record `ranking {key}`), else made from
+   * the rankings' table (the manifest's `rankings`, which the Worker carries
+   * in its code) and kept like a join, by its key. Its `from` names the
+   * table and the key.
+   */
+  private ranking(source: DataSource, manifest: Manifest, ask: RankingAsk): Maybe<Answer | null> {
+    const key = rankingKey(ask);
+    const storable = ask.from === undefined && ask.to === undefined && ask.won === undefined && ask.limit === RANKING.limit;
+    return andThen(storable ? this.recordRef(source, manifest, `ranking ${key}`) : undefined, (ref) =>
+      ref !== undefined
+        ? this.stored(ref)
+        : this.made(manifest, `ranking\u0000${key}`, () => {
+            const table = manifest.rankings;
+            if (table === undefined) return null; // a build from before rankings
+            return andThen(this.indexFile(source, table, parseRankingTable), (t) => {
+              const text = rankingText(t, ask);
+              return text === null ? null : { body: encoder.encode(text), from: `ranking ${table} ${key}` };
+            });
+          }),
+    );
   }
 
   /**

@@ -107,9 +107,11 @@ async function offlineTarget(port: number, apiKey: string): Promise<Target> {
     async request(method, pathname) {
       const m = matchRoute(pathname);
       if (method !== 'GET' || m === null || m === 'root') return reply(404, { error: 'Not Found' });
-      const args = m.route.params.map((p) => decodeURIComponent(m.raw[p]!));
+      // A ranking's segments are one query object (its keys in the path's order); any other route's, its method's arguments in order.
+      const query = m.rest && Object.fromEntries(m.rest.map((segment) => [segment.slice(0, segment.indexOf('=')), decodeURIComponent(segment.slice(segment.indexOf('=') + 1))]));
+      const args = query ? [query] : m.route.params.map((p) => decodeURIComponent(m.raw[p]!));
       try {
-        return reply(200, await (client as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[m.route.client](...args));
+        return reply(200, await (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[m.route.client](...args));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         return reply(error.status, { error: error.message });

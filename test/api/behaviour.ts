@@ -200,6 +200,40 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(await error('/awards/id=best-pictures')).toEqual([404, 'Award not found']);
     }, 60_000);
 
+    it('answers rankings, every runtime alike, each film’s counts at a ceremony as its id’s nominations there', async () => {
+      const k = await key();
+      const ranking = async (path: string) => {
+        const reply = await get(`${path}/apikey=${k}`);
+        expect([path, reply.status]).toEqual([path, 200]);
+        const text = decoded(reply).toString('utf8');
+        expect([path, text]).toEqual([path, RECORD_TEXTS.get(path) ?? text]);
+        RECORD_TEXTS.set(path, text);
+        return JSON.parse(text);
+      };
+      // The issue's questions, one call each: stored (all years) and made at run time (a span, winners only, without a win, per ceremony).
+      const acting = await ranking('/rankings/of=people/by=wins/class=Acting/from=2000');
+      expect([acting.from, acting.to, acting.entries[0].rank, acting.entries.length]).toEqual(['2000', '2026', 1, 100]);
+      expect((await ranking('/rankings/of=people/class=Acting/won=no')).entries.slice(0, 2).map((e: { name: string }) => e.name).sort()).toEqual(['Glenn Close', "Peter O'Toole"]);
+      expect((await ranking('/rankings/of=films/class=competitive')).entries[0]).toMatchObject({ rank: 1, id: 'tt31193180', name: 'Sinners', nominations: 16 });
+      expect((await ranking('/rankings/of=people/by=wins/per=ceremony/limit=5')).entries[0]).toMatchObject({ name: 'Walt Disney', year: '1954', wins: 4 });
+      for (const year of ['1998', '2026']) {
+        const winners = await ranking(`/rankings/of=films/by=wins/from=${year}/to=${year}/won=yes/limit=1000`);
+        const won = new Set(ids().rows.filter((r) => r.year === year && r.nomination.won).flatMap((r) => [...r.titles]));
+        expect([year, winners.entries.map((e: { id: string }) => e.id).sort()]).toEqual([year, [...won].sort()]);
+        for (const e of winners.entries) {
+          const there = ids().titles.get(e.id)!.filter((r) => r.year === year);
+          expect([e.id, e.nominations, e.wins]).toEqual([e.id, there.length, there.filter((r) => r.nomination.won).length]);
+        }
+      }
+      const error = async (path: string) => {
+        const reply = await get(`${path}/apikey=${k}`);
+        return [reply.status, json(reply).error];
+      };
+      expect(await error('/rankings/of=persons')).toEqual([400, expect.stringMatching(/^Invalid of: expected people/)]);
+      expect(await error('/rankings/limit=1001')).toEqual([400, expect.stringMatching(/^Invalid limit: expected a whole number from 1 to 1000/)]);
+      expect(await error('/rankings/award=best-pictures')).toEqual([404, 'Award not found']);
+    }, 60_000);
+
     it('reads a year with leading zeros as the same year', async () => {
       same(await get(`/archive/year=02026/apikey=${await key()}`), expected.ceremonyByYear(archive(), 2026));
     });

@@ -169,17 +169,17 @@ export function conformanceSuite(name: string, target: () => Target, archive: ()
       expect((await send('GET', `/archive/year=2026/apikey=${k}`)).status).toBe(200);
     });
 
-    it('§9: publishes OpenAPI 3.1, version 1.0.0, with the six operation ids (and beside them only the two lookups by IMDb id, search, the category list, the dataset and the records) and no version segment in the paths', async () => {
+    it('§9: publishes OpenAPI 3.1, version 1.0.0, with the six operation ids (and beside them only the two lookups by IMDb id, search, the category list, the dataset, the records and the rankings) and no version segment in the paths', async () => {
       const reply = await send('GET', '/openapi.json');
       expect(reply.status).toBe(200);
       const doc = json(reply) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, { operationId: string }>> };
       expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
       expect(doc.info.version).toBe('1.0.0');
       const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
-      // The spec's six, the two id lookups, search, the category list, the
-      // dataset and the records, each once; beside them the keyless /health.
+      // The spec's six, the two id lookups, search, the category list, the dataset,
+      // the records and the rankings, each once; beside them the keyless /health.
       const lookups = ['allCeremonies', 'categoryByName', 'categoryByNameAndYear', 'ceremonyByYear', 'filmByNameAndYear', 'personByName', 'nameById', 'titleById', 'search', 'categories', 'datasetList', 'datasetFile'];
-      lookups.push('filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord');
+      lookups.push('filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord', 'rankings');
       expect([...ids].sort()).toEqual([...lookups, 'health'].sort());
       for (const path of Object.keys(doc.paths)) expect(path).not.toMatch(/\/v\d+\//);
     });

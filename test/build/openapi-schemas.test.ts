@@ -70,7 +70,9 @@ describe('npm run openapi:schemas', () => {
       export interface PeopleRecord { id: string; first: CeremonyRef; entries: RecordNomination[] }
       export interface CeremonyRecord { year: string; ceremonies: CeremonyHeld[]; categories: CeremonyCategory[]; entries: RecordNomination[] }
       export interface AwardSummary { id: string; names: AwardName[] }
-      export interface AwardRecord extends AwardSummary { entries: RecordNomination[] }`;
+      export interface AwardRecord extends AwardSummary { entries: RecordNomination[] }
+      export interface RankingEntry { rank: number }
+      export interface Ranking { of: string; entries: RankingEntry[] }`;
     const schemas = derivedSchemas(source);
     expect(schemas.Nomination.properties).toHaveProperty('score', { description: 'Points.', type: 'number' });
     // An id the source may not give: a string or null.

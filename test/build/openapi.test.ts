@@ -7,6 +7,7 @@ import { openApiDocument } from '../../build/site/openapi.ts';
 import { publicFiles } from '../../build/site/public.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import { RANKING, RANKING_ERRORS } from '../../src/client/client.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { type LocalServer, startLocalServer } from '../helpers/servers.ts';
 
@@ -26,7 +27,7 @@ const SPEC_IDS = ['allCeremonies', 'ceremonyByYear', 'personByName', 'filmByName
 const ID_IDS = ['titleById', 'nameById'];
 const FINDING_IDS = ['search', 'categories'];
 const DATASET_IDS = ['datasetList', 'datasetFile'];
-const RECORD_IDS = ['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord'];
+const RECORD_IDS = ['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardList', 'awardRecord', 'rankings'];
 const document = () => openApiDocument({ yearRange: [1929, 2026] }) as unknown as Doc;
 /** The lookups: every operation but the keyless health check, which has its own test. */
 const operations = (doc: Doc) => Object.values(doc.paths).map((item) => item.get).filter((o) => o.operationId !== 'health');
@@ -45,7 +46,7 @@ describe('the OpenAPI document', () => {
     for (const item of Object.values(doc.paths)) expect([item.get.operationId, item.get.tags.filter((t) => !declared.includes(t))]).toEqual([item.get.operationId, []]);
   });
 
-  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search, the category list, the dataset and the records', () => {
+  it('has exactly the six operation ids of the spec, the two lookups by IMDb id, search, the category list, the dataset, the records and the rankings', () => {
     expect(operations(document()).map((o) => o.operationId).sort()).toEqual([...SPEC_IDS, ...ID_IDS, ...FINDING_IDS, ...DATASET_IDS, ...RECORD_IDS].sort());
   });
 
@@ -64,6 +65,17 @@ describe('the OpenAPI document', () => {
       expect([id, pattern.test(good), pattern.test(bad), pattern.test('co0028775')]).toEqual([id, true, false, id !== 'titleById' && id !== 'filmRecord']);
       expect(JSON.stringify(op.responses['400'])).toContain(JSON.stringify(message));
     }
+  });
+
+  it('describes a ranking’s optional segments with their bounds, and a 400 naming each', () => {
+    const op = operations(document()).find((o) => o.operationId === 'rankings')! as Operation & { description: string; 'x-segments': { name: string; schema: Record<string, unknown> }[] };
+    const segments = Object.fromEntries(op['x-segments'].map((s) => [s.name, s.schema]));
+    expect(Object.keys(segments)).toEqual(ROUTES.find((r) => r.id === 'rankings')!.options);
+    expect(Object.keys(segments)).toEqual(RANKING.params); // what the ranking maker reads
+    expect(segments.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
+    expect(segments.of).toMatchObject({ enum: ['people', 'companies', 'films'] });
+    for (const name of Object.keys(segments)) expect([name, op.description]).toEqual([name, expect.stringContaining(`\`${name}\``)]);
+    for (const message of Object.values(RANKING_ERRORS)) expect(JSON.stringify(op.responses['400'])).toContain(JSON.stringify(message));
   });
 
   it('has a path for every route, exactly its template', () => {
@@ -110,9 +122,9 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.ArchiveHealth.required).toEqual(['revision', 'sample', 'firstYear', 'lastYear', 'years', 'categories', 'nominations']);
   });
 
-  it('documents 400 exactly on the operations that take parameters', () => {
+  it('documents 400 exactly on the operations that take parameters or optional segments', () => {
     const doc = document();
-    for (const route of ROUTES) expect('400' in doc.paths[template(route)].get.responses).toBe(route.params.length > 0);
+    for (const route of ROUTES) expect('400' in doc.paths[template(route)].get.responses).toBe(route.params.length > 0 || route.options !== undefined);
   });
 
   // Section 2 of the spec, table by table: each shape's fields, and which of them are required.

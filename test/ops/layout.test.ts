@@ -27,13 +27,13 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  */
 export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/shared', []], // shapes of the answers, the routes, limits, messages, small tools
-  ['src/store', ['src/shared']], // the stored layout and its reader
-  ['src/http', ['src/shared', 'src/store']], // a request read, a reply made, shared-cache headers
+  ['src/client', ['src/shared']], // the client package, which imports nothing at run time (client.js loads alone)
+  ['src/store', ['src/shared', 'src/client']], // the stored layout and its reader; rankings through the client's ranking maker, so the offline client's are the service's
+  ['src/http', ['src/shared', 'src/store', 'src/client']], // a request read (a ranking's segments checked by the client's own rules), a reply made, shared-cache headers
   ['src/keys', ['src/shared']], // the key contract, secrets, address and key rules, their cache
   ['src/keys/stores', ['src/shared', 'src/keys']], // the SQLite store, its legacy reader, the SQL shared with D1 and PostgreSQL
   ['src/portal', ['src/shared', 'src/http', 'src/keys']], // the developer portal's endpoints and mail
   ['src/api', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/portal']], // the front door
-  ['src/client', ['src/shared']], // the client package
   ['adapters/_netlify', ['src/shared', 'src/keys']], // Netlify's parts: the Blobs key store and its wiring
   ['adapters/_cloudflare', ['src/shared', 'src/store', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store, the files the Worker carries
   ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']], // the Node server's parts, the PostgreSQL key store among them
@@ -190,10 +190,10 @@ describe('the layout', () => {
   });
 
   it('refuses an import that runs up a floor, one between siblings, and one from a folder off the map', () => {
-    const floors: typeof FLOORS = [['src/shared', []], ['src/store', ['src/shared']], ['src/keys', ['src/shared']]];
+    const floors: typeof FLOORS = [['src/shared', []], ['src/client', ['src/shared']], ['src/store', ['src/shared', 'src/client']], ['src/keys', ['src/shared']]];
     expect(wrongWayImports(['src/store/archive.ts'], floors)).toEqual([]);
     expect(wrongWayImports(['src/store/archive.ts'], [['src/shared', ['src/store']], ['src/store', []]])).toEqual(expect.arrayContaining([expect.stringMatching(/^src\/store\/archive\.ts -> src\/shared\/.* \(src\/store -> src\/shared\)$/)]));
-    expect(wrongWayImports(['src/keys/rules.ts'], floors.slice(0, 2))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
+    expect(wrongWayImports(['src/keys/rules.ts'], floors.slice(0, 3))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
     // Named as allowed but listed above the importer: still an arrow running up.
     const upward: typeof FLOORS = [['src/shared', []], ['src/http', ['src/shared']], ['src/store', []], ['src/portal', ['src/shared', 'src/http', 'src/keys']], ['src/keys', ['src/shared']]];
     expect(wrongWayImports(['src/portal/portal.ts'], upward)).toEqual([

@@ -41,9 +41,9 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 describe('the files the Worker carries', () => {
-  it('are the manifest, the category index and every file of the search index, each its stored bytes', async () => {
+  it('are the manifest, the category index, every file of the search index and the rankings\' table, each its stored bytes', async () => {
     const files = bundledFiles(dist);
-    const expected = [MANIFEST_PATH, fileOf(manifest.categories), ...manifest.search.map(fileOf)];
+    const expected = [MANIFEST_PATH, fileOf(manifest.categories), ...manifest.search.map(fileOf), fileOf(manifest.rankings!)];
     expect(Object.keys(files).sort()).toEqual([...new Set(expected)].sort());
     for (const [file, text] of Object.entries(files)) expect([file, Buffer.from(text, 'utf8').equals(await readFile(path.join(dist, file)))]).toEqual([file, true]);
     expect(Object.values(files).reduce((n, text) => n + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(MAX_BUNDLED_BYTES);
