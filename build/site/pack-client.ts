@@ -65,9 +65,11 @@ function compile(ts: TypeScript, outDir: string): void {
     rootDir: path.join(ROOT, 'src'),
     newLine: ts.NewLineKind.LineFeed,
   };
-  const program = ts.createProgram([ENTRY], options);
-  const emitted = program.emit();
-  const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
+  // The JavaScript without comments (a browser loads it); the declarations keep them, where editors read them.
+  const program = ts.createProgram([ENTRY], { ...options, declaration: false, removeComments: true });
+  const declarations = ts.createProgram([ENTRY], { ...options, emitDeclarationOnly: true });
+  const emitted = [program.emit(), declarations.emit()];
+  const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.flatMap((e) => e.diagnostics)];
   if (problems.length > 0) {
     throw new Error(ts.formatDiagnostics(problems, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
   }
