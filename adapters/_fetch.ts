@@ -73,7 +73,12 @@ export class FetchedFiles {
     };
     const checkedText = (path: string) => this.bundled.get(path);
     if (!streams) return { read, checkedText };
-    return { read, checkedText, stream: (path) => streamOf(path, fetchFile), blob: (path) => this.blob(path, fetchFile) };
+    return {
+      read,
+      checkedText,
+      stream: (path) => streamOf(path, fetchFile),
+      blob: (path) => this.blob(path, fetchFile),
+    };
   }
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
@@ -83,7 +88,11 @@ export class FetchedFiles {
       return null;
     }
     const bytes = new Uint8Array(await whole(path, response, (r) => r.arrayBuffer()));
-    this.cache.set(path, { size: bytes.length, bytes, until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity });
+    this.cache.set(path, {
+      size: bytes.length,
+      bytes,
+      until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity,
+    });
     return bytes;
   }
 
@@ -119,7 +128,11 @@ async function found(path: string, fetchFile: FetchFile): Promise<Response | nul
  * it is said to be past MAX_FILE_BYTES and once read when it is: read chunk
  * by chunk here instead, 1.5 MB cost a cold Worker about 10 ms more.
  */
-async function whole<T extends ArrayBuffer | Blob>(path: string, response: Response, read: (response: Response) => Promise<T>): Promise<T> {
+async function whole<T extends ArrayBuffer | Blob>(
+  path: string,
+  response: Response,
+  read: (response: Response) => Promise<T>,
+): Promise<T> {
   const said = Number(response.headers.get('content-length') ?? 0);
   if (said > MAX_FILE_BYTES) {
     await response.body?.cancel();

@@ -16,7 +16,12 @@ let workersCache: WorkersCache;
  */
 let api: Api | undefined;
 
-async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { cache?: WorkersCache }): Promise<Response> {
+async function handle(
+  files: FetchedFiles,
+  request: Request,
+  env: Env,
+  ctx?: { cache?: WorkersCache },
+): Promise<Response> {
   api ??= apiFor(env, () => workersCache);
   try {
     workersCache ??= ctx?.cache;
@@ -25,7 +30,9 @@ async function handle(files: FetchedFiles, request: Request, env: Env, ctx?: { c
   }
   // Static assets are kept by their content as the deploy uploaded them
   // (deploy:cloudflare checks dist/ first): answers stream through.
-  const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), { streams: true });
+  const source = files.through((path) => env.ASSETS.fetch(new Request(new URL(`/${path}`, request.url))), {
+    streams: true,
+  });
   return api.handle(request, source, request.headers.get('cf-connecting-ip') ?? undefined);
 }
 

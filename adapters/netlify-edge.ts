@@ -15,13 +15,15 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.t
 
 declare const Netlify: { env: { get(name: string): string | undefined } } | undefined;
 const env = (name: string) => (typeof Netlify === 'undefined' ? undefined : Netlify.env.get(name));
-const setting = (name: string, fallback: number, min: number, max?: number) => settingOr(console.error, name, env(name), fallback, min, max);
+const setting = (name: string, fallback: number, min: number, max?: number) =>
+  settingOr(console.error, name, env(name), fallback, min, max);
 
 /**
  * What Netlify's CDN reads: its own targeted header and Netlify-Cache-Tag; with `cache =
  * "manual"` (netlify.toml) it keeps only what says so, so what is never shared needs no header.
  */
-const netlifyHeaders: SharedHeaders = (p): Record<string, string> => (p.keep ? { 'netlify-cdn-cache-control': `public, max-age=${p.maxAge}`, 'netlify-cache-tag': p.tags.join(',') } : {});
+const netlifyHeaders: SharedHeaders = (p): Record<string, string> =>
+  p.keep ? { 'netlify-cdn-cache-control': `public, max-age=${p.maxAge}`, 'netlify-cache-tag': p.tags.join(',') } : {};
 const files = new FetchedFiles();
 const api = createApi({
   keys: edgeKeyStore({ ttlMs: setting('KEY_CACHE_TTL_MS', EDGE_CACHE_TTL_MS, 0, KEY_CACHE_MAX_TTL_MS) }),

@@ -24,7 +24,11 @@ const mailer = nodeMailer(process.env, process.env.PORTAL_DEV_OUTBOX || undefine
 const keys = portalKeys();
 // A revoke or rotate purges the key's Netlify-Cache-Tag from the CDN (both rounds awaited: a function
 // may be frozen once it has answered); npm run dev:netlify has no CDN and says what it would purge.
-const purge = guardedPurge(() => (process.env.PORTAL_DEV_OUTBOX ? undefined : (tags) => purgeCache({ tags })), 'Netlify CDN', (line) => console.log(line));
+const purge = guardedPurge(
+  () => (process.env.PORTAL_DEV_OUTBOX ? undefined : (tags) => purgeCache({ tags })),
+  'Netlify CDN',
+  (line) => console.log(line),
+);
 const api = createApi({
   keys,
   log: (line) => console.log(line),
@@ -37,4 +41,5 @@ const api = createApi({
   },
 });
 
-export default (request: Request, context: { ip: string }): Promise<Response> => api.handle(request, undefined, context.ip);
+export default (request: Request, context: { ip: string }): Promise<Response> =>
+  api.handle(request, undefined, context.ip);

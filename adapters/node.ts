@@ -26,16 +26,30 @@ export function createNodeServer(options: ServerOptions) {
   const keys = options.keys ?? new Keys(new SqliteKeyBackend(options.keysDb!));
   const cache = options.cachePurgeUrl ? hookCache(options.cachePurgeUrl, options.log?.warn, keys.backend) : undefined;
   const portal = options.portal && { ...options.portal, keys, purgeKeys: cache?.purgeKeys };
-  const [api, encoder] = [createApi({ data, keys, portal, rateLimitPerMinute: options.rateLimitPerMinute, log: options.log, sharedCache: cache?.sharedCache }), new Encoder()];
+  const [api, encoder] = [
+    createApi({
+      data,
+      keys,
+      portal,
+      rateLimitPerMinute: options.rateLimitPerMinute,
+      log: options.log,
+      sharedCache: cache?.sharedCache,
+    }),
+    new Encoder(),
+  ];
   // A slowly sent request (headers or body) is cut off: checked every second, not Node's default 30 s.
   const timeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  const server = http.createServer({ requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1000 }, (req, res) => {
-    const out = andThen(api.reply(new NodeRequest(req, options)), (reply) => encoder.encode(reply, req.headers['accept-encoding']));
-    if (isPromise(out)) out.then((reply) => writeReply(req, res, reply));
-    else writeReply(req, res, out);
-  });
+  const server = http.createServer(
+    { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1000 },
+    (req, res) => {
+      const out = andThen(api.reply(new NodeRequest(req, options)), (reply) =>
+        encoder.encode(reply, req.headers['accept-encoding']),
+      );
+      if (isPromise(out)) out.then((reply) => writeReply(req, res, reply));
+      else writeReply(req, res, out);
+    },
+  );
   server.keepAliveTimeout = 65_000;
   if (cache) watchRevision(server, (source) => api.archive.manifest(source), data, cache.purge, cache.log);
   return { server, api, data, keys };
 }
-

@@ -68,24 +68,118 @@ interface Workload {
 }
 
 const WORKLOADS: Workload[] = [
-  { id: 'archive', label: 'whole archive (identity)', path: '/archive/apikey={key}', status: 200, ceilingTarget: 0.9, naiveTarget: 10 },
-  { id: 'archive-br', label: 'whole archive (br)', path: '/archive/apikey={key}', acceptEncoding: 'br', status: 200, ceilingTarget: 0.9, naiveTarget: 10 },
+  {
+    id: 'archive',
+    label: 'whole archive (identity)',
+    path: '/archive/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+    naiveTarget: 10,
+  },
+  {
+    id: 'archive-br',
+    label: 'whole archive (br)',
+    path: '/archive/apikey={key}',
+    acceptEncoding: 'br',
+    status: 200,
+    ceilingTarget: 0.9,
+    naiveTarget: 10,
+  },
   { id: 'year', label: 'one year (2000)', path: '/archive/year=2000/apikey={key}', status: 200, ceilingTarget: 0.9 },
-  { id: 'person', label: 'person: Meryl Streep', path: '/person/name=Meryl%20Streep/apikey={key}', status: 200, ceilingTarget: 0.9, naiveTarget: 10 },
-  { id: 'company', label: 'company: Metro-Goldwyn-Mayer', path: '/person/name=Metro-Goldwyn-Mayer/apikey={key}', status: 200, ceilingTarget: 0.9, naiveTarget: 10 },
-  { id: 'film', label: 'film at a year: Sinners 2026', path: '/movie/name=Sinners/year=2026/apikey={key}', status: 200, ceilingTarget: 0.9 },
-  { id: 'category-year', label: 'category at a year: Best Picture 2026', path: '/award/name=Best%20Picture/year=2026/apikey={key}', status: 200, ceilingTarget: 0.9 },
-  { id: 'join-year', label: 'category join at a year: e 2000', path: '/award/name=e/year=2000/apikey={key}', status: 200, ceilingTarget: 0.9 },
-  { id: 'actor', label: 'category join across years: Actor', path: '/award/name=Actor/apikey={key}', status: 200, ceilingTarget: 0.5, naiveTarget: 10 },
+  {
+    id: 'person',
+    label: 'person: Meryl Streep',
+    path: '/person/name=Meryl%20Streep/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+    naiveTarget: 10,
+  },
+  {
+    id: 'company',
+    label: 'company: Metro-Goldwyn-Mayer',
+    path: '/person/name=Metro-Goldwyn-Mayer/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+    naiveTarget: 10,
+  },
+  {
+    id: 'film',
+    label: 'film at a year: Sinners 2026',
+    path: '/movie/name=Sinners/year=2026/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+  },
+  {
+    id: 'category-year',
+    label: 'category at a year: Best Picture 2026',
+    path: '/award/name=Best%20Picture/year=2026/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+  },
+  {
+    id: 'join-year',
+    label: 'category join at a year: e 2000',
+    path: '/award/name=e/year=2000/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+  },
+  {
+    id: 'actor',
+    label: 'category join across years: Actor',
+    path: '/award/name=Actor/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.5,
+    naiveTarget: 10,
+  },
   // #29: a search within 0.8× of a person lookup's throughput; the spec (so the naive server) has no search.
-  { id: 'search', label: 'search: meryl strep (a typo)', path: '/search/name=meryl%20strep/apikey={key}', status: 200, personTarget: 0.8, noNaive: true },
-  { id: 'search-prefix', label: 'search: emma st (word starts)', path: '/search/name=emma%20st/apikey={key}', status: 200, personTarget: 0.8, noNaive: true },
+  {
+    id: 'search',
+    label: 'search: meryl strep (a typo)',
+    path: '/search/name=meryl%20strep/apikey={key}',
+    status: 200,
+    personTarget: 0.8,
+    noNaive: true,
+  },
+  {
+    id: 'search-prefix',
+    label: 'search: emma st (word starts)',
+    path: '/search/name=emma%20st/apikey={key}',
+    status: 200,
+    personTarget: 0.8,
+    noNaive: true,
+  },
   // #51: records are stored answers like the others, so held to the
   // ceiling as they are; the spec (so the naive server) has none.
-  { id: 'record', label: 'record: Meryl Streep (nm0000658)', path: '/people/id=nm0000658/apikey={key}', status: 200, ceilingTarget: 0.9, noNaive: true },
-  { id: 'record-award', label: 'record: Best Picture award (221 KB)', path: '/awards/id=best-picture/apikey={key}', status: 200, ceilingTarget: 0.9, noNaive: true },
-  { id: '404', label: '404 person', path: '/person/name=Nobody%20Atall%20Xyzzy/apikey={key}', status: 404, ceilingTarget: 0.9 },
-  { id: '403', label: '403 bad key', path: '/person/name=Meryl%20Streep/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', status: 403, ceilingTarget: 0.9 },
+  {
+    id: 'record',
+    label: 'record: Meryl Streep (nm0000658)',
+    path: '/people/id=nm0000658/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+    noNaive: true,
+  },
+  {
+    id: 'record-award',
+    label: 'record: Best Picture award (221 KB)',
+    path: '/awards/id=best-picture/apikey={key}',
+    status: 200,
+    ceilingTarget: 0.9,
+    noNaive: true,
+  },
+  {
+    id: '404',
+    label: '404 person',
+    path: '/person/name=Nobody%20Atall%20Xyzzy/apikey={key}',
+    status: 404,
+    ceilingTarget: 0.9,
+  },
+  {
+    id: '403',
+    label: '403 bad key',
+    path: '/person/name=Meryl%20Streep/apikey=faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    status: 403,
+    ceilingTarget: 0.9,
+  },
 ];
 
 interface RunResult {
@@ -114,14 +208,29 @@ const median = (xs: number[]) => {
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
-function get(port: number, url: string, acceptEncoding?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function get(
+  port: number,
+  url: string,
+  acceptEncoding?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: url, headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: url,
+        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
+        agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
   });
 }
@@ -210,7 +319,14 @@ end
 `;
 
 /** One wrk run on its own core: one thread, CONNECTIONS connections. */
-function wrk(url: string, seconds: number, expected: number, acceptEncoding: string | undefined, script: string, pid: number): RunResult {
+function wrk(
+  url: string,
+  seconds: number,
+  expected: number,
+  acceptEncoding: string | undefined,
+  script: string,
+  pid: number,
+): RunResult {
   const cpuBefore = cpuOf(pid);
   const args = ['-c', WRK_CPU, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script];
   if (acceptEncoding) args.push('-H', `Accept-Encoding: ${acceptEncoding}`);
@@ -218,11 +334,24 @@ function wrk(url: string, seconds: number, expected: number, acceptEncoding: str
   const out = execFileSync('taskset', args, { encoding: 'utf8', maxBuffer: 1 << 20 });
   const line = /WRK (\{.*\})/.exec(out);
   if (!line) throw new Error(`no wrk summary in:\n${out}`);
-  const r = JSON.parse(line[1]) as { requests: number; duration: number; status: number; socket: number; p50: number; p99: number };
+  const r = JSON.parse(line[1]) as {
+    requests: number;
+    duration: number;
+    status: number;
+    socket: number;
+    p50: number;
+    p99: number;
+  };
   // wrk counts answers outside 2xx/3xx as status errors: for the 404 and 403 workloads those are the expected answers.
   const good = expected < 400 ? r.requests - r.status : r.status;
   const cpuUs = (cpuOf(pid) - cpuBefore) / Math.max(1, r.requests);
-  return { rps: good / (r.duration / 1e6), cpuUs, p50: r.p50 / 1000, p99: r.p99 / 1000, unexpected: r.requests - good + r.socket };
+  return {
+    rps: good / (r.duration / 1e6),
+    cpuUs,
+    p50: r.p50 / 1000,
+    p99: r.p99 / 1000,
+    unexpected: r.requests - good + r.socket,
+  };
 }
 
 /** Waits until a server answers a small request promptly, so requests queued by one run do not bleed into the next. */
@@ -239,12 +368,20 @@ async function drain(port: number, url: string): Promise<void> {
 const NODE_ADDS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
 /** What ours answers to each workload, byte for byte and header for header, for the ceiling to replay. */
-async function capture(ours: Started, workloads: Workload[], urlOf: (w: Workload) => string): Promise<Record<string, Captured>> {
+async function capture(
+  ours: Started,
+  workloads: Workload[],
+  urlOf: (w: Workload) => string,
+): Promise<Record<string, Captured>> {
   const captured: Record<string, Captured> = {};
   for (const w of workloads) {
     const r = await get(ours.port, urlOf(w), w.acceptEncoding);
     if (r.status !== w.status) throw new Error(`${w.id}: ours answered ${r.status}, expected ${w.status}`);
-    const headers = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !NODE_ADDS.has(k)).map(([k, v]) => [k, String(v)]));
+    const headers = Object.fromEntries(
+      Object.entries(r.headers)
+        .filter(([k]) => !NODE_ADDS.has(k))
+        .map(([k, v]) => [k, String(v)]),
+    );
     captured[captureKey(urlOf(w), w.acceptEncoding)] = { status: r.status, headers, body: r.body.toString('base64') };
   }
   return captured;
@@ -289,16 +426,23 @@ async function throughput(ctx: Context, workloads: Workload[]) {
     }
     for (let i = 0; i < REPEATS; i++) {
       for (const name of servers) {
-        results[name][w.id].push(wrk(url(name), SECONDS, w.status, w.acceptEncoding, ctx.script, running[name].child.pid!));
+        results[name][w.id].push(
+          wrk(url(name), SECONDS, w.status, w.acceptEncoding, ctx.script, running[name].child.pid!),
+        );
         await drain(running[name].port, probe);
       }
     }
     for (const name of servers) {
       const runs = results[name][w.id];
-      console.log(`  ${name.padEnd(7)} ${w.id.padEnd(14)} ${fmt(median(runs.map((r) => r.rps)))} req/s  [${runs.map((r) => fmt(r.rps)).join(', ')}]  ${fmt(median(runs.map((r) => r.cpuUs)), 1)} µs CPU/request${runs.some((r) => r.unexpected) ? `  unexpected: ${runs.map((r) => r.unexpected).join(', ')}` : ''}`);
+      console.log(
+        `  ${name.padEnd(7)} ${w.id.padEnd(14)} ${fmt(median(runs.map((r) => r.rps)))} req/s  [${runs.map((r) => fmt(r.rps)).join(', ')}]  ${fmt(median(runs.map((r) => r.cpuUs)), 1)} µs CPU/request${runs.some((r) => r.unexpected) ? `  unexpected: ${runs.map((r) => r.unexpected).join(', ')}` : ''}`,
+      );
     }
   }
-  const memory = Object.fromEntries(SERVERS.map((name) => [name, memoryOf(running[name].child.pid!)])) as Record<ServerName, { rss: number; peak: number }>;
+  const memory = Object.fromEntries(SERVERS.map((name) => [name, memoryOf(running[name].child.pid!)])) as Record<
+    ServerName,
+    { rss: number; peak: number }
+  >;
   for (const name of SERVERS) await stop(running[name]);
   return { results, memory, sameBodies };
 }
@@ -334,14 +478,19 @@ async function memory(ctx: Context) {
     await flood(ours.port, 20_000, (i) => ordinary[i % ordinary.length](i));
     await new Promise((r) => setTimeout(r, 1000));
     const before = memoryOf(ours.child.pid!);
-    const huge = await flood(ours.port, 10_000, (i) => `/person/name=Meryl%20Streep/apikey=faa_${i}${'x'.repeat(15 * 1024)}`);
+    const huge = await flood(
+      ours.port,
+      10_000,
+      (i) => `/person/name=Meryl%20Streep/apikey=faa_${i}${'x'.repeat(15 * 1024)}`,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     const afterHuge = memoryOf(ours.child.pid!);
     const kinds = [
       (i: number) => `/person/name=Nobody%20${i}/apikey=${ctx.key}`,
       (i: number) => `/movie/name=No%20Film%20${i}/year=${1929 + (i % 98)}/apikey=${ctx.key}`,
       (i: number) => `/archive/year=${1929 + (i % 98)}/apikey=${ctx.key}?v=${i}`,
-      (i: number) => `/award/name=${encodeURIComponent(String.fromCharCode(97 + (i % 26)) + String.fromCharCode(97 + ((i / 26) | 0) % 26))}/apikey=${ctx.key}?n=${i}`,
+      (i: number) =>
+        `/award/name=${encodeURIComponent(String.fromCharCode(97 + (i % 26)) + String.fromCharCode(97 + (((i / 26) | 0) % 26)))}/apikey=${ctx.key}?n=${i}`,
     ];
     const distinct = await flood(ours.port, 20_000, (i) => kinds[i % kinds.length](i));
     await new Promise((r) => setTimeout(r, 1000));
@@ -368,16 +517,47 @@ async function edge(ctx: Context) {
   const blobs = new BlobsServer({ directory: path.join(ctx.tmp, 'blobs'), token });
   const { port } = await blobs.start();
   try {
-    const access = { siteID: 'bench-site', token, edgeURL: `http://127.0.0.1:${port}`, uncachedEdgeURL: `http://127.0.0.1:${port}` };
+    const access = {
+      siteID: 'bench-site',
+      token,
+      edgeURL: `http://127.0.0.1:${port}`,
+      uncachedEdgeURL: `http://127.0.0.1:${port}`,
+    };
     const key = await new Keys(blobsKeyStore(access)).issue('bench-edge@example.org');
-    const env = { ...process.env, NETLIFY_BLOBS_CONTEXT: Buffer.from(JSON.stringify(access)).toString('base64'), DENO_NO_UPDATE_CHECK: '1' };
-    const out: Record<string, { moduleLoad: number; cold: number; warmMedian: number; warmP99: number; status: number }[]> = {};
-    for (const lookup of ['/award/name=e', '/person/name=Meryl%20Streep', '/archive/year=2000', '/archive', '/search/name=meryl%20strep', '/search/name=oppenhiemer', '/search/name=emma%20st']) {
+    const env = {
+      ...process.env,
+      NETLIFY_BLOBS_CONTEXT: Buffer.from(JSON.stringify(access)).toString('base64'),
+      DENO_NO_UPDATE_CHECK: '1',
+    };
+    const out: Record<
+      string,
+      { moduleLoad: number; cold: number; warmMedian: number; warmP99: number; status: number }[]
+    > = {};
+    for (const lookup of [
+      '/award/name=e',
+      '/person/name=Meryl%20Streep',
+      '/archive/year=2000',
+      '/archive',
+      '/search/name=meryl%20strep',
+      '/search/name=oppenhiemer',
+      '/search/name=emma%20st',
+    ]) {
       out[lookup] = [];
       for (let i = 0; i < 3; i++) {
         const args = ['run', '--allow-all', '--quiet', 'bench/edge-cpu.ts', ctx.dist, '200', `${lookup}/apikey=${key}`];
-        const { stdout } = await promisify(execFile)(path.join(ROOT, 'node_modules/.bin/deno'), args, { cwd: ROOT, env, maxBuffer: 1 << 26 });
-        out[lookup].push(JSON.parse(stdout.split('\n').filter((l) => l.startsWith('{"moduleLoad')).at(-1)!));
+        const { stdout } = await promisify(execFile)(path.join(ROOT, 'node_modules/.bin/deno'), args, {
+          cwd: ROOT,
+          env,
+          maxBuffer: 1 << 26,
+        });
+        out[lookup].push(
+          JSON.parse(
+            stdout
+              .split('\n')
+              .filter((l) => l.startsWith('{"moduleLoad'))
+              .at(-1)!,
+          ),
+        );
       }
     }
     return out;
@@ -386,7 +566,15 @@ async function edge(ctx: Context) {
   }
 }
 
-function report(ctx: Context, built: { files: number; largest: { bytes: number } }, buildMs: number, workloads: Workload[], t?: Awaited<ReturnType<typeof throughput>>, m?: Awaited<ReturnType<typeof memory>>, e?: Awaited<ReturnType<typeof edge>>): string {
+function report(
+  ctx: Context,
+  built: { files: number; largest: { bytes: number } },
+  buildMs: number,
+  workloads: Workload[],
+  t?: Awaited<ReturnType<typeof throughput>>,
+  m?: Awaited<ReturnType<typeof memory>>,
+  e?: Awaited<ReturnType<typeof edge>>,
+): string {
   const cpu = os.cpus();
   const lines = [`# Benchmark results`, ''];
   lines.push(
@@ -396,11 +584,18 @@ function report(ctx: Context, built: { files: number; largest: { bytes: number }
       `naive = the spec's rules the obvious way (bench/naive.ts, held to the tests' oracle): archive in memory, scanned and serialised per request (brotli quality 4 on the fly for br).`,
   );
   if (t) {
-    lines.push('', 'Throughput counts only answers with the expected status (the 404 / 403 itself for the two error rows). Latencies in ms. CPU µs/request is the server process\'s CPU time during the runs (user + system, /proc) divided by the requests answered: on this shared virtual machine req/s moves by up to ±30% between identical runs, CPU per request far less.', '');
-    lines.push('| workload | ceiling req/s | ours req/s | naive req/s | ceiling p50 / p99 | ours p50 / p99 | naive p50 / p99 | ours / ceiling | ours / naive | CPU µs/request ceiling / ours | ceiling CPU ÷ ours | target | met? |');
+    lines.push(
+      '',
+      "Throughput counts only answers with the expected status (the 404 / 403 itself for the two error rows). Latencies in ms. CPU µs/request is the server process's CPU time during the runs (user + system, /proc) divided by the requests answered: on this shared virtual machine req/s moves by up to ±30% between identical runs, CPU per request far less.",
+      '',
+    );
+    lines.push(
+      '| workload | ceiling req/s | ours req/s | naive req/s | ceiling p50 / p99 | ours p50 / p99 | naive p50 / p99 | ours / ceiling | ours / naive | CPU µs/request ceiling / ours | ceiling CPU ÷ ours | target | met? |',
+    );
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|');
     for (const w of workloads) {
-      const m = (name: ServerName, f: keyof RunResult, id = w.id) => (t.results[name][id]?.length ? median(t.results[name][id].map((r) => r[f])) : NaN);
+      const m = (name: ServerName, f: keyof RunResult, id = w.id) =>
+        t.results[name][id]?.length ? median(t.results[name][id].map((r) => r[f])) : NaN;
       const rc = m('ours', 'rps') / m('ceiling', 'rps');
       const rn = m('ours', 'rps') / m('naive', 'rps');
       const rp = m('ours', 'rps') / m('ours', 'rps', 'person');
@@ -415,17 +610,38 @@ function report(ctx: Context, built: { files: number; largest: { bytes: number }
         ...(w.ceilingTarget === undefined ? [] : [`≥${w.ceilingTarget}× ceiling`]),
         ...(w.naiveTarget === undefined ? [] : [`≥${w.naiveTarget}× naive`]),
         // Against ours on the person lookup in the same run (BENCH_ONLY must keep `person`), judged by CPU per request.
-        ...(w.personTarget === undefined ? [] : [`≥${w.personTarget}× ours on person, by CPU per request (here ${fmt(rpCpu, 2)}×; by req/s ${fmt(rp, 2)}×)`]),
+        ...(w.personTarget === undefined
+          ? []
+          : [
+              `≥${w.personTarget}× ours on person, by CPU per request (here ${fmt(rpCpu, 2)}×; by req/s ${fmt(rp, 2)}×)`,
+            ]),
       ];
       const target = targets.join(', ');
-      const lat = (name: ServerName) => (w.noNaive && name === 'naive' ? '–' : `${fmt(m(name, 'p50'), 2)} / ${fmt(m(name, 'p99'), 2)}`);
+      const lat = (name: ServerName) =>
+        w.noNaive && name === 'naive' ? '–' : `${fmt(m(name, 'p50'), 2)} / ${fmt(m(name, 'p99'), 2)}`;
       const cpu = `${fmt(m('ceiling', 'cpuUs'), 1)} / ${fmt(m('ours', 'cpuUs'), 1)}`;
-      lines.push(`| ${w.label} | ${fmt(m('ceiling', 'rps'))} | ${fmt(m('ours', 'rps'))} | ${w.noNaive ? '–' : fmt(m('naive', 'rps'))} | ${lat('ceiling')} | ${lat('ours')} | ${lat('naive')} | ${fmt(rc, 2)}× | ${w.noNaive ? '–' : `${fmt(rn, 1)}×`} | ${cpu} | ${fmt(m('ceiling', 'cpuUs') / m('ours', 'cpuUs'), 2)}× | ${target} | ${ok ? 'met' : '**missed**'} |`);
+      lines.push(
+        `| ${w.label} | ${fmt(m('ceiling', 'rps'))} | ${fmt(m('ours', 'rps'))} | ${w.noNaive ? '–' : fmt(m('naive', 'rps'))} | ${lat('ceiling')} | ${lat('ours')} | ${lat('naive')} | ${fmt(rc, 2)}× | ${w.noNaive ? '–' : `${fmt(rn, 1)}×`} | ${cpu} | ${fmt(m('ceiling', 'cpuUs') / m('ours', 'cpuUs'), 2)}× | ${target} | ${ok ? 'met' : '**missed**'} |`,
+      );
     }
     const mem = (name: ServerName) => `${fmt(t.memory[name].rss, 1)} MiB (peak ${fmt(t.memory[name].peak, 1)})`;
-    lines.push('', `- Server memory after the runs: ours ${mem('ours')}; ceiling ${mem('ceiling')}; naive ${mem('naive')}.`);
-    lines.push(`- Naive bodies identical to ours: ${t.sameBodies.length === 0 ? 'yes, every workload it has' : `NO for ${t.sameBodies.join(', ')}`}${workloads.some((w) => w.noNaive) ? ` (it has no ${workloads.filter((w) => w.noNaive).map((w) => w.id).join(', ')}: the spec has no search)` : ''}.`);
-    lines.push(`- Access log written by ours: ${fmt(statSync(ctx.accessLog).size / 1024 / 1024, 1)} MiB of pino lines.`);
+    lines.push(
+      '',
+      `- Server memory after the runs: ours ${mem('ours')}; ceiling ${mem('ceiling')}; naive ${mem('naive')}.`,
+    );
+    lines.push(
+      `- Naive bodies identical to ours: ${t.sameBodies.length === 0 ? 'yes, every workload it has' : `NO for ${t.sameBodies.join(', ')}`}${
+        workloads.some((w) => w.noNaive)
+          ? ` (it has no ${workloads
+              .filter((w) => w.noNaive)
+              .map((w) => w.id)
+              .join(', ')}: the spec has no search)`
+          : ''
+      }.`,
+    );
+    lines.push(
+      `- Access log written by ours: ${fmt(statSync(ctx.accessLog).size / 1024 / 1024, 1)} MiB of pino lines.`,
+    );
   }
   if (m) {
     const growth = m.after.rss - m.before.rss;
@@ -439,16 +655,27 @@ function report(ctx: Context, built: { files: number; largest: { bytes: number }
   }
   if (e) {
     lines.push('', `## Edge function CPU per request (Deno, process CPU time, ms)`, '');
-    lines.push('Each run is a fresh `deno run bench/edge-cpu.ts`: module load, then the first request (cold isolate), then 200 more (warm). The CDN stand-in serves dist/ from memory, so file reads cost the function nothing it would not pay on Netlify. Process CPU counts all of Deno\'s threads (GC and I/O among them): an upper bound.', '');
+    lines.push(
+      "Each run is a fresh `deno run bench/edge-cpu.ts`: module load, then the first request (cold isolate), then 200 more (warm). The CDN stand-in serves dist/ from memory, so file reads cost the function nothing it would not pay on Netlify. Process CPU counts all of Deno's threads (GC and I/O among them): an upper bound.",
+      '',
+    );
     lines.push('| lookup | module load | cold (3 isolates) | warm median | warm p99 | target |');
     lines.push('|---|---:|---:|---:|---:|---|');
     for (const [lookup, runs] of Object.entries(e)) {
       const cold = runs.map((r) => r.cold);
-      const target = lookup === '/award/name=e' ? ` cold ≤ 50: ${Math.max(...cold) <= 50 ? 'met' : '**missed**'}, warm ≤ 2: ${median(runs.map((r) => r.warmMedian)) <= 2 ? 'met' : '**missed**'}` : '';
-      lines.push(`| ${lookup} | ${fmt(median(runs.map((r) => r.moduleLoad)), 1)} | ${cold.map((c) => fmt(c, 1)).join(', ')} | ${fmt(median(runs.map((r) => r.warmMedian)), 2)} | ${fmt(median(runs.map((r) => r.warmP99)), 2)} |${target} |`);
+      const target =
+        lookup === '/award/name=e'
+          ? ` cold ≤ 50: ${Math.max(...cold) <= 50 ? 'met' : '**missed**'}, warm ≤ 2: ${median(runs.map((r) => r.warmMedian)) <= 2 ? 'met' : '**missed**'}`
+          : '';
+      lines.push(
+        `| ${lookup} | ${fmt(median(runs.map((r) => r.moduleLoad)), 1)} | ${cold.map((c) => fmt(c, 1)).join(', ')} | ${fmt(median(runs.map((r) => r.warmMedian)), 2)} | ${fmt(median(runs.map((r) => r.warmP99)), 2)} |${target} |`,
+      );
     }
   }
-  lines.push('', `- Build of the full archive (${path.basename(SOURCE)}, ${built.files} files, the largest ${fmt(built.largest.bytes / 1024 / 1024, 2)} MiB): ${fmt(buildMs / 1000, 2)} s.`);
+  lines.push(
+    '',
+    `- Build of the full archive (${path.basename(SOURCE)}, ${built.files} files, the largest ${fmt(built.largest.bytes / 1024 / 1024, 2)} MiB): ${fmt(buildMs / 1000, 2)} s.`,
+  );
   return lines.join('\n');
 }
 
@@ -469,7 +696,10 @@ varnishd, from Debian's varnish and varnish-modules).
 
 async function main() {
   commandLine({ name: 'bench', usage: USAGE, options: {} });
-  if (!existsSync(SOURCE)) throw new Error(`the benchmark needs the full archive: set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch (no ${SOURCE})`);
+  if (!existsSync(SOURCE))
+    throw new Error(
+      `the benchmark needs the full archive: set ARCHIVE_SOURCE=/path/to/oscars.csv or run npm run data:fetch (no ${SOURCE})`,
+    );
   const only = process.env.BENCH_ONLY?.split(',');
   const workloads = only ? WORKLOADS.filter((w) => only.includes(w.id)) : WORKLOADS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'faa-bench-'));
@@ -501,10 +731,12 @@ async function main() {
   // (bench/varnish.ts), beside the same lookup straight to it.
   const v = PHASES.has('varnish') ? await benchVarnish(ctx.dist) : undefined;
   let text = report(ctx, built, buildMs, workloads, t, m, e);
-  if (v) text += `\n\n## Repeated lookup through Varnish\n\nnpm start with CACHE_PURGE_URL, behind Varnish with deploy/varnish/default.vcl; reached the server counts its access log's lines.\n\n${varnishTable(v)}`;
+  if (v)
+    text += `\n\n## Repeated lookup through Varnish\n\nnpm start with CACHE_PURGE_URL, behind Varnish with deploy/varnish/default.vcl; reached the server counts its access log's lines.\n\n${varnishTable(v)}`;
   console.log(`\n${text}`);
   // A phase run alone leaves the recorded full report as it is.
-  if ([...PHASES].sort().join(',') === ALL_PHASES.split(',').sort().join(',')) writeFileSync(path.join(ROOT, 'bench/results.md'), `${text}\n`);
+  if ([...PHASES].sort().join(',') === ALL_PHASES.split(',').sort().join(','))
+    writeFileSync(path.join(ROOT, 'bench/results.md'), `${text}\n`);
   else console.log(`\n(BENCH_PHASES=${[...PHASES].join(',')}: bench/results.md left as it is)`);
 }
 

@@ -55,7 +55,16 @@ Options:
   --encoded-etags-may-change  a gzip or brotli reply may carry another ETag,
                             not other bytes
   -h, --help                this text`;
-const { values, positionals } = commandLine({ name: 'bench:compare', usage: USAGE, options: { 'join-etags-may-change': { type: 'boolean' }, 'brotli-may-change': { type: 'boolean' }, 'encoded-etags-may-change': { type: 'boolean' } }, positionals: 3 });
+const { values, positionals } = commandLine({
+  name: 'bench:compare',
+  usage: USAGE,
+  options: {
+    'join-etags-may-change': { type: 'boolean' },
+    'brotli-may-change': { type: 'boolean' },
+    'encoded-etags-may-change': { type: 'boolean' },
+  },
+  positionals: 3,
+});
 const [oldRoot, oldDist, newDist] = positionals;
 const joinEtagsMayChange = values['join-etags-may-change'] === true;
 const brotliMayChange = values['brotli-may-change'] === true;
@@ -69,18 +78,26 @@ const encoder = new Encoder();
 /** The new build as the Node server answers: If-None-Match read back to the answer's tags, the reply compressed as the client accepts. */
 const asServed: Api = {
   reply: (request) => {
-    const header = (name: string) => (name === 'if-none-match' ? answerTags(request.header(name) ?? undefined) : request.header(name));
-    return andThen(newApi.reply({ ...request, header }), (reply) => encoder.encode(reply, request.header('accept-encoding') ?? undefined));
+    const header = (name: string) =>
+      name === 'if-none-match' ? answerTags(request.header(name) ?? undefined) : request.header(name);
+    return andThen(newApi.reply({ ...request, header }), (reply) =>
+      encoder.encode(reply, request.header('accept-encoding') ?? undefined),
+    );
   },
 };
-const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as { createApi: typeof createApi };
-const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'adapters/_node/disk-data.ts')).href)) as { DiskData: typeof DiskData };
+const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as {
+  createApi: typeof createApi;
+};
+const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'adapters/_node/disk-data.ts')).href)) as {
+  DiskData: typeof DiskData;
+};
 const apis: [Api, Api] = [
   oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) }),
   asServed,
 ];
 
-const readOld = (id: string) => JSON.parse(readFileSync(path.join(oldDist, '_data/r', id.slice(0, 2), id.slice(0, 20)), 'utf8'));
+const readOld = (id: string) =>
+  JSON.parse(readFileSync(path.join(oldDist, '_data/r', id.slice(0, 2), id.slice(0, 20)), 'utf8'));
 const manifest = JSON.parse(readFileSync(path.join(oldDist, '_data/manifest.json'), 'utf8'));
 const enc = encodeURIComponent;
 const paths: string[] = ['/archive'];
@@ -128,7 +145,10 @@ for (const name of names) {
 }
 for (const text of joinTexts) {
   if (words.has(text)) continue;
-  for (const p of [`/award/name=${enc(text)}`, ...['1930', '2000', '2026'].map((y) => `/award/name=${enc(text)}/year=${y}`)]) {
+  for (const p of [
+    `/award/name=${enc(text)}`,
+    ...['1930', '2000', '2026'].map((y) => `/award/name=${enc(text)}/year=${y}`),
+  ]) {
     paths.push(p);
     joinPaths.add(p);
   }
@@ -142,7 +162,13 @@ for (const ref of manifest.shards as string[]) {
 for (const ref of manifest.ids as string[]) {
   for (const id of Object.keys(readOld(ref))) paths.push(id.startsWith('tt') ? `/title/id=${id}` : `/name/id=${id}`);
 }
-paths.push('/person/name=Nobody%20Atall', '/movie/name=Sinners/year=1999', '/title/id=tt0000000', '/name/id=nm0000000', '/award/name=Zzz');
+paths.push(
+  '/person/name=Nobody%20Atall',
+  '/movie/name=Sinners/year=1999',
+  '/title/id=tt0000000',
+  '/name/id=nm0000000',
+  '/award/name=Zzz',
+);
 
 /** What a reply is, for comparing: status, the headers that matter, the body's bytes as hex-free text. */
 async function answer(api: Api, url: string, headers: Record<string, string>): Promise<string> {
@@ -154,15 +180,25 @@ async function answer(api: Api, url: string, headers: Record<string, string>): P
 
 const ETAG = /etag=(\S+)/;
 const LENGTH = /length=(\S+)/;
-const counts = { paths: paths.length, requests: 0, differing: 0, joinEtagsChanged: 0, brotliRecompressed: 0, encodedEtagsChanged: 0, byStatus: {} as Record<string, number> };
+const counts = {
+  paths: paths.length,
+  requests: 0,
+  differing: 0,
+  joinEtagsChanged: 0,
+  brotliRecompressed: 0,
+  encodedEtagsChanged: 0,
+  byStatus: {} as Record<string, number>,
+};
 /** Whether two replies differ in their ETag alone, both compressed. */
-const encodedEtagOnly = (a: string, b: string) => !a.includes(' encoding=- ') && a.replace(ETAG, '') === b.replace(ETAG, '');
+const encodedEtagOnly = (a: string, b: string) =>
+  !a.includes(' encoding=- ') && a.replace(ETAG, '') === b.replace(ETAG, '');
 
 /** Whether two brotli replies differ only in their bytes, ETag and length, their bytes decoding to the same answer. */
 function sameDecodedBrotli(a: string, b: string): boolean {
   if (!a.includes(' encoding=br ') || !b.includes(' encoding=br ')) return false;
   const head = (reply: string) => reply.slice(0, reply.lastIndexOf(' ')).replace(ETAG, '').replace(LENGTH, '');
-  const decoded = (reply: string) => brotliDecompressSync(Buffer.from(reply.slice(reply.lastIndexOf(' ') + 1), 'base64'));
+  const decoded = (reply: string) =>
+    brotliDecompressSync(Buffer.from(reply.slice(reply.lastIndexOf(' ') + 1), 'base64'));
   return head(a) === head(b) && decoded(a).equals(decoded(b));
 }
 const differs = (what: string) => {
@@ -179,7 +215,8 @@ for (const p of paths) {
     const status = a.slice(0, 3);
     counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1;
     const [etagA, etagB] = [ETAG.exec(a)?.[1], ETAG.exec(b)?.[1]];
-    const joinEtagOnly = joinEtagsMayChange && joinPaths.has(p) && etagA !== etagB && a.replace(ETAG, '') === b.replace(ETAG, '');
+    const joinEtagOnly =
+      joinEtagsMayChange && joinPaths.has(p) && etagA !== etagB && a.replace(ETAG, '') === b.replace(ETAG, '');
     const recompressed = brotliMayChange && a !== b && sameDecodedBrotli(a, b);
     const reEtagged = encodedEtagsMayChange && etagA !== etagB && encodedEtagOnly(a, b);
     const etagMayDiffer = joinEtagOnly || recompressed || reEtagged;
@@ -191,9 +228,16 @@ for (const p of paths) {
       if (etagOfNew.size > 1) differs(`${p}: the new build's ETag differs by encoding asked`);
     } else if (a !== b) differs(`${p} (${accept || 'identity'}):\n  old ${a.slice(0, 200)}\n  new ${b.slice(0, 200)}`);
     if (status === '200' && etagA && etagB) {
-      const [c, d] = await Promise.all([answer(apis[0], url, { ...headers, 'if-none-match': etagA }), answer(apis[1], url, { ...headers, 'if-none-match': etagB })]);
+      const [c, d] = await Promise.all([
+        answer(apis[0], url, { ...headers, 'if-none-match': etagA }),
+        answer(apis[1], url, { ...headers, 'if-none-match': etagB }),
+      ]);
       counts.requests += 2;
-      if ((etagMayDiffer ? c.replace(ETAG, '') !== d.replace(ETAG, '') : c !== d) || !c.startsWith('304') || !d.startsWith('304')) {
+      if (
+        (etagMayDiffer ? c.replace(ETAG, '') !== d.replace(ETAG, '') : c !== d) ||
+        !c.startsWith('304') ||
+        !d.startsWith('304')
+      ) {
         differs(`304 ${p} (${accept || 'identity'}): old ${c.slice(0, 120)} new ${d.slice(0, 120)}`);
       }
     }

@@ -54,8 +54,17 @@ async function once(path: string): Promise<{ ms: number; status: number }> {
   return { ms, status: response.status };
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const cold = await once(path);
 const warm: number[] = [];
 for (let i = 0; i < Number(runsText); i++) warm.push((await once(path)).ms);
-console.log(JSON.stringify({ moduleLoad, status: cold.status, cold: cold.ms, warmMedian: quantile(warm, 0.5), warmP99: quantile(warm, 0.99) }));
+console.log(
+  JSON.stringify({
+    moduleLoad,
+    status: cold.status,
+    cold: cold.ms,
+    warmMedian: quantile(warm, 0.5),
+    warmP99: quantile(warm, 0.99),
+  }),
+);

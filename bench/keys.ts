@@ -35,9 +35,11 @@ const TOTAL = Number(process.env.BENCH_KEYS ?? 1_000_000);
 const OPS = Number(process.env.BENCH_OPS ?? 2000);
 const SAMPLE = path.resolve(import.meta.dirname, '../data/sample/oscars-sample.tsv');
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const ms = (x: number) => (x < 0.01 ? `${(x * 1000).toFixed(2)} µs` : `${x.toFixed(3)} ms`);
-const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(xs.reduce((a, b) => Math.max(a, b), 0))} |`;
+const row = (name: string, xs: number[]) =>
+  `| ${name} | ${xs.length} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(xs.reduce((a, b) => Math.max(a, b), 0))} |`;
 
 async function timed(count: number, op: (i: number) => Promise<unknown> | unknown): Promise<number[]> {
   const times: number[] = [];
@@ -52,7 +54,7 @@ async function timed(count: number, op: (i: number) => Promise<unknown> | unknow
 function seed(db: string): number {
   const backend = new SqliteKeyBackend(db, { view: false });
   const started = performance.now();
-  for (let done = 0; done < TOTAL; ) {
+  for (let done = 0; done < TOTAL;) {
     const batch: NewKey[] = [];
     for (let i = 0; i < 100_000 && done < TOTAL; i++, done++) {
       const key = generateKey();
@@ -70,10 +72,14 @@ async function apiLatencies(port: number, key: string, count: number): Promise<n
   const one = () =>
     new Promise<number>((resolve, reject) => {
       const t = performance.now();
-      http.get({ host: '127.0.0.1', port, path: `/archive/year=1930/apikey=${key}`, agent }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`status ${res.statusCode}`))));
-      }).on('error', reject);
+      http
+        .get({ host: '127.0.0.1', port, path: `/archive/year=1930/apikey=${key}`, agent }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`status ${res.statusCode}`)),
+          );
+        })
+        .on('error', reject);
     });
   const times: number[] = [];
   for (let i = 0; i < count; i++) times.push(await one());
@@ -125,9 +131,18 @@ async function driver() {
   const verifyCold = await timed(20_000, (i) => keys.verify(unknown[i]));
   backend.close();
 
-  console.log(`\n${TOTAL.toLocaleString('en')} keys: seeded in ${(seedMs / 1000).toFixed(1)} s; the server's in-memory set loads in ${(loadMs / 1000).toFixed(2)} s, ${(rssView / 2 ** 20).toFixed(0)} MB of heap`);
+  console.log(
+    `\n${TOTAL.toLocaleString('en')} keys: seeded in ${(seedMs / 1000).toFixed(1)} s; the server's in-memory set loads in ${(loadMs / 1000).toFixed(2)} s, ${(rssView / 2 ** 20).toFixed(0)} MB of heap`,
+  );
   console.log('\n| operation | n | p50 | p99 | max |\n|---|---:|---:|---:|---:|');
-  for (const line of [row('issue', issue), row('rotate', rotate), row('revoke', revoke), row('verify (warm)', verify), row('verify (unknown key, hashed)', verifyCold)]) console.log(line);
+  for (const line of [
+    row('issue', issue),
+    row('rotate', rotate),
+    row('revoke', revoke),
+    row('verify (warm)', verify),
+    row('verify (unknown key, hashed)', verifyCold),
+  ])
+    console.log(line);
   console.log(`\nverify, mean of 5,000,000 warm calls: ${verifyMeanUs.toFixed(3)} µs (${yes} true)`);
 
   // API latency on a running server (its own process) with and without a writer process.
@@ -145,10 +160,19 @@ async function serverLatency(dist: string, keysEnv: Record<string, string>, targ
   const port = 20_000 + Math.floor(Math.random() * 12_000);
   const { ARCHIVE_SOURCE: _source, ...env } = process.env;
   const server = spawn(process.execPath, [path.join(import.meta.dirname, '../cli/start.ts')], {
-    env: { ...env, ...keysEnv, DIST_DIR: dist, PORT: String(port), RATE_LIMIT_PER_MINUTE: '100000000', LOG_REQUESTS: '0' },
+    env: {
+      ...env,
+      ...keysEnv,
+      DIST_DIR: dist,
+      PORT: String(port),
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      LOG_REQUESTS: '0',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve) => server.stdout!.on('data', (c: Buffer) => String(c).includes('key portal:') && resolve()));
+  await new Promise<void>((resolve) =>
+    server.stdout!.on('data', (c: Buffer) => String(c).includes('key portal:') && resolve()),
+  );
   await apiLatencies(port, apiKey, 2000); // warm
   const quiet = await apiLatencies(port, apiKey, 5000);
   const writer = child([import.meta.filename, 'writer', target, '600000']);
@@ -160,7 +184,9 @@ async function serverLatency(dist: string, keysEnv: Record<string, string>, targ
   await new Promise((r) => writer.once('exit', r));
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  console.log(`\nAPI latency, /archive/year=1930 on one keep-alive connection, server in its own process (${writes.trim() || 'writer stopped'}):`);
+  console.log(
+    `\nAPI latency, /archive/year=1930 on one keep-alive connection, server in its own process (${writes.trim() || 'writer stopped'}):`,
+  );
   console.log('\n| API requests | n | p50 | p99 | max |\n|---|---:|---:|---:|---:|');
   console.log(row('no writer', quiet));
   console.log(row('while another process issues, rotates and revokes', busy));
@@ -180,14 +206,22 @@ async function postgres(tmp: string, dist: string) {
   const cluster = given ? null : await startPostgres('bench', { fsync: true });
   try {
     const url = given ?? (await cluster!.database('bench'));
-    console.log(`\nPostgreSQL (${given ? 'BENCH_DATABASE_URL' : `a throwaway cluster, ${path.basename(path.dirname(postgresBin()!))}`}): seeding ${TOTAL.toLocaleString('en')} keys ...`);
+    console.log(
+      `\nPostgreSQL (${given ? 'BENCH_DATABASE_URL' : `a throwaway cluster, ${path.basename(path.dirname(postgresBin()!))}`}): seeding ${TOTAL.toLocaleString('en')} keys ...`,
+    );
     const backend = await PostgresKeyBackend.open(url);
     let t = performance.now();
-    for (let done = 0; done < TOTAL; ) {
+    for (let done = 0; done < TOTAL;) {
       const batch: (NewKey & { revokedAt: null })[] = [];
       for (let i = 0; i < 50_000 && done < TOTAL; i++, done++) {
         const key = generateKey();
-        batch.push({ hash: hashSecret(key), id: keyId(key), email: `seed${done}@example.org`, createdAt: done, revokedAt: null });
+        batch.push({
+          hash: hashSecret(key),
+          id: keyId(key),
+          email: `seed${done}@example.org`,
+          createdAt: done,
+          revokedAt: null,
+        });
       }
       await backend.insertMany(batch);
     }
@@ -215,8 +249,18 @@ async function postgres(tmp: string, dist: string) {
     await backend.close();
     console.log(`\n${TOTAL.toLocaleString('en')} keys seeded in ${(seedMs / 1000).toFixed(1)} s`);
     console.log('\n| operation (PostgreSQL) | n | p50 | p99 | max |\n|---|---:|---:|---:|---:|');
-    for (const line of [row('issue', issue), row('rotate', rotate), row('revoke', revoke), row('verify (first check: one query)', first), row('verify (warm: the key cache)', verify), row('verify (unknown key: one query)', verifyCold)]) console.log(line);
-    console.log(`\nwarm verify answered synchronously, with no database round trip: ${synchronous} of ${verify.length} (the others: each key's one read a second, once its cached answer is a second old)`);
+    for (const line of [
+      row('issue', issue),
+      row('rotate', rotate),
+      row('revoke', revoke),
+      row('verify (first check: one query)', first),
+      row('verify (warm: the key cache)', verify),
+      row('verify (unknown key: one query)', verifyCold),
+    ])
+      console.log(line);
+    console.log(
+      `\nwarm verify answered synchronously, with no database round trip: ${synchronous} of ${verify.length} (the others: each key's one read a second, once its cached answer is a second old)`,
+    );
     await serverLatency(dist, { DATABASE_URL: url, KEYS_DB: path.join(tmp, 'pg-dev-keys.db') }, url, live[0]);
   } finally {
     await cluster?.remove();
@@ -225,7 +269,9 @@ async function postgres(tmp: string, dist: string) {
 
 /** The writer child: issue, rotate, revoke in a loop until killed or `ms` pass; prints writes per second. */
 async function writer(db: string, ms: number) {
-  const keys = isPostgresUrl(db) ? new Keys(await PostgresKeyBackend.open(db, { listen: false })) : new Keys(new SqliteKeyBackend(db, { view: false }));
+  const keys = isPostgresUrl(db)
+    ? new Keys(await PostgresKeyBackend.open(db, { listen: false }))
+    : new Keys(new SqliteKeyBackend(db, { view: false }));
   const started = Date.now();
   let writes = 0;
   let stop = false;
@@ -238,7 +284,9 @@ async function writer(db: string, ms: number) {
     writes += 3;
     if (i % 50 === 0) await new Promise((r) => setImmediate(r));
   }
-  process.stdout.write(`writer: ${writes} writes, ${Math.round(writes / ((Date.now() - started) / 1000))} per second\n`);
+  process.stdout.write(
+    `writer: ${writes} writes, ${Math.round(writes / ((Date.now() - started) / 1000))} per second\n`,
+  );
   process.exit(0);
 }
 

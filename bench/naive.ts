@@ -38,7 +38,9 @@ const names = (n: Nomination, name: string) => n.primary.includes(name) || (n.se
 /** Every nomination whose source row carries `id` (FilmId or NomineeIds), as the person lookup shows it. */
 function byId({ archive, ids }: ImportResult, id: string) {
   const out = [];
-  for (const [year, c] of categories(archive)) for (const n of c.nominations) if (ids.get(n)?.includes(id)) out.push({ year, category: c.category, nomination: n });
+  for (const [year, c] of categories(archive))
+    for (const n of c.nominations)
+      if (ids.get(n)?.includes(id)) out.push({ year, category: c.category, nomination: n });
   return out;
 }
 
@@ -46,14 +48,26 @@ function byId({ archive, ids }: ImportResult, id: string) {
  * The answer to the lookup `route` with `params`, or null for a
  * route the spec has no rule for (search, the category list).
  */
-export function naiveAnswer(data: ImportResult, route: RouteId, { name = '', year, id = '' }: NaiveParams): NaiveAnswer | null {
+export function naiveAnswer(
+  data: ImportResult,
+  route: RouteId,
+  { name = '', year, id = '' }: NaiveParams,
+): NaiveAnswer | null {
   const { archive } = data;
   const all = [...categories(archive, route === 'allCeremonies' ? undefined : year)];
   const lookups: Partial<Record<RouteId, () => unknown[] | object>> = {
     allCeremonies: () => (all.length ? archive : []),
     ceremonyByYear: () => all.map(([, c]) => c),
-    personByName: () => all.flatMap(([y, c]) => c.nominations.filter((n) => names(n, name)).map((nomination) => ({ year: y, category: c.category, nomination }))),
-    filmByNameAndYear: () => all.flatMap(([, c]) => c.nominations.filter((n) => names(n, name)).map((nomination) => ({ category: c.category, nomination }))),
+    personByName: () =>
+      all.flatMap(([y, c]) =>
+        c.nominations
+          .filter((n) => names(n, name))
+          .map((nomination) => ({ year: y, category: c.category, nomination })),
+      ),
+    filmByNameAndYear: () =>
+      all.flatMap(([, c]) =>
+        c.nominations.filter((n) => names(n, name)).map((nomination) => ({ category: c.category, nomination })),
+      ),
     categoryByName: () => all.filter(([, c]) => c.category.includes(name)).map(([y, c]) => ({ year: y, ...c })),
     categoryByNameAndYear: () => all.filter(([, c]) => c.category.includes(name)).map(([, c]) => c),
     titleById: () => byId(data, id),
@@ -61,6 +75,10 @@ export function naiveAnswer(data: ImportResult, route: RouteId, { name = '', yea
   };
   const value = lookups[route]?.();
   if (value === undefined) return null;
-  if (Array.isArray(value) && value.length === 0) return { status: 404, text: JSON.stringify({ error: NOT_FOUND.get(route) ?? 'Data not found for the specified year' }) };
+  if (Array.isArray(value) && value.length === 0)
+    return {
+      status: 404,
+      text: JSON.stringify({ error: NOT_FOUND.get(route) ?? 'Data not found for the specified year' }),
+    };
   return { status: 200, text: JSON.stringify(value) };
 }

@@ -41,7 +41,8 @@ const env = (name: string): string => {
 function ceiling(): http.Server {
   const captured = JSON.parse(readFileSync(env('CAPTURE_FILE'), 'utf8')) as Record<string, Captured>;
   const answers = new Map<string, { status: number; headers: Record<string, string>; body: Buffer }>();
-  for (const [key, c] of Object.entries(captured)) answers.set(key, { status: c.status, headers: c.headers, body: Buffer.from(c.body, 'base64') });
+  for (const [key, c] of Object.entries(captured))
+    answers.set(key, { status: c.status, headers: c.headers, body: Buffer.from(c.body, 'base64') });
   return http.createServer((req, res) => {
     const a = answers.get(captureKey(req.url ?? '/', req.headers['accept-encoding']));
     if (!a) {
@@ -63,7 +64,13 @@ function naive(): http.Server {
   const text = readFileSync(env('ARCHIVE_SOURCE'), 'utf8');
   const data = importArchive(text);
   const keys = new Keys(new SqliteKeyBackend(env('KEYS_DB')));
-  const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, value: unknown, cache = 'no-store') => {
+  const send = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    status: number,
+    value: unknown,
+    cache = 'no-store',
+  ) => {
     let body: Buffer = Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
     const headers: Record<string, string | number> = {
       'access-control-allow-origin': '*',
@@ -96,12 +103,18 @@ function naive(): http.Server {
     }
     if (!key || !(await keys.verify(key))) return send(req, res, 403, { error: MESSAGES.forbidden });
     const { name, year, id } = values;
-    if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH)) return send(req, res, 400, { error: MESSAGES.badName });
-    if (m.route.id === 'titleById' && !ID_FORMS.titleById.test(id)) return send(req, res, 400, { error: MESSAGES.badTitleId });
-    if (m.route.id === 'nameById' && !ID_FORMS.nameById.test(id)) return send(req, res, 400, { error: MESSAGES.badNameId });
+    if (name !== undefined && (name.length === 0 || [...name].length > MAX_NAME_LENGTH))
+      return send(req, res, 400, { error: MESSAGES.badName });
+    if (m.route.id === 'titleById' && !ID_FORMS.titleById.test(id))
+      return send(req, res, 400, { error: MESSAGES.badTitleId });
+    if (m.route.id === 'nameById' && !ID_FORMS.nameById.test(id))
+      return send(req, res, 400, { error: MESSAGES.badNameId });
     // The spec's six lookups and the id lookups: search and the
     // category list are beyond the spec, so this server has none.
-    const answer = naiveAnswer(data, m.route.id, { name, year: year === undefined ? undefined : Number(year), id }) ?? { status: 404, text: JSON.stringify({ error: MESSAGES.notFound }) };
+    const answer = naiveAnswer(data, m.route.id, { name, year: year === undefined ? undefined : Number(year), id }) ?? {
+      status: 404,
+      text: JSON.stringify({ error: MESSAGES.notFound }),
+    };
     send(req, res, answer.status, answer.text, answer.status === 200 ? 'private, max-age=86400' : 'no-store');
   };
   return http.createServer((req, res) => {

@@ -64,14 +64,22 @@ const dist = path.resolve(distArg);
 const WARM_RUNS = 200;
 
 function wrangler(args: string[], cwd: string): void {
-  const out = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(cwd, 'logs') } });
+  const out = spawnSync(process.execPath, [WRANGLER, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(cwd, 'logs') },
+  });
   if (out.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${out.stdout}\n${out.stderr}`);
 }
 
 async function filesOf(dir: string): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files.set(`/${path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')}`, await readFile(path.join(entry.parentPath, entry.name)));
+    if (entry.isFile())
+      files.set(
+        `/${path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')}`,
+        await readFile(path.join(entry.parentPath, entry.name)),
+      );
   }
   return files;
 }
@@ -90,7 +98,8 @@ async function workerdPids(): Promise<number[]> {
 async function cpuNs(pids: number[]): Promise<number> {
   let total = 0;
   for (const pid of pids) {
-    for (const task of await readdir(`/proc/${pid}/task`).catch(() => [])) total += Number((await readFile(`/proc/${pid}/task/${task}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
+    for (const task of await readdir(`/proc/${pid}/task`).catch(() => []))
+      total += Number((await readFile(`/proc/${pid}/task/${task}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
   }
   return total;
 }
@@ -99,12 +108,16 @@ async function cpuNs(pids: number[]): Promise<number> {
 function topName(archive: Record<string, { nominations: { primary: string[]; secondary?: string[] }[] }[]>): string {
   const counts = new Map<string, number>();
   for (const categories of Object.values(archive)) {
-    for (const c of categories) for (const n of c.nominations) for (const name of new Set([...n.primary, ...(n.secondary ?? [])])) counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const c of categories)
+      for (const n of c.nominations)
+        for (const name of new Set([...n.primary, ...(n.secondary ?? [])]))
+          counts.set(name, (counts.get(name) ?? 0) + 1);
   }
   return [...counts].sort((a, b) => b[1] - a[1])[0][0];
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 /**
  * The platform's part of a request and nothing else: the key's D1 read (the
@@ -134,18 +147,42 @@ async function main() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'faa-worker-cpu-'));
   try {
     const config = workerConfig(dist, tmp);
-    const { compatibility_date: compatibilityDate, d1_databases: [d1] } = JSON.parse(await readFile(config, 'utf8'));
-    wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(tmp, 'state')], tmp);
+    const {
+      compatibility_date: compatibilityDate,
+      d1_databases: [d1],
+    } = JSON.parse(await readFile(config, 'utf8'));
+    wrangler(
+      ['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(tmp, 'state')],
+      tmp,
+    );
     wrangler(['deploy', '--dry-run', '--config', config, '--outdir', path.join(tmp, 'bundle')], tmp);
     const files = await filesOf(dist);
     const assets = async (request: Request) => {
       const bytes = files.get(new URL(request.url).pathname);
       return bytes ? new Response(bytes as Uint8Array<ArrayBuffer>) : new Response('Not Found', { status: 404 });
     };
-    const common = { name: 'api', modules: true, compatibilityDate, cf: false, d1Databases: { DB: d1.database_id }, resourcePersistencePath: path.join(tmp, 'state', 'v3'), serviceBindings: { ASSETS: assets } };
-    const ours = () => new Miniflare(convertV4MiniflareOptions({ ...common, modulesRoot: path.join(tmp, 'bundle'), scriptPath: path.join(tmp, 'bundle', 'cloudflare.js'), bindings: { RATE_LIMIT_PER_MINUTE: '1000000000' } }));
+    const common = {
+      name: 'api',
+      modules: true,
+      compatibilityDate,
+      cf: false,
+      d1Databases: { DB: d1.database_id },
+      resourcePersistencePath: path.join(tmp, 'state', 'v3'),
+      serviceBindings: { ASSETS: assets },
+    };
+    const ours = () =>
+      new Miniflare(
+        convertV4MiniflareOptions({
+          ...common,
+          modulesRoot: path.join(tmp, 'bundle'),
+          scriptPath: path.join(tmp, 'bundle', 'cloudflare.js'),
+          bindings: { RATE_LIMIT_PER_MINUTE: '1000000000' },
+        }),
+      );
     const first = ours();
-    const key = await d1Keys((await first.getD1Database('DB')) as unknown as D1DatabaseLike).issue('bench-worker@example.org');
+    const key = await d1Keys((await first.getD1Database('DB')) as unknown as D1DatabaseLike).issue(
+      'bench-worker@example.org',
+    );
     const archive = await (await first.dispatchFetch(`http://localhost/archive/apikey=${key}`)).json();
     const lookups = [
       '/archive/year=2000/apikey=faa_nope',
@@ -175,8 +212,16 @@ async function main() {
       else await answer.arrayBuffer();
       // As long as the access line: the path with the key's 12-character id and '...', the status and the time.
       const logLine = `GET ${new URL(urlOf(lookup)).pathname.replace(/apikey=.*$/, `apikey=${'x'.repeat(12)}...`)} ${answer.status} 0ms`;
-      const bindings = { ANSWER_PATH: answerPath, KEY_SQL: keySql.keyEnd('').sql, KEY_HASH: hashSecret(key), LOG_LINE: logLine };
-      references.set(lookup, () => new Miniflare(convertV4MiniflareOptions({ ...common, script: REFERENCE_WORKER, bindings })));
+      const bindings = {
+        ANSWER_PATH: answerPath,
+        KEY_SQL: keySql.keyEnd('').sql,
+        KEY_HASH: hashSecret(key),
+        LOG_LINE: logLine,
+      };
+      references.set(
+        lookup,
+        () => new Miniflare(convertV4MiniflareOptions({ ...common, script: REFERENCE_WORKER, bindings })),
+      );
     }
     await first.dispose();
 
@@ -196,7 +241,8 @@ async function main() {
       for (let i = 0; i < WARM_RUNS; i++) {
         const run = await once();
         // A warm answer of another status (a 500 from a kept answer, a 429) would time something else.
-        if (run.status !== cold.status) throw new Error(`${url}: warm request ${i + 1} answered ${run.status}, the cold one ${cold.status}`);
+        if (run.status !== cold.status)
+          throw new Error(`${url}: warm request ${i + 1} answered ${run.status}, the cold one ${cold.status}`);
         warm.push(run.ms);
       }
       await mf.dispose();
@@ -219,9 +265,27 @@ async function main() {
         net.push(a.cold - b.cold);
         warm.ours.push(...a.warm);
         warm.reference.push(...b.warm);
-        console.log(JSON.stringify({ lookup, status: a.status, cold: a.cold, referenceCold: b.cold, warmMedian: median(a.warm), referenceWarmMedian: median(b.warm), warmP99: quantile(a.warm, 0.99) }));
+        console.log(
+          JSON.stringify({
+            lookup,
+            status: a.status,
+            cold: a.cold,
+            referenceCold: b.cold,
+            warmMedian: median(a.warm),
+            referenceWarmMedian: median(b.warm),
+            warmP99: quantile(a.warm, 0.99),
+          }),
+        );
       }
-      const cells = [own.map(fmt).join(', '), platform.map(fmt).join(', '), net.map(fmt).join(', '), fmt(median(warm.ours)), fmt(median(warm.reference)), fmt(median(warm.ours) - median(warm.reference)), fmt(quantile(warm.ours, 0.99))];
+      const cells = [
+        own.map(fmt).join(', '),
+        platform.map(fmt).join(', '),
+        net.map(fmt).join(', '),
+        fmt(median(warm.ours)),
+        fmt(median(warm.reference)),
+        fmt(median(warm.ours) - median(warm.reference)),
+        fmt(quantile(warm.ours, 0.99)),
+      ];
       rows.push(`| ${decodeURIComponent(lookup)} | ${cells.join(' | ')} |`);
     }
     console.log(

@@ -18,7 +18,14 @@ import { records } from './answers/records.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
-import { pinnedRevision, resolveSource, ROOT, SAMPLE_FILE, SourceError, type ResolvedSource } from './archive/source.ts';
+import {
+  pinnedRevision,
+  resolveSource,
+  ROOT,
+  SAMPLE_FILE,
+  SourceError,
+  type ResolvedSource,
+} from './archive/source.ts';
 import type { ArchiveSummary } from '../src/shared/types.ts';
 
 export interface BuildOptions {
@@ -79,7 +86,12 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     argv,
   );
   try {
-    await build({ source: values.source, out: values.out, summary: values.summary, acceptChanges: values['accept-changes'] });
+    await build({
+      source: values.source,
+      out: values.out,
+      summary: values.summary,
+      acceptChanges: values['accept-changes'],
+    });
   } catch (error) {
     console.error(`build failed: ${error instanceof BuildRefused ? error.message : (error as Error).stack}`);
     process.exitCode = 1;
@@ -124,7 +136,10 @@ function lossAgainstDist(held: DistState | null, next: ArchiveSummary, rows: num
   // The sample is a demonstration, not data anyone relies on: any archive may replace it.
   if (!held || held.source.sample) return [];
   // A dist/ built before the build recorded its summary: its row count is all there is to compare.
-  if (!held.summary) return rows < held.source.rows ? [`${held.source.rows - rows} nomination(s) fewer than the ${held.source.rows} it holds`] : [];
+  if (!held.summary)
+    return rows < held.source.rows
+      ? [`${held.source.rows - rows} nomination(s) fewer than the ${held.source.rows} it holds`]
+      : [];
   const comparison = compare(held.summary, next);
   return comparison.destructive ? describe(comparison) : [];
 }
@@ -178,7 +193,9 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
     );
   }
   if (distLoss.length && recordedInSummary(g, comparison)) {
-    log(`the committed summary records exactly this archive (an accepted data:update), so it replaces what ${named(g.out)} holds`);
+    log(
+      `the committed summary records exactly this archive (an accepted data:update), so it replaces what ${named(g.out)} holds`,
+    );
   } else if (distLoss.length) {
     throw new BuildRefused(
       `refusing to build: this source would lose data that ${named(g.out)} holds (see the changes above); ` +
@@ -219,23 +236,37 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   // The things the archive speaks of, told apart once: the lookups by id, the dataset and the records follow them.
   const model = things(rows);
   const ids = nominationIds(rows, model);
-  log(`archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`);
-  const dropped = Object.entries(stats.notCarried).map(([k, v]) => `${k} (${v} rows)`).join(', ');
+  log(
+    `archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`,
+  );
+  const dropped = Object.entries(stats.notCarried)
+    .map(([k, v]) => `${k} (${v} rows)`)
+    .join(', ');
   if (dropped) log(`not part of the API shape, read and left out: ${dropped}`);
 
   const summaryFile = path.resolve(options.summary ?? resolved.summaryFile);
   const previous: ArchiveSummary = (await fs.pathExists(summaryFile)) ? await fs.readJson(summaryFile) : {};
   const next = summarize(archive);
-  const changes = guard({ summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges, sample }, log);
+  const changes = guard(
+    { summaryFile, previous, held, next, rows: stats.rows, out, acceptChanges: options.acceptChanges, sample },
+    log,
+  );
 
   const sha256 = createHash('sha256').update(text).digest('hex');
   const revision = sample ? null : await pinnedRevision(sha256, options.pin);
-  if (!sample) log(revision ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})` : 'revision: not the one data/source.json pins, so unnamed');
+  if (!sample)
+    log(
+      revision
+        ? `revision: ${revision.repository} ${revision.commit ?? 'commit unknown'} (${revision.date ?? 'date unknown'})`
+        : 'revision: not the one data/source.json pins, so unnamed',
+    );
   log('storing every answer once, as sent: small ones packed');
   const dataset = () => {
     const started = performance.now();
     const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision }, model);
-    log(`dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    log(
+      `dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`,
+    );
     return files;
   };
   const made = records(rows, model);
@@ -244,7 +275,11 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
       `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
   );
-  const artifacts = await buildArtifacts(archive, { sha256, rows: stats.rows, sample, revision }, { ids, facts, dataset, records: made });
+  const artifacts = await buildArtifacts(
+    archive,
+    { sha256, rows: stats.rows, sample, revision },
+    { ids, facts, dataset, records: made },
+  );
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);

@@ -61,7 +61,13 @@ export async function readDist(dist: string): Promise<DistState | null> {
   const info = await stat(manifestFile).catch(() => null);
   const manifest = info ? await readJson<Partial<Manifest>>(manifestFile) : null;
   const summary = await readJson<ArchiveSummary>(path.join(dist, DIST_SUMMARY_PATH));
-  if (!info || typeof manifest?.source?.sha256 !== 'string' || typeof manifest.years !== 'object' || manifest.years === null) return damagedDist(dist, summary);
+  if (
+    !info ||
+    typeof manifest?.source?.sha256 !== 'string' ||
+    typeof manifest.years !== 'object' ||
+    manifest.years === null
+  )
+    return damagedDist(dist, summary);
   return { source: manifest.source, years: Object.keys(manifest.years), summary, builtMs: info.mtimeMs };
 }
 
@@ -86,15 +92,29 @@ async function damagedDist(dist: string, summary: ArchiveSummary | null): Promis
 export function describeDist(state: DistState): string {
   const { sha256, rows, sample } = state.source;
   if (state.damaged) {
-    const what = state.summary ? `${sample ? 'the SMALL SAMPLE' : 'an archive'} of ${rows} nominations by its summary` : 'an archive whose summary is missing too';
-    const years = state.years.length ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}` : '';
+    const what = state.summary
+      ? `${sample ? 'the SMALL SAMPLE' : 'an archive'} of ${rows} nominations by its summary`
+      : 'an archive whose summary is missing too';
+    const years = state.years.length
+      ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}`
+      : '';
     return `${what} (its manifest is missing or damaged${years})`;
   }
   // The revision the build recorded; a dist/ built before it did is named from the pin, when it is the pinned file.
-  const revision = state.source.revision ?? (sha256 === pinned.sha256 ? { commit: pinned.commit as string | null, date: pinned.date as string | null } : null);
-  const which = revision?.commit ? revision.commit.slice(0, 7) : `of unknown commit, pinned ${revision?.date?.slice(0, 10) ?? 'on an unknown day'}`;
-  const name = sample ? 'the SMALL SAMPLE' : revision ? `the full archive, revision ${which}` : 'an archive from a given source';
-  const years = state.years.length ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}` : '';
+  const revision =
+    state.source.revision ??
+    (sha256 === pinned.sha256 ? { commit: pinned.commit as string | null, date: pinned.date as string | null } : null);
+  const which = revision?.commit
+    ? revision.commit.slice(0, 7)
+    : `of unknown commit, pinned ${revision?.date?.slice(0, 10) ?? 'on an unknown day'}`;
+  const name = sample
+    ? 'the SMALL SAMPLE'
+    : revision
+      ? `the full archive, revision ${which}`
+      : 'an archive from a given source';
+  const years = state.years.length
+    ? `; ${state.years.length} ceremony years, ${state.years[0]}-${state.years.at(-1)}`
+    : '';
   return `${name} (${rows} nominations${years}; sha256 ${sha256.slice(0, 12)})`;
 }
 
@@ -120,6 +140,7 @@ export async function changedInput(since: number, root = ROOT): Promise<string |
 export async function staleness(state: DistState | null, source: ResolvedSource): Promise<string | null> {
   if (!state) return 'dist/ is missing';
   if (state.damaged) return "dist/'s manifest is missing or damaged";
-  if ((await sha256Hex(await readFile(source.file))) !== state.source.sha256) return `the source changed (${source.file})`;
+  if ((await sha256Hex(await readFile(source.file))) !== state.source.sha256)
+    return `the source changed (${source.file})`;
   return changedInput(state.builtMs);
 }

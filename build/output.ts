@@ -90,11 +90,7 @@ export async function recoverOutput(target: string): Promise<void> {
 }
 
 /** Writes files into a temporary sibling of `target`, then swaps it in. */
-export async function writeOutput(
-  target: string,
-  files: Map<string, Uint8Array>,
-  io: BuildFs = nodeFs,
-): Promise<void> {
+export async function writeOutput(target: string, files: Map<string, Uint8Array>, io: BuildFs = nodeFs): Promise<void> {
   await recoverOutput(target);
   const tmp = `${target}.tmp-${process.pid}-${Date.now().toString(36)}`;
   try {
@@ -106,7 +102,10 @@ export async function writeOutput(
       const previous = path.join(target, file);
       // The previous dist/ is only ever renamed away and removed, never written, so a shared file stays these bytes.
       if (await holds(previous, bytes)) {
-        const linked = await io.link(previous, path.join(tmp, file)).then(() => true, () => false);
+        const linked = await io.link(previous, path.join(tmp, file)).then(
+          () => true,
+          () => false,
+        );
         if (linked) return;
       }
       await io.writeFile(path.join(tmp, file), bytes);

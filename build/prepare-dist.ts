@@ -16,7 +16,9 @@ export async function prepareDist(dist: string, log: (line: string) => void = co
   // A dist/ whose manifest is damaged cannot be served as it is: the
   // build below repairs it, or refuses to put the sample over it.
   if (held && !held.damaged && !held.source.sample && source.via === 'sample') {
-    log('no ARCHIVE_SOURCE and no data/cache/oscars.csv: serving dist/ as it is rather than rebuilding it from the sample');
+    log(
+      'no ARCHIVE_SOURCE and no data/cache/oscars.csv: serving dist/ as it is rather than rebuilding it from the sample',
+    );
     const changed = await changedInput(held.builtMs);
     if (changed) log(`${changed}; set ARCHIVE_SOURCE=/path/to/oscars.csv to rebuild dist/ with it`);
   } else {

@@ -19,7 +19,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { sha256 } from '../build/archive/source.ts';
-import { contentId, DATA_PREFIX, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, type Place } from '../src/store/refs.ts';
+import {
+  contentId,
+  DATA_PREFIX,
+  dataPath,
+  MANIFEST_PATH,
+  type ParsedRef,
+  parseRef,
+  type Place,
+} from '../src/store/refs.ts';
 import { DIST } from './lib/paths.ts';
 
 const gunzip = promisify(zlib.gunzip);
@@ -62,7 +70,10 @@ function storedBytes(dist: string) {
     const key = `${file} ${inflate}`;
     if (!packs.has(key)) {
       const bytes = await readFile(path.join(dist, file)).catch(() => null);
-      packs.set(key, bytes && inflate ? await gunzip(bytes, { maxOutputLength: PACK_MAX_INFLATED }).catch(() => null) : bytes);
+      packs.set(
+        key,
+        bytes && inflate ? await gunzip(bytes, { maxOutputLength: PACK_MAX_INFLATED }).catch(() => null) : bytes,
+      );
     }
     return packs.get(key)!;
   };
@@ -99,7 +110,11 @@ function jsonValues(text: string): unknown[] {
  * value or lines of values: an index names more refs, an answer none); null when the manifest is missing
  * or not JSON.
  */
-async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>, visit: (parsed: ParsedRef) => Promise<void>): Promise<boolean> {
+async function storedRefs(
+  dist: string,
+  bytesOf: ReturnType<typeof storedBytes>,
+  visit: (parsed: ParsedRef) => Promise<void>,
+): Promise<boolean> {
   let manifest: unknown;
   try {
     manifest = JSON.parse(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
@@ -116,7 +131,8 @@ async function storedRefs(dist: string, bytesOf: ReturnType<typeof storedBytes>,
     await visit(parsed);
     const own = await placeBytes(bytesOf, parsed.at);
     if (!own || (own[0] !== 0x7b && own[0] !== 0x5b)) continue; // `{` or `[`: JSON; anything else holds no refs
-    for (const value of jsonValues(own.toString('utf8'))) for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
+    for (const value of jsonValues(own.toString('utf8')))
+      for (const inner of refsIn(value)) if (!seen.has(inner)) queue.push(inner);
   }
   return true;
 }
@@ -131,7 +147,14 @@ export async function storedFilesMissing(dist: string): Promise<string[]> {
   const missing = new Set<string>();
   const exists = new Map<string, boolean>();
   const isThere = async (file: string): Promise<boolean> => {
-    if (!exists.has(file)) exists.set(file, await access(path.join(dist, file)).then(() => true, () => false));
+    if (!exists.has(file))
+      exists.set(
+        file,
+        await access(path.join(dist, file)).then(
+          () => true,
+          () => false,
+        ),
+      );
     return exists.get(file)!;
   };
   const found = await storedRefs(dist, storedBytes(dist), async (parsed) => {
@@ -149,10 +172,12 @@ const some = (files: string[]) => `${files.slice(0, 3).join(', ')}${files.length
  */
 export async function storedFilesProblem(dist: string): Promise<string | null> {
   const wrong = await storedFilesNotMatchingTheirNames(dist);
-  if (wrong.length > 0) return `${wrong.length} file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${some(wrong)}: rebuild with npm run build`;
+  if (wrong.length > 0)
+    return `${wrong.length} file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${some(wrong)}: rebuild with npm run build`;
   // A missing file passes the check above (it checks the files there are): the manifest says which must be there.
   const missing = await storedFilesMissing(dist);
-  if (missing.length > 0) return `${missing.length} file(s) the manifest names are missing from dist/, ${some(missing)}: rebuild with npm run build`;
+  if (missing.length > 0)
+    return `${missing.length} file(s) the manifest names are missing from dist/, ${some(missing)}: rebuild with npm run build`;
   return null;
 }
 
@@ -163,5 +188,7 @@ if (import.meta.main) {
     console.error(`check-stored: ${problem}`);
     process.exit(1);
   }
-  console.log(`check-stored: every stored file of ${path.relative(process.cwd(), dist) || '.'} is there and holds the bytes its name promises`);
+  console.log(
+    `check-stored: every stored file of ${path.relative(process.cwd(), dist) || '.'} is there and holds the bytes its name promises`,
+  );
 }

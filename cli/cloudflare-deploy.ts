@@ -37,10 +37,16 @@ Options:
 const refuse: Refuse = refuser('deploy:cloudflare');
 
 async function main() {
-  const { values } = commandLine({ name: 'deploy:cloudflare', usage: USAGE, options: { 'dry-run': { type: 'boolean' }, outdir: { type: 'string' } } });
+  const { values } = commandLine({
+    name: 'deploy:cloudflare',
+    usage: USAGE,
+    options: { 'dry-run': { type: 'boolean' }, outdir: { type: 'string' } },
+  });
   const dryRun = values['dry-run'] === true;
   if (!dryRun && configuredDatabaseId() === PLACEHOLDER_DATABASE_ID) {
-    refuse('wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)');
+    refuse(
+      'wrangler.jsonc still holds the placeholder D1 database id: run npx wrangler d1 create film-awards-keys and put its id there (see --help)',
+    );
   }
   await currentDist(refuse);
   // The Worker streams an answer's own file without hashing it (Cloudflare
@@ -52,7 +58,13 @@ async function main() {
   let code = 1;
   try {
     const config = workerConfig(DIST, folder);
-    code = await runWrangler(['deploy', '--config', config, ...(dryRun ? ['--dry-run'] : []), ...(values.outdir ? ['--outdir', path.resolve(values.outdir)] : [])]);
+    code = await runWrangler([
+      'deploy',
+      '--config',
+      config,
+      ...(dryRun ? ['--dry-run'] : []),
+      ...(values.outdir ? ['--outdir', path.resolve(values.outdir)] : []),
+    ]);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

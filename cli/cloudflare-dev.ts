@@ -48,7 +48,14 @@ Environment:
   ARCHIVE_SOURCE, DIST_DIR   the source to build from and the build served, as for npm start`;
 
 /** The environment the Worker is given, through an env file (see `envFile`). */
-const PASSED = ['MAIL_API_URL', 'MAIL_API_TOKEN', 'MAIL_FROM', 'PUBLIC_BASE_URL', 'RATE_LIMIT_PER_MINUTE', 'PORTAL_ISSUE_LIMIT_PER_MINUTE'];
+const PASSED = [
+  'MAIL_API_URL',
+  'MAIL_API_TOKEN',
+  'MAIL_FROM',
+  'PUBLIC_BASE_URL',
+  'RATE_LIMIT_PER_MINUTE',
+  'PORTAL_ISSUE_LIMIT_PER_MINUTE',
+];
 
 const refuse: Refuse = refuser('dev:cloudflare');
 
@@ -84,10 +91,13 @@ function front(upstream: number, base: string): http.Server {
     // The client's own address, as Cloudflare's edge sets it (whatever
     // the client sent): the portal's per-client limit reads it.
     const headers = { ...req.headers, 'cf-connecting-ip': req.socket.remoteAddress ?? 'unknown' };
-    const out = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers, agent }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.statusMessage, answer.headers);
-      answer.pipe(res);
-    });
+    const out = http.request(
+      { host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.statusMessage, answer.headers);
+        answer.pipe(res);
+      },
+    );
     out.on('error', () => {
       if (res.headersSent) return void res.destroy();
       json(res, 502, JSON.stringify({ error: 'Bad Gateway: the Worker under wrangler dev is not answering' }), head);
@@ -96,7 +106,9 @@ function front(upstream: number, base: string): http.Server {
   });
   server.on('clientError', (_error, socket) => {
     if (!socket.writable) return void socket.destroy();
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(BAD_REQUEST)}\r\nconnection: close\r\n\r\n${BAD_REQUEST}`);
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(BAD_REQUEST)}\r\nconnection: close\r\n\r\n${BAD_REQUEST}`,
+    );
   });
   return server;
 }
@@ -104,7 +116,9 @@ function front(upstream: number, base: string): http.Server {
 function listen(server: http.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      refuse(`${host}:${port} ${error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`}`),
+      refuse(
+        `${host}:${port} ${error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`}`,
+      ),
     );
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
@@ -131,7 +145,13 @@ function envFile(vars: Record<string, string>): { file: string; remove(): void }
   const file = path.join(dir, 'worker.env');
   const remove = () => rmSync(dir, { recursive: true, force: true });
   try {
-    writeFileSync(file, Object.entries(vars).map(([name, value]) => `${envLine(name, value)}\n`).join(''), { mode: 0o600 });
+    writeFileSync(
+      file,
+      Object.entries(vars)
+        .map(([name, value]) => `${envLine(name, value)}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
   } catch (error) {
     remove();
     throw error;
@@ -147,7 +167,11 @@ async function main() {
   await currentDist(refuse);
   const config = workerConfig(DIST, state);
   // CI=1: wrangler applies the migrations without asking to confirm.
-  if ((await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', state], { CI: '1' })) !== 0) {
+  if (
+    (await runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', state], {
+      CI: '1',
+    })) !== 0
+  ) {
     refuse('the D1 migrations could not be applied (above)');
   }
   const vars = Object.fromEntries(PASSED.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
@@ -159,13 +183,30 @@ async function main() {
   const inner = await freeLoopbackPort();
   const server = front(inner, base);
   await listen(server, port, host);
-  console.log(`key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`);
+  console.log(
+    `key portal: http://${host}:${port}/portal  (keys in the local D1 under ${state}; mail: ${outbox?.describe ?? vars.MAIL_API_URL})`,
+  );
   // Secrets (MAIL_API_TOKEN, credentials in a URL) never go on argv: only the env file's path does.
   const secrets = envFile(vars);
   // wrangler's devtools port too: its default (9229, when it looks free) is taken
   // by whichever of two dev:cloudflare at once binds it first, and the other dies.
   const inspector = await freeLoopbackPort();
-  const child = wrangler(['dev', '--config', config, '--port', String(inner), '--inspector-port', String(inspector), '--ip', '127.0.0.1', '--persist-to', state, '--show-interactive-dev-session=false', '--env-file', secrets.file]);
+  const child = wrangler([
+    'dev',
+    '--config',
+    config,
+    '--port',
+    String(inner),
+    '--inspector-port',
+    String(inspector),
+    '--ip',
+    '127.0.0.1',
+    '--persist-to',
+    state,
+    '--show-interactive-dev-session=false',
+    '--env-file',
+    secrets.file,
+  ]);
   const stopChild = () => child.kill('SIGTERM');
   // Every exit this process sees (a refusal, an uncaught error, a signal) stops wrangler too.
   process.once('exit', stopChild);

@@ -28,7 +28,8 @@ import { KEYS_DB } from './lib/paths.ts';
 import { migrateToPostgres } from './lib/keys-move.ts';
 
 const GRACE_NAMES = Object.keys(GRACE_PERIODS).join(', ');
-const USAGE = 'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list | migrate-to-postgres';
+const USAGE =
+  'usage: npm run --silent keys -- issue <email> | rotate <key> [--grace now|1h|24h|7d] | revoke <key> | end-grace <email> | list | migrate-to-postgres';
 const HELP = `${USAGE}
 
 Works on the key database npm start uses (PostgreSQL when DATABASE_URL is set,
@@ -55,7 +56,14 @@ within a second. issue and rotate print the new key alone on stdout.
 
 type Print = (line: string) => void;
 
-const COMMANDS: Record<string, string | null> = { issue: 'an e-mail address', rotate: 'a key', revoke: 'a key', 'end-grace': 'an e-mail address', list: null, 'migrate-to-postgres': null };
+const COMMANDS: Record<string, string | null> = {
+  issue: 'an e-mail address',
+  rotate: 'a key',
+  revoke: 'a key',
+  'end-grace': 'an e-mail address',
+  list: null,
+  'migrate-to-postgres': null,
+};
 
 /** What was wrong with the words given, in one line: an unknown command named as typed, or what a known one takes. */
 function usageMistake(command: string | undefined, arg: string | undefined, extra: number): string {
@@ -63,7 +71,9 @@ function usageMistake(command: string | undefined, arg: string | undefined, extr
   if (!Object.hasOwn(COMMANDS, command)) return `keys: unknown command ${JSON.stringify(printable(command))}`;
   const wants = COMMANDS[command];
   if (wants === null) return `keys: ${command} takes nothing after it`;
-  return arg === undefined ? `keys: ${command} needs ${wants}` : `keys: ${command} takes ${wants} and nothing more (${extra} more given)`;
+  return arg === undefined
+    ? `keys: ${command} needs ${wants}`
+    : `keys: ${command} takes ${wants} and nothing more (${extra} more given)`;
 }
 
 /** A key's state as `list` prints it. */
@@ -72,7 +82,14 @@ function stateOf(state: string | undefined, revokedAt: string | null): string {
   return `${state === 'ending' ? 'ending' : 'revoked'} ${revokedAt}`;
 }
 
-async function run(keys: Keys, argv: string[], graceMs: number | undefined, purge: Purge | undefined, out: Print, err: Print): Promise<number> {
+async function run(
+  keys: Keys,
+  argv: string[],
+  graceMs: number | undefined,
+  purge: Purge | undefined,
+  out: Print,
+  err: Print,
+): Promise<number> {
   const [command, arg, ...rest] = argv;
   const one = arg !== undefined && rest.length === 0;
   if (graceMs !== undefined && command !== 'rotate') {
@@ -83,7 +100,10 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, purg
   else if (command === 'rotate' && one) {
     const { key, stopped } = await keys.rotateKey(arg.trim(), graceMs ?? 0);
     out(key);
-    if (graceMs) err(`the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`);
+    if (graceMs)
+      err(
+        `the old key works until ${new Date(Date.now() + graceMs).toISOString()}; stop it sooner with: keys -- revoke <old key>`,
+      );
     if (stopped.length > 1) err('the key in its grace period from an earlier rotation stopped now');
     // Every key it stopped is purged, the old one even in its grace period: answers kept before would outlive its end.
     return purgeCached(purge, stopped, err);
@@ -98,7 +118,8 @@ async function run(keys: Keys, argv: string[], graceMs: number | undefined, purg
     return purgeCached(purge, stopped, err);
   } else if (command === 'list' && arg === undefined) {
     // Stored text is printed escaped: an address with ESC c in it must not reset the terminal that lists it.
-    for await (const r of keys.list()) out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);
+    for await (const r of keys.list())
+      out(`${printable(r.id)}…\t${printable(r.email)}\t${r.createdAt}\t${stateOf(r.state, r.revokedAt)}`);
   } else {
     err(`${usageMistake(command, arg, rest.length)}\n${USAGE}`);
     return 2;
@@ -118,7 +139,9 @@ export const EXIT_PURGE_FAILED = 69;
  */
 async function purgeCached(purge: Purge | undefined, ids: string[], err: Print): Promise<number> {
   if (!purge || (await purgeKeys(purge, ids, (line) => err(`keys: warning: ${line}`)))) return 0;
-  err(`keys: done, and the key stays stopped, but the shared cache's purge gave up: a running server with CACHE_PURGE_URL purges it too; else purge ${ids.map((id) => `key-${id}`).join(' ')} by hand`);
+  err(
+    `keys: done, and the key stays stopped, but the shared cache's purge gave up: a running server with CACHE_PURGE_URL purges it too; else purge ${ids.map((id) => `key-${id}`).join(' ')} by hand`,
+  );
   return EXIT_PURGE_FAILED;
 }
 
@@ -127,19 +150,38 @@ export const EXIT_BUSY = 75;
 
 /** The exit code and line for a refusal the user can act on; anything else is a fault and thrown. */
 function refusal(error: unknown, err: Print): number {
-  if (!(error instanceof KeyDatabaseError || error instanceof LegacyKeysError || error instanceof KeyError || error instanceof KeyStoreUnavailable)) throw error;
+  if (!(
+    error instanceof KeyDatabaseError ||
+    error instanceof LegacyKeysError ||
+    error instanceof KeyError ||
+    error instanceof KeyStoreUnavailable
+  ))
+    throw error;
   err(`keys: ${error.message}`);
   // Busy, or a PostgreSQL database out of reach: nothing is wrong with the command, and it may simply be run again.
-  return error instanceof KeyDatabaseBusy || error instanceof KeyStoreUnavailable || error instanceof KeyDatabaseUnreachable ? EXIT_BUSY : 1;
+  return error instanceof KeyDatabaseBusy ||
+    error instanceof KeyStoreUnavailable ||
+    error instanceof KeyDatabaseUnreachable
+    ? EXIT_BUSY
+    : 1;
 }
 
 /**
  * Runs one command on the database `file` (or DATABASE_URL's, when `env`
  * has one); the exit code (0 done, 1 refused, 2 usage, 75 busy: try again).
  */
-export async function keysCli(argv: string[], file: string, out: Print = console.log, err: Print = console.error, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function keysCli(
+  argv: string[],
+  file: string,
+  out: Print = console.log,
+  err: Print = console.error,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   // --help and a mistyped option are answered before the database is opened.
-  const line = readCommandLine({ name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 }, argv);
+  const line = readCommandLine(
+    { name: 'keys', usage: HELP, options: { grace: { type: 'string' } }, positionals: 2 },
+    argv,
+  );
   if ('exit' in line) {
     (line.exit === 0 ? out : err)(line.text);
     return line.exit;
@@ -167,7 +209,11 @@ export async function keysCli(argv: string[], file: string, out: Print = console
   let store: NodeKeyStore;
   try {
     // The CLI checks single keys: it asks the database and keeps no view of every key.
-    store = await openKeyStore(env, { keysDb: file, legacyJson: path.join(path.dirname(file), 'keys.json'), server: false });
+    store = await openKeyStore(env, {
+      keysDb: file,
+      legacyJson: path.join(path.dirname(file), 'keys.json'),
+      server: false,
+    });
   } catch (error) {
     if (error instanceof RangeError) {
       err(`keys: ${error.message}`);

@@ -43,7 +43,10 @@ commandLine({ name: 'check:netlify', usage: USAGE, options: {} });
 const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/netlify-cli/bin/run.js'), 'build', '--offline'], {
   cwd: ROOT,
   // The project's deno bundles the edge function; netlify-cli finds it on PATH.
-  env: { ...process.env, PATH: [path.join(ROOT, 'node_modules/.bin'), path.dirname(process.execPath), process.env.PATH].join(path.delimiter) },
+  env: {
+    ...process.env,
+    PATH: [path.join(ROOT, 'node_modules/.bin'), path.dirname(process.execPath), process.env.PATH].join(path.delimiter),
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 
@@ -56,20 +59,32 @@ function passOn(stream: NodeJS.ReadableStream, write: (line: string) => void): P
     else if (held !== null) {
       held.push(line);
       if (BLOCK_END.test(line) || held.length > 20) {
-        if (held.some((l) => l.includes(BLOCK_PROOF))) write('(offline: netlify-cli could not fetch the edge functions\' inline-config helper from edge.netlify.com; the paths come from netlify.toml, so nothing is lost)');
+        if (held.some((l) => l.includes(BLOCK_PROOF)))
+          write(
+            "(offline: netlify-cli could not fetch the edge functions' inline-config helper from edge.netlify.com; the paths come from netlify.toml, so nothing is lost)",
+          );
         else held.forEach(write);
         held = null;
       }
     } else write(line);
   });
-  return new Promise((resolve) => lines.once('close', () => {
-    held?.forEach(write);
-    resolve();
-  }));
+  return new Promise((resolve) =>
+    lines.once('close', () => {
+      held?.forEach(write);
+      resolve();
+    }),
+  );
 }
 
-const done = Promise.all([passOn(child.stdout!, (l) => console.log(l)), passOn(child.stderr!, (l) => console.error(l))]);
+const done = Promise.all([
+  passOn(child.stdout!, (l) => console.log(l)),
+  passOn(child.stderr!, (l) => console.error(l)),
+]);
 const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
 await done;
-console.log(code === 0 ? 'check:netlify: the build, its stored files, the edge function and the portal function are ready in dist/ and .netlify/' : `check:netlify: netlify build failed (exit ${code})`);
+console.log(
+  code === 0
+    ? 'check:netlify: the build, its stored files, the edge function and the portal function are ready in dist/ and .netlify/'
+    : `check:netlify: netlify build failed (exit ${code})`,
+);
 process.exit(code);

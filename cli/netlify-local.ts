@@ -97,23 +97,33 @@ type PortalFunction = (request: Request, context: { ip: string }) => Promise<Res
  * The portal function as Netlify calls it: a fetch Request (its URL on this
  * server's own base, never the Host header), and the client's address.
  */
-async function toFunction(fn: PortalFunction, req: http.IncomingMessage, res: http.ServerResponse, base: string): Promise<void> {
+async function toFunction(
+  fn: PortalFunction,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  base: string,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
   const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
-  const response = await fn(new Request(new URL(req.url ?? '/', base), { method: req.method, headers, body }), { ip: req.socket.remoteAddress ?? '' });
+  const response = await fn(new Request(new URL(req.url ?? '/', base), { method: req.method, headers, body }), {
+    ip: req.socket.remoteAddress ?? '',
+  });
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 /** Everything else to the edge stand-in, as it came. */
 function toEdge(edgePort: number, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const upstream = http.request({ host: '127.0.0.1', port: edgePort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-    res.writeHead(answer.statusCode!, answer.headers);
-    answer.pipe(res);
-  });
+  const upstream = http.request(
+    { host: '127.0.0.1', port: edgePort, method: req.method, path: req.url, headers: req.headers },
+    (answer) => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      answer.pipe(res);
+    },
+  );
   upstream.on('error', () => {
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
     res.end('the edge function is not answering\n');
@@ -124,7 +134,9 @@ function toEdge(edgePort: number, req: http.IncomingMessage, res: http.ServerRes
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      refuse(`${host}:${port} ${error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`}`),
+      refuse(
+        `${host}:${port} ${error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`}`,
+      ),
     );
     server.listen(port, host, resolve);
   });
@@ -144,7 +156,10 @@ async function main(): Promise<void> {
 
   const blobs = await startLocalBlobs(path.join(localDir, 'blobs'));
   // What Netlify gives both functions: Blobs access and the site's settings, from the environment, before they load.
-  Object.assign(process.env, { NETLIFY_BLOBS_CONTEXT: blobs.context, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || base });
+  Object.assign(process.env, {
+    NETLIFY_BLOBS_CONTEXT: blobs.context,
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || base,
+  });
   process.env.PORTAL_DEV_OUTBOX = outbox;
   const portal = await import('../netlify/functions/portal.mts');
   const portalPaths = [portal.config.path].flat().map((p) => new RegExp(`^${p.replaceAll('*', '.*')}$`));
@@ -169,7 +184,9 @@ async function main(): Promise<void> {
     });
   });
   await listen(server, port, host);
-  console.log(`Netlify path, locally, on ${base}: the edge function under Deno on netlify.toml's paths, the portal function at ${base}/portal`);
+  console.log(
+    `Netlify path, locally, on ${base}: the edge function under Deno on netlify.toml's paths, the portal function at ${base}/portal`,
+  );
   console.log(`keys in a local Netlify Blobs store (${path.join(localDir, 'blobs')}); mail: ${mail}`);
   console.log(`  curl ${base}/health`);
   console.log('ready: sign in at /portal for a key');

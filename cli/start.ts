@@ -61,7 +61,12 @@ async function openKeys(log: Log): Promise<NodeKeyStore> {
     // Damage found once serving, or the database lost and back, is logged
     // as an error; the server goes on (what needs the store answers 503).
     const say = (line: string, level: 'error' | 'info') => (level === 'info' ? log(line) : log.error(line));
-    return await openKeyStore(process.env, { keysDb: KEYS_DB, legacyJson: path.join(KEYS_DIR, 'keys.json'), server: true, log: say });
+    return await openKeyStore(process.env, {
+      keysDb: KEYS_DB,
+      legacyJson: path.join(KEYS_DIR, 'keys.json'),
+      server: true,
+      log: say,
+    });
   } catch (error) {
     refuseKeys(error);
   }
@@ -69,11 +74,16 @@ async function openKeys(log: Log): Promise<NodeKeyStore> {
 
 /** A development key on first start, kept (git-ignored) so later starts can show examples; never printed whole. */
 async function devKey(keys: Keys, store: NodeKeyStore): Promise<string> {
-  const kept = await readFile(DEV_KEY_FILE, 'utf8').then((k) => k.trim(), () => '');
+  const kept = await readFile(DEV_KEY_FILE, 'utf8').then(
+    (k) => k.trim(),
+    () => '',
+  );
   if (kept && (await keys.verify(kept)) === true) return kept;
   // A server with keys of its own and no development key (self-hosted) gets none.
   if (!kept && (await store.activeCount()) > 0) return '';
-  const key = (await keys.activeKey(DEV_ADDRESS)) ? (await keys.rotate(DEV_ADDRESS)).key : await keys.issue(DEV_ADDRESS);
+  const key = (await keys.activeKey(DEV_ADDRESS))
+    ? (await keys.rotate(DEV_ADDRESS)).key
+    : await keys.issue(DEV_ADDRESS);
   await writeFile(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   console.log(`made a development key (kept in ${path.relative(ROOT, DEV_KEY_FILE) || DEV_KEY_FILE}, git-ignored)`);
   return key;
@@ -88,12 +98,19 @@ async function revokeDevKey(keys: Keys): Promise<string | null> {
   const [current, ending] = await Promise.all([keys.activeKey(DEV_ADDRESS), keys.endingKey(DEV_ADDRESS)]);
   if (!current && !ending) return null;
   await (current ? keys.revoke(DEV_ADDRESS) : keys.endGrace(DEV_ADDRESS));
-  const ids = [current?.id, ending?.id].filter(Boolean).map((id) => `${id}…`).join(' and ');
+  const ids = [current?.id, ending?.id]
+    .filter(Boolean)
+    .map((id) => `${id}…`)
+    .join(' and ');
   return `production mode: revoked the development key ${ids} (${DEV_ADDRESS}) an earlier development start made; it is refused from now on`;
 }
 
 /** Without a transport in production: sign-in answers 503 (src/portal/portal.ts), and the start-up line says why. */
-const NO_MAIL: Mailer = { send: noTransport, describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set', close: () => {} };
+const NO_MAIL: Mailer = {
+  send: noTransport,
+  describe: 'none (production mode, no MAIL_API_URL or SMTP_URL): sign-in answers 503 until one is set',
+  close: () => {},
+};
 
 /**
  * CACHE_PURGE_URL, checked: a malformed one stops npm start
@@ -114,7 +131,12 @@ function settings(production: boolean) {
       // In development an outbox stands in for a transport; production has none, so no live link is ever printed.
       mailer: nodeMailer(process.env, production ? undefined : path.join(KEYS_DIR, 'mail')) ?? NO_MAIL,
       port: wholeNumberSetting('PORT', process.env.PORT, 8888, 1, 65_535),
-      rateLimitPerMinute: wholeNumberSetting('RATE_LIMIT_PER_MINUTE', process.env.RATE_LIMIT_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE, 1),
+      rateLimitPerMinute: wholeNumberSetting(
+        'RATE_LIMIT_PER_MINUTE',
+        process.env.RATE_LIMIT_PER_MINUTE,
+        DEFAULT_RATE_LIMIT_PER_MINUTE,
+        1,
+      ),
       issueLimitPerMinute: issueLimitFrom(process.env.PORTAL_ISSUE_LIMIT_PER_MINUTE),
       cachePurgeUrl: purgeUrl(process.env.CACHE_PURGE_URL),
       trustedProxies: trustedProxiesFrom(process.env.TRUSTED_PROXIES),
@@ -167,7 +189,10 @@ async function main() {
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
   const store = await openKeys(log);
-  if (store.imported) console.log(`imported ${store.imported.keys} keys from ${store.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`);
+  if (store.imported)
+    console.log(
+      `imported ${store.imported.keys} keys from ${store.imported.file} into ${KEYS_DB} (once; the JSON file is no longer read)`,
+    );
   const { keys } = store;
   const { server } = createNodeServer({
     dist: DIST,
@@ -191,7 +216,10 @@ async function main() {
   await new Promise<void>((resolve) => {
     // A port that cannot be had stops npm start with one line; once listening, this no longer applies.
     const refused = (error: NodeJS.ErrnoException) => {
-      const why = error.code === 'EADDRINUSE' ? 'is in use: stop what holds it, or set PORT to another' : `cannot be opened (${error.code ?? error.message})`;
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'is in use: stop what holds it, or set PORT to another'
+          : `cannot be opened (${error.code ?? error.message})`;
       refuse(`${host}:${port} ${why}`);
     };
     server.once('error', refused);
@@ -200,17 +228,26 @@ async function main() {
       resolve();
     });
   });
-  console.log(`Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)${production ? '  [production mode]' : ''}`);
+  console.log(
+    `Film Awards Archive API on ${base}  (OpenAPI: ${base}/openapi.json)${production ? '  [production mode]' : ''}`,
+  );
   console.log(`key portal: ${base}/portal  (keys in ${store.where}; mail: ${mailer.describe})`);
   if (revokedDev) console.log(revokedDev);
   if (dev) {
     const file = path.relative(process.cwd(), DEV_KEY_FILE) || DEV_KEY_FILE;
     console.log(`development key: ${keyId(dev)}… (the whole key is in ${file}; logs never show it)`);
     for (const id of ['ceremonyByYear', 'personByName', 'categoryByName'] as const) {
-      console.log(`  curl "${base}${examplePath(ROUTES.find((r) => r.id === id)!, '$(cat ' + file + ')')}"`);
+      console.log(
+        `  curl "${base}${examplePath(
+          ROUTES.find((r) => r.id === id)!,
+          '$(cat ' + file + ')',
+        )}"`,
+      );
     }
   } else if (mailer === NO_MAIL) {
-    console.log('keys: npm run --silent keys -- issue you@example.org (the portal cannot mail sign-in links until MAIL_API_URL or SMTP_URL is set)');
+    console.log(
+      'keys: npm run --silent keys -- issue you@example.org (the portal cannot mail sign-in links until MAIL_API_URL or SMTP_URL is set)',
+    );
   } else {
     console.log('keys: sign in at /portal, or npm run --silent keys -- issue you@example.org');
   }

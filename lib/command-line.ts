@@ -23,17 +23,21 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
 }
 
 /** The options parsed for `O`, with `help` added. */
-type Values<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O & typeof HELP; allowPositionals: true; strict: true }>>['values'];
+type Values<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: O & typeof HELP; allowPositionals: true; strict: true }>
+>['values'];
 
 /** What reading a command line gives: the parsed line, or the text to print and the exit code to stop with. */
 export type CommandLine<O extends ParseArgsOptionsConfig> =
-  | { values: Values<O>; positionals: string[] }
-  | { exit: 0 | 2; text: string };
+  { values: Values<O>; positionals: string[] } | { exit: 0 | 2; text: string };
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 
 /** Reads `argv` for `spec`, without printing or exiting (tests call this). */
-export function readCommandLine<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv: string[]): CommandLine<O> {
+export function readCommandLine<O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  argv: string[],
+): CommandLine<O> {
   // Help wins over every mistake on the line, so `--help` always answers.
   const options = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'));
   if (options.includes('--help') || options.includes('-h')) return { exit: 0, text: spec.usage.trimEnd() };
@@ -56,7 +60,10 @@ export function readCommandLine<O extends ParseArgsOptionsConfig>(spec: CommandS
  * Reads the process's command line for `spec`; on --help prints
  * the usage and exits 0, on a mistake one line and exit 2.
  */
-export function commandLine<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv = process.argv.slice(2)): { values: Values<O>; positionals: string[] } {
+export function commandLine<O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  argv = process.argv.slice(2),
+): { values: Values<O>; positionals: string[] } {
   const line = readCommandLine(spec, argv);
   if ('values' in line) return line;
   if (line.exit === 0) console.log(line.text);

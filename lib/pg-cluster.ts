@@ -67,7 +67,10 @@ process.once('exit', () => {
 /** Starts a fresh cluster; throws when PostgreSQL is not installed (`postgresBin()` says whether it is). */
 export async function startPostgres(tag: string, options: { fsync?: boolean } = {}): Promise<PgCluster> {
   const bin = postgresBin();
-  if (!bin) throw new Error('PostgreSQL is not installed: apt-get install postgresql (or set PG_BIN to the folder of initdb and pg_ctl)');
+  if (!bin)
+    throw new Error(
+      'PostgreSQL is not installed: apt-get install postgresql (or set PG_BIN to the folder of initdb and pg_ctl)',
+    );
   const asRoot = process.getuid?.() === 0;
   // As root the cluster runs as `postgres`, who may not enter the
   // test run's private temp folder: it gets one of its own in /tmp.
@@ -94,7 +97,10 @@ export async function startPostgres(tag: string, options: { fsync?: boolean } = 
   };
   const stop = async (mode: 'fast' | 'immediate' = 'fast') => {
     await as('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']).catch((error: Error) => {
-      if (!/not running|No such file|does not exist/i.test(String(error) + String((error as { stderr?: string }).stderr))) throw error;
+      if (
+        !/not running|No such file|does not exist/i.test(String(error) + String((error as { stderr?: string }).stderr))
+      )
+        throw error;
     });
   };
   const url = (database = 'postgres') => `postgres://${USER}@127.0.0.1:${port}/${database}`;
@@ -111,7 +117,16 @@ export async function startPostgres(tag: string, options: { fsync?: boolean } = 
     port,
     dir,
     async database(name) {
-      await run(path.join(bin, 'psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url(), '-c', `CREATE DATABASE "${name}"`]);
+      await run(path.join(bin, 'psql'), [
+        '-X',
+        '-q',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-d',
+        url(),
+        '-c',
+        `CREATE DATABASE "${name}"`,
+      ]);
       return url(name);
     },
     stop,

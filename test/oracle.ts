@@ -62,7 +62,10 @@ function nomination(n: SpecNomination): SpecNomination {
   };
 }
 
-const category = (c: SpecCategory): SpecCategory => ({ category: c.category, nominations: c.nominations.map(nomination) });
+const category = (c: SpecCategory): SpecCategory => ({
+  category: c.category,
+  nominations: c.nominations.map(nomination),
+});
 
 /** Matching rule 1: the name equals an entry of primary or of secondary, exactly. */
 const names = (n: SpecNomination, name: string) => n.primary.includes(name) || (n.secondary ?? []).includes(name);
@@ -93,7 +96,8 @@ export function ceremonyByYear(archive: SpecArchive, year: number): SpecCategory
 export function personByName(archive: SpecArchive, name: string) {
   const out: { year: string; category: string; nomination: SpecNomination }[] = [];
   for (const [year, c] of categories(archive)) {
-    for (const n of c.nominations) if (names(n, name)) out.push({ year, category: c.category, nomination: nomination(n) });
+    for (const n of c.nominations)
+      if (names(n, name)) out.push({ year, category: c.category, nomination: nomination(n) });
   }
   return out;
 }
@@ -137,9 +141,11 @@ export const expected = {
   allCeremonies: (a: SpecArchive): Expected => found(allCeremonies(a), SPEC_ERRORS.year),
   ceremonyByYear: (a: SpecArchive, year: number): Expected => found(ceremonyByYear(a, year), SPEC_ERRORS.year),
   personByName: (a: SpecArchive, name: string): Expected => found(personByName(a, name), SPEC_ERRORS.person),
-  filmByNameAndYear: (a: SpecArchive, name: string, year: number): Expected => found(filmByNameAndYear(a, name, year), SPEC_ERRORS.movie),
+  filmByNameAndYear: (a: SpecArchive, name: string, year: number): Expected =>
+    found(filmByNameAndYear(a, name, year), SPEC_ERRORS.movie),
   categoryByName: (a: SpecArchive, text: string): Expected => found(categoryByName(a, text), SPEC_ERRORS.award),
-  categoryByNameAndYear: (a: SpecArchive, text: string, year: number): Expected => found(categoryByNameAndYear(a, text, year), SPEC_ERRORS.award),
+  categoryByNameAndYear: (a: SpecArchive, text: string, year: number): Expected =>
+    found(categoryByNameAndYear(a, text, year), SPEC_ERRORS.award),
 };
 
 /** One nomination of the served archive, with the ids its source row carries. */
@@ -157,10 +163,17 @@ export interface SpecIdRow {
  * Where the data's README says each ceremony was held: 1 in 1929,
  * 2 and 3 in 1930, 4 in 1931, 5 in 1932, then ceremony + 1928.
  */
-const heldIn = (ceremony: number) => (ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928);
+const heldIn = (ceremony: number) =>
+  ceremony <= 1 ? 1929 : ceremony <= 3 ? 1930 : ceremony <= 5 ? ceremony + 1927 : ceremony + 1928;
 
 /** A `|`-separated id column's ids: a value may hold several, comma-separated; `?` keeps a place without an id. */
-const idsIn = (text: string) => new Set(text.split('|').flatMap((v) => v.split(',')).filter((id) => id !== '' && id !== '?'));
+const idsIn = (text: string) =>
+  new Set(
+    text
+      .split('|')
+      .flatMap((v) => v.split(','))
+      .filter((id) => id !== '' && id !== '?'),
+  );
 
 /**
  * Each row's ids as docs/records.md counts them: the ids its columns carry,
@@ -170,13 +183,20 @@ const idsIn = (text: string) => new Set(text.split('|').flatMap((v) => v.split('
 function creditedIds(rows: string[][], column: Record<string, number>) {
   const places = (texts: string, ids: string) => {
     const at = ids.split('|');
-    return texts.split('|').filter((t) => t !== '').map((text, i): [string, string[]] => [text, (at[i] ?? '').split(',').filter((id) => id !== '' && id !== '?')]);
+    return texts
+      .split('|')
+      .filter((t) => t !== '')
+      .map((text, i): [string, string[]] => [text, (at[i] ?? '').split(',').filter((id) => id !== '' && id !== '?')]);
   };
   const films = (f: string[]) => places(f[column.Film] ?? '', f[column.FilmId] ?? '');
   const nominees = (f: string[]) => places(f[column.Nominees] ?? '', f[column.NomineeIds] ?? '');
   /** The Name standing alone (no Nominees) takes a lone id; an International Feature Film's is a country, never merged. */
-  const alone = (f: string[]): [string, string[]][] => ((f[column.Nominees] ?? '') !== '' || (f[column.Name] ?? '') === '' ? [] : [[f[column.Name], idsIn(f[column.NomineeIds] ?? '').size === 1 ? [...idsIn(f[column.NomineeIds] ?? '')] : []]]);
-  const country = (f: string[]) => (f[column.Nominees] ?? '') === '' && f[column.CanonicalCategory] === 'INTERNATIONAL FEATURE FILM';
+  const alone = (f: string[]): [string, string[]][] =>
+    (f[column.Nominees] ?? '') !== '' || (f[column.Name] ?? '') === ''
+      ? []
+      : [[f[column.Name], idsIn(f[column.NomineeIds] ?? '').size === 1 ? [...idsIn(f[column.NomineeIds] ?? '')] : []]];
+  const country = (f: string[]) =>
+    (f[column.Nominees] ?? '') === '' && f[column.CanonicalCategory] === 'INTERNATIONAL FEATURE FILM';
   const byText = (pairs: [string, string[]][]) => {
     const map = new Map<string, Set<string>>();
     for (const [text, ids] of pairs) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
@@ -185,12 +205,16 @@ function creditedIds(rows: string[][], column: Record<string, number>) {
   const titleIds = byText(rows.flatMap(films));
   const nameIds = byText(rows.flatMap((f) => [...nominees(f), ...alone(f)]));
   const withMerged = (pairs: [string, string[]][], known: Map<string, Set<string>>, carried: Set<string>) => {
-    for (const [text, ids] of pairs) if (ids.length === 0 && known.get(text)?.size === 1) carried.add([...known.get(text)!][0]);
+    for (const [text, ids] of pairs)
+      if (ids.length === 0 && known.get(text)?.size === 1) carried.add([...known.get(text)!][0]);
     return carried;
   };
   return {
     titles: (f: string[]) => withMerged(films(f), titleIds, idsIn(f[column.FilmId] ?? '')),
-    names: (f: string[]) => (country(f) ? idsIn(f[column.NomineeIds] ?? '') : withMerged([...nominees(f), ...alone(f)], nameIds, idsIn(f[column.NomineeIds] ?? ''))),
+    names: (f: string[]) =>
+      country(f)
+        ? idsIn(f[column.NomineeIds] ?? '')
+        : withMerged([...nominees(f), ...alone(f)], nameIds, idsIn(f[column.NomineeIds] ?? '')),
   };
 }
 
@@ -203,7 +227,10 @@ function creditedIds(rows: string[][], column: Record<string, number>) {
  * loudly instead of pairing ids with the wrong nomination.
  */
 export function idRows(archive: SpecArchive, source: string): SpecIds {
-  const [header, ...lines] = source.replace(/^\uFEFF/, '').split('\n').filter((line) => line !== '');
+  const [header, ...lines] = source
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .filter((line) => line !== '');
   const column = Object.fromEntries(header.split('\t').map((name, i) => [name, i]));
   const groups = new Map<string, { ceremony: number; category: string; rows: string[][] }>();
   for (const line of lines) {
@@ -215,20 +242,27 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
   }
   // stable: first appearance within a ceremony
   const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony);
-  const credited = creditedIds(lines.map((line) => line.split('\t').map((v) => v.replaceAll('\\"', '"'))), column);
+  const credited = creditedIds(
+    lines.map((line) => line.split('\t').map((v) => v.replaceAll('\\"', '"'))),
+    column,
+  );
   const out: SpecIdRow[] = [];
   for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
     const held = ordered.filter((g) => String(heldIn(g.ceremony)) === year);
-    if (held.length !== categories.length) throw new Error(`oracle: ${year} has ${categories.length} categories served, ${held.length} in the source`);
+    if (held.length !== categories.length)
+      throw new Error(`oracle: ${year} has ${categories.length} categories served, ${held.length} in the source`);
     categories.forEach((c, i) => {
       const g = held[i];
       if (g.category.toUpperCase() !== c.category.toUpperCase() || g.rows.length !== c.nominations.length) {
-        throw new Error(`oracle: ${year} category ${i} is ${c.category} (${c.nominations.length}) served, ${g.category} (${g.rows.length}) in the source`);
+        throw new Error(
+          `oracle: ${year} category ${i} is ${c.category} (${c.nominations.length}) served, ${g.category} (${g.rows.length}) in the source`,
+        );
       }
       g.rows.forEach((f, j) => {
         const n = c.nominations[j];
         const films = (f[column.Film] ?? '').split('|').filter((v) => v !== '');
-        if (!films.every((film) => names(n, film))) throw new Error(`oracle: ${year} ${c.category} row ${j} names ${films.join('|')}, not in its nomination`);
+        if (!films.every((film) => names(n, film)))
+          throw new Error(`oracle: ${year} ${c.category} row ${j} names ${films.join('|')}, not in its nomination`);
         out.push({ year, category: c.category, nomination: n, titles: credited.titles(f), names: credited.names(f) });
       });
     });
@@ -296,25 +330,44 @@ export interface SourceLine {
 export const heldYearOf = heldIn;
 
 export function readSource(text: string): SourceLine[] {
-  const [header, ...lines] = text.replace(/^\uFEFF/, '').split('\n').filter((line) => line !== '');
+  const [header, ...lines] = text
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .filter((line) => line !== '');
   const column = Object.fromEntries(header.split('\t').map((name, i) => [name, i]));
   const multi = (v: string) => v.split('|').filter((x) => x !== '');
   return lines.map((line, index) => {
-    const f = line.replace(/\r$/, '').split('\t').map((v) => v.replaceAll('\\"', '"'));
+    const f = line
+      .replace(/\r$/, '')
+      .split('\t')
+      .map((v) => v.replaceAll('\\"', '"'));
     const get = (name: string) => f[column[name]] ?? '';
     const filmIds = get('FilmId').split('|');
     const nominees = multi(get('Nominees'));
     const nomineeIds = multi(get('NomineeIds'));
     const placeIds = (place: string | undefined) => (place ?? '').split(',').filter((id) => id !== '' && id !== '?');
-    const people = nominees.length > 0
-      ? nominees.map((name, i) => ({ name, ids: placeIds(nomineeIds[i]) }))
-      : get('Name') !== '' ? [{ name: get('Name'), ids: nomineeIds.length === 1 ? placeIds(nomineeIds[0]) : [] }] : [];
+    const people =
+      nominees.length > 0
+        ? nominees.map((name, i) => ({ name, ids: placeIds(nomineeIds[i]) }))
+        : get('Name') !== ''
+          ? [{ name: get('Name'), ids: nomineeIds.length === 1 ? placeIds(nomineeIds[0]) : [] }]
+          : [];
     const ceremony = Number(get('Ceremony'));
     return {
-      index, ceremony, held: heldIn(ceremony), filmYear: get('Year'), klass: get('Class'), canonical: get('CanonicalCategory') || get('Category'), category: get('Category'),
+      index,
+      ceremony,
+      held: heldIn(ceremony),
+      filmYear: get('Year'),
+      klass: get('Class'),
+      canonical: get('CanonicalCategory') || get('Category'),
+      category: get('Category'),
       films: multi(get('Film')).map((title, i) => ({ title, id: placeIds(filmIds[i])[0] ?? null })),
-      people, nameAlone: nominees.length === 0 && people.length > 0, won: get('Winner') === 'True',
-      detail: multi(get('Detail')), note: multi(get('Note')), citation: get('Citation'),
+      people,
+      nameAlone: nominees.length === 0 && people.length > 0,
+      won: get('Winner') === 'True',
+      detail: multi(get('Detail')),
+      note: multi(get('Note')),
+      citation: get('Citation'),
     };
   });
 }

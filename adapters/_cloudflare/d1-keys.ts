@@ -12,9 +12,29 @@
  * store: D1 is read at most once per key per second per isolate.
  */
 import type { KeyCacheOptions } from '../../src/keys/cache.ts';
-import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../../src/keys/contract.ts';
+import type {
+  EndingKey,
+  KeyBackend,
+  KeyEnd,
+  KeyInfo,
+  KeyListing,
+  NewKey,
+  NewToken,
+  StoppedKey,
+  TokenOutcome,
+  TokenQuota,
+} from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
-import { activeKeyOf, endingKeyOf, keySql, type KeyRow, listing, type Query, type SqlValue, stoppedKey } from '../../src/keys/stores/sql.ts';
+import {
+  activeKeyOf,
+  endingKeyOf,
+  keySql,
+  type KeyRow,
+  listing,
+  type Query,
+  type SqlValue,
+  stoppedKey,
+} from '../../src/keys/stores/sql.ts';
 
 /** What this store uses of a D1 result. */
 export interface D1ResultLike<T = Record<string, unknown>> {
@@ -71,7 +91,10 @@ export class D1KeyBackend implements KeyBackend {
    * read in the same batch, for Retry-After should it refuse.
    */
   async addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
-    const [added, oldest] = await this.batch<{ oldest: number }>([keySql.addToken(token, quota), keySql.oldestToken(token.email, quota.since)]);
+    const [added, oldest] = await this.batch<{ oldest: number }>([
+      keySql.addToken(token, quota),
+      keySql.oldestToken(token.email, quota.since),
+    ]);
     if (added.meta.changes === 1) return { stored: true };
     return { stored: false, oldest: Number(oldest.results?.[0]?.oldest) };
   }
@@ -84,8 +107,15 @@ export class D1KeyBackend implements KeyBackend {
     await this.batch(keySql.purge(tokensBy, now));
   }
 
-  async openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
-    const [, used] = await this.batch<{ email: string }>(keySql.openSession(tokenHash, sessionHash, now, sessionExpiresAt));
+  async openSession(
+    tokenHash: string,
+    sessionHash: string,
+    now: number,
+    sessionExpiresAt: number,
+  ): Promise<string | null> {
+    const [, used] = await this.batch<{ email: string }>(
+      keySql.openSession(tokenHash, sessionHash, now, sessionExpiresAt),
+    );
     return used.results?.[0]?.email ?? null;
   }
 

@@ -78,6 +78,9 @@ export function bundledFiles(dist: string): Record<string, string> {
 export function workerEntry(dist: string, folder: string, adapter: string): string {
   const file = path.join(folder, 'cloudflare.js');
   const files = JSON.stringify(bundledFiles(dist));
-  writeFileSync(file, `// Written by adapters/_cloudflare/worker-bundle.node.ts for ${JSON.stringify(dist)}: the Worker with the build files it reads whole in its code.\nimport { worker } from ${JSON.stringify(adapter)};\n\nexport default worker(${files});\n`);
+  writeFileSync(
+    file,
+    `// Written by adapters/_cloudflare/worker-bundle.node.ts for ${JSON.stringify(dist)}: the Worker with the build files it reads whole in its code.\nimport { worker } from ${JSON.stringify(adapter)};\n\nexport default worker(${files});\n`,
+  );
   return file;
 }

@@ -33,7 +33,18 @@
 import { getStore, type Store } from '@netlify/blobs';
 import pLimit from 'p-limit';
 import { KEY_CACHE_TTL_MS, type KeyCacheOptions } from '../../src/keys/cache.ts';
-import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../../src/keys/contract.ts';
+import type {
+  EndingKey,
+  KeyBackend,
+  KeyEnd,
+  KeyInfo,
+  KeyListing,
+  NewKey,
+  NewToken,
+  StoppedKey,
+  TokenOutcome,
+  TokenQuota,
+} from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
 
@@ -107,7 +118,8 @@ const name = (kind: 'accounts' | 'keys' | 'tokens' | 'sessions' | 'sign-ins', ha
   return `${kind}/${hash}`;
 };
 const rev = () => crypto.randomUUID();
-const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(5 * 2 ** attempt, 200)));
+const pause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(5 * 2 ** attempt, 200)));
 
 /** Past `MAX_ATTEMPTS` conditional writes lost to other writers. */
 export class BlobsContentionError extends Error {}
@@ -124,7 +136,13 @@ function isAccountKey(value: unknown, ending = false): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const { hash, id, createdAt, endsAt } = value as Record<string, unknown>;
   if (ending && !(typeof endsAt === 'number' && Number.isFinite(endsAt))) return false;
-  return typeof hash === 'string' && HASH.test(hash) && typeof id === 'string' && typeof createdAt === 'number' && Number.isFinite(createdAt);
+  return (
+    typeof hash === 'string' &&
+    HASH.test(hash) &&
+    typeof id === 'string' &&
+    typeof createdAt === 'number' &&
+    Number.isFinite(createdAt)
+  );
 }
 
 /**
@@ -152,10 +170,14 @@ function parseRecord<T>(blob: string, text: string): T {
     value = undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not one of its JSON records); it was left as it is`);
+    throw new BlobsRecordError(
+      `The key store's record ${blob} cannot be read (it is not one of its JSON records); it was left as it is`,
+    );
   }
   if (blob.startsWith('accounts/') && !isAccount(value)) {
-    throw new BlobsRecordError(`The key store's record ${blob} cannot be read (it is not an account record: {"email", "active": null or {"hash", "id", "createdAt"}}); it was left as it is`);
+    throw new BlobsRecordError(
+      `The key store's record ${blob} cannot be read (it is not an account record: {"email", "active": null or {"hash", "id", "createdAt"}}); it was left as it is`,
+    );
   }
   return value as T;
 }
@@ -230,7 +252,9 @@ export class BlobsKeyBackend implements KeyBackend {
       if (result.modified) return { current, written: true };
       await pause(attempt);
     }
-    throw new BlobsContentionError(`Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`);
+    throw new BlobsContentionError(
+      `Gave up writing ${blob.split('/')[0]} after ${MAX_ATTEMPTS} attempts lost to other writers`,
+    );
   }
 
   /**
@@ -263,7 +287,12 @@ export class BlobsKeyBackend implements KeyBackend {
       return { times: [...times, token.createdAt] };
     });
     if (!written) return { stored: false, oldest };
-    const record: TokenBlob = { email: token.email, createdAt: token.createdAt, expiresAt: token.expiresAt, usedAt: null };
+    const record: TokenBlob = {
+      email: token.email,
+      createdAt: token.createdAt,
+      expiresAt: token.expiresAt,
+      usedAt: null,
+    };
     await this.write(name('tokens', token.hash), record, { onlyIfNew: true });
     return { stored: true };
   }
@@ -277,11 +306,17 @@ export class BlobsKeyBackend implements KeyBackend {
     });
   }
 
-  async openSession(tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number): Promise<string | null> {
+  async openSession(
+    tokenHash: string,
+    sessionHash: string,
+    now: number,
+    sessionExpiresAt: number,
+  ): Promise<string | null> {
     const blob = name('tokens', tokenHash);
     const got = await this.readTagged<TokenBlob>(blob);
     const token = got?.value;
-    if (!got?.etag || !token || token.usedAt !== null || !(token.expiresAt > now) || typeof token.email !== 'string') return null;
+    if (!got?.etag || !token || token.usedAt !== null || !(token.expiresAt > now) || typeof token.email !== 'string')
+      return null;
     // Single use: of two uses at once, only one conditional write succeeds.
     const { modified } = await this.write(blob, { ...token, usedAt: now }, { onlyIfMatch: got.etag });
     if (!modified) return null;
@@ -319,7 +354,9 @@ export class BlobsKeyBackend implements KeyBackend {
   private async retire(key: AccountKey | null | undefined, email: string, end: number): Promise<void> {
     if (!key) return;
     const record: KeyBlob = { email, id: key.id, createdAt: key.createdAt, revokedAt: end };
-    await this.update<KeyBlob>(name('keys', key.hash), (current) => (typeof current?.revokedAt === 'number' && current.revokedAt <= end ? undefined : record));
+    await this.update<KeyBlob>(name('keys', key.hash), (current) =>
+      typeof current?.revokedAt === 'number' && current.revokedAt <= end ? undefined : record,
+    );
   }
 
   /** The account's key in its grace period at `now`, or null (none, or its end has passed). */
@@ -335,7 +372,9 @@ export class BlobsKeyBackend implements KeyBackend {
 
   async issue(key: NewKey): Promise<boolean> {
     const { written } = await this.update<Account>(name('accounts', hashSecret(key.email)), (current) =>
-      current?.active ? undefined : { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt }, ending: null },
+      current?.active
+        ? undefined
+        : { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt }, ending: null },
     );
     if (written) await this.publish(key);
     return written;
@@ -346,7 +385,11 @@ export class BlobsKeyBackend implements KeyBackend {
       name('accounts', hashSecret(key.email)),
       (current) => {
         if (!current?.active || (expected !== undefined && current.active.hash !== expected)) return undefined;
-        return { email: key.email, active: { hash: key.hash, id: key.id, createdAt: key.createdAt }, ending: endsAt > now ? { ...current.active, endsAt } : null };
+        return {
+          email: key.email,
+          active: { hash: key.hash, id: key.id, createdAt: key.createdAt },
+          ending: endsAt > now ? { ...current.active, endsAt } : null,
+        };
       },
       async (current) => {
         await this.retire(this.graced(current, now), key.email, now);
@@ -361,7 +404,10 @@ export class BlobsKeyBackend implements KeyBackend {
   async revoke(email: string, now: number, expected?: string): Promise<StoppedKey[]> {
     const { current, written } = await this.update<Account>(
       name('accounts', hashSecret(email)),
-      (current) => (!current?.active || (expected !== undefined && current.active.hash !== expected) ? undefined : { email, active: null, ending: null }),
+      (current) =>
+        !current?.active || (expected !== undefined && current.active.hash !== expected)
+          ? undefined
+          : { email, active: null, ending: null },
       async (current) => {
         await this.retire(this.graced(current, now), email, now);
         await this.retire(current!.active, email, now);
@@ -376,7 +422,9 @@ export class BlobsKeyBackend implements KeyBackend {
       name('accounts', hashSecret(email)),
       (current) => {
         const ending = this.graced(current, now);
-        return !ending || (expected !== undefined && ending.hash !== expected) ? undefined : { email, active: current!.active, ending: null };
+        return !ending || (expected !== undefined && ending.hash !== expected)
+          ? undefined
+          : { email, active: current!.active, ending: null };
       },
       (current) => this.retire(this.graced(current, now), email, now),
     );
@@ -387,16 +435,26 @@ export class BlobsKeyBackend implements KeyBackend {
   async owner(hash: string): Promise<{ email: string; end: number | null } | null> {
     const record = await this.read<KeyBlob>(name('keys', hash));
     if (!record || typeof record.email !== 'string') return null;
-    return { email: record.email, end: record.revokedAt === null ? null : typeof record.revokedAt === 'number' ? record.revokedAt : 0 };
+    return {
+      email: record.email,
+      end: record.revokedAt === null ? null : typeof record.revokedAt === 'number' ? record.revokedAt : 0,
+    };
   }
 
   async *list(): AsyncIterable<KeyListing> {
     const { blobs } = await this.withStore((store) => store.list({ prefix: 'keys/' }));
     const hashes = blobs.map((b) => b.key.slice('keys/'.length)).filter((h) => HASH.test(h));
     const records = await pLimit(LIST_CONCURRENCY).map(hashes, (hash) => this.read<KeyBlob>(name('keys', hash)));
-    const listed = records.filter((r): r is KeyBlob => r !== null && typeof r.email === 'string').sort((a, b) => a.createdAt - b.createdAt);
+    const listed = records
+      .filter((r): r is KeyBlob => r !== null && typeof r.email === 'string')
+      .sort((a, b) => a.createdAt - b.createdAt);
     for (const r of listed) {
-      yield { id: r.id, email: r.email, createdAt: new Date(r.createdAt).toISOString(), revokedAt: r.revokedAt === null ? null : new Date(r.revokedAt).toISOString() };
+      yield {
+        id: r.id,
+        email: r.email,
+        createdAt: new Date(r.createdAt).toISOString(),
+        revokedAt: r.revokedAt === null ? null : new Date(r.revokedAt).toISOString(),
+      };
     }
   }
 }
@@ -405,7 +463,10 @@ export class BlobsKeyBackend implements KeyBackend {
 export function blobsKeyStore(options: BlobsKeyStoreOptions = {}): BlobsKeyBackend {
   const { name: storeName = KEY_STORE_NAME, consistency = 'strong', ...access } = options;
   const eventual = () => getStore({ name: storeName, consistency: 'eventual', ...access });
-  return new BlobsKeyBackend(() => getStore({ name: storeName, consistency, ...access }), consistency === 'strong' ? eventual : undefined);
+  return new BlobsKeyBackend(
+    () => getStore({ name: storeName, consistency, ...access }),
+    consistency === 'strong' ? eventual : undefined,
+  );
 }
 
 /** Keys over Blobs, for the portal function: strong reads, no cache, so every decision sees the latest writes. */

@@ -39,7 +39,13 @@ export function hookCache(url: string, warn: ((line: string) => void) | undefine
  * a rebuild; the old revision's when the disk changes under a running server,
  * twice, for answers made while it changed).
  */
-export function watchRevision(server: http.Server, manifest: (data: DiskData) => Maybe<Manifest>, data: DiskData, purge: Purge, log: (line: string) => void) {
+export function watchRevision(
+  server: http.Server,
+  manifest: (data: DiskData) => Maybe<Manifest>,
+  data: DiskData,
+  purge: Purge,
+  log: (line: string) => void,
+) {
   let served: string | undefined;
   let again: string | undefined;
   const check = async () => {

@@ -30,7 +30,9 @@ export function trustedProxiesFrom(value: string | undefined): TrustedProxies {
     const family = net.isIP(address);
     const prefix = bits === undefined ? null : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
     if (!family || rest.length > 0 || Number.isNaN(prefix) || (prefix !== null && prefix > (family === 6 ? 128 : 32))) {
-      throw new RangeError(`Expected TRUSTED_PROXIES to be addresses or ranges (such as 127.0.0.1, 10.0.0.0/8, ::1) separated by commas, got ${JSON.stringify(entry)}`);
+      throw new RangeError(
+        `Expected TRUSTED_PROXIES to be addresses or ranges (such as 127.0.0.1, 10.0.0.0/8, ::1) separated by commas, got ${JSON.stringify(entry)}`,
+      );
     }
     if (prefix === null) list.addAddress(address, familyOf(address));
     else list.addSubnet(address, prefix, familyOf(address));
@@ -39,7 +41,8 @@ export function trustedProxiesFrom(value: string | undefined): TrustedProxies {
 }
 
 /** Whether `address` is one of the trusted proxies. */
-const isTrusted = (trusted: net.BlockList, address: string) => net.isIP(address) !== 0 && trusted.check(address, familyOf(address));
+const isTrusted = (trusted: net.BlockList, address: string) =>
+  net.isIP(address) !== 0 && trusted.check(address, familyOf(address));
 
 /**
  * The client's address: `peer` (the connection's), or, when it is

@@ -116,7 +116,13 @@ export class DiskData implements DataSource {
       return null;
     }
     // Kept as a Buffer: Node writes it to the socket without conversion.
-    this.cache.set(relative, { bytes, mtimeMs: info.mtimeMs, size: bytes.length, ino: info.ino, epoch: this.vouchedIn(epoch) });
+    this.cache.set(relative, {
+      bytes,
+      mtimeMs: info.mtimeMs,
+      size: bytes.length,
+      ino: info.ino,
+      epoch: this.vouchedIn(epoch),
+    });
     return bytes;
   }
 }

@@ -50,7 +50,8 @@ export function preferredEncoding(header: string | null | undefined): Encoding |
 }
 
 /** An If-None-Match as the core reads it: each tag of a compressed copy named as its answer (`"<id>-br"` is `"<id>"`). */
-export const answerTags = (ifNoneMatch: string | undefined): string | undefined => ifNoneMatch?.replace(/-(?:br|gzip)"/g, '"');
+export const answerTags = (ifNoneMatch: string | undefined): string | undefined =>
+  ifNoneMatch?.replace(/-(?:br|gzip)"/g, '"');
 
 export class Encoder {
   private readonly kept: ByteLru<{ size: number; bytes: Uint8Array }>;
@@ -88,7 +89,10 @@ export class Encoder {
     let making = this.making.get(etag);
     if (!making) {
       making = compress(plain, encoding).finally(() => this.making.delete(etag));
-      making.then((bytes) => this.kept.set(etag, { size: bytes.length + etag.length * 2, bytes }), () => {});
+      making.then(
+        (bytes) => this.kept.set(etag, { size: bytes.length + etag.length * 2, bytes }),
+        () => {},
+      );
       this.making.set(etag, making);
     }
     return making;

@@ -55,7 +55,11 @@ export interface ServerOptions extends NodeRequestOptions {
  * when there is more, a `BodyTimeoutError` when it is too slow (the reply then
  * closes the connection rather than read on).
  */
-export function readBody(req: http.IncomingMessage, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
+export function readBody(
+  req: http.IncomingMessage,
+  maxBytes: number,
+  timeoutMs = BODY_TIMEOUT_MS,
+): Promise<Uint8Array | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -138,6 +142,7 @@ function bodyLeft(req: http.IncomingMessage): boolean {
  */
 export function writeReply(req: http.IncomingMessage, res: http.ServerResponse, reply: ApiReply): void {
   res.writeHead(reply.status, bodyLeft(req) ? { ...reply.headers, connection: 'close' } : reply.headers);
-  if (reply.stream) Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)
+  if (reply.stream)
+    Readable.fromWeb(reply.stream as never).pipe(res); // from a DataSource that streams (none on Node today)
   else res.end(reply.body ?? undefined);
 }

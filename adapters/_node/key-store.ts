@@ -7,7 +7,14 @@
 import type { KeyBackend } from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import type { LegacyImport } from '../../src/keys/stores/legacy.node.ts';
-import { isPostgresUrl, POSTGRES_DEFAULTS, PostgresKeyBackend, type PostgresKeysOptions, postgresKeys, shownDatabaseUrl } from './postgres-keys.ts';
+import {
+  isPostgresUrl,
+  POSTGRES_DEFAULTS,
+  PostgresKeyBackend,
+  type PostgresKeysOptions,
+  postgresKeys,
+  shownDatabaseUrl,
+} from './postgres-keys.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { wholeNumberSetting } from '../../src/shared/limits.ts';
 
@@ -31,12 +38,27 @@ export interface NodeKeyStore {
 export function postgresSettings(env: NodeJS.ProcessEnv): (PostgresKeysOptions & { url: string }) | null {
   const url = env.DATABASE_URL?.trim();
   if (!url) return null;
-  if (!isPostgresUrl(url)) throw new RangeError(`DATABASE_URL must be a postgres:// or postgresql:// URL, such as postgres://faa@127.0.0.1:5432/faa; got ${shownDatabaseUrl(url)}`);
+  if (!isPostgresUrl(url))
+    throw new RangeError(
+      `DATABASE_URL must be a postgres:// or postgresql:// URL, such as postgres://faa@127.0.0.1:5432/faa; got ${shownDatabaseUrl(url)}`,
+    );
   return {
     url,
     poolMax: wholeNumberSetting('POSTGRES_POOL_MAX', env.POSTGRES_POOL_MAX, POSTGRES_DEFAULTS.poolMax, 1, 100),
-    connectTimeoutMs: wholeNumberSetting('POSTGRES_CONNECT_TIMEOUT_MS', env.POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_DEFAULTS.connectTimeoutMs, 100, 60_000),
-    queryTimeoutMs: wholeNumberSetting('POSTGRES_QUERY_TIMEOUT_MS', env.POSTGRES_QUERY_TIMEOUT_MS, POSTGRES_DEFAULTS.queryTimeoutMs, 100, 60_000),
+    connectTimeoutMs: wholeNumberSetting(
+      'POSTGRES_CONNECT_TIMEOUT_MS',
+      env.POSTGRES_CONNECT_TIMEOUT_MS,
+      POSTGRES_DEFAULTS.connectTimeoutMs,
+      100,
+      60_000,
+    ),
+    queryTimeoutMs: wholeNumberSetting(
+      'POSTGRES_QUERY_TIMEOUT_MS',
+      env.POSTGRES_QUERY_TIMEOUT_MS,
+      POSTGRES_DEFAULTS.queryTimeoutMs,
+      100,
+      60_000,
+    ),
   };
 }
 
@@ -66,7 +88,12 @@ export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions)
   if (postgres) {
     // Whether this process purges the shared cache for its own writes: else its notifications ask one server to.
     const purges = !!env.CACHE_PURGE_URL;
-    const backend = await PostgresKeyBackend.open(postgres.url, { ...postgres, listen: options.server, log: options.log, purges });
+    const backend = await PostgresKeyBackend.open(postgres.url, {
+      ...postgres,
+      listen: options.server,
+      log: options.log,
+      purges,
+    });
     return {
       // The server keeps answers for a second, dropped at once when
       // another server changes a key; the CLI reads each time.
@@ -79,7 +106,11 @@ export async function openKeyStore(env: NodeJS.ProcessEnv, options: OpenOptions)
     };
   }
   const log = options.log;
-  const backend = new SqliteKeyBackend(options.keysDb, { view: options.server, legacyJson: options.legacyJson, onDamage: log && ((line) => log(line, 'error')) });
+  const backend = new SqliteKeyBackend(options.keysDb, {
+    view: options.server,
+    legacyJson: options.legacyJson,
+    onDamage: log && ((line) => log(line, 'error')),
+  });
   return {
     keys: new Keys(backend),
     backend,

@@ -100,14 +100,24 @@ class Destination {
     const { flushBytes, flushMs, maxBufferedBytes, warn } = options;
     // sonic-boom refuses a minLength as large as its largest single
     // write (16 KiB by default): let one write take two batches.
-    this.boom = new SonicBoom({ dest: target, mkdir: typeof target === 'string', contentMode: 'buffer', minLength: flushBytes, maxWrite: 2 * flushBytes, maxLength: maxBufferedBytes, periodicFlush: flushMs });
+    this.boom = new SonicBoom({
+      dest: target,
+      mkdir: typeof target === 'string',
+      contentMode: 'buffer',
+      minLength: flushBytes,
+      maxWrite: 2 * flushBytes,
+      maxLength: maxBufferedBytes,
+      periodicFlush: flushMs,
+    });
     this.boom.on('drop', () => (this.refused = true));
     this.boom.on('write', (bytes: number) => this.written(bytes));
     this.boom.on('error', (error: NodeJS.ErrnoException) => {
       if (this.failed) return;
       this.failed = error.code ?? error.message;
       const where = typeof target === 'number' ? (target === 1 ? 'stdout' : `file descriptor ${target}`) : target;
-      warn(`log: cannot write to ${where} (${this.failed}); the server goes on, and log lines are dropped and counted from now on`);
+      warn(
+        `log: cannot write to ${where} (${this.failed}); the server goes on, and log lines are dropped and counted from now on`,
+      );
       this.lost = this.unwritten.length;
       this.unwritten.length = 0;
       this.boom.destroy(); // else it holds what it has and tries it again every flushMs, forever
@@ -140,13 +150,20 @@ class Destination {
    * (sonic-boom's own flush answers once fewer than minLength bytes wait).
    */
   async drained(): Promise<true> {
-    while (!this.failed && this.unwritten.length > 0) await new Promise<void>((resolve) => this.boom.flush(() => resolve()));
+    while (!this.failed && this.unwritten.length > 0)
+      await new Promise<void>((resolve) => this.boom.flush(() => resolve()));
     return true;
   }
 }
 
 export function createLog(options: LogOptions = {}): Log {
-  const { destination = 1, maxBufferedBytes = 8 * 1024 * 1024, flushMs = 50, flushBytes = 64 * 1024, warn = toStderr } = options;
+  const {
+    destination = 1,
+    maxBufferedBytes = 8 * 1024 * 1024,
+    flushMs = 50,
+    flushBytes = 64 * 1024,
+    warn = toStderr,
+  } = options;
   const out = new Destination(destination, { maxBufferedBytes, flushMs, flushBytes, warn });
   const iso = isoClock();
   /** Lines dropped (besides those the destination held when it failed), and those not yet said in the log. */
@@ -155,7 +172,14 @@ export function createLog(options: LogOptions = {}): Log {
 
   /** Says in the log how many lines were dropped since it last did, once that line is taken. */
   function report(): void {
-    if (unreported > 0 && !out.failed && out.write(`{"level":"error","time":"${iso(Date.now())}","msg":"log: ${unreported} lines dropped: the destination was too slow"}\n`)) unreported = 0;
+    if (
+      unreported > 0 &&
+      !out.failed &&
+      out.write(
+        `{"level":"error","time":"${iso(Date.now())}","msg":"log: ${unreported} lines dropped: the destination was too slow"}\n`,
+      )
+    )
+      unreported = 0;
   }
 
   function push(level: 'info' | 'warn' | 'error', whole: string, time = Date.now()): void {

@@ -22,8 +22,14 @@ function smtpMailer(smtpUrl: string, from: string): Mailer {
   } catch {
     throw new RangeError(`Expected SMTP_URL to be a URL like smtp://user:pass@host:587, got one that does not parse`);
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new RangeError(`Expected SMTP_URL to start with smtp:// or smtps://, got ${url.protocol}//`);
-  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new RangeError(`Expected SMTP_URL to start with smtp:// or smtps://, got ${url.protocol}//`);
+  const transport = nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
   return {
     send: async (mail) => {
       await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
@@ -38,7 +44,10 @@ function outboxMailer(outbox: string, from: string, print: (text: string) => voi
     send: async (mail: Mail) => {
       const text = `From: ${from}\nTo: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.text}`;
       await mkdir(outbox, { recursive: true, mode: 0o700 });
-      const file = path.join(outbox, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.txt`);
+      const file = path.join(
+        outbox,
+        `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.txt`,
+      );
       await writeFile(file, text, { mode: 0o600 });
       print(`\n--- mail (no MAIL_API_URL or SMTP_URL set; also in ${file}) ---\n${text}--- end of mail ---\n`);
     },
@@ -52,6 +61,13 @@ function outboxMailer(outbox: string, from: string, print: (text: string) => voi
  * SMTP_URL), else the outbox in `outbox` when given; null without either.
  * A setting that cannot work is a RangeError with one line saying why.
  */
-export function nodeMailer(env: Record<string, string | undefined>, outbox?: string, print = (text: string) => void process.stdout.write(text)): Mailer | null {
-  return chooseMailer(env, { smtp: smtpMailer, outbox: outbox ? (from) => outboxMailer(outbox, from, print) : undefined });
+export function nodeMailer(
+  env: Record<string, string | undefined>,
+  outbox?: string,
+  print = (text: string) => void process.stdout.write(text),
+): Mailer | null {
+  return chooseMailer(env, {
+    smtp: smtpMailer,
+    outbox: outbox ? (from) => outboxMailer(outbox, from, print) : undefined,
+  });
 }

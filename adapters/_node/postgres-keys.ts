@@ -38,9 +38,29 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { KeyCacheOptions } from '../../src/keys/cache.ts';
-import { type EndingKey, type KeyBackend, type KeyEnd, type KeyInfo, type KeyListing, KeyStoreUnavailable, type NewKey, type NewToken, type StoppedKey, type TokenOutcome, type TokenQuota } from '../../src/keys/contract.ts';
+import {
+  type EndingKey,
+  type KeyBackend,
+  type KeyEnd,
+  type KeyInfo,
+  type KeyListing,
+  KeyStoreUnavailable,
+  type NewKey,
+  type NewToken,
+  type StoppedKey,
+  type TokenOutcome,
+  type TokenQuota,
+} from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
-import { activeKeyOf, endingKeyOf, keySql, type KeyRow, listing, type Query, stoppedKey } from '../../src/keys/stores/sql.ts';
+import {
+  activeKeyOf,
+  endingKeyOf,
+  keySql,
+  type KeyRow,
+  listing,
+  type Query,
+  stoppedKey,
+} from '../../src/keys/stores/sql.ts';
 import { KeyDatabaseError, migrationsAfter, SCHEMA_VERSION } from '../../src/keys/stores/sqlite-file.node.ts';
 
 /** Default and bounds of the settings (POSTGRES_POOL_MAX, POSTGRES_CONNECT_TIMEOUT_MS, POSTGRES_QUERY_TIMEOUT_MS). */
@@ -102,7 +122,8 @@ export function forPostgres(sql: string): string {
     .map((statement) => {
       const create = /CREATE TABLE (\w+) \(/.exec(statement);
       let out = statement.replace(/\bINTEGER\b/g, 'BIGINT');
-      if (create && !/WITHOUT ROWID/.test(statement)) out = out.replace(create[0], `${create[0]}rowid BIGINT GENERATED ALWAYS AS IDENTITY, `);
+      if (create && !/WITHOUT ROWID/.test(statement))
+        out = out.replace(create[0], `${create[0]}rowid BIGINT GENERATED ALWAYS AS IDENTITY, `);
       return out.replace(/\)\s*STRICT(\s*,\s*WITHOUT ROWID)?\s*$/, ')\n');
     })
     .join(';');
@@ -167,9 +188,16 @@ export class PostgresKeyBackend implements KeyBackend {
       keepAlive: true,
       application_name: 'film-awards-archive',
       // bigint (times in ms, counts) as numbers: every value this store keeps is below 2^53.
-      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? int8 : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === 20 ? int8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
     };
-    this.pool = new pg.Pool({ ...this.config, max: options.poolMax ?? POSTGRES_DEFAULTS.poolMax, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({
+      ...this.config,
+      max: options.poolMax ?? POSTGRES_DEFAULTS.poolMax,
+      idleTimeoutMillis: 30_000,
+    });
     // An idle connection the server dropped: the pool forgets it; the next call makes a new one.
     this.pool.on('error', () => {});
   }
@@ -190,7 +218,8 @@ export class PostgresKeyBackend implements KeyBackend {
       if (error instanceof KeyDatabaseError) throw error;
       // Out of reach (try again) or refused (a password, a permission:
       // the operator fixes it), said in one line either way.
-      if (isUnreachable(error)) throw new KeyDatabaseUnreachable(`cannot reach the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
+      if (isUnreachable(error))
+        throw new KeyDatabaseUnreachable(`cannot reach the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
       throw new KeyDatabaseError(`cannot use the key database ${shownDatabaseUrl(url)}: ${reason(error)}`);
     }
     return store;
@@ -210,11 +239,16 @@ export class PostgresKeyBackend implements KeyBackend {
         );
       }
       if (version === 0 && (await client.query("SELECT to_regclass('keys') IS NOT NULL AS taken")).rows[0].taken) {
-        throw new KeyDatabaseError(`the key database ${shownDatabaseUrl(this.url)} holds a table named keys but no key schema: give the service a database (or schema) of its own; nothing was written`);
+        throw new KeyDatabaseError(
+          `the key database ${shownDatabaseUrl(this.url)} holds a table named keys but no key schema: give the service a database (or schema) of its own; nothing was written`,
+        );
       }
       for (const sql of migrationsAfter(version)) await client.query(forPostgres(sql));
       if (version < SCHEMA_VERSION) {
-        await client.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value', [VERSION_ROW, String(SCHEMA_VERSION)]);
+        await client.query(
+          'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value',
+          [VERSION_ROW, String(SCHEMA_VERSION)],
+        );
       }
     });
   }
@@ -283,7 +317,11 @@ export class PostgresKeyBackend implements KeyBackend {
     if (!change.purged && change.stopped?.length && change.claim && listener) {
       this.claim(change.claim).then(
         (won) => won && listener(change.stopped!),
-        (error: unknown) => this.log(`key database: could not claim the shared cache's purge of ${change.stopped!.join(', ')} (${reason(error)})`, 'error'),
+        (error: unknown) =>
+          this.log(
+            `key database: could not claim the shared cache's purge of ${change.stopped!.join(', ')} (${reason(error)})`,
+            'error',
+          ),
       );
     }
   }
@@ -294,10 +332,19 @@ export class PostgresKeyBackend implements KeyBackend {
    */
   private async claim(id: string): Promise<boolean> {
     const now = Date.now();
-    const won = (await this.pool.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [`${CLAIM_PREFIX}${id}`, String(now)])).rowCount === 1;
+    const won =
+      (
+        await this.pool.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+          `${CLAIM_PREFIX}${id}`,
+          String(now),
+        ])
+      ).rowCount === 1;
     if (won && now - this.claimsCleared > 3_600_000) {
       this.claimsCleared = now;
-      await this.pool.query('DELETE FROM meta WHERE name LIKE $1 AND CAST(value AS BIGINT) < $2', [`${CLAIM_PREFIX}%`, now - 3_600_000]);
+      await this.pool.query('DELETE FROM meta WHERE name LIKE $1 AND CAST(value AS BIGINT) < $2', [
+        `${CLAIM_PREFIX}%`,
+        now - 3_600_000,
+      ]);
     }
     return won;
   }
@@ -332,7 +379,10 @@ export class PostgresKeyBackend implements KeyBackend {
       if (!isUnreachable(error)) throw error;
       if (this.reachable) {
         this.reachable = false;
-        this.log(`key database: cannot be reached (${reason(error)}); key checks not yet cached and portal writes answer 503 until it is back`, 'error');
+        this.log(
+          `key database: cannot be reached (${reason(error)}); key checks not yet cached and portal writes answer 503 until it is back`,
+          'error',
+        );
       }
       throw new KeyStoreUnavailable(`the key database cannot be reached: ${reason(error)}`);
     }
@@ -378,14 +428,24 @@ export class PostgresKeyBackend implements KeyBackend {
    * outcome (the hashes whose answers change; the ids it stopped, to purge),
    * COMMIT. Resolves only once COMMIT returned; a failure rolls back.
    */
-  private write<T>(lockOn: string, work: (client: pg.PoolClient) => Promise<T>, changes?: (out: T) => { hashes: string[]; stopped?: StoppedKey[] }): Promise<T> {
+  private write<T>(
+    lockOn: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+    changes?: (out: T) => { hashes: string[]; stopped?: StoppedKey[] },
+  ): Promise<T> {
     return this.reach(() =>
       this.transaction(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockOn]);
         const out = await work(client);
         const { hashes = [], stopped = [] } = changes?.(out) ?? {};
         if (hashes.length > 0) {
-          const change: Change = { from: this.self, hashes, stopped: stopped.map((k) => k.id), purged: this.purges, claim: this.purges ? undefined : randomUUID() };
+          const change: Change = {
+            from: this.self,
+            hashes,
+            stopped: stopped.map((k) => k.id),
+            purged: this.purges,
+            claim: this.purges ? undefined : randomUUID(),
+          };
           await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(change)]);
         }
         return out;
@@ -405,7 +465,10 @@ export class PostgresKeyBackend implements KeyBackend {
 
   /** Number of current keys (`npm start` makes a development key only where there are none). */
   async activeCount(): Promise<number> {
-    return (await this.first<{ n: number }>({ sql: 'SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL', params: [] }))!.n;
+    return (await this.first<{ n: number }>({
+      sql: 'SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL',
+      params: [],
+    }))!.n;
   }
 
   /** Number of keys stored, in any state. */
@@ -416,7 +479,10 @@ export class PostgresKeyBackend implements KeyBackend {
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     return this.write(token.email, async (client): Promise<TokenOutcome> => {
       if ((await client.query(numbered(keySql.addToken(token, quota)))).rowCount === 1) return { stored: true };
-      return { stored: false, oldest: (await this.rows<{ oldest: number }>(keySql.oldestToken(token.email, quota.since), client))[0].oldest };
+      return {
+        stored: false,
+        oldest: (await this.rows<{ oldest: number }>(keySql.oldestToken(token.email, quota.since), client))[0].oldest,
+      };
     });
   }
 
@@ -455,7 +521,11 @@ export class PostgresKeyBackend implements KeyBackend {
   }
 
   issue(key: NewKey): Promise<boolean> {
-    return this.write(key.email, async (client) => (await client.query(numbered(keySql.issue(key)))).rowCount === 1, (issued) => ({ hashes: issued ? [key.hash] : [] }));
+    return this.write(
+      key.email,
+      async (client) => (await client.query(numbered(keySql.issue(key)))).rowCount === 1,
+      (issued) => ({ hashes: issued ? [key.hash] : [] }),
+    );
   }
 
   /**
@@ -507,9 +577,12 @@ export class PostgresKeyBackend implements KeyBackend {
 
   /** Every key in issue order, a page at a time (keyset on `rowid`), so a large table is never held at once. */
   async *list(): AsyncIterable<KeyListing> {
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await this.reach(() =>
-        this.rows<KeyRow & { rowid: number }>({ sql: 'SELECT rowid, id, email, created_at, revoked_at FROM keys WHERE rowid > ? ORDER BY rowid LIMIT ?', params: [after, LIST_PAGE] }),
+        this.rows<KeyRow & { rowid: number }>({
+          sql: 'SELECT rowid, id, email, created_at, revoked_at FROM keys WHERE rowid > ? ORDER BY rowid LIMIT ?',
+          params: [after, LIST_PAGE],
+        }),
       );
       for (const row of page) yield listing(row);
       if (page.length < LIST_PAGE) return;
@@ -522,7 +595,11 @@ export class PostgresKeyBackend implements KeyBackend {
    * benchmark), in one transaction, keys in the order given; a record whose
    * hash is already stored is left as it is. How many keys were stored.
    */
-  insertMany(keys: (NewKey & { revokedAt: number | null })[], tokens: TokenRecord[] = [], sessions: SessionRecord[] = []): Promise<number> {
+  insertMany(
+    keys: (NewKey & { revokedAt: number | null })[],
+    tokens: TokenRecord[] = [],
+    sessions: SessionRecord[] = [],
+  ): Promise<number> {
     return this.reach(() =>
       this.transaction(async (client) => {
         let stored = 0;
@@ -530,15 +607,20 @@ export class PostgresKeyBackend implements KeyBackend {
         if (tokens.length) {
           await client.query(
             'INSERT INTO tokens (hash, email, created_at, expires_at, used_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) ON CONFLICT (hash) DO NOTHING',
-            [tokens.map((t) => t.hash), tokens.map((t) => t.email), tokens.map((t) => t.createdAt), tokens.map((t) => t.expiresAt), tokens.map((t) => t.usedAt)],
+            [
+              tokens.map((t) => t.hash),
+              tokens.map((t) => t.email),
+              tokens.map((t) => t.createdAt),
+              tokens.map((t) => t.expiresAt),
+              tokens.map((t) => t.usedAt),
+            ],
           );
         }
         if (sessions.length) {
-          await client.query('INSERT INTO sessions (hash, email, expires_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ON CONFLICT (hash) DO NOTHING', [
-            sessions.map((r) => r.hash),
-            sessions.map((r) => r.email),
-            sessions.map((r) => r.expiresAt),
-          ]);
+          await client.query(
+            'INSERT INTO sessions (hash, email, expires_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ON CONFLICT (hash) DO NOTHING',
+            [sessions.map((r) => r.hash), sessions.map((r) => r.email), sessions.map((r) => r.expiresAt)],
+          );
         }
         return stored;
       }),
@@ -579,7 +661,13 @@ async function insertKeys(client: pg.PoolClient, page: (NewKey & { revokedAt: nu
      SELECT h, i, e, c, r, (SELECT coalesce(max(seq), 0) FROM keys) + n
      FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(h, i, e, c, r, n) ORDER BY n
      ON CONFLICT (hash) DO NOTHING`,
-    [page.map((k) => k.hash), page.map((k) => k.id), page.map((k) => k.email), page.map((k) => k.createdAt), page.map((k) => k.revokedAt)],
+    [
+      page.map((k) => k.hash),
+      page.map((k) => k.id),
+      page.map((k) => k.email),
+      page.map((k) => k.createdAt),
+      page.map((k) => k.revokedAt),
+    ],
   );
   return out.rowCount ?? 0;
 }
@@ -588,7 +676,8 @@ async function insertKeys(client: pg.PoolClient, page: (NewKey & { revokedAt: nu
 async function schemaVersion(client: Client): Promise<number> {
   const { rows } = await client.query("SELECT to_regclass('meta') IS NOT NULL AS present");
   if (!rows[0].present) return 0;
-  const row = (await client.query('SELECT value FROM meta WHERE name = $1', [VERSION_ROW])).rows[0] as { value: string } | undefined;
+  const row = (await client.query('SELECT value FROM meta WHERE name = $1', [VERSION_ROW])).rows[0] as
+    { value: string } | undefined;
   return row ? Number(row.value) : 0;
 }
 

@@ -11,7 +11,8 @@ import { type Purge, reasonOf, type SharedHeaders } from '../../src/http/cache.t
  * tags its xkey vmod indexes, separated by spaces. What may never be shared
  * needs no header: default.vcl passes `/portal` and `/health` itself.
  */
-export const varnishHeaders: SharedHeaders = (policy): Record<string, string> => (policy.keep ? { 'cdn-cache-control': `public, max-age=${policy.maxAge}`, xkey: policy.tags.join(' ') } : {});
+export const varnishHeaders: SharedHeaders = (policy): Record<string, string> =>
+  policy.keep ? { 'cdn-cache-control': `public, max-age=${policy.maxAge}`, xkey: policy.tags.join(' ') } : {};
 
 /** Query parameters whose value is a secret by its name. */
 const SECRET_PARAM = /token|key|secret|pass|auth|sig|session|credential|code/i;
@@ -23,7 +24,9 @@ const SECRET_PARAM = /token|key|secret|pass|auth|sig|session|credential|code/i;
  */
 export function shownUrl(url: URL): string {
   const who = url.username || url.password ? '***@' : '';
-  const query = [...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAM.test(name) || value.length >= 16 ? '***' : encodeURIComponent(value)}`);
+  const query = [...url.searchParams].map(
+    ([name, value]) => `${name}=${SECRET_PARAM.test(name) || value.length >= 16 ? '***' : encodeURIComponent(value)}`,
+  );
   return `${url.protocol}//${who}${url.host}${url.pathname}${query.length ? `?${query.join('&')}` : ''}`;
 }
 
@@ -40,7 +43,9 @@ export function purgeUrlSetting(value: string): string {
   }
   if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) {
     const shown = url ? ` (${shownUrl(url)})` : '';
-    throw new RangeError(`CACHE_PURGE_URL must be an http or https URL with a host, such as http://127.0.0.1:6081/; got an unusable value${shown}`);
+    throw new RangeError(
+      `CACHE_PURGE_URL must be an http or https URL with a host, such as http://127.0.0.1:6081/; got an unusable value${shown}`,
+    );
   }
   return value;
 }
@@ -65,12 +70,18 @@ export function purgeHook(url: string): Purge {
   return async (tags, signal) => {
     let reply: Response;
     try {
-      reply = await fetch(target, { method: 'PURGE', headers: { ...headers, 'xkey-purge': tags.join(' ') }, redirect: 'manual', signal });
+      reply = await fetch(target, {
+        method: 'PURGE',
+        headers: { ...headers, 'xkey-purge': tags.join(' ') },
+        redirect: 'manual',
+        signal,
+      });
     } catch (error) {
       throw new Error(`${shown}: ${reasonOf(error)}`);
     }
     await reply.body?.cancel();
-    if (reply.status >= 300 && reply.status < 400) throw new Error(`${shown} answered ${reply.status}, a redirect (not followed)`);
+    if (reply.status >= 300 && reply.status < 400)
+      throw new Error(`${shown} answered ${reply.status}, a redirect (not followed)`);
     if (!reply.ok) throw new Error(`${shown} answered ${reply.status}`);
   };
 }

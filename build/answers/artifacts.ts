@@ -13,8 +13,29 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
-import { contentId, dataPath, ID_SHARD_COUNT, MANIFEST_PATH, RECORD_SHARD_COUNT, refOf, SHARD_COUNT, shardOf } from '../../src/store/refs.ts';
-import { type Archive, type CategoryIndex, type CategoryMatch, type FileRef, type FilmMatch, type IdShard, LAYOUT_FORMAT, type Manifest, type PersonMatch, type Shard, type DatasetList } from '../../src/shared/types.ts';
+import {
+  contentId,
+  dataPath,
+  ID_SHARD_COUNT,
+  MANIFEST_PATH,
+  RECORD_SHARD_COUNT,
+  refOf,
+  SHARD_COUNT,
+  shardOf,
+} from '../../src/store/refs.ts';
+import {
+  type Archive,
+  type CategoryIndex,
+  type CategoryMatch,
+  type FileRef,
+  type FilmMatch,
+  type IdShard,
+  LAYOUT_FORMAT,
+  type Manifest,
+  type PersonMatch,
+  type Shard,
+  type DatasetList,
+} from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
 import { storedFiles } from '../../src/store/search.ts';
@@ -209,7 +230,8 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
       for (const nomination of c.nominations) {
         const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
         const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
-        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])])) push(byPerson, name, { year, all: person, atYear: film });
+        for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])]))
+          push(byPerson, name, { year, all: person, atYear: film });
         for (const id of ids.get(nomination) ?? []) push(byId, id, person);
       }
     }
@@ -245,11 +267,16 @@ function wholeArchive(archive: Archive) {
     });
     return { year, text: array(texts), parts, at };
   });
-  return { text: `{${years.map((y) => `${JSON.stringify(y.year)}:${y.text}`).join(',')}}`, joined: array(joined), years };
+  return {
+    text: `{${years.map((y) => `${JSON.stringify(y.year)}:${y.text}`).join(',')}}`,
+    joined: array(joined),
+    years,
+  };
 }
 
 /** The category index as stored: its line, then each name's answers at each year, a line each (CategoryIndex). */
-const categoryIndexText = (index: CategoryIndex, years: Record<string, FileRef>[]) => [index, ...years].map((line) => JSON.stringify(line)).join('\n');
+const categoryIndexText = (index: CategoryIndex, years: Record<string, FileRef>[]) =>
+  [index, ...years].map((line) => JSON.stringify(line)).join('\n');
 
 type Entries = (readonly [string, Promise<FileRef>])[];
 
@@ -274,7 +301,9 @@ function storeGrouped(store: Store, units: { year: string; all: string; atYear: 
  * The id index's answers: each IMDb id's, in the pack of its shard (so a cold id lookup reads its shard and one pack).
  */
 function idAnswers(store: Store, byId: Fragments['byId']) {
-  return [...byId].map(([id, parts]) => [id, store.put(array(parts), { group: `id ${shardOf(id, ID_SHARD_COUNT)}` })] as const);
+  return [...byId].map(
+    ([id, parts]) => [id, store.put(array(parts), { group: `id ${shardOf(id, ID_SHARD_COUNT)}` })] as const,
+  );
 }
 
 /** The id index's shards, naming each id's answer. A shard is read, never sent. */
@@ -295,7 +324,13 @@ const RECORD_SHARDS_A_PACK = 8;
 async function recordShards(store: Store, answers: ReturnType<typeof recordAnswers>): Promise<FileRef[]> {
   const shards: IdShard[] = Array.from({ length: RECORD_SHARD_COUNT }, () => ({}));
   for (const [key, ref] of answers) shards[shardOf(key, RECORD_SHARD_COUNT)][key] = await ref;
-  const refs = shards.map((s, i) => store.put(JSON.stringify(s), { variants: false, group: `record index ${Math.floor(i / RECORD_SHARDS_A_PACK)}`, anySize: true }));
+  const refs = shards.map((s, i) =>
+    store.put(JSON.stringify(s), {
+      variants: false,
+      group: `record index ${Math.floor(i / RECORD_SHARDS_A_PACK)}`,
+      anySize: true,
+    }),
+  );
   await store.seal();
   return Promise.all(refs);
 }
@@ -322,7 +357,12 @@ export interface ArtifactOptions {
  * or an award's (50 to 220 KiB each) in runs of 512 KiB. A ranking's (build/answers/rankings.ts)
  * in runs of 128 KiB.
  */
-export const RECORD_PACK_BYTES = { thing: 128 * 1024, ceremony: 512 * 1024, award: 512 * 1024, ranking: 128 * 1024 } as const;
+export const RECORD_PACK_BYTES = {
+  thing: 128 * 1024,
+  ceremony: 512 * 1024,
+  award: 512 * 1024,
+  ranking: 128 * 1024,
+} as const;
 
 /**
  * The records (build/answers/records.ts), each in a pack whatever its size,
@@ -340,7 +380,11 @@ function recordAnswers(store: Store, records: Records) {
 }
 
 /** The dataset's files, each a file of its own, and the list that names them. */
-async function storeDataset(store: Store, files: DatasetFile[], source: Manifest['source']): Promise<NonNullable<Manifest['dataset']>> {
+async function storeDataset(
+  store: Store,
+  files: DatasetFile[],
+  source: Manifest['source'],
+): Promise<NonNullable<Manifest['dataset']>> {
   const revision = source.revision;
   const list: DatasetList = {
     revision: source.sha256,
@@ -348,7 +392,14 @@ async function storeDataset(store: Store, files: DatasetFile[], source: Manifest
     ...(revision?.date ? { date: revision.date } : {}),
     licence: LICENCE,
     attribution: ATTRIBUTION,
-    files: files.map((f) => ({ name: f.name, format: f.format, bytes: f.bytes.length, sha256: createHash('sha256').update(f.bytes).digest('hex'), revision: source.sha256, licence: LICENCE })),
+    files: files.map((f) => ({
+      name: f.name,
+      format: f.format,
+      bytes: f.bytes.length,
+      sha256: createHash('sha256').update(f.bytes).digest('hex'),
+      revision: source.sha256,
+      licence: LICENCE,
+    })),
   };
   // The list is put at once, so it is in its pack when the packs are sealed.
   const listRef = store.put(JSON.stringify(list), { group: LISTS });
@@ -357,7 +408,11 @@ async function storeDataset(store: Store, files: DatasetFile[], source: Manifest
   return { list: await listRef, files: refs };
 }
 
-export async function buildArtifacts(archive: Archive, source: Manifest['source'], options: ArtifactOptions = {}): Promise<Artifacts> {
+export async function buildArtifacts(
+  archive: Archive,
+  source: Manifest['source'],
+  options: ArtifactOptions = {},
+): Promise<Artifacts> {
   const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY } = options;
   const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
@@ -382,7 +437,9 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     return { name, ...stored };
   });
   const idRefs = idAnswers(store, byId);
-  const searchRefs = heardLater(Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))));
+  const searchRefs = heardLater(
+    Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
+  );
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
   const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
@@ -398,7 +455,12 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     names,
     all: await Promise.all(named.map((n) => n.all)),
     joined: await joinedRef,
-    elements: Object.fromEntries(whole.years.map((y) => [y.year, { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) }])),
+    elements: Object.fromEntries(
+      whole.years.map((y) => [
+        y.year,
+        { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) },
+      ]),
+    ),
   };
   const namesAtYears = await Promise.all(named.map((n) => resolved(n.years)));
   const manifest: Manifest = {
@@ -416,7 +478,9 @@ export async function buildArtifacts(archive: Archive, source: Manifest['source'
     search: await searchRefs,
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),
-    ...(recordRefs && awardListRef ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } } : {}),
+    ...(recordRefs && awardListRef
+      ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } }
+      : {}),
     ...(rankingsRef ? { rankings: await rankingsRef } : {}),
   };
   const responses = store.files.size; // before the manifest is added

@@ -21,22 +21,53 @@ import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
  */
 const TABLES = {
   ceremonies: { columns: { ceremony: 'INTEGER', held_year: 'INTEGER NOT NULL', film_year: 'TEXT NOT NULL' } },
-  categories: { columns: { id: 'INTEGER', name: 'TEXT NOT NULL UNIQUE', api_name: 'TEXT NOT NULL', canonical: 'TEXT NOT NULL', award: 'TEXT NOT NULL', class: 'TEXT NOT NULL' } },
+  categories: {
+    columns: {
+      id: 'INTEGER',
+      name: 'TEXT NOT NULL UNIQUE',
+      api_name: 'TEXT NOT NULL',
+      canonical: 'TEXT NOT NULL',
+      award: 'TEXT NOT NULL',
+      class: 'TEXT NOT NULL',
+    },
+  },
   nominations: {
     columns: {
-      id: 'INTEGER', ceremony: 'INTEGER NOT NULL REFERENCES ceremonies', held_year: 'INTEGER NOT NULL', category_id: 'INTEGER NOT NULL REFERENCES categories',
-      film_year: 'TEXT NOT NULL', won: 'INTEGER NOT NULL', name: 'TEXT', detail: 'TEXT', note: 'TEXT', citation: 'TEXT',
+      id: 'INTEGER',
+      ceremony: 'INTEGER NOT NULL REFERENCES ceremonies',
+      held_year: 'INTEGER NOT NULL',
+      category_id: 'INTEGER NOT NULL REFERENCES categories',
+      film_year: 'TEXT NOT NULL',
+      won: 'INTEGER NOT NULL',
+      name: 'TEXT',
+      detail: 'TEXT',
+      note: 'TEXT',
+      citation: 'TEXT',
     },
   },
   films: { columns: { id: 'INTEGER', imdb_id: 'TEXT', title: 'TEXT NOT NULL' } },
   people: { columns: { id: 'INTEGER', imdb_id: 'TEXT', name: 'TEXT NOT NULL', kind: 'TEXT NOT NULL' } },
   nomination_films: {
     key: 'nomination_id, position',
-    columns: { nomination_id: 'INTEGER NOT NULL REFERENCES nominations', position: 'INTEGER NOT NULL', film_id: 'INTEGER NOT NULL REFERENCES films', role: 'TEXT NOT NULL', title: 'TEXT NOT NULL', detail: 'TEXT' },
+    columns: {
+      nomination_id: 'INTEGER NOT NULL REFERENCES nominations',
+      position: 'INTEGER NOT NULL',
+      film_id: 'INTEGER NOT NULL REFERENCES films',
+      role: 'TEXT NOT NULL',
+      title: 'TEXT NOT NULL',
+      detail: 'TEXT',
+    },
   },
   nomination_people: {
     key: 'nomination_id, position',
-    columns: { nomination_id: 'INTEGER NOT NULL REFERENCES nominations', position: 'INTEGER NOT NULL', person_id: 'INTEGER NOT NULL REFERENCES people', role: 'TEXT NOT NULL', name: 'TEXT NOT NULL', detail: 'TEXT' },
+    columns: {
+      nomination_id: 'INTEGER NOT NULL REFERENCES nominations',
+      position: 'INTEGER NOT NULL',
+      person_id: 'INTEGER NOT NULL REFERENCES people',
+      role: 'TEXT NOT NULL',
+      name: 'TEXT NOT NULL',
+      detail: 'TEXT',
+    },
   },
   meta: { columns: { key: 'TEXT', value: 'TEXT NOT NULL' } },
 } as const;
@@ -73,7 +104,10 @@ export const ATTRIBUTION =
 /** The data's licence as NOTICE publishes it (the part after its rule). */
 function licenceText(): string {
   const notice = readFileSync(new URL('../../NOTICE', import.meta.url), 'utf8');
-  return notice.slice(notice.search(/^-{20,}$/m)).replace(/^-+\n+/, '').trim();
+  return notice
+    .slice(notice.search(/^-{20,}$/m))
+    .replace(/^-+\n+/, '')
+    .trim();
 }
 
 /**
@@ -128,7 +162,8 @@ export const filmDetailAt = (row: SourceRow, place: number): string | null =>
   row.people.length <= 1 && row.films.length > 1 && row.detail.length === row.films.length ? row.detail[place] : null;
 
 /** A name's detail: none where its films carry theirs (filmDetailAt), else the detail at its place. */
-export const personDetailAt = (row: SourceRow, place: number): string | null => (filmDetailAt(row, 0) === null ? detailAt(row.detail, row.people.length, place) : null);
+export const personDetailAt = (row: SourceRow, place: number): string | null =>
+  filmDetailAt(row, 0) === null ? detailAt(row.detail, row.people.length, place) : null;
 
 /** Every table's rows, from the import's source rows. */
 export function datasetRows(rows: SourceRow[], source: DatasetSource, model: Things = things(rows)): Rows {
@@ -136,29 +171,69 @@ export function datasetRows(rows: SourceRow[], source: DatasetSource, model: Thi
   const categories = new Numbered();
   const films = new Numbered();
   const people = new Numbered();
-  const out: Rows = { ceremonies: [], categories: [], nominations: [], films: [], people: [], nomination_films: [], nomination_people: [], meta: metaRows(source) };
+  const out: Rows = {
+    ceremonies: [],
+    categories: [],
+    nominations: [],
+    films: [],
+    people: [],
+    nomination_films: [],
+    nomination_people: [],
+    meta: metaRows(source),
+  };
   rows.forEach((row, i) => {
     const id = i + 1;
     const held = heldYear(row.ceremony);
     if (!ceremonies.has(row.ceremony)) ceremonies.set(row.ceremony, [row.ceremony, held, row.filmYear]);
     const canonical = row.canonical || row.category;
-    const category = categories.id(row.category, () => [row.category, titleCaseCategory(row.category), canonical, titleCaseCategory(canonical), row.klass]);
+    const category = categories.id(row.category, () => [
+      row.category,
+      titleCaseCategory(row.category),
+      canonical,
+      titleCaseCategory(canonical),
+      row.klass,
+    ]);
     const n = row.nomination;
-    out.nominations.push([id, row.ceremony, held, category, row.filmYear, n.won ? 1 : 0, orNull(row.name), orNull(row.detail.join('|')), orNull(row.note.join('|')), orNull(row.citation)]);
+    out.nominations.push([
+      id,
+      row.ceremony,
+      held,
+      category,
+      row.filmYear,
+      n.won ? 1 : 0,
+      orNull(row.name),
+      orNull(row.detail.join('|')),
+      orNull(row.note.join('|')),
+      orNull(row.citation),
+    ]);
     // Role in the API's sense: films are primary in film categories (and wherever nobody is named), people otherwise.
     const filmsPrimary = row.films.length > 0 && (row.klass === 'Title' || row.people.length === 0);
     // Films and names on their things (build/answers/things.ts): a name written without an id is the thing with one it was merged into.
     row.films.forEach((title, place) => {
       const imdb = model.rowFilms[i][place].id;
       const film = films.id(imdb ?? `${title}\u0000${row.filmYear}`, () => [imdb, title]);
-      out.nomination_films.push([id, place + 1, film, filmsPrimary ? 'primary' : 'secondary', title, filmDetailAt(row, place)]);
+      out.nomination_films.push([
+        id,
+        place + 1,
+        film,
+        filmsPrimary ? 'primary' : 'secondary',
+        title,
+        filmDetailAt(row, place),
+      ]);
     });
     row.people.forEach((name, place) => {
       const placed = model.rowPeople[i][place];
       const imdb = placed.flatMap((t) => t.id ?? []).join(','); // a pseudonym's place: each of its ids
       const kind = placed[0].kind;
       const person = people.id(imdb || `${name}\u0000${kind}`, () => [orNull(imdb), name, kind]);
-      out.nomination_people.push([id, place + 1, person, filmsPrimary ? 'secondary' : 'primary', name, personDetailAt(row, place)]);
+      out.nomination_people.push([
+        id,
+        place + 1,
+        person,
+        filmsPrimary ? 'secondary' : 'primary',
+        name,
+        personDetailAt(row, place),
+      ]);
     });
   });
   out.ceremonies = [...ceremonies.values()];
@@ -182,7 +257,10 @@ export function csv(table: Table, rows: Value[][]): string {
 
 /** The SQLite file: every table, its indexes, a full-text table over names and titles, and the meta table. */
 export function sqlite(rows: Rows): Uint8Array {
-  const file = path.join(os.tmpdir(), `dataset-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}.sqlite`);
+  const file = path.join(
+    os.tmpdir(),
+    `dataset-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}.sqlite`,
+  );
   try {
     const db = new DatabaseSync(file);
     db.exec('PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;');
@@ -190,16 +268,25 @@ export function sqlite(rows: Rows): Uint8Array {
     for (const [table, { columns, ...rest }] of Object.entries(TABLES)) {
       const names = Object.keys(columns);
       const key = 'key' in rest ? rest.key : names[0];
-      db.exec(`CREATE TABLE ${table} (${Object.entries(columns).map(([c, type]) => `${c} ${type}`).join(', ')}, PRIMARY KEY (${key}))${'key' in rest ? ' WITHOUT ROWID' : ''}`);
+      db.exec(
+        `CREATE TABLE ${table} (${Object.entries(columns)
+          .map(([c, type]) => `${c} ${type}`)
+          .join(', ')}, PRIMARY KEY (${key}))${'key' in rest ? ' WITHOUT ROWID' : ''}`,
+      );
       const insert = db.prepare(`INSERT INTO ${table} VALUES (${names.map(() => '?').join(', ')})`);
       for (const row of rows[table as Table]) insert.run(...row);
     }
     for (const index of INDEXES) db.exec(index);
     // Titles and names, searchable by word whatever their marks (`sirat`
     // finds Sirāt): films_fts and people_fts, rowid the row's id.
-    for (const [table, column] of [['films', 'title'], ['people', 'name']]) {
+    for (const [table, column] of [
+      ['films', 'title'],
+      ['people', 'name'],
+    ]) {
       // External content: the index only, the text stays in its table (rowid is the row's id).
-      db.exec(`CREATE VIRTUAL TABLE ${table}_fts USING fts5(${column}, content = '${table}', content_rowid = 'id', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')`);
+      db.exec(
+        `CREATE VIRTUAL TABLE ${table}_fts USING fts5(${column}, content = '${table}', content_rowid = 'id', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')`,
+      );
       db.exec(`INSERT INTO ${table}_fts (${table}_fts) VALUES ('rebuild')`);
       db.exec(`INSERT INTO ${table}_fts (${table}_fts) VALUES ('optimize')`);
     }
@@ -239,16 +326,37 @@ export function ndjson(rows: Rows): string {
   };
   const films = new Map(rows.films.map((f) => [f[0], f]));
   const people = new Map(rows.people.map((p) => [p[0], p]));
-  const categories = new Map(rows.categories.map(([id, name, api_name, canonical, award, klass]) => [id, { id, name, api_name, canonical, award, class: klass }]));
-  const filmLinks = byNomination(rows.nomination_films, ([, , film, role, title, detail]) => withoutNulls({ id: film, imdb_id: films.get(film)![1], title, role, detail }));
-  const personLinks = byNomination(rows.nomination_people, ([, , person, role, name, detail]) => withoutNulls({ id: person, imdb_id: people.get(person)![1], name, kind: people.get(person)![3], role, detail }));
+  const categories = new Map(
+    rows.categories.map(([id, name, api_name, canonical, award, klass]) => [
+      id,
+      { id, name, api_name, canonical, award, class: klass },
+    ]),
+  );
+  const filmLinks = byNomination(rows.nomination_films, ([, , film, role, title, detail]) =>
+    withoutNulls({ id: film, imdb_id: films.get(film)![1], title, role, detail }),
+  );
+  const personLinks = byNomination(rows.nomination_people, ([, , person, role, name, detail]) =>
+    withoutNulls({ id: person, imdb_id: people.get(person)![1], name, kind: people.get(person)![3], role, detail }),
+  );
   const lines: string[] = [];
   for (const [id, ceremony, held_year, categoryId, film_year, won, name, detail, note, citation] of rows.nominations) {
     lines.push(
-      JSON.stringify(withoutNulls({
-        id, ceremony, held_year, film_year, category: categories.get(categoryId)!, won: won === 1,
-        name, detail, note, citation, films: filmLinks.get(id as number) ?? [], people: personLinks.get(id as number) ?? [],
-      })),
+      JSON.stringify(
+        withoutNulls({
+          id,
+          ceremony,
+          held_year,
+          film_year,
+          category: categories.get(categoryId)!,
+          won: won === 1,
+          name,
+          detail,
+          note,
+          citation,
+          films: filmLinks.get(id as number) ?? [],
+          people: personLinks.get(id as number) ?? [],
+        }),
+      ),
     );
   }
   return `${lines.join('\n')}\n`;
@@ -268,6 +376,10 @@ export function datasetFiles(rows: SourceRow[], source: DatasetSource, model: Th
   return [
     { name: 'oscars.sqlite', format: 'sqlite', bytes: sqlite(tables) },
     { name: 'oscars.ndjson', format: 'ndjson', bytes: text(ndjson(tables)) },
-    ...(Object.keys(TABLES) as Table[]).map((table) => ({ name: `${table}.csv`, format: 'csv' as const, bytes: text(csv(table, tables[table])) })),
+    ...(Object.keys(TABLES) as Table[]).map((table) => ({
+      name: `${table}.csv`,
+      format: 'csv' as const,
+      bytes: text(csv(table, tables[table])),
+    })),
   ];
 }

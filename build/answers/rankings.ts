@@ -9,11 +9,31 @@
  * src/client/client.ts), so a stored ranking is byte for byte the one made
  * at run time. Pure: the table's text in, records out.
  */
-import { type MadeRecords, parseRankingTable, RANKING, type RankingAsk, rankingKey, rankingText } from '../../src/client/client.ts';
+import {
+  type MadeRecords,
+  parseRankingTable,
+  RANKING,
+  type RankingAsk,
+  rankingKey,
+  rankingText,
+} from '../../src/client/client.ts';
 
 export function rankingRecords(table: string): MadeRecords['records'] {
   const t = parseRankingTable(table);
-  const scopes: Partial<RankingAsk>[] = [{}, { class: 'competitive' }, ...t.classes.map((c) => ({ class: c })), ...t.awards.map((a) => ({ award: a }))];
-  const asks = RANKING.of.flatMap((of) => RANKING.by.flatMap((by) => scopes.map((scope): RankingAsk => ({ of, by: by as RankingAsk['by'], limit: RANKING.limit, ...scope }))));
-  return asks.map((ask) => ({ key: `ranking ${rankingKey(ask)}`, text: rankingText(t, ask)!, group: 'ranking' as const }));
+  const scopes: Partial<RankingAsk>[] = [
+    {},
+    { class: 'competitive' },
+    ...t.classes.map((c) => ({ class: c })),
+    ...t.awards.map((a) => ({ award: a })),
+  ];
+  const asks = RANKING.of.flatMap((of) =>
+    RANKING.by.flatMap((by) =>
+      scopes.map((scope): RankingAsk => ({ of, by: by as RankingAsk['by'], limit: RANKING.limit, ...scope })),
+    ),
+  );
+  return asks.map((ask) => ({
+    key: `ranking ${rankingKey(ask)}`,
+    text: rankingText(t, ask)!,
+    group: 'ranking' as const,
+  }));
 }

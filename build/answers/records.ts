@@ -16,7 +16,14 @@ import { rankingRecords } from './rankings.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
-  stats: { films: number; people: number; companies: number; countries: number; merged: Things['merged']; rankings: number };
+  stats: {
+    films: number;
+    people: number;
+    companies: number;
+    countries: number;
+    merged: Things['merged'];
+    rankings: number;
+  };
 }
 
 export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Records {
@@ -50,6 +57,13 @@ export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Reco
   return {
     ...made,
     records: [...made.records, ...rankings],
-    stats: { films: count('film'), people: count('person'), companies: count('company'), countries: model.all.filter((t) => t.kind === 'country').length, merged: model.merged, rankings: rankings.length },
+    stats: {
+      films: count('film'),
+      people: count('person'),
+      companies: count('company'),
+      countries: model.all.filter((t) => t.kind === 'country').length,
+      merged: model.merged,
+      rankings: rankings.length,
+    },
   };
 }

@@ -43,10 +43,12 @@ export interface Things {
 }
 
 /** The kind an IMDb id names: `tt…` a film, `co…` a company, any other a person. */
-export const kindOfId = (id: string): Kind => (id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person');
+export const kindOfId = (id: string): Kind =>
+  id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person';
 
 /** The ids at a place: one, or a pseudonym's several, comma-separated; none for ''. */
-const idsAt = (place: string): string[] => (place === '' ? [] : place.split(',').filter((id) => id !== '' && id !== '?'));
+const idsAt = (place: string): string[] =>
+  place === '' ? [] : place.split(',').filter((id) => id !== '' && id !== '?');
 
 export function things(rows: SourceRow[]): Things {
   const all: Thing[] = [];
@@ -110,7 +112,8 @@ export function things(rows: SourceRow[]): Things {
         const ids = idsAt(row.peopleIds[place]);
         let placed: Thing[];
         if (ids.length > 0) placed = ids.map((id) => byId.get(id)!);
-        else if (row.nameAlone && row.canonical === COUNTRY_AWARD) placed = [unnamed(`country\u0000${name}`, 'country')];
+        else if (row.nameAlone && row.canonical === COUNTRY_AWARD)
+          placed = [unnamed(`country\u0000${name}`, 'country')];
         else {
           const known = nameIds.get(name);
           if (known?.size === 1) {
@@ -126,7 +129,13 @@ export function things(rows: SourceRow[]): Things {
       }),
     );
   }
-  return { all, byId, rowFilms, rowPeople, merged: { films: merged.films.size, names: merged.names.size, credits: merged.credits } };
+  return {
+    all,
+    byId,
+    rowFilms,
+    rowPeople,
+    merged: { films: merged.films.size, names: merged.names.size, credits: merged.credits },
+  };
 }
 
 /** Each nomination's IMDb ids as its things give them (a name written without an id, once merged, gives its thing's): what the lookups by id, search and the dataset count alike. */

@@ -38,7 +38,8 @@ export const maxSourceBytes = (env: NodeJS.ProcessEnv = process.env) =>
 export const SOURCE_LIMIT_ADVICE = 'If a revision really is that large, set DATA_MAX_BYTES higher';
 
 /** A limit as people read it: "20 MB (20971520 bytes)", or "1000 bytes" under a megabyte. */
-const size = (bytes: number) => (bytes < 1024 * 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024 / 1024)} MB (${bytes} bytes)`);
+const size = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024 / 1024)} MB (${bytes} bytes)`;
 
 /** The one line for `what` past `maxBytes`, with `advice` when a setting can raise the limit. */
 const tooLarge = (what: string, maxBytes: number, advice: string | null, told = '') =>
@@ -48,7 +49,13 @@ const tooLarge = (what: string, maxBytes: number, advice: string | null, told = 
  * The chunks of `body` together, or a ReadLimitError once more
  * than `maxBytes` arrived (`stop` is then called to end the read).
  */
-async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: string, stop: () => void, advice: string | null): Promise<Buffer> {
+async function collect(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  what: string,
+  stop: () => void,
+  advice: string | null,
+): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
@@ -69,13 +76,22 @@ async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number, what: 
  * a thread that even process.exit waits for, so the command would never end.
  * It is opened without blocking too, for the same reason.
  */
-export async function readFileBounded(file: string, what: string, maxBytes: number, timeoutMs: number, advice: string | null = SOURCE_LIMIT_ADVICE): Promise<Buffer> {
+export async function readFileBounded(
+  file: string,
+  what: string,
+  maxBytes: number,
+  timeoutMs: number,
+  advice: string | null = SOURCE_LIMIT_ADVICE,
+): Promise<Buffer> {
   const fd = await promisify(open)(file, constants.O_RDONLY | constants.O_NONBLOCK);
   const stat = await promisify(fstat)(fd).catch((error: Error) => {
     closeSync(fd);
     throw error;
   });
-  const stream: Readable = stat.isFIFO() || stat.isSocket() ? new Socket({ fd, readable: true, writable: false }) : createReadStream('', { fd, highWaterMark: 256 * 1024 });
+  const stream: Readable =
+    stat.isFIFO() || stat.isSocket()
+      ? new Socket({ fd, readable: true, writable: false })
+      : createReadStream('', { fd, highWaterMark: 256 * 1024 });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -117,5 +133,11 @@ export async function fetchBounded(
     throw new ReadLimitError(tooLarge(what, options.maxBytes, advice, `: its answer says ${length} bytes`));
   }
   if (!response.body) return Buffer.alloc(0);
-  return collect(response.body as unknown as AsyncIterable<Uint8Array>, options.maxBytes, what, () => controller.abort(), advice);
+  return collect(
+    response.body as unknown as AsyncIterable<Uint8Array>,
+    options.maxBytes,
+    what,
+    () => controller.abort(),
+    advice,
+  );
 }

@@ -9,15 +9,36 @@ import type { Archive, Category, Nomination } from '../../src/shared/types.ts';
 import { ID_FORMS } from '../../src/shared/routes.ts';
 
 export const COLUMNS = [
-  'Ceremony', 'Year', 'Class', 'CanonicalCategory', 'Category', 'Film', 'FilmId',
-  'Name', 'Nominees', 'NomineeIds', 'Winner', 'Detail', 'Note', 'Citation',
+  'Ceremony',
+  'Year',
+  'Class',
+  'CanonicalCategory',
+  'Category',
+  'Film',
+  'FilmId',
+  'Name',
+  'Nominees',
+  'NomineeIds',
+  'Winner',
+  'Detail',
+  'Note',
+  'Citation',
 ] as const;
 type Column = (typeof COLUMNS)[number];
 
 /** Fewest fields a line may have: trailing empty columns after Name are often omitted. */
 export const MIN_FIELDS = 8;
 
-export const CLASSES = new Set(['Title', 'Acting', 'Directing', 'Writing', 'Music', 'Production', 'SciTech', 'Special']);
+export const CLASSES = new Set([
+  'Title',
+  'Acting',
+  'Directing',
+  'Writing',
+  'Music',
+  'Production',
+  'SciTech',
+  'Special',
+]);
 
 /** Classes whose nominations honour a film: primary is the film, secondary the people. */
 const FILM_CLASSES = new Set(['Title']);
@@ -99,7 +120,13 @@ export interface NameFacts {
 }
 
 /** Facts of an archive the source said nothing more about. */
-export const noFacts = (): NameFacts => ({ kinds: new Map(), awards: new Map(), idNames: new Map(), filmYears: new Map(), unidentified: new Set() });
+export const noFacts = (): NameFacts => ({
+  kinds: new Map(),
+  awards: new Map(),
+  idNames: new Map(),
+  filmYears: new Map(),
+  unidentified: new Set(),
+});
 
 export interface ImportResult {
   archive: Archive;
@@ -159,7 +186,11 @@ function idsOf(column: 'FilmId' | 'NomineeIds', text: string, line: number): str
   const ids: string[] = [];
   for (const id of values(text).flatMap((v) => v.split(','))) {
     if (id === NO_ID) continue;
-    if (!form.test(id)) throw new ImportError(line, `${column} holds ${JSON.stringify(id)}, which is neither ${form.expected} nor the placeholder "?"`);
+    if (!form.test(id))
+      throw new ImportError(
+        line,
+        `${column} holds ${JSON.stringify(id)}, which is neither ${form.expected} nor the placeholder "?"`,
+      );
     ids.push(id);
   }
   return ids;
@@ -186,11 +217,17 @@ export function importArchive(text: string): ImportResult {
   const records = fieldsOf(text);
   const header = records[0] ?? [];
   if (header.join('\t') !== COLUMNS.join('\t')) {
-    throw new ImportError(1, `header must be the ${COLUMNS.length} columns ${COLUMNS.join(', ')}; found ${header.join(', ') || 'nothing'}`);
+    throw new ImportError(
+      1,
+      `header must be the ${COLUMNS.length} columns ${COLUMNS.join(', ')}; found ${header.join(', ') || 'nothing'}`,
+    );
   }
   const lastLine = text.split('\n').length; // a complete file ends in \n, so its last "line" is empty
   if (!text.endsWith('\n')) {
-    throw new ImportError(lastLine, 'truncated: the file does not end with a line break, so its last row may be cut off');
+    throw new ImportError(
+      lastLine,
+      'truncated: the file does not end with a line break, so its last row may be cut off',
+    );
   }
 
   // Groups keyed by ceremony then category, in order of first appearance.
@@ -212,7 +249,9 @@ export function importArchive(text: string): ImportResult {
       if (!names) facts.idNames.set(id, (names = new Map()));
       names.set(name, (names.get(name) ?? 0) + 1);
     }
-    if (filmYear !== undefined) for (const key of known.length > 0 ? known : [name]) if (!facts.filmYears.has(key)) facts.filmYears.set(key, filmYear);
+    if (filmYear !== undefined)
+      for (const key of known.length > 0 ? known : [name])
+        if (!facts.filmYears.has(key)) facts.filmYears.set(key, filmYear);
   };
   let rows = 0;
   const sourceRows: SourceRow[] = [];
@@ -224,7 +263,10 @@ export function importArchive(text: string): ImportResult {
       throw new ImportError(line, 'empty line inside the data');
     }
     if (record.length < MIN_FIELDS || record.length > COLUMNS.length) {
-      throw new ImportError(line, `expected ${MIN_FIELDS} to ${COLUMNS.length} tab-separated fields, found ${record.length}`);
+      throw new ImportError(
+        line,
+        `expected ${MIN_FIELDS} to ${COLUMNS.length} tab-separated fields, found ${record.length}`,
+      );
     }
     const field = (name: Column): string => unescape(record[COLUMNS.indexOf(name)] ?? '');
 
@@ -235,7 +277,10 @@ export function importArchive(text: string): ImportResult {
     const ceremony = Number(ceremonyText);
     const klass = field('Class');
     if (!CLASSES.has(klass)) {
-      throw new ImportError(line, `unknown Class ${JSON.stringify(klass)} (expected one of ${[...CLASSES].join(', ')})`);
+      throw new ImportError(
+        line,
+        `unknown Class ${JSON.stringify(klass)} (expected one of ${[...CLASSES].join(', ')})`,
+      );
     }
     const rawCategory = field('Category');
     if (rawCategory.trim() === '') throw new ImportError(line, 'Category is empty');
@@ -262,7 +307,10 @@ export function importArchive(text: string): ImportResult {
 
     const nomination: Nomination = { primary, secondary, won: winner === 'True' };
     if (notes.length > 0) nomination.notes = notes.join('\n');
-    const carried = new Set([...idsOf('FilmId', field('FilmId'), line), ...idsOf('NomineeIds', field('NomineeIds'), line)]);
+    const carried = new Set([
+      ...idsOf('FilmId', field('FilmId'), line),
+      ...idsOf('NomineeIds', field('NomineeIds'), line),
+    ]);
     const filmIds = field('FilmId').split('|');
     films.forEach((film, i) => {
       seen(film, 'film');
@@ -276,7 +324,14 @@ export function importArchive(text: string): ImportResult {
       const id = place.split(',')[0];
       // Without an id, as build/answers/things.ts tells them apart:
       // a country, an organisation by its words, else a person.
-      const loose = individuals.length === 0 ? (field('CanonicalCategory') === COUNTRY_AWARD ? 'country' : 'company') : looksLikeOrganisation(person) ? 'company' : 'person';
+      const loose =
+        individuals.length === 0
+          ? field('CanonicalCategory') === COUNTRY_AWARD
+            ? 'country'
+            : 'company'
+          : looksLikeOrganisation(person)
+            ? 'company'
+            : 'person';
       seen(person, id.startsWith('nm') ? 'person' : id.startsWith('co') ? 'company' : loose);
       placed(person, place.split(','));
     });
@@ -284,16 +339,30 @@ export function importArchive(text: string): ImportResult {
     const placeId = (id: string | undefined) => (id === undefined || id === NO_ID ? '' : id);
     const sourceFilmIds = values(field('FilmId'));
     sourceRows.push({
-      ceremony, filmYear: field('Year'), klass, canonical: field('CanonicalCategory'), category: rawCategory,
-      films, filmIds: films.map((_, i) => placeId(sourceFilmIds[i])), name,
-      people, peopleIds: people.map((_, i) => placeId(individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] : undefined)), nameAlone: individuals.length === 0 && people.length > 0,
-      detail: values(detail), note: values(field('Note')), citation, nomination,
+      ceremony,
+      filmYear: field('Year'),
+      klass,
+      canonical: field('CanonicalCategory'),
+      category: rawCategory,
+      films,
+      filmIds: films.map((_, i) => placeId(sourceFilmIds[i])),
+      name,
+      people,
+      peopleIds: people.map((_, i) =>
+        placeId(individuals.length > 0 || nomineeIds.length === 1 ? nomineeIds[i] : undefined),
+      ),
+      nameAlone: individuals.length === 0 && people.length > 0,
+      detail: values(detail),
+      note: values(field('Note')),
+      citation,
+      nomination,
     });
 
     let categories = ceremonies.get(ceremony);
     if (!categories) ceremonies.set(ceremony, (categories = new Map()));
     const category = titleCaseCategory(rawCategory);
-    if (!facts.awards.has(category)) facts.awards.set(category, titleCaseCategory(field('CanonicalCategory') || rawCategory));
+    if (!facts.awards.has(category))
+      facts.awards.set(category, titleCaseCategory(field('CanonicalCategory') || rawCategory));
     let group = categories.get(category);
     if (!group) categories.set(category, (group = { category, nominations: [] }));
     group.nominations.push(nomination);
@@ -306,7 +375,13 @@ export function importArchive(text: string): ImportResult {
     const year = String(heldYear(ceremony));
     (archive[year] ??= []).push(...ceremonies.get(ceremony)!.values());
   }
-  return { archive: sortedByYear(archive), stats: { rows, ceremonies: ceremonies.size, notCarried }, ids, facts, rows: sourceRows };
+  return {
+    archive: sortedByYear(archive),
+    stats: { rows, ceremonies: ceremonies.size, notCarried },
+    ids,
+    facts,
+    rows: sourceRows,
+  };
 }
 
 /** Object keys that look like integers are ordered numerically by JS anyway; this makes it explicit. */

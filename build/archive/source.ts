@@ -39,8 +39,16 @@ export interface ResolvedSource {
 export class SourceError extends Error {}
 
 /** --source, else ARCHIVE_SOURCE, else the data:fetch `cache` when it exists, else the sample. */
-export async function resolveSource(flag: string | undefined, env = process.env, cache = CACHE_FILE): Promise<ResolvedSource> {
-  const given = flag ? { file: flag, via: '--source' as const } : env.ARCHIVE_SOURCE ? { file: env.ARCHIVE_SOURCE, via: 'ARCHIVE_SOURCE' as const } : null;
+export async function resolveSource(
+  flag: string | undefined,
+  env = process.env,
+  cache = CACHE_FILE,
+): Promise<ResolvedSource> {
+  const given = flag
+    ? { file: flag, via: '--source' as const }
+    : env.ARCHIVE_SOURCE
+      ? { file: env.ARCHIVE_SOURCE, via: 'ARCHIVE_SOURCE' as const }
+      : null;
   if (given) {
     const file = path.resolve(given.file);
     if (!(await fs.pathExists(file))) throw new SourceError(`${given.via} points at ${file}, which does not exist`);

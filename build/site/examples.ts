@@ -21,8 +21,15 @@ export interface ExampleAnswer {
 export type ExampleAnswers = Partial<Record<RouteId | 'health', ExampleAnswer>>;
 
 /** Answers every route's example over the built files (`files`: path under dist/ to bytes). */
-export async function exampleAnswers(files: ReadonlyMap<string, Uint8Array>, manifest: Manifest): Promise<ExampleAnswers> {
-  const api = createApi({ data: { read: (p) => files.get(p) ?? null }, keys: { verify: () => true }, rateLimitPerMinute: 1_000 });
+export async function exampleAnswers(
+  files: ReadonlyMap<string, Uint8Array>,
+  manifest: Manifest,
+): Promise<ExampleAnswers> {
+  const api = createApi({
+    data: { read: (p) => files.get(p) ?? null },
+    keys: { verify: () => true },
+    rateLimitPerMinute: 1_000,
+  });
   const answers: ExampleAnswers = { health: { status: 200, body: JSON.stringify(healthBody(manifest)) } };
   // A dataset file is a download (megabytes, binary), not an answer to show.
   for (const route of ROUTES.filter((r) => r.answer !== 'file')) {
@@ -62,7 +69,11 @@ function cut(value: unknown, limits: AbridgeLimits, depth = 0): unknown {
   if (value && typeof value === 'object') {
     const entries = Object.entries(value).map(([k, v]): [string, unknown] => [k, cut(v, limits, depth + 1)]);
     if (entries.length <= limits.keys) return Object.fromEntries(entries);
-    return Object.fromEntries([...entries.slice(0, limits.keys - 1), [more(entries.length - limits.keys), null], entries[entries.length - 1]]);
+    return Object.fromEntries([
+      ...entries.slice(0, limits.keys - 1),
+      [more(entries.length - limits.keys), null],
+      entries[entries.length - 1],
+    ]);
   }
   return value;
 }
@@ -81,7 +92,9 @@ function write(value: unknown, indent: string, width: number): string {
   const inner = `${indent}  `;
   if (Array.isArray(value)) return `[\n${value.map((v) => inner + write(v, inner, width)).join(',\n')}\n${indent}]`;
   if (value && typeof value === 'object') {
-    const lines = Object.entries(value).map(([k, v]) => inner + (isMark(k) ? k.slice(MORE.length) : `${JSON.stringify(k)}: ${write(v, inner, width)}`));
+    const lines = Object.entries(value).map(
+      ([k, v]) => inner + (isMark(k) ? k.slice(MORE.length) : `${JSON.stringify(k)}: ${write(v, inner, width)}`),
+    );
     return `{\n${lines.join(',\n')}\n${indent}}`;
   }
   return compact;

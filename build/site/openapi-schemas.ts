@@ -32,9 +32,12 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
   const file = ts.createSourceFile('types.ts', source, ts.ScriptTarget.ES2022, true);
   const declarations = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();
   for (const statement of file.statements) {
-    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) declarations.set(statement.name.text, statement);
+    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement))
+      declarations.set(statement.name.text, statement);
   }
-  const componentOf = new Map<string, ComponentName>(Object.entries(COMPONENTS).map(([c, t]) => [t, c as ComponentName]));
+  const componentOf = new Map<string, ComponentName>(
+    Object.entries(COMPONENTS).map(([c, t]) => [t, c as ComponentName]),
+  );
   const docOf = (node: ts.Node) =>
     ts
       .getJSDocCommentsAndTags(node)
@@ -55,12 +58,21 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
     }
     if (ts.isArrayTypeNode(node)) return { type: 'array', items: typeSchema(node.elementType, where) };
     // `T | null`, T a string or a number: an id the source may not give.
-    if (ts.isUnionTypeNode(node) && node.types.length === 2 && ts.isLiteralTypeNode(node.types[1]) && node.types[1].literal.kind === ts.SyntaxKind.NullKeyword) {
+    if (
+      ts.isUnionTypeNode(node) &&
+      node.types.length === 2 &&
+      ts.isLiteralTypeNode(node.types[1]) &&
+      node.types[1].literal.kind === ts.SyntaxKind.NullKeyword
+    ) {
       const schema = typeSchema(node.types[0], where);
-      if (typeof schema.type === 'string' && schema.type !== 'object' && schema.type !== 'array') return { ...schema, type: [schema.type, 'null'] };
+      if (typeof schema.type === 'string' && schema.type !== 'object' && schema.type !== 'array')
+        return { ...schema, type: [schema.type, 'null'] };
     }
     if (ts.isUnionTypeNode(node) && node.types.every((t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal))) {
-      return { type: 'string', enum: node.types.map((t) => ((t as ts.LiteralTypeNode).literal as ts.StringLiteral).text) };
+      return {
+        type: 'string',
+        enum: node.types.map((t) => ((t as ts.LiteralTypeNode).literal as ts.StringLiteral).text),
+      };
     }
     if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName)) {
       const name = node.typeName.text;
@@ -79,12 +91,14 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
     const inherited = (decl.heritageClauses ?? []).flatMap((clause) =>
       clause.types.flatMap((t) => {
         const base = ts.isIdentifier(t.expression) ? declarations.get(t.expression.text) : undefined;
-        if (!base || !ts.isInterfaceDeclaration(base)) throw new SchemaError(`openapi: ${decl.name.text} extends an unknown type`);
+        if (!base || !ts.isInterfaceDeclaration(base))
+          throw new SchemaError(`openapi: ${decl.name.text} extends an unknown type`);
         return members(base);
       }),
     );
     const own = decl.members.map((m) => {
-      if (!ts.isPropertySignature(m) || !m.type || !ts.isIdentifier(m.name)) throw new SchemaError(`openapi: ${decl.name.text} has a member that is not a plain property`);
+      if (!ts.isPropertySignature(m) || !m.type || !ts.isIdentifier(m.name))
+        throw new SchemaError(`openapi: ${decl.name.text} has a member that is not a plain property`);
       return m;
     });
     const ownNames = new Set(own.map((m) => (m.name as ts.Identifier).text));
@@ -109,7 +123,13 @@ export function derivedSchemas(source = readFileSync(TYPES_FILE, 'utf8')): Recor
       if (!m.questionToken) required.push(name);
     }
     // Closed objects: a field the service starts sending without a change here is drift, and the contract tests say so.
-    schemas[component] = { type: 'object', ...(description ? { description } : {}), properties, required, additionalProperties: false };
+    schemas[component] = {
+      type: 'object',
+      ...(description ? { description } : {}),
+      properties,
+      required,
+      additionalProperties: false,
+    };
   }
   return schemas;
 }

@@ -13,7 +13,17 @@ import { servedSource } from '../../src/api/handler.ts';
 import { ALLOWED_METHODS, DATA_CACHE_CONTROL } from '../../src/http/reply.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { KEY_PREFIX } from '../../src/keys/secrets.ts';
-import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, ROUTES, type Tag, template } from '../../src/shared/routes.ts';
+import {
+  DATASET_FILE_NAME,
+  ID_FORMS,
+  MAX_NAME_LENGTH,
+  MAX_SEARCH_LENGTH,
+  type Param,
+  type Route,
+  ROUTES,
+  type Tag,
+  template,
+} from '../../src/shared/routes.ts';
 import { SEARCH_LIMIT } from '../../src/store/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { RANKING, RANKING_ERRORS } from '../../src/client/client.ts';
@@ -46,7 +56,10 @@ function revisionSentence(source: Manifest['source'] | undefined): string[] {
   const which = served.commit
     ? `\`oscars.csv\` of ${served.repository} at commit \`${served.commit}\`${served.date ? ` (${served.date})` : ''}`
     : `a source of unknown revision${served.date ? ` pinned ${served.date}` : ''}`;
-  return ['', `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`];
+  return [
+    '',
+    `Data served: ${which}, sha256 \`${served.sha256}\`, ${served.nominations} nominations${served.sample ? ' (the small sample)' : ''}.`,
+  ];
 }
 
 /**
@@ -106,14 +119,28 @@ const REFINEMENTS: Record<string, Schema> = {
   'RateLimitError.retryAfter': { type: 'integer', minimum: 0 },
   'Health.status': { const: 'ok' },
   'ArchiveHealth.revision': { pattern: '^[0-9a-f]{64}$' },
-  ...Object.fromEntries(['firstYear', 'lastYear', 'years', 'categories', 'nominations'].map((f) => [`ArchiveHealth.${f}`, { type: 'integer', minimum: 0 }])),
+  ...Object.fromEntries(
+    ['firstYear', 'lastYear', 'years', 'categories', 'nominations'].map((f) => [
+      `ArchiveHealth.${f}`,
+      { type: 'integer', minimum: 0 },
+    ]),
+  ),
   'SearchResult.nominations': { type: 'integer', minimum: 1 },
   'SearchResult.wins': { type: 'integer', minimum: 0 },
   'DatasetEntry.bytes': { type: 'integer', minimum: 0 },
   'DatasetEntry.sha256': { pattern: '^[0-9a-f]{64}$' },
   'DatasetEntry.revision': { pattern: '^[0-9a-f]{64}$' },
   'DatasetList.revision': { pattern: '^[0-9a-f]{64}$' },
-  ...Object.fromEntries(['SearchResult.firstYear', 'SearchResult.lastYear', 'AwardName.firstYear', 'AwardName.lastYear', 'CategoryName.firstYear', 'CategoryName.lastYear'].map((f) => [f, { pattern: YEAR_KEY }])),
+  ...Object.fromEntries(
+    [
+      'SearchResult.firstYear',
+      'SearchResult.lastYear',
+      'AwardName.firstYear',
+      'AwardName.lastYear',
+      'CategoryName.firstYear',
+      'CategoryName.lastYear',
+    ].map((f) => [f, { pattern: YEAR_KEY }]),
+  ),
   'SearchResult.id': { pattern: '^(?:tt|nm|co)[0-9]+$' },
   'SearchResult.filmYear': { pattern: '^[0-9]{4}(?:/[0-9]{2})?$' },
   'Ranking.per': { enum: ['ceremony'] },
@@ -124,7 +151,9 @@ const REFINEMENTS: Record<string, Schema> = {
   'RankingEntry.id': { pattern: '^(?:tt|nm|co)[0-9]+$' },
   'RankingEntry.ceremony': { type: 'integer', minimum: 1 },
   ...Object.fromEntries(['Ranking.from', 'Ranking.to', 'RankingEntry.year'].map((f) => [f, { pattern: '^[0-9]+$' }])),
-  ...Object.fromEntries(['RankingEntry.nominations', 'RankingEntry.wins'].map((f) => [f, { type: 'integer', minimum: 0 }])),
+  ...Object.fromEntries(
+    ['RankingEntry.nominations', 'RankingEntry.wins'].map((f) => [f, { type: 'integer', minimum: 0 }]),
+  ),
 };
 
 /**
@@ -134,19 +163,60 @@ const REFINEMENTS: Record<string, Schema> = {
  * as `x-segments`.
  */
 const RANKING_SEGMENTS: { name: string; description: string; schema: Schema }[] = [
-  { name: 'of', description: 'What is ranked; default `people`.', schema: { type: 'string', enum: RANKING.of, default: 'people' } },
-  { name: 'by', description: 'The count ranked by; default `nominations`.', schema: { type: 'string', enum: [...RANKING.by], default: 'nominations' } },
-  { name: 'class', description: 'Only nominations in this class, as the source names it, or `competitive` (every class but SciTech and Special). Not with `award`.', schema: { type: 'string', enum: ['competitive', ...RANKING.classes] } },
-  { name: 'award', description: 'Only nominations for this award, by its id from `/awards`; one the archive does not have answers 404. Not with `class`.', schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' } },
-  { name: 'from', description: 'First held year counted; default the archive\'s first.', schema: { type: 'integer', minimum: 0 } },
-  { name: 'to', description: 'Last held year counted, not before `from`; default the archive\'s last.', schema: { type: 'integer', minimum: 0 } },
-  { name: 'won', description: '`yes`: only those with a win in the span and scope; `no`: only those without one.', schema: { type: 'string', enum: [...RANKING.won] } },
-  { name: 'per', description: '`ceremony`: each entry is one film, person or company at one ceremony (the most wins at one ceremony).', schema: { type: 'string', enum: ['ceremony'] } },
-  { name: 'limit', description: `Entries at most; default ${RANKING.limit}.`, schema: { type: 'integer', minimum: 1, maximum: RANKING.maxLimit, default: RANKING.limit } },
+  {
+    name: 'of',
+    description: 'What is ranked; default `people`.',
+    schema: { type: 'string', enum: RANKING.of, default: 'people' },
+  },
+  {
+    name: 'by',
+    description: 'The count ranked by; default `nominations`.',
+    schema: { type: 'string', enum: [...RANKING.by], default: 'nominations' },
+  },
+  {
+    name: 'class',
+    description:
+      'Only nominations in this class, as the source names it, or `competitive` (every class but SciTech and Special). Not with `award`.',
+    schema: { type: 'string', enum: ['competitive', ...RANKING.classes] },
+  },
+  {
+    name: 'award',
+    description:
+      'Only nominations for this award, by its id from `/awards`; one the archive does not have answers 404. Not with `class`.',
+    schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' },
+  },
+  {
+    name: 'from',
+    description: "First held year counted; default the archive's first.",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  {
+    name: 'to',
+    description: "Last held year counted, not before `from`; default the archive's last.",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  {
+    name: 'won',
+    description: '`yes`: only those with a win in the span and scope; `no`: only those without one.',
+    schema: { type: 'string', enum: [...RANKING.won] },
+  },
+  {
+    name: 'per',
+    description:
+      '`ceremony`: each entry is one film, person or company at one ceremony (the most wins at one ceremony).',
+    schema: { type: 'string', enum: ['ceremony'] },
+  },
+  {
+    name: 'limit',
+    description: `Entries at most; default ${RANKING.limit}.`,
+    schema: { type: 'integer', minimum: 1, maximum: RANKING.maxLimit, default: RANKING.limit },
+  },
 ];
 
 /** The component schemas: those derived from types.ts (`derived`, default the checked-in file) with the refinements above. */
-export function componentSchemas(derived: Record<ComponentName, Schema> = JSON.parse(readFileSync(SCHEMAS_FILE, 'utf8'))): Record<ComponentName, Schema> {
+export function componentSchemas(
+  derived: Record<ComponentName, Schema> = JSON.parse(readFileSync(SCHEMAS_FILE, 'utf8')),
+): Record<ComponentName, Schema> {
   const schemas = structuredClone(derived);
   for (const [target, refinement] of Object.entries(REFINEMENTS)) {
     const [component, field] = target.split('.') as [ComponentName, string];
@@ -176,14 +246,19 @@ const STATUS_TEXT: Record<number, string> = {
 /** An Error body whose message is one of `messages`. */
 function errorSchema(messages: string[]): Schema {
   const alternatives: Schema[] = messages.map((m) => ({ const: m }));
-  return { ...ref('Error'), properties: { error: alternatives.length === 1 ? alternatives[0] : { anyOf: alternatives } } };
+  return {
+    ...ref('Error'),
+    properties: { error: alternatives.length === 1 ? alternatives[0] : { anyOf: alternatives } },
+  };
 }
 
 function errorResponse(description: string, messages: string[], example: string, extra: Schema = {}): Schema {
   return {
     description,
     ...extra,
-    content: { 'application/json': { schema: errorSchema(messages), examples: { error: { value: { error: example } } } } },
+    content: {
+      'application/json': { schema: errorSchema(messages), examples: { error: { value: { error: example } } } },
+    },
   };
 }
 
@@ -196,12 +271,26 @@ const PARAM_SHAPES: Record<Param | 'apikey', string> = {
 };
 
 /** The id routes: what their id names, and the 400 a malformed one gets. */
-const ID_PARAMS: Partial<Record<Route['id'], { form: (typeof ID_FORMS)[keyof typeof ID_FORMS]; what: string; error: string }>> = {
+const ID_PARAMS: Partial<
+  Record<Route['id'], { form: (typeof ID_FORMS)[keyof typeof ID_FORMS]; what: string; error: string }>
+> = {
   titleById: { form: ID_FORMS.titleById, what: 'The IMDb id of a film', error: MESSAGES.badTitleId },
-  nameById: { form: ID_FORMS.nameById, what: 'The IMDb id of a person (`nm…`) or a company (`co…`)', error: MESSAGES.badNameId },
+  nameById: {
+    form: ID_FORMS.nameById,
+    what: 'The IMDb id of a person (`nm…`) or a company (`co…`)',
+    error: MESSAGES.badNameId,
+  },
   filmRecord: { form: ID_FORMS.titleById, what: 'The IMDb id of a film', error: MESSAGES.badTitleId },
-  peopleRecord: { form: ID_FORMS.nameById, what: 'The IMDb id of a person (`nm…`) or a company (`co…`)', error: MESSAGES.badNameId },
-  awardRecord: { form: ID_FORMS.awardRecord, what: 'An award’s id, as the award list (`/awards`) gives it', error: MESSAGES.badAwardId },
+  peopleRecord: {
+    form: ID_FORMS.nameById,
+    what: 'The IMDb id of a person (`nm…`) or a company (`co…`)',
+    error: MESSAGES.badNameId,
+  },
+  awardRecord: {
+    form: ID_FORMS.awardRecord,
+    what: 'An award’s id, as the award list (`/awards`) gives it',
+    error: MESSAGES.badAwardId,
+  },
 };
 
 function idParameter(route: Route, literally: string): Schema {
@@ -214,7 +303,7 @@ function idParameter(route: Route, literally: string): Schema {
       route.id === 'awardRecord'
         ? `${id.what}: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that names no award answers 404.`
         : `${id.what}, as IMDb writes it: ${id.form.expected}. ${literally} A malformed id answers 400; a well-formed one that no nomination carries answers 404. ` +
-          'The archive holds the ids its source records for each nomination; a film or person the source has no id for is not found by id (its nominations are in its ceremony\'s and its award\'s records).',
+          "The archive holds the ids its source records for each nomination; a film or person the source has no id for is not found by id (its nominations are in its ceremony's and its award's records).",
     schema: { type: 'string', pattern: id.form.pattern },
     examples: { example: { value: route.example.id } },
   };
@@ -299,8 +388,15 @@ function healthOperation(): Schema {
       'For load balancers and uptime monitors: asks for no key, answers no archive data and is never cached. ' +
       'The counts and the revision are what the build recorded. HEAD answers the same without a body.',
     responses: {
-      200: { description: `${STATUS_TEXT[200]}: the archive can be read.`, content: { 'application/json': { schema: ref('Health') } } },
-      405: errorResponse(`${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS}.`, [MESSAGES.methodNotAllowed], MESSAGES.methodNotAllowed),
+      200: {
+        description: `${STATUS_TEXT[200]}: the archive can be read.`,
+        content: { 'application/json': { schema: ref('Health') } },
+      },
+      405: errorResponse(
+        `${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS}.`,
+        [MESSAGES.methodNotAllowed],
+        MESSAGES.methodNotAllowed,
+      ),
       503: errorResponse(
         `${STATUS_TEXT[503]}: the archive's data or the key store cannot be read here; every lookup would answer 500, or 503 for a key not checked before when the key store cannot be reached.`,
         [MESSAGES.unavailable, MESSAGES.keysUnavailable],
@@ -313,13 +409,35 @@ function healthOperation(): Schema {
 /** Operations grouped as the spec's section 1 lists the lookups (each route names its tag). */
 const TAGS: { name: Tag | 'service'; description: string }[] = [
   { name: 'ceremonies', description: 'The whole archive, or one ceremony by the year it was held.' },
-  { name: 'people and films', description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.' },
-  { name: 'categories', description: 'Every category whose full name contains a text, across all ceremonies or at one ceremony; and the list of every full category name.' },
-  { name: 'search', description: 'Films, people, companies and categories close to a text, however it is typed, best first, each with the lookup that answers it.' },
+  {
+    name: 'people and films',
+    description: 'Every nomination naming a person, company or film: across all ceremonies, or a film at one ceremony.',
+  },
+  {
+    name: 'categories',
+    description:
+      'Every category whose full name contains a text, across all ceremonies or at one ceremony; and the list of every full category name.',
+  },
+  {
+    name: 'search',
+    description:
+      'Films, people, companies and categories close to a text, however it is typed, best first, each with the lookup that answers it.',
+  },
   { name: 'service', description: 'The service itself, without a key.' },
-  { name: 'IMDb ids', description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.' },
-  { name: 'records', description: 'Everything the archive knows of a film, a person or company (by IMDb id), a ceremony (by held year) or an award (across all its names), with every id, totals and ranks.' },
-  { name: 'dataset', description: 'The whole source to keep, with every field the lookups leave out (IMDb ids, film years, characters and songs, canonical awards): SQLite, NDJSON and CSV.' },
+  {
+    name: 'IMDb ids',
+    description: 'Every nomination of a film, person or company, by the IMDb id the archive records for it.',
+  },
+  {
+    name: 'records',
+    description:
+      'Everything the archive knows of a film, a person or company (by IMDb id), a ceremony (by held year) or an award (across all its names), with every id, totals and ranks.',
+  },
+  {
+    name: 'dataset',
+    description:
+      'The whole source to keep, with every field the lookups leave out (IMDb ids, film years, characters and songs, canonical awards): SQLite, NDJSON and CSV.',
+  },
 ];
 
 /** A dataset file's 200 and 206 bodies: the file's bytes, by its format. */
@@ -343,7 +461,10 @@ function operation(route: Route, yearRange: [number, number]): Schema {
   const responses: Record<string, Schema> = {
     200: {
       description: `${STATUS_TEXT[200]}. Stored answers carry an ETag; send it back in If-None-Match to get a 304.`,
-      headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': { $ref: '#/components/headers/Cache-Control' } },
+      headers: {
+        ETag: { $ref: '#/components/headers/ETag' },
+        'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+      },
       content: route.answer === 'file' ? DATASET_CONTENT : { 'application/json': { schema: okSchema(route) } },
     },
     304: {
@@ -354,38 +475,61 @@ function operation(route: Route, yearRange: [number, number]): Schema {
   if (route.answer === 'file') {
     responses[206] = {
       description: `${STATUS_TEXT[206]}: the bytes a \`Range: bytes=start-end\` asked for (one range; with \`If-Range\`, only while it names this file's ETag), of the file as stored, uncompressed, to resume a download.`,
-      headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Content-Range': { description: '`bytes start-end/size`.', schema: { type: 'string' } } },
+      headers: {
+        ETag: { $ref: '#/components/headers/ETag' },
+        'Content-Range': { description: '`bytes start-end/size`.', schema: { type: 'string' } },
+      },
       content: DATASET_CONTENT,
     };
     responses[416] = {
       description: `${STATUS_TEXT[416]}: the range starts past the end of the file. No body.`,
-      headers: { 'Content-Range': { description: '`bytes */size`: the file\'s size.', schema: { type: 'string' } } },
+      headers: { 'Content-Range': { description: "`bytes */size`: the file's size.", schema: { type: 'string' } } },
     };
   }
   if (route.options) {
     const messages = [MESSAGES.badEncoding, ...Object.values(RANKING_ERRORS)];
-    responses[400] = errorResponse(`${STATUS_TEXT[400]}: a segment is malformed, unknown or given twice; the message names it.`, messages, RANKING_ERRORS.class);
+    responses[400] = errorResponse(
+      `${STATUS_TEXT[400]}: a segment is malformed, unknown or given twice; the message names it.`,
+      messages,
+      RANKING_ERRORS.class,
+    );
   } else if (route.params.length > 0) {
-    const messages: string[] = [MESSAGES.badEncoding, ...(route.params.includes('name') ? [route.id === 'search' ? MESSAGES.badSearch : MESSAGES.badName] : [])];
+    const messages: string[] = [
+      MESSAGES.badEncoding,
+      ...(route.params.includes('name') ? [route.id === 'search' ? MESSAGES.badSearch : MESSAGES.badName] : []),
+    ];
     const year = route.params.includes('year');
     if (year) messages.push(MESSAGES.badYear);
     const id = ID_PARAMS[route.id];
     if (id) messages.push(id.error);
     if (route.params.includes('file')) messages.push(MESSAGES.badFileName);
-    const what = id ? `an id not of the form ${id.form.expected}` : route.params.includes('file') ? 'a file name no dataset file can have' : `an empty or too long name${year ? ', a year that is not a whole number' : ''}`;
+    const what = id
+      ? `an id not of the form ${id.form.expected}`
+      : route.params.includes('file')
+        ? 'a file name no dataset file can have'
+        : `an empty or too long name${year ? ', a year that is not a whole number' : ''}`;
     responses[400] = errorResponse(
       `${STATUS_TEXT[400]}: a parameter is malformed (bad percent-encoding, ${what}).`,
       messages,
       messages[messages.length - 1],
     );
   }
-  responses[403] = errorResponse(`${STATUS_TEXT[403]}: the key is missing, unknown or revoked.`, [MESSAGES.forbidden], MESSAGES.forbidden);
-  if (route.notFound) responses[404] = errorResponse(`${STATUS_TEXT[404]}: nothing matches.`, [route.notFound], route.notFound);
+  responses[403] = errorResponse(
+    `${STATUS_TEXT[403]}: the key is missing, unknown or revoked.`,
+    [MESSAGES.forbidden],
+    MESSAGES.forbidden,
+  );
+  if (route.notFound)
+    responses[404] = errorResponse(`${STATUS_TEXT[404]}: nothing matches.`, [route.notFound], route.notFound);
   responses[405] = errorResponse(
     `${STATUS_TEXT[405]}: answered to any method other than ${ALLOWED_METHODS} on this path.`,
     [MESSAGES.methodNotAllowed],
     MESSAGES.methodNotAllowed,
-    { headers: { Allow: { description: 'The methods this path accepts.', schema: { type: 'string', const: ALLOWED_METHODS } } } },
+    {
+      headers: {
+        Allow: { description: 'The methods this path accepts.', schema: { type: 'string', const: ALLOWED_METHODS } },
+      },
+    },
   );
   responses[429] = {
     description: `${STATUS_TEXT[429]}: this key used up its requests for the current minute. Wait Retry-After seconds.`,
@@ -420,7 +564,9 @@ function operation(route: Route, yearRange: [number, number]): Schema {
     tags: [route.tag],
     summary: route.summary,
     description:
-      `${route.summary} HEAD answers the same without a body.` + (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : '') + segments,
+      `${route.summary} HEAD answers the same without a body.` +
+      (alias.length ? ` Also answered at ${alias.join(', ')} (same operation, same answers).` : '') +
+      segments,
     parameters: [...route.params, 'apikey' as const].map((p) => parameter(p, route, yearRange)),
     responses,
     ...(route.options ? { 'x-segments': RANKING_SEGMENTS.map((o) => ({ ...o, in: 'path', required: false })) } : {}),
@@ -485,9 +631,19 @@ export function openApiDocument(options: OpenApiOptions): Schema {
     components: {
       schemas: componentSchemas(),
       headers: {
-        ETag: { description: 'Identifies this answer (and its encoding); send it back in If-None-Match.', schema: { type: 'string' } },
-        'Cache-Control': { description: 'How long a client may keep the answer.', schema: { type: 'string', examples: [DATA_CACHE_CONTROL] } },
-        'Retry-After': { description: 'Whole seconds until this key may ask again.', required: true, schema: { type: 'integer', minimum: 0 } },
+        ETag: {
+          description: 'Identifies this answer (and its encoding); send it back in If-None-Match.',
+          schema: { type: 'string' },
+        },
+        'Cache-Control': {
+          description: 'How long a client may keep the answer.',
+          schema: { type: 'string', examples: [DATA_CACHE_CONTROL] },
+        },
+        'Retry-After': {
+          description: 'Whole seconds until this key may ask again.',
+          required: true,
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
     },
     'x-api-key': { in: 'path', name: 'apikey', segment: 'apikey=<key>', portal: '/portal' },
@@ -495,7 +651,14 @@ export function openApiDocument(options: OpenApiOptions): Schema {
 }
 
 /** `openapi.json` for dist/: servers from PUBLIC_BASE_URL, years from the manifest. */
-export function openApiJson(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, env: Record<string, string | undefined> = process.env): string {
-  const options = { yearRange: manifest.yearRange, baseUrl: env.PUBLIC_BASE_URL || DEFAULT_BASE_URL, source: manifest.source };
+export function openApiJson(
+  manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  const options = {
+    yearRange: manifest.yearRange,
+    baseUrl: env.PUBLIC_BASE_URL || DEFAULT_BASE_URL,
+    source: manifest.source,
+  };
   return `${JSON.stringify(openApiDocument(options), null, 2)}\n`;
 }

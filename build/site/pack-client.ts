@@ -71,7 +71,13 @@ function compile(ts: TypeScript, outDir: string): void {
   const emitted = [program.emit(), declarations.emit()];
   const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.flatMap((e) => e.diagnostics)];
   if (problems.length > 0) {
-    throw new Error(ts.formatDiagnostics(problems, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
+    throw new Error(
+      ts.formatDiagnostics(problems, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => ROOT,
+        getNewLine: () => '\n',
+      }),
+    );
   }
 }
 
@@ -91,10 +97,16 @@ async function flatten(dir: string): Promise<void> {
   for (const [from, to] of moves) {
     for (const ext of ['.js', '.d.ts']) {
       const text = await readFile(path.join(dir, `${from}${ext}`), 'utf8');
-      await writeFile(path.join(dir, `${to}${ext}`), text.replace(/(from\s+["'])\.\.\/shared\/([\w-]+)\.[jt]s(["'])/g, '$1./$2.js$3').replace(/(from\s+["']\.\/[\w-]+)\.ts(["'])/g, '$1.js$2'));
+      await writeFile(
+        path.join(dir, `${to}${ext}`),
+        text
+          .replace(/(from\s+["'])\.\.\/shared\/([\w-]+)\.[jt]s(["'])/g, '$1./$2.js$3')
+          .replace(/(from\s+["']\.\/[\w-]+)\.ts(["'])/g, '$1.js$2'),
+      );
     }
   }
-  for (const folder of new Set(moves.map(([from]) => from.split('/')[0]))) await rm(path.join(dir, folder), { recursive: true });
+  for (const folder of new Set(moves.map(([from]) => from.split('/')[0])))
+    await rm(path.join(dir, folder), { recursive: true });
 }
 
 /** The client's methods, named as `createClient` returns them (a method added there is listed here without an edit). */
@@ -107,7 +119,9 @@ function methodNames(): string[] {
  * The years the pinned revision holds (data/archive-summary.json, which the build's guard checks every build against).
  */
 function yearRange(): [string, string] {
-  const years = Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'data/archive-summary.json'), 'utf8')) as Record<string, unknown>).sort();
+  const years = Object.keys(
+    JSON.parse(readFileSync(path.join(ROOT, 'data/archive-summary.json'), 'utf8')) as Record<string, unknown>,
+  ).sort();
   return [years[0], years[years.length - 1]];
 }
 
@@ -133,7 +147,9 @@ for (const { year, category, nomination } of await api.person('Meryl Streep')) {
 \`\`\`
 
 Methods, each typed in \`client.d.ts\`:
-${methodNames().map((name) => `- \`${name}\``).join('\n')}
+${methodNames()
+  .map((name) => `- \`${name}\``)
+  .join('\n')}
 - \`clearCache()\` forgets every answer it keeps.
 
 Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked,
@@ -187,14 +203,21 @@ async function manifest(): Promise<Record<string, unknown>> {
   return {
     name: CLIENT_PACKAGE,
     version: API_VERSION,
-    description: 'Typed client for the Film Awards Archive API (every Academy Awards nomination and winner): ESM, no dependencies, for Node, Deno and browsers.',
+    description:
+      'Typed client for the Film Awards Archive API (every Academy Awards nomination and winner): ESM, no dependencies, for Node, Deno and browsers.',
     type: 'module',
     license: root.license,
     exports: { '.': { types: './client.d.ts', default: './client.js' }, './package.json': './package.json' },
     main: './client.js',
     types: './client.d.ts',
     sideEffects: false,
-    files: ['client.js', 'client.d.ts', ...SHARED.flatMap((name) => [`${name}.js`, `${name}.d.ts`]), 'README.md', 'LICENSE'],
+    files: [
+      'client.js',
+      'client.d.ts',
+      ...SHARED.flatMap((name) => [`${name}.js`, `${name}.d.ts`]),
+      'README.md',
+      'LICENSE',
+    ],
   };
 }
 
@@ -211,8 +234,14 @@ export async function packClient(out: string): Promise<string> {
   await writeFile(path.join(dir, 'README.md'), packageReadme());
   await copyFile(path.join(ROOT, 'LICENSE'), path.join(dir, 'LICENSE'));
   // npm run sets npm_execpath to the npm that runs us; outside npm, the one on PATH.
-  const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] as const : ['npm', []] as const;
-  const { stdout } = await promisify(execFile)(npm[0], [...npm[1], 'pack', '--silent', '--pack-destination', path.resolve(out)], { cwd: dir });
+  const npm = process.env.npm_execpath
+    ? ([process.execPath, [process.env.npm_execpath]] as const)
+    : (['npm', []] as const);
+  const { stdout } = await promisify(execFile)(
+    npm[0],
+    [...npm[1], 'pack', '--silent', '--pack-destination', path.resolve(out)],
+    { cwd: dir },
+  );
   return path.resolve(out, stdout.trim().split('\n').at(-1)!);
 }
 

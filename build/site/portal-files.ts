@@ -12,6 +12,8 @@ export const PORTAL_FILES = ['portal.html', 'portal.css', 'portal.js', 'favicon.
 
 /** Also `portal/index.html`, the same page, so that `/portal/` serves it on every host (its links are absolute). */
 export function portalFiles(): Map<string, Uint8Array> {
-  const files = new Map(PORTAL_FILES.map((name) => [name, new Uint8Array(readFileSync(path.join(PORTAL_SOURCE, name)))] as const));
+  const files = new Map(
+    PORTAL_FILES.map((name) => [name, new Uint8Array(readFileSync(path.join(PORTAL_SOURCE, name)))] as const),
+  );
   return new Map([...files, ['portal/index.html', files.get('portal.html')!]]);
 }

@@ -14,9 +14,16 @@ const encoder = new TextEncoder();
  * (or homepage) package.json names; none while it names neither, since the
  * service's own package is never published.
  */
-export function clientDocsUrl(pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))): string | undefined {
+export function clientDocsUrl(
+  pkg: { name: string; homepage?: string; repository?: string | { url?: string } } = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ),
+): string | undefined {
   const repository = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
-  const web = repository?.replace(/^git\+/, '').replace(/\.git$/, '').replace(/^github:/, 'https://github.com/');
+  const web = repository
+    ?.replace(/^git\+/, '')
+    .replace(/\.git$/, '')
+    .replace(/^github:/, 'https://github.com/');
   const base = web && /^https?:\/\//.test(web) ? web : pkg.homepage?.replace(/#.*$/, '');
   return base ? `${base}#the-client-package` : undefined;
 }
@@ -26,8 +33,16 @@ export function clientDocsUrl(pkg: { name: string; homepage?: string; repository
  * (with the example answers read from the built files) and the key portal, at
  * the root of dist/.
  */
-export function publicFiles(manifest: Manifest, env: Record<string, string | undefined> = process.env, examples?: ExampleAnswers): Map<string, Uint8Array> {
-  const page = referencePage(manifest, { examples, baseUrl: env.PUBLIC_BASE_URL || undefined, clientUrl: clientDocsUrl() });
+export function publicFiles(
+  manifest: Manifest,
+  env: Record<string, string | undefined> = process.env,
+  examples?: ExampleAnswers,
+): Map<string, Uint8Array> {
+  const page = referencePage(manifest, {
+    examples,
+    baseUrl: env.PUBLIC_BASE_URL || undefined,
+    clientUrl: clientDocsUrl(),
+  });
   const files = new Map([
     ['openapi.json', encoder.encode(openApiJson(manifest, env))],
     ['index.html', encoder.encode(page)],
@@ -36,6 +51,9 @@ export function publicFiles(manifest: Manifest, env: Record<string, string | und
   // The runtimes serve only the names in PUBLIC_FILES: a file
   // written here but not listed there would never be reachable.
   const unlisted = [...files.keys()].filter((name) => !(PUBLIC_FILES as readonly string[]).includes(name));
-  if (unlisted.length || files.size !== PUBLIC_FILES.length) throw new Error(`build/site/public.ts and PUBLIC_FILES in src/api/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`);
+  if (unlisted.length || files.size !== PUBLIC_FILES.length)
+    throw new Error(
+      `build/site/public.ts and PUBLIC_FILES in src/api/public-files.ts disagree: ${unlisted.join(', ') || 'a listed file is not written'}`,
+    );
   return files;
 }

@@ -14,7 +14,15 @@ import { escapeHtml } from '../../src/shared/html.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import { HEALTH_PATH } from '../../src/http/request.ts';
 import { ALLOWED_METHODS } from '../../src/http/reply.ts';
-import { ID_FORMS, MAX_NAME_LENGTH, examplePath, type Route, ROUTES, SHAPES, template } from '../../src/shared/routes.ts';
+import {
+  ID_FORMS,
+  MAX_NAME_LENGTH,
+  examplePath,
+  type Route,
+  ROUTES,
+  SHAPES,
+  template,
+} from '../../src/shared/routes.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { RANKING } from '../../src/client/client.ts';
 import { abridgedJson, type ExampleAnswer, type ExampleAnswers } from './examples.ts';
@@ -36,15 +44,30 @@ function codeExamples(route: Route): [string, string][] {
   const file = route.example.file;
   if (file) {
     return [
-      ['JavaScript (fetch)', `import { writeFile } from 'node:fs/promises';\n\nconst response = await fetch('${url}');\nawait writeFile('${file}', new Uint8Array(await response.arrayBuffer()));`],
+      [
+        'JavaScript (fetch)',
+        `import { writeFile } from 'node:fs/promises';\n\nconst response = await fetch('${url}');\nawait writeFile('${file}', new Uint8Array(await response.arrayBuffer()));`,
+      ],
       ['Python', `import urllib.request\n\nurllib.request.urlretrieve('${url}', '${file}')`],
-      ['The client', `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconst bytes = await api.${clientCall(route)}; // checked against the list's sha256`],
+      [
+        'The client',
+        `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconst bytes = await api.${clientCall(route)}; // checked against the list's sha256`,
+      ],
     ];
   }
   return [
-    ['JavaScript (fetch)', `const response = await fetch('${url}');\nconsole.log(JSON.stringify(await response.json(), null, 2));`],
-    ['Python', `import json, urllib.request\n\nwith urllib.request.urlopen('${url}') as response:\n    print(json.dumps(json.load(response), indent=2, ensure_ascii=False))`],
-    ['The client', `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconsole.log(JSON.stringify(await api.${clientCall(route)}, null, 2));`],
+    [
+      'JavaScript (fetch)',
+      `const response = await fetch('${url}');\nconsole.log(JSON.stringify(await response.json(), null, 2));`,
+    ],
+    [
+      'Python',
+      `import json, urllib.request\n\nwith urllib.request.urlopen('${url}') as response:\n    print(json.dumps(json.load(response), indent=2, ensure_ascii=False))`,
+    ],
+    [
+      'The client',
+      `import { createClient } from 'film-awards-archive-client';\n\nconst api = createClient({ baseUrl: '{{BASE}}', apiKey: '${PLACEHOLDER_KEY}' });\nconsole.log(JSON.stringify(await api.${clientCall(route)}, null, 2));`,
+    ],
   ];
 }
 
@@ -70,7 +93,13 @@ export interface ReferenceOptions {
 }
 
 const code = (s: string) => `<code>${escapeHtml(s)}</code>`;
-const STATUS_TEXT: Record<number, string> = { 200: 'OK', 404: 'Not Found', 403: 'Forbidden', 400: 'Bad Request', 500: 'Internal Server Error' };
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  404: 'Not Found',
+  403: 'Forbidden',
+  400: 'Bad Request',
+  500: 'Internal Server Error',
+};
 /** Text with `backquoted` parts set as code. */
 const withCode = (s: string) => escapeHtml(s).replace(/`([^`]*)`/g, '<code>$1</code>');
 
@@ -130,12 +159,23 @@ function rankingFacts(route: Route): string {
   return `${segments}\n<ul class="questions">${RANKING_QUESTIONS.map(([q, path]) => `<li>${escapeHtml(q)}: ${code(`${path}/apikey=${PLACEHOLDER_KEY}`)}</li>`).join('')}</ul>`;
 }
 
-function operationSection(route: Route, options: Required<Pick<ReferenceOptions, 'baseUrl'>> & ReferenceOptions): string {
+function operationSection(
+  route: Route,
+  options: Required<Pick<ReferenceOptions, 'baseUrl'>> & ReferenceOptions,
+): string {
   const shapeName = route.answer.replace(/\[\]$/, '');
-  const aliases = route.roots.slice(1).map((r) => `<br>also ${code(template(route, r))}`).join('');
+  const aliases = route.roots
+    .slice(1)
+    .map((r) => `<br>also ${code(template(route, r))}`)
+    .join('');
   const facts: [string, string][] = [
     ['Path', `${code(template(route))}${aliases}`],
-    ['Answers', route.answer === 'file' ? 'the file itself (SQLite, NDJSON or CSV), with its ETag; <code>Range</code> resumes a download (206, or 416 past its end)' : `<a href="#shape-${escapeHtml(shapeName)}">${code(route.answer)}</a>`],
+    [
+      'Answers',
+      route.answer === 'file'
+        ? 'the file itself (SQLite, NDJSON or CSV), with its ETag; <code>Range</code> resumes a download (206, or 416 past its end)'
+        : `<a href="#shape-${escapeHtml(shapeName)}">${code(route.answer)}</a>`,
+    ],
     ['404 message', route.notFound ? code(JSON.stringify({ error: route.notFound })) : 'none (this lookup has no 404)'],
   ];
   return `<section class="operation" id="${route.id}" aria-labelledby="title-${route.id}">
@@ -152,9 +192,14 @@ ${route.answer === 'file' ? '' : `<p><button type="button" class="quiet" data-tr
 /** The "try it" form: one input per parameter any route takes, shown for the operations that take it. */
 function tryForm(): string {
   const params = [...new Set(ROUTES.flatMap((r) => r.params))];
-  const options = ROUTES.map((r) => `<option value="${r.id}">${escapeHtml(`${r.title}: ${template(r)}`)}</option>`).join('');
+  const options = ROUTES.map(
+    (r) => `<option value="${r.id}">${escapeHtml(`${r.title}: ${template(r)}`)}</option>`,
+  ).join('');
   const fields = params
-    .map((p) => `<div data-param="${p}"><label for="try-${p}">${escapeHtml(p)}</label><input id="try-${p}" name="${p}" autocomplete="off" spellcheck="false"></div>`)
+    .map(
+      (p) =>
+        `<div data-param="${p}"><label for="try-${p}">${escapeHtml(p)}</label><input id="try-${p}" name="${p}" autocomplete="off" spellcheck="false"></div>`,
+    )
     .join('\n');
   const operations = ROUTES.map((r) => ({ id: r.id, root: r.roots[0], params: r.params, example: r.example }));
   return `<section id="try-section" aria-labelledby="try-title">
@@ -178,16 +223,38 @@ ${fields}
 
 function errorTable(): string {
   const errors: [number, string, string[]][] = [
-    [400, 'A parameter is malformed.', [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear, MESSAGES.badTitleId, MESSAGES.badNameId]],
-    [403, 'The key is missing, unknown or revoked (a rotated key: from the end of its grace period).', [MESSAGES.forbidden]],
-    [404, 'Nothing matches (each operation shows its message), or the path is not one of the lookups.', [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound]],
+    [
+      400,
+      'A parameter is malformed.',
+      [MESSAGES.badEncoding, MESSAGES.badName, MESSAGES.badYear, MESSAGES.badTitleId, MESSAGES.badNameId],
+    ],
+    [
+      403,
+      'The key is missing, unknown or revoked (a rotated key: from the end of its grace period).',
+      [MESSAGES.forbidden],
+    ],
+    [
+      404,
+      'Nothing matches (each operation shows its message), or the path is not one of the lookups.',
+      [...new Set(ROUTES.flatMap((r) => (r.notFound ? [r.notFound] : []))), MESSAGES.notFound],
+    ],
     [405, `Any method other than ${ALLOWED_METHODS}; the answer carries an Allow header.`, [MESSAGES.methodNotAllowed]],
     [429, 'The key used up its requests for this minute; see Limits.', [MESSAGES.tooMany]],
     [500, 'A stored answer could not be read. Back off and try again later.', [MESSAGES.fetchError]],
-    [503, `${HEALTH_PATH}: this instance cannot read the archive, or its key store. A lookup: its key could not be checked, because the key store cannot be reached now (a self-hosted server whose database is down); try again after Retry-After.`, [MESSAGES.unavailable, MESSAGES.keysUnavailable]],
+    [
+      503,
+      `${HEALTH_PATH}: this instance cannot read the archive, or its key store. A lookup: its key could not be checked, because the key store cannot be reached now (a self-hosted server whose database is down); try again after Retry-After.`,
+      [MESSAGES.unavailable, MESSAGES.keysUnavailable],
+    ],
   ];
   const rows = errors.map(([status, why, messages]) => {
-    const bodies = messages.map((m) => code(JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }))).join('<br>');
+    const bodies = messages
+      .map((m) =>
+        code(
+          JSON.stringify(status === 429 ? { error: m, limit: '60 requests per minute', retryAfter: 42 } : { error: m }),
+        ),
+      )
+      .join('<br>');
     return `<tr><td class="id" data-label="Status">${status}</td><td data-label="When">${escapeHtml(why)}</td><td data-label="Body">${bodies}</td></tr>`;
   });
   return `<table>
@@ -199,7 +266,10 @@ ${rows.join('\n')}
 }
 
 function shapeTable(): string {
-  const rows = Object.entries(SHAPES).map(([name, shape]) => `<tr id="shape-${name}"><td class="id" data-label="Shape">${escapeHtml(name)}</td><td data-label="JSON">${code(shape)}</td></tr>`);
+  const rows = Object.entries(SHAPES).map(
+    ([name, shape]) =>
+      `<tr id="shape-${name}"><td class="id" data-label="Shape">${escapeHtml(name)}</td><td data-label="JSON">${code(shape)}</td></tr>`,
+  );
   return `<table class="shapes">
 <thead><tr><th>Shape</th><th>JSON</th></tr></thead>
 <tbody>
@@ -230,7 +300,10 @@ ${link('client', 'Client')}
 }
 
 /** The reference page for a built archive. */
-export function referencePage(manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>, options: ReferenceOptions = {}): string {
+export function referencePage(
+  manifest: Pick<Manifest, 'yearRange'> & Partial<Pick<Manifest, 'source'>>,
+  options: ReferenceOptions = {},
+): string {
   const [first, last] = manifest.yearRange;
   const all = { ...options, baseUrl: (options.baseUrl ?? 'https://your-site.example').replace(/\/+$/, '') };
   const client = '<a href="#client">Typed client</a>';
@@ -258,7 +331,11 @@ ${tryForm()}
 
 <h2 id="lookups">Lookups</h2>
 <p>Every lookup is a <code>GET</code> (or <code>HEAD</code>). Parameters are whole path segments: the literal text <code>name=</code>, <code>year=</code> or <code>apikey=</code> followed by the value, URL-encoded (<code>encodeURIComponent</code>, so a space is <code>%20</code> and a slash <code>%2F</code>). Names are exact and case-sensitive, 1 to ${MAX_NAME_LENGTH} characters; an award name matches every category containing it. Replace <code>${PLACEHOLDER_KEY}</code> in the curl lines with your key. The example answers are the archive's own, from the build that made this page.</p>
-<p>${escapeHtml(ROUTES.filter((r) => r.params.includes('id') && r.id !== 'awardRecord').map((r) => r.id).join(', '))} take an IMDb id in the segment <code>id=</code>: ${withCode(ID_FORMS.titleById.expected)} for a film; ${withCode(ID_FORMS.nameById.expected)} for a person or company. The id lookups answer every nomination whose source record carries that id; the records (<code>/film</code>, <code>/people</code>) also the nominations that credit the same name without an id where exactly one id is credited with it. Films and people the source has no id for are found by name, and in their ceremony's and award's records. An award's id (<code>/awards/id=</code>) is ${withCode(ID_FORMS.awardRecord.expected)}.</p>
+<p>${escapeHtml(
+    ROUTES.filter((r) => r.params.includes('id') && r.id !== 'awardRecord')
+      .map((r) => r.id)
+      .join(', '),
+  )} take an IMDb id in the segment <code>id=</code>: ${withCode(ID_FORMS.titleById.expected)} for a film; ${withCode(ID_FORMS.nameById.expected)} for a person or company. The id lookups answer every nomination whose source record carries that id; the records (<code>/film</code>, <code>/people</code>) also the nominations that credit the same name without an id where exactly one id is credited with it. Films and people the source has no id for are found by name, and in their ceremony's and award's records. An award's id (<code>/awards/id=</code>) is ${withCode(ID_FORMS.awardRecord.expected)}.</p>
 ${ROUTES.map((route) => operationSection(route, all)).join('\n')}
 
 <section class="operation" id="health" aria-labelledby="title-health">

@@ -44,12 +44,18 @@ export function withDataEntry(changelog: string, title: string, body: string): s
   if (unreleased === -1) {
     const firstRelease = lines.findIndex((line) => /^## /.test(line));
     unreleased = firstRelease === -1 ? lines.length + 1 : firstRelease;
-    lines = firstRelease === -1 ? [...lines, '', '## [Unreleased]'] : [...lines.slice(0, unreleased), '## [Unreleased]', '', ...lines.slice(unreleased)];
+    lines =
+      firstRelease === -1
+        ? [...lines, '', '## [Unreleased]']
+        : [...lines.slice(0, unreleased), '## [Unreleased]', '', ...lines.slice(unreleased)];
   }
   const end = sectionEnd(lines, unreleased, 2);
   const entry = [`#### ${title}`, '', ...body.trimEnd().split('\n')];
   const data = lines.findIndex((line, i) => i > unreleased && i < end && /^### +Data *$/i.test(line));
-  const changed = data === -1 ? appendToSection(lines, unreleased, end, ['### Data', '', ...entry]) : appendToSection(lines, data, sectionEnd(lines, data, 3), entry);
+  const changed =
+    data === -1
+      ? appendToSection(lines, unreleased, end, ['### Data', '', ...entry])
+      : appendToSection(lines, data, sectionEnd(lines, data, 3), entry);
   return `${changed.join('\n')}\n`;
 }
 

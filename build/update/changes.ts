@@ -70,7 +70,8 @@ export function nominee(n: Nomination): string {
 
 /** Identity of a nomination within a category: who and for what, not the outcome or the notes. */
 const identity = (n: Nomination) => JSON.stringify([n.primary, n.secondary ?? []]);
-const winners = (categories: Category[]) => categories.reduce((sum, c) => sum + c.nominations.filter((n) => n.won).length, 0);
+const winners = (categories: Category[]) =>
+  categories.reduce((sum, c) => sum + c.nominations.filter((n) => n.won).length, 0);
 const nominations = (categories: Category[]) => categories.reduce((sum, c) => sum + c.nominations.length, 0);
 
 /** The ceremony ordinals held in `year`, from data/held-years.json. */
@@ -81,7 +82,13 @@ function ceremoniesOf(year: string): number[] {
 }
 
 function content(year: string, categories: Category[]): YearContent {
-  return { year, ceremonies: ceremoniesOf(year), categories: categories.length, nominations: nominations(categories), winners: winners(categories) };
+  return {
+    year,
+    ceremonies: ceremoniesOf(year),
+    categories: categories.length,
+    nominations: nominations(categories),
+    winners: winners(categories),
+  };
 }
 
 function totals(archive: Archive): Totals {
@@ -112,7 +119,8 @@ function renames(before: Category[], after: Category[]): Map<string, string> {
   before.forEach((lost, place) => {
     if (afterNames.has(lost.category)) return;
     const same = gained.find((g) => !taken.has(g.category) && nominees(g) === nominees(lost));
-    const atPlace = after[place] && gained.includes(after[place]) && !taken.has(after[place].category) ? after[place] : undefined;
+    const atPlace =
+      after[place] && gained.includes(after[place]) && !taken.has(after[place].category) ? after[place] : undefined;
     const pair = same ?? atPlace;
     if (!pair) return;
     taken.add(pair.category);
@@ -128,7 +136,9 @@ interface Entry {
 }
 
 const entries = (categories: Category[], rename: Map<string, string> = new Map()): Entry[] =>
-  categories.flatMap((c) => c.nominations.map((n, place) => ({ category: rename.get(c.category) ?? c.category, place, n })));
+  categories.flatMap((c) =>
+    c.nominations.map((n, place) => ({ category: rename.get(c.category) ?? c.category, place, n })),
+  );
 
 /** Takes, from `pool`, the first entry `match` accepts. */
 function take(pool: Entry[], match: (e: Entry) => boolean): Entry | undefined {
@@ -137,7 +147,13 @@ function take(pool: Entry[], match: (e: Entry) => boolean): Entry | undefined {
 }
 
 /** The changes within one held year both revisions have. */
-function compareYear(year: string, before: Category[], after: Category[], out: RevisionChanges, lost: { years: Set<string>; wins: Set<string> }): void {
+function compareYear(
+  year: string,
+  before: Category[],
+  after: Category[],
+  out: RevisionChanges,
+  lost: { years: Set<string>; wins: Set<string> },
+): void {
   const rename = renames(before, after);
   for (const [from, to] of rename) note(out.categoriesRenamed, year, `${year} · "${from}" → "${to}"`);
   const added = entries(after);
@@ -159,7 +175,11 @@ function compareYear(year: string, before: Category[], after: Category[], out: R
   }
   for (const [old, now] of paired) {
     if (old.n.won !== now.n.won) {
-      note(out.winnersChanged, year, `${year} · ${now.category}: ${nominee(now.n)}: ${old.n.won ? 'won → lost' : 'lost → won'}`);
+      note(
+        out.winnersChanged,
+        year,
+        `${year} · ${now.category}: ${nominee(now.n)}: ${old.n.won ? 'won → lost' : 'lost → won'}`,
+      );
       if (old.n.won) lost.wins.add(year);
     } else if (identity(old.n) === identity(now.n) && (old.n.notes ?? '') !== (now.n.notes ?? '')) {
       note(out.nominationsChanged, year, `${year} · ${now.category}: ${nominee(now.n)}: notes changed`);
@@ -170,7 +190,8 @@ function compareYear(year: string, before: Category[], after: Category[], out: R
     lost.years.add(year);
     if (e.n.won) lost.wins.add(year);
   }
-  for (const e of added) note(out.nominationsAdded, year, `${year} · ${e.category}: ${nominee(e.n)}${e.n.won ? ' (a winner)' : ''}`);
+  for (const e of added)
+    note(out.nominationsAdded, year, `${year} · ${e.category}: ${nominee(e.n)}${e.n.won ? ' (a winner)' : ''}`);
 }
 
 /** Everything `next` changes of `pinned`. */

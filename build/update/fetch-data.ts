@@ -41,7 +41,9 @@ export interface Fetched {
  */
 async function holdsPinned(target: string, maxBytes: number): Promise<boolean> {
   try {
-    return sha256(await readFileBounded(target, `the cached source (${target})`, maxBytes, TIMEOUT_MS)) === source.sha256;
+    return (
+      sha256(await readFileBounded(target, `the cached source (${target})`, maxBytes, TIMEOUT_MS)) === source.sha256
+    );
   } catch {
     return false;
   }
@@ -49,13 +51,21 @@ async function holdsPinned(target: string, maxBytes: number): Promise<boolean> {
 
 async function download(fetchImpl: typeof fetch, maxBytes: number): Promise<Buffer> {
   // data:update pins a file given by path without a URL: only a local copy can be checked against it.
-  if (!source.url) throw new Error('the pinned revision has no download URL (it was pinned from a file); set ARCHIVE_SOURCE=/path/to/that oscars.csv');
+  if (!source.url)
+    throw new Error(
+      'the pinned revision has no download URL (it was pinned from a file); set ARCHIVE_SOURCE=/path/to/that oscars.csv',
+    );
   try {
     return await fetchBounded(fetchImpl, source.url, source.url, { timeoutMs: TIMEOUT_MS, maxBytes });
   } catch (error) {
     if (error instanceof ReadLimitError) throw error;
-    const reason = (error as Error).name === 'TimeoutError' ? `no whole answer within ${TIMEOUT_MS / 1000} s` : (error as Error).message;
-    throw new Error(`cannot download ${source.url} (${reason}); set ARCHIVE_SOURCE=/path/to/oscars.csv to use a local copy instead`);
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? `no whole answer within ${TIMEOUT_MS / 1000} s`
+        : (error as Error).message;
+    throw new Error(
+      `cannot download ${source.url} (${reason}); set ARCHIVE_SOURCE=/path/to/oscars.csv to use a local copy instead`,
+    );
   }
 }
 
@@ -64,7 +74,9 @@ async function readLocal(file: string, maxBytes: number): Promise<Buffer> {
     return await readFileBounded(file, `ARCHIVE_SOURCE (${file})`, maxBytes, TIMEOUT_MS);
   } catch (error) {
     if (error instanceof ReadLimitError) throw error;
-    throw new Error(`ARCHIVE_SOURCE points at ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new Error(
+      `ARCHIVE_SOURCE points at ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 }
 
@@ -104,7 +116,11 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.met
   commandLine({ name: 'data:fetch', usage: USAGE, options: {} });
   try {
     const { target, from } = await fetchData();
-    console.log(from === target ? `${target} already holds the pinned revision (sha256 verified); nothing downloaded` : `saved ${target} from ${from} (sha256 verified)`);
+    console.log(
+      from === target
+        ? `${target} already holds the pinned revision (sha256 verified); nothing downloaded`
+        : `saved ${target} from ${from} (sha256 verified)`,
+    );
   } catch (error) {
     console.error(`data:fetch: ${(error as Error).message}`);
     process.exitCode = error instanceof ReadLimitError || error instanceof RangeError ? 2 : 1;

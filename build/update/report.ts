@@ -44,7 +44,8 @@ export interface RevisionInfo {
 const number = (n: number) => n.toLocaleString('en-US');
 const short = (r: RevisionInfo) => (r.commit ? r.commit.slice(0, 12) : `sha256 ${r.sha256.slice(0, 12)}`);
 const day = (r: RevisionInfo) => (r.date ? ` (${r.dated === 'pinned' ? 'pinned ' : ''}${r.date.slice(0, 10)})` : '');
-const ordinal = (n: number) => `${n}${[11, 12, 13].includes(n % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
+const ordinal = (n: number) =>
+  `${n}${[11, 12, 13].includes(n % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 
 function yearLine(y: YearContent): string {
   const ceremonies = y.ceremonies.length ? ` (${y.ceremonies.map(ordinal).join(' and ')} ceremony)` : '';
@@ -55,13 +56,25 @@ function tallyLines(what: string, t: Tally): string[] {
   if (!t.count) return [`- ${what}: none`];
   const years = t.years.length > 6 ? `${t.years.length} years, ${t.years[0]} to ${t.years.at(-1)}` : t.years.join(', ');
   const more = t.count > t.examples.length ? `  - … and ${number(t.count - t.examples.length)} more` : null;
-  return [`- ${what}: ${number(t.count)} (${years})`, ...t.examples.map((e) => `  - ${markdownText(e)}`), ...(more ? [more] : [])];
+  return [
+    `- ${what}: ${number(t.count)} (${years})`,
+    ...t.examples.map((e) => `  - ${markdownText(e)}`),
+    ...(more ? [more] : []),
+  ];
 }
 
 /** The report for `changes` between the pinned revision and the new one. */
-export function formatReport(changes: RevisionChanges, pinned: RevisionInfo, next: RevisionInfo, repository: string): string {
+export function formatReport(
+  changes: RevisionChanges,
+  pinned: RevisionInfo,
+  next: RevisionInfo,
+  repository: string,
+): string {
   const { before, after } = changes.totals;
-  const lines = [`Source: oscars.csv of ${repository}, ${short(pinned)}${day(pinned)} → ${short(next)}${day(next)}`, ''];
+  const lines = [
+    `Source: oscars.csv of ${repository}, ${short(pinned)}${day(pinned)} → ${short(next)}${day(next)}`,
+    '',
+  ];
   lines.push('Ceremonies added:', ...(changes.added.length ? changes.added.map(yearLine) : ['- none']), '');
   if (changes.nominationsOnly.length) {
     lines.push(
@@ -97,7 +110,8 @@ export function formatReport(changes: RevisionChanges, pinned: RevisionInfo, nex
 export function lossSentence(changes: RevisionChanges): string {
   const parts: string[] = [];
   if (changes.removed.length) parts.push(`ceremonies removed in ${changes.removed.map((y) => y.year).join(', ')}`);
-  if (changes.nominationsRemoved.count) parts.push(`nominations removed in ${changes.nominationsRemoved.years.join(', ')}`);
+  if (changes.nominationsRemoved.count)
+    parts.push(`nominations removed in ${changes.nominationsRemoved.years.join(', ')}`);
   if (changes.winnersLost.length) parts.push(`winners lost in ${changes.winnersLost.join(', ')}`);
   return parts.join('; ');
 }

@@ -13,7 +13,15 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../../lib/command-line.ts';
-import { fetchBounded, MAX_API_ANSWER_BYTES, MAX_SOURCE_BYTES_BOUND, maxSourceBytes, ReadLimitError, readFileBounded, SOURCE_LIMIT_ADVICE } from '../archive/bounded.ts';
+import {
+  fetchBounded,
+  MAX_API_ANSWER_BYTES,
+  MAX_SOURCE_BYTES_BOUND,
+  maxSourceBytes,
+  ReadLimitError,
+  readFileBounded,
+  SOURCE_LIMIT_ADVICE,
+} from '../archive/bounded.ts';
 import { appendToChangelog } from './changelog.ts';
 import { compareRevisions } from './changes.ts';
 import { formatSummary, summarize } from '../archive/guard.ts';
@@ -93,20 +101,30 @@ interface Context {
 /** Why a download failed, in a few words. */
 function failure(error: unknown, c: Context): string {
   const e = error as Error & { cause?: { code?: string; message?: string } };
-  return e.name === 'TimeoutError' ? `no whole answer within ${c.timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+  return e.name === 'TimeoutError'
+    ? `no whole answer within ${c.timeoutMs / 1000} s`
+    : (e.cause?.code ?? e.cause?.message ?? e.message);
 }
 
 /**
  * GET `url` within the time and size limits (headers and body alike), as bytes; an UpdateError naming `what` otherwise.
  */
-async function download(c: Context, url: string, what: string, headers: Record<string, string> = {}, maxBytes = c.maxBytes): Promise<Buffer> {
+async function download(
+  c: Context,
+  url: string,
+  what: string,
+  headers: Record<string, string> = {},
+  maxBytes = c.maxBytes,
+): Promise<Buffer> {
   // A revision's limit is DATA_MAX_BYTES or --max-bytes; the API answer's is fixed, and no setting raises it.
   const advice = maxBytes === c.maxBytes ? `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)` : null;
   try {
     return await fetchBounded(c.fetch, url, `${what} at ${url}`, { headers, timeoutMs: c.timeoutMs, maxBytes, advice });
   } catch (error) {
     if (error instanceof ReadLimitError) throw new UpdateError(error.message);
-    throw new UpdateError(`cannot download ${what} from ${url} (${failure(error, c)}); nothing written. Check the network (and GITHUB_TOKEN, for GitHub's rate limit) and run again, or pass --from PATH`);
+    throw new UpdateError(
+      `cannot download ${what} from ${url} (${failure(error, c)}); nothing written. Check the network (and GITHUB_TOKEN, for GitHub's rate limit) and run again, or pass --from PATH`,
+    );
   }
 }
 
@@ -119,7 +137,8 @@ function githubHeaders(env: NodeJS.ProcessEnv, accept: string): Record<string, s
   };
 }
 
-const rawUrl = (repository: string, commit: string) => `https://raw.githubusercontent.com/${repository}/${commit}/${SOURCE_PATH}`;
+const rawUrl = (repository: string, commit: string) =>
+  `https://raw.githubusercontent.com/${repository}/${commit}/${SOURCE_PATH}`;
 
 /**
  * The newest commit touching oscars.csv upstream, and its file,
@@ -128,7 +147,13 @@ const rawUrl = (repository: string, commit: string) => `https://raw.githubuserco
 async function newestRevision(c: Context, repository: string, pinned: string | null): Promise<Fetched | null> {
   const api = (c.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
   const listed = `${api}/repos/${repository}/commits?path=${SOURCE_PATH}&per_page=1`;
-  const body = await download(c, listed, `the newest revision of ${SOURCE_PATH}`, githubHeaders(c.env, 'application/vnd.github+json'), MAX_API_ANSWER_BYTES);
+  const body = await download(
+    c,
+    listed,
+    `the newest revision of ${SOURCE_PATH}`,
+    githubHeaders(c.env, 'application/vnd.github+json'),
+    MAX_API_ANSWER_BYTES,
+  );
   let newest: { sha?: unknown; commit?: { committer?: { date?: unknown } } } | undefined;
   try {
     newest = JSON.parse(body.toString('utf8'))[0];
@@ -136,26 +161,61 @@ async function newestRevision(c: Context, repository: string, pinned: string | n
     newest = undefined;
   }
   if (typeof newest?.sha !== 'string' || !/^[0-9a-f]{40}$/.test(newest.sha)) {
-    throw new UpdateError(`GitHub's answer from ${listed} names no commit of ${SOURCE_PATH}; nothing written. Run again later, or pass --from URL|PATH`);
+    throw new UpdateError(
+      `GitHub's answer from ${listed} names no commit of ${SOURCE_PATH}; nothing written. Run again later, or pass --from URL|PATH`,
+    );
   }
   if (newest.sha === pinned) return null;
   // The date goes into the report and the pin: only a timestamp
   // as GitHub writes them, never other text from the answer.
   const stamp = newest.commit?.committer?.date;
-  const date = typeof stamp === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(stamp) ? stamp : null;
+  const date =
+    typeof stamp === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(stamp)
+      ? stamp
+      : null;
   const file = `${api}/repos/${repository}/contents/${SOURCE_PATH}?ref=${newest.sha}`;
-  const bytes = await download(c, file, `${SOURCE_PATH} at ${newest.sha.slice(0, 12)}`, githubHeaders(c.env, 'application/vnd.github.raw+json'));
-  return { bytes, commit: newest.sha, date, dated: 'commit', from: rawUrl(repository, newest.sha), url: rawUrl(repository, newest.sha) };
+  const bytes = await download(
+    c,
+    file,
+    `${SOURCE_PATH} at ${newest.sha.slice(0, 12)}`,
+    githubHeaders(c.env, 'application/vnd.github.raw+json'),
+  );
+  return {
+    bytes,
+    commit: newest.sha,
+    date,
+    dated: 'commit',
+    from: rawUrl(repository, newest.sha),
+    url: rawUrl(repository, newest.sha),
+  };
 }
 
 /** --from: a URL downloaded, or a file read; its commit only when --commit says so. */
-async function given(c: Context, from: string, commit: string | undefined, repository: string, today: string): Promise<Fetched> {
-  if (commit !== undefined && !/^[0-9a-f]{40}$/.test(commit)) throw new UpdateError(`--commit must be a full 40-digit commit hash, found ${JSON.stringify(commit)}`);
+async function given(
+  c: Context,
+  from: string,
+  commit: string | undefined,
+  repository: string,
+  today: string,
+): Promise<Fetched> {
+  if (commit !== undefined && !/^[0-9a-f]{40}$/.test(commit))
+    throw new UpdateError(`--commit must be a full 40-digit commit hash, found ${JSON.stringify(commit)}`);
   const known = { commit: commit ?? null, date: today, dated: 'pinned' as const };
-  if (/^https?:\/\//i.test(from)) return { ...known, bytes: await download(c, from, 'the new revision'), from, url: from };
+  if (/^https?:\/\//i.test(from))
+    return { ...known, bytes: await download(c, from, 'the new revision'), from, url: from };
   const file = path.resolve(from);
-  const bytes = await readFileBounded(file, `--from ${file}`, c.maxBytes, c.timeoutMs, `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)`).catch((error: NodeJS.ErrnoException) => {
-    throw new UpdateError(error instanceof ReadLimitError ? error.message : `--from ${file} cannot be read (${error.code ?? error.message}); nothing written`);
+  const bytes = await readFileBounded(
+    file,
+    `--from ${file}`,
+    c.maxBytes,
+    c.timeoutMs,
+    `${SOURCE_LIMIT_ADVICE} (or pass --max-bytes)`,
+  ).catch((error: NodeJS.ErrnoException) => {
+    throw new UpdateError(
+      error instanceof ReadLimitError
+        ? error.message
+        : `--from ${file} cannot be read (${error.code ?? error.message}); nothing written`,
+    );
   });
   return { ...known, bytes, from: path.basename(file), url: commit ? rawUrl(repository, commit) : null };
 }
@@ -185,18 +245,24 @@ function parse(bytes: Uint8Array, what: string): Archive {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new UpdateError(`${what} is not UTF-8 text; nothing written. Check that it is oscars.csv, not a web page or an archive`);
+    throw new UpdateError(
+      `${what} is not UTF-8 text; nothing written. Check that it is oscars.csv, not a web page or an archive`,
+    );
   }
   const repeats = repeatedRows(text);
   if (repeats.length) {
     const shown = repeats.slice(0, 3).join(', ') + (repeats.length > 3 ? `, … (${repeats.length} in all)` : '');
-    throw new UpdateError(`${what} repeats rows exactly: ${shown}; nothing written. A nomination listed twice is a mistake upstream: wait for a corrected revision, or pass --from a corrected file`);
+    throw new UpdateError(
+      `${what} repeats rows exactly: ${shown}; nothing written. A nomination listed twice is a mistake upstream: wait for a corrected revision, or pass --from a corrected file`,
+    );
   }
   try {
     return importArchive(text).archive;
   } catch (error) {
     if (!(error instanceof ImportError)) throw error;
-    throw new UpdateError(`${what} does not parse (${error.message}); nothing written. Wait for a corrected revision upstream, or pass --from a corrected file`);
+    throw new UpdateError(
+      `${what} does not parse (${error.message}); nothing written. Wait for a corrected revision upstream, or pass --from a corrected file`,
+    );
   }
 }
 
@@ -213,14 +279,23 @@ async function pinnedBytes(c: Context, root: string, pin: Pin): Promise<Buffer> 
   }
   const lacking = `the pinned revision (${pin.commit ? `commit ${pin.commit.slice(0, 12)}` : 'pinned from a file'}, sha256 ${pin.sha256.slice(0, 12)}), which the new one is compared with, is not in ${pin.cacheFile}`;
   const remedy = `run npm run data:fetch (online) to put it there, or set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv, and run again; nothing written`;
-  if (!pin.url) throw new UpdateError(`${lacking} and has no URL: set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again; nothing written`);
+  if (!pin.url)
+    throw new UpdateError(
+      `${lacking} and has no URL: set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again; nothing written`,
+    );
   let bytes: Buffer;
   try {
-    bytes = await fetchBounded(c.fetch, pin.url, 'the pinned revision', { timeoutMs: c.timeoutMs, maxBytes: c.maxBytes });
+    bytes = await fetchBounded(c.fetch, pin.url, 'the pinned revision', {
+      timeoutMs: c.timeoutMs,
+      maxBytes: c.maxBytes,
+    });
   } catch (error) {
     throw new UpdateError(`${lacking} and cannot be downloaded from ${pin.url} (${failure(error, c)}): ${remedy}`);
   }
-  if (sha256(bytes) !== pin.sha256) throw new UpdateError(`${pin.url} no longer has the pinned sha256 ${pin.sha256}; set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again`);
+  if (sha256(bytes) !== pin.sha256)
+    throw new UpdateError(
+      `${pin.url} no longer has the pinned sha256 ${pin.sha256}; set ARCHIVE_SOURCE=/path/to/the pinned oscars.csv and run again`,
+    );
   return bytes;
 }
 
@@ -287,9 +362,13 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   }
   const c: Context = { fetch: o.fetch ?? fetch, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBytes, env };
   const pin: Pin = await fs.readJson(path.join(root, PIN_PATH));
-  const next = o.from ? await given(c, o.from, o.commit, pin.repository, now.toISOString()) : await newestRevision(c, pin.repository, pin.commit);
+  const next = o.from
+    ? await given(c, o.from, o.commit, pin.repository, now.toISOString())
+    : await newestRevision(c, pin.repository, pin.commit);
   if (!next || sha256(next.bytes) === pin.sha256) {
-    log(`data:update: the pinned revision (${pin.commit?.slice(0, 12) ?? pin.sha256.slice(0, 12)}) is the newest; nothing to do`);
+    log(
+      `data:update: the pinned revision (${pin.commit?.slice(0, 12) ?? pin.sha256.slice(0, 12)}) is the newest; nothing to do`,
+    );
     return { status: 'current', report: null, exitCode: 0 };
   }
   const archive = parse(next.bytes, `the new revision (${next.from})`);
@@ -297,7 +376,14 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
   const changes = compareRevisions(pinned, archive);
   const info = (f: Fetched): RevisionInfo => ({ ...f, sha256: sha256(f.bytes), bytes: f.bytes.length });
   const dated = pin.date && pin.date === pin.pinnedAt ? 'pinned' : 'commit';
-  const was: RevisionInfo = { commit: pin.commit, date: pin.date ?? null, dated, from: pin.url ?? pin.cacheFile, sha256: pin.sha256, bytes: pin.bytes };
+  const was: RevisionInfo = {
+    commit: pin.commit,
+    date: pin.date ?? null,
+    dated,
+    from: pin.url ?? pin.cacheFile,
+    sha256: pin.sha256,
+    bytes: pin.bytes,
+  };
   const report = formatReport(changes, was, info(next), pin.repository);
   log(report);
   const refused = refusal(changes, o);
@@ -305,12 +391,30 @@ export async function update(o: UpdateOptions = {}): Promise<UpdateResult> {
     (o.warn ?? ((line: string) => console.error(line)))(`data:update: ${refused}`);
     return { status: 'refused', report, exitCode: 1 };
   }
-  await accept({ root, pin, next, archive, report, changelog: path.resolve(o.changelog ?? path.join(root, 'CHANGELOG.md')), reportFile: o.report, now });
-  log(`data:update: pinned in ${PIN_PATH}, cached in ${pin.cacheFile}, recorded in ${SUMMARY_PATH} and CHANGELOG.md. Next: npm run build, npm test, commit data/ and CHANGELOG.md`);
+  await accept({
+    root,
+    pin,
+    next,
+    archive,
+    report,
+    changelog: path.resolve(o.changelog ?? path.join(root, 'CHANGELOG.md')),
+    reportFile: o.report,
+    now,
+  });
+  log(
+    `data:update: pinned in ${PIN_PATH}, cached in ${pin.cacheFile}, recorded in ${SUMMARY_PATH} and CHANGELOG.md. Next: npm run build, npm test, commit data/ and CHANGELOG.md`,
+  );
   const stale =
     c.env.ARCHIVE_SOURCE &&
-    sha256(await readFileBounded(path.resolve(c.env.ARCHIVE_SOURCE), 'ARCHIVE_SOURCE', c.maxBytes, c.timeoutMs).catch(() => Buffer.alloc(0))) !== sha256(next.bytes);
-  if (stale) log(`data:update: ARCHIVE_SOURCE (${c.env.ARCHIVE_SOURCE}) is not the new revision: unset it, so that npm run build reads ${pin.cacheFile}`);
+    sha256(
+      await readFileBounded(path.resolve(c.env.ARCHIVE_SOURCE), 'ARCHIVE_SOURCE', c.maxBytes, c.timeoutMs).catch(() =>
+        Buffer.alloc(0),
+      ),
+    ) !== sha256(next.bytes);
+  if (stale)
+    log(
+      `data:update: ARCHIVE_SOURCE (${c.env.ARCHIVE_SOURCE}) is not the new revision: unset it, so that npm run build reads ${pin.cacheFile}`,
+    );
   return { status: 'pinned', report, exitCode: 0 };
 }
 
@@ -363,12 +467,16 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
   const { values } = commandLine(UPDATE_COMMAND, argv);
   const seconds = values.timeout === undefined ? DEFAULT_TIMEOUT_MS / 1000 : Number(values.timeout);
   if (!(seconds > 0)) {
-    console.error(`data:update: --timeout must be a number of seconds above 0, found ${JSON.stringify(values.timeout)}; see --help`);
+    console.error(
+      `data:update: --timeout must be a number of seconds above 0, found ${JSON.stringify(values.timeout)}; see --help`,
+    );
     return 2;
   }
   const maxBytes = values['max-bytes'] === undefined ? undefined : Number(values['max-bytes']);
   if (maxBytes !== undefined && !(Number.isInteger(maxBytes) && maxBytes > 0 && maxBytes <= MAX_SOURCE_BYTES_BOUND)) {
-    console.error(`data:update: --max-bytes must be a whole number of bytes from 1 to ${MAX_SOURCE_BYTES_BOUND} (1 GB), found ${JSON.stringify(values['max-bytes'])}; see --help`);
+    console.error(
+      `data:update: --max-bytes must be a whole number of bytes from 1 to ${MAX_SOURCE_BYTES_BOUND} (1 GB), found ${JSON.stringify(values['max-bytes'])}; see --help`,
+    );
     return 2;
   }
   try {
@@ -385,9 +493,12 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
     });
     return result.exitCode;
   } catch (error) {
-    console.error(`data:update: ${error instanceof UpdateError ? error.message : `failed, nothing written: ${(error as Error).message}`}`);
+    console.error(
+      `data:update: ${error instanceof UpdateError ? error.message : `failed, nothing written: ${(error as Error).message}`}`,
+    );
     return 2;
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) process.exitCode = await main();
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename))
+  process.exitCode = await main();

@@ -22,14 +22,19 @@ export interface EdgeDeclaration {
 export function edgeDeclarations(toml: string, name: string): EdgeDeclaration[] {
   const declared = (parse(toml).edge_functions ?? []) as unknown as EdgeDeclaration[];
   const mine = declared.filter((d) => d.function === name);
-  if (mine.length === 0) throw new Error(`Expected netlify.toml to declare [[edge_functions]] with function = "${name}"`);
+  if (mine.length === 0)
+    throw new Error(`Expected netlify.toml to declare [[edge_functions]] with function = "${name}"`);
   return mine;
 }
 
-const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
+const glob = (pattern: string) =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
 
 /** Whether a request for `pathname` runs function `name`, by netlify.toml's declarations. */
 export function edgeRouter(toml: string, name: string): (pathname: string) => boolean {
-  const rules = edgeDeclarations(toml, name).map((d) => ({ path: glob(d.path), excluded: [d.excludedPath ?? []].flat().map(glob) }));
+  const rules = edgeDeclarations(toml, name).map((d) => ({
+    path: glob(d.path),
+    excluded: [d.excludedPath ?? []].flat().map(glob),
+  }));
   return (pathname) => rules.some((r) => r.path.test(pathname) && !r.excluded.some((e) => e.test(pathname)));
 }

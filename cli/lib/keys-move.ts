@@ -11,7 +11,12 @@
 import { existsSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import type { NewKey } from '../../src/keys/contract.ts';
-import { PostgresKeyBackend, type SessionRecord, shownDatabaseUrl, type TokenRecord } from '../../adapters/_node/postgres-keys.ts';
+import {
+  PostgresKeyBackend,
+  type SessionRecord,
+  shownDatabaseUrl,
+  type TokenRecord,
+} from '../../adapters/_node/postgres-keys.ts';
 import { checkReadable, KeyDatabaseError } from '../../src/keys/stores/sqlite-file.node.ts';
 
 type Print = (line: string) => void;
@@ -29,21 +34,30 @@ function readSqlite(file: string): Moved {
   try {
     db.exec('BEGIN');
     const n = (v: unknown) => (v === null ? null : Number(v));
-    const keys = (db.prepare('SELECT hash, id, email, created_at, revoked_at FROM keys ORDER BY rowid').all() as Record<string, unknown>[]).map((r) => ({
+    const keys = (
+      db.prepare('SELECT hash, id, email, created_at, revoked_at FROM keys ORDER BY rowid').all() as Record<
+        string,
+        unknown
+      >[]
+    ).map((r) => ({
       hash: String(r.hash),
       id: String(r.id),
       email: String(r.email),
       createdAt: Number(r.created_at),
       revokedAt: n(r.revoked_at),
     }));
-    const tokens = (db.prepare('SELECT hash, email, created_at, expires_at, used_at FROM tokens').all() as Record<string, unknown>[]).map((r) => ({
+    const tokens = (
+      db.prepare('SELECT hash, email, created_at, expires_at, used_at FROM tokens').all() as Record<string, unknown>[]
+    ).map((r) => ({
       hash: String(r.hash),
       email: String(r.email),
       createdAt: Number(r.created_at),
       expiresAt: Number(r.expires_at),
       usedAt: n(r.used_at),
     }));
-    const sessions = (db.prepare('SELECT hash, email, expires_at FROM sessions').all() as Record<string, unknown>[]).map((r) => ({ hash: String(r.hash), email: String(r.email), expiresAt: Number(r.expires_at) }));
+    const sessions = (
+      db.prepare('SELECT hash, email, expires_at FROM sessions').all() as Record<string, unknown>[]
+    ).map((r) => ({ hash: String(r.hash), email: String(r.email), expiresAt: Number(r.expires_at) }));
     db.exec('COMMIT');
     return { keys, tokens, sessions };
   } finally {
@@ -52,7 +66,12 @@ function readSqlite(file: string): Moved {
 }
 
 /** The exit code: 0 moved, 1 refused (the line says why), 2 no DATABASE_URL. */
-export async function migrateToPostgres(file: string, databaseUrl: string | undefined, out: Print, err: Print): Promise<number> {
+export async function migrateToPostgres(
+  file: string,
+  databaseUrl: string | undefined,
+  out: Print,
+  err: Print,
+): Promise<number> {
   if (!databaseUrl) {
     err('keys: migrate-to-postgres needs DATABASE_URL, the PostgreSQL database to move the keys into (postgres://...)');
     return 2;
@@ -65,7 +84,10 @@ export async function migrateToPostgres(file: string, databaseUrl: string | unde
   const target = await PostgresKeyBackend.open(databaseUrl, { listen: false });
   try {
     const held = await target.storedCount();
-    if (held > 0) throw new KeyDatabaseError(`the PostgreSQL key database ${shownDatabaseUrl(databaseUrl)} already holds keys; moved nothing (give it an empty database)`);
+    if (held > 0)
+      throw new KeyDatabaseError(
+        `the PostgreSQL key database ${shownDatabaseUrl(databaseUrl)} already holds keys; moved nothing (give it an empty database)`,
+      );
     const stored = await target.insertMany(moved.keys, moved.tokens, moved.sessions);
     const current = moved.keys.filter((k) => k.revokedAt === null).length;
     out(

@@ -22,7 +22,8 @@ import { Readable } from 'node:stream';
 import { BlobsServer } from '@netlify/blobs/server';
 
 const etagOf = (bytes: Uint8Array) => `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
-(BlobsServer as unknown as { generateETag(file: string): Promise<string> }).generateETag = async (file) => etagOf(await readFile(file));
+(BlobsServer as unknown as { generateETag(file: string): Promise<string> }).generateETag = async (file) =>
+  etagOf(await readFile(file));
 
 type Handler = (req: Request) => Promise<Response>;
 
@@ -66,9 +67,16 @@ export interface LocalBlobsAccess {
 /** Node's request as the fetch Request the Blobs server's handler takes. */
 function fetchRequest(req: http.IncomingMessage, origin: string): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>);
-  return new Request(new URL(req.url ?? '/', origin), { method: req.method, headers, body, duplex: 'half' } as RequestInit);
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  const body =
+    req.method === 'GET' || req.method === 'HEAD' ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>);
+  return new Request(new URL(req.url ?? '/', origin), {
+    method: req.method,
+    headers,
+    body,
+    duplex: 'half',
+  } as RequestInit);
 }
 
 /** Serves `blobs` on 127.0.0.1 (a free port): the address it listens on, and how to stop it. */

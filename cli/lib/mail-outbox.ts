@@ -12,12 +12,16 @@ import { nodeMailer } from '../../adapters/_node/mail.ts';
 
 const MAX_BODY = 64 * 1024;
 
-export async function startMailOutbox(folder: string): Promise<{ url: string; token: string; describe: string; close(): void }> {
+export async function startMailOutbox(
+  folder: string,
+): Promise<{ url: string; token: string; describe: string; close(): void }> {
   const token = randomBytes(24).toString('base64url');
   const outbox = nodeMailer({}, folder)!;
   const server = http.createServer(async (req, res) => {
-    const answer = (status: number, body: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.method !== 'POST' || req.headers.authorization !== `Bearer ${token}`) return answer(401, { message: 'unauthorized' });
+    const answer = (status: number, body: object) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method !== 'POST' || req.headers.authorization !== `Bearer ${token}`)
+      return answer(401, { message: 'unauthorized' });
     let text = '';
     for await (const chunk of req) if ((text += chunk).length > MAX_BODY) return answer(413, { message: 'too large' });
     try {

@@ -46,7 +46,9 @@ async function serveStatic(request: Request): Promise<Response> {
     try {
       const bytes = await Deno.readFile(`${dist}${candidate}`);
       const ext = candidate.split('.').pop() ?? '';
-      return new Response(request.method === 'HEAD' ? null : bytes, { headers: { 'content-type': TYPES[ext] ?? 'application/octet-stream' } });
+      return new Response(request.method === 'HEAD' ? null : bytes, {
+        headers: { 'content-type': TYPES[ext] ?? 'application/octet-stream' },
+      });
     } catch {
       // try the next candidate
     }

@@ -28,9 +28,13 @@ export const PLACEHOLDER_DATABASE_ID = '00000000-0000-0000-0000-000000000000';
  * Cloudflare for the `Request.cf` object (a warning, then a DNS error and its
  * stack trace) and uses a placeholder. Said once, in one line, instead.
  */
-const OFFLINE_NOISE = [/Unable to fetch the `?Request\.cf`? object/, /getaddrinfo (ENOTFOUND|EAI_AGAIN) \S*cloudflare\.com/];
+const OFFLINE_NOISE = [
+  /Unable to fetch the `?Request\.cf`? object/,
+  /getaddrinfo (ENOTFOUND|EAI_AGAIN) \S*cloudflare\.com/,
+];
 const STACK_LINE = /^\s+at /;
-const OFFLINE_LINE = '(offline: wrangler could not reach Cloudflare for the Request.cf object and uses a placeholder; nothing else changes)';
+const OFFLINE_LINE =
+  '(offline: wrangler could not reach Cloudflare for the Request.cf object and uses a placeholder; nothing else changes)';
 
 /** Passes wrangler's lines on, the offline noise above replaced by one line. */
 export function withoutOfflineNoise(stream: NodeJS.ReadableStream, write: (line: string) => void): void {
@@ -60,7 +64,11 @@ const QUIET_ENV = { WRANGLER_SEND_METRICS: 'false', X_LOCAL_OBSERVABILITY: 'fals
  * for its offline noise); `env` is added to this process's environment.
  */
 export function wrangler(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, ...QUIET_ENV, ...env } });
+  const child = spawn(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    stdio: ['inherit', 'pipe', 'pipe'],
+    env: { ...process.env, ...QUIET_ENV, ...env },
+  });
   withoutOfflineNoise(child.stdout!, (line) => process.stdout.write(`${redactLine(line)}\n`));
   withoutOfflineNoise(child.stderr!, (line) => process.stderr.write(`${redactLine(line)}\n`));
   return child;

@@ -26,7 +26,18 @@ import { MESSAGES } from '../shared/messages.ts';
 import { createPortal, type PortalOptions, readLimited } from '../portal/portal.ts';
 import { fileReply, publicFile, type PublicFile, wantsHtml } from './public-files.ts';
 import { loggable } from '../shared/redact.ts';
-import { answerReply, type ApiReply, DATA_CACHE_CONTROL, dataCacheControl, datasetReply, errorReply, jsonReply, preflight, REPLIES, toResponse } from '../http/reply.ts';
+import {
+  answerReply,
+  type ApiReply,
+  DATA_CACHE_CONTROL,
+  dataCacheControl,
+  datasetReply,
+  errorReply,
+  jsonReply,
+  preflight,
+  REPLIES,
+  toResponse,
+} from '../http/reply.ts';
 import type { Manifest } from '../shared/types.ts';
 import { type ApiRequest, lookupOf, type Parsed, parseRequest, pathnameOf, type RouteMatch } from '../http/request.ts';
 
@@ -63,9 +74,23 @@ export function describeService(manifest?: Pick<Manifest, 'source' | 'yearRange'
     openapi: '/openapi.json',
     portal: '/portal',
     health: '/health',
-    endpoints: ROUTES.map((r) => ({ operationId: r.id, method: 'GET', path: template(r), summary: r.summary, answer: r.answer, ...(r.notFound ? { notFound: r.notFound } : {}) })),
+    endpoints: ROUTES.map((r) => ({
+      operationId: r.id,
+      method: 'GET',
+      path: template(r),
+      summary: r.summary,
+      answer: r.answer,
+      ...(r.notFound ? { notFound: r.notFound } : {}),
+    })),
     shapes: SHAPES,
-    errors: { 400: 'invalid parameter', 403: MESSAGES.forbidden, 404: 'nothing found', 405: 'method not allowed', 429: 'over the rate limit', 500: MESSAGES.fetchError },
+    errors: {
+      400: 'invalid parameter',
+      403: MESSAGES.forbidden,
+      404: 'nothing found',
+      405: 'method not allowed',
+      429: 'over the rate limit',
+      500: MESSAGES.fetchError,
+    },
   };
 }
 
@@ -75,7 +100,14 @@ export function describeService(manifest?: Pick<Manifest, 'source' | 'yearRange'
  */
 export function servedSource(source: Manifest['source']) {
   const revision = source.revision ?? null;
-  return { repository: revision?.repository ?? null, commit: revision?.commit ?? null, date: revision?.date ?? null, sha256: source.sha256, nominations: source.rows, sample: source.sample };
+  return {
+    repository: revision?.repository ?? null,
+    commit: revision?.commit ?? null,
+    date: revision?.date ?? null,
+    sha256: source.sha256,
+    nominations: source.rows,
+    sample: source.sample,
+  };
 }
 
 const DESCRIPTION_HEADERS = { 'cache-control': 'public, max-age=3600' };
@@ -111,7 +143,13 @@ interface Stages {
 }
 
 /** Everything after the request was parsed; `now` is when it arrived. */
-function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSource | undefined, now: number): Maybe<ApiReply> {
+function route(
+  s: Stages,
+  request: ApiRequest,
+  parsed: Parsed,
+  source: DataSource | undefined,
+  now: number,
+): Maybe<ApiReply> {
   switch (parsed.kind) {
     case 'preflight':
       return preflight(parsed.requestHeaders);
@@ -122,19 +160,28 @@ function route(s: Stages, request: ApiRequest, parsed: Parsed, source: DataSourc
     case 'portal':
       return s.portal ? s.portal.reply(portalRequest(request), parsed.pathname) : REPLIES.notFound;
     case 'root':
-      return andThen(wantsHtml(request.header('accept')) ? andThen(file(source, INDEX), (page) => page ?? description(s, source)) : description(s, source), byAccept);
+      return andThen(
+        wantsHtml(request.header('accept'))
+          ? andThen(file(source, INDEX), (page) => page ?? description(s, source))
+          : description(s, source),
+        byAccept,
+      );
     case 'other': {
       const named = parsed.pathname === null ? null : publicFile(parsed.pathname);
       if (!named) return REPLIES.notFound;
       // The page at `/` is for browsers only (a JSON client asking for it gets the same 404 as for any other path).
-      if (named.path === INDEX.path) return wantsHtml(request.header('accept')) ? andThen(file(source, named), (reply) => byAccept(reply ?? REPLIES.notFound)) : byAccept(REPLIES.notFound);
+      if (named.path === INDEX.path)
+        return wantsHtml(request.header('accept'))
+          ? andThen(file(source, named), (reply) => byAccept(reply ?? REPLIES.notFound))
+          : byAccept(REPLIES.notFound);
       return andThen(file(source, named), (reply) => reply ?? REPLIES.notFound);
     }
     case 'lookup': {
       // A refusal, or until when the key works (a key in its grace period caps
       // how long the answer may be kept, by browsers and shared caches alike).
       const checked = s.gate.check(parsed.apiKey, now);
-      if (isPromise(checked)) return checked.then((c) => (typeof c === 'number' ? lookup(s, parsed, source, c, now) : c));
+      if (isPromise(checked))
+        return checked.then((c) => (typeof c === 'number' ? lookup(s, parsed, source, c, now) : c));
       return typeof checked === 'number' ? lookup(s, parsed, source, checked, now) : checked;
     }
   }
@@ -171,7 +218,9 @@ function lookup(s: Stages, m: RouteMatch, source: DataSource | undefined, until:
   if ('error' in asked) return errorReply(400, asked.error);
   if (!source) return REPLIES.fetchError;
   const found = s.archive.answer(source, asked, { ifNoneMatch: m.ifNoneMatch, stream: m.range === null });
-  return isPromise(found) ? found.then((f) => answered(s, m, asked, f, until, now)) : answered(s, m, asked, found, until, now);
+  return isPromise(found)
+    ? found.then((f) => answered(s, m, asked, f, until, now))
+    : answered(s, m, asked, found, until, now);
 }
 
 /** The reply to what the store found, marked for the shared cache. */
@@ -186,7 +235,13 @@ function answered(s: Stages, m: RouteMatch, asked: Lookup, found: Found, until: 
 }
 
 /** Lookups whose answers are sent as stored, never compressed: records and dataset files (a `Range` applies to the file as stored). */
-const SENT_AS_STORED: ReadonlySet<Lookup['route']> = new Set(['filmRecord', 'peopleRecord', 'ceremonyRecord', 'awardRecord', 'datasetFile']);
+const SENT_AS_STORED: ReadonlySet<Lookup['route']> = new Set([
+  'filmRecord',
+  'peopleRecord',
+  'ceremonyRecord',
+  'awardRecord',
+  'datasetFile',
+]);
 /** Below this many bytes an answer is sent as it is: compressing it would save too little. */
 export const ENCODE_MIN_BYTES = 1024;
 
@@ -207,9 +262,17 @@ function encodable(answer: Answer, route: Lookup['route']): boolean {
  * is one; anything else as it is. A key that works `until` a time (its grace
  * period) caps the shared lifetime at the seconds it has left, as it caps the browser's.
  */
-function forShared(s: Stages, m: RouteMatch, manifest: Manifest, reply: ApiReply, until: number, now: number): Maybe<ApiReply> {
+function forShared(
+  s: Stages,
+  m: RouteMatch,
+  manifest: Manifest,
+  reply: ApiReply,
+  until: number,
+  now: number,
+): Maybe<ApiReply> {
   const headers = s.options.sharedCache;
-  if (!headers || m.apiKey === null || (reply.status !== 200 && reply.status !== 304 && reply.status !== 404)) return reply;
+  if (!headers || m.apiKey === null || (reply.status !== 200 && reply.status !== 304 && reply.status !== 404))
+    return reply;
   const left = until === Infinity ? Infinity : Math.max(0, Math.floor((until - now) / 1000));
   const policy = keyedPolicy(keyId(m.apiKey), manifest, left);
   return isPromise(policy) ? policy.then((p) => marked(reply, headers, p)) : marked(reply, headers, policy);
@@ -226,7 +289,9 @@ function failed(s: Stages, request: ApiRequest, error: unknown): ApiReply {
     return KEYS_UNAVAILABLE;
   }
   const what = error instanceof DataError ? 'data error' : 'internal error';
-  s.options.log?.(loggable(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`));
+  s.options.log?.(
+    loggable(`${what}: ${(error as Error)?.message ?? String(error)} (${request.method} ${request.url})`),
+  );
   return REPLIES.fetchError;
 }
 
@@ -243,7 +308,8 @@ function maskedKey(raw: string, key: string | null): string {
 function loggedPath(parsed: Parsed, request: ApiRequest): string {
   // The path parseRequest already read where it kept it (a portal
   // path, any other path), else read again (a preflight, a 405: rare).
-  if (parsed.kind !== 'lookup') return loggable(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url);
+  if (parsed.kind !== 'lookup')
+    return loggable(('pathname' in parsed ? parsed.pathname : null) ?? pathnameOf(request.url) ?? request.url);
   const { pathname, keyAt, key, apiKey } = parsed;
   // A name may itself hold a key someone pasted: the parameters are
   // masked as any text is; the key segment is never read into the line.
@@ -269,7 +335,12 @@ function finish(s: Stages, request: ApiRequest, parsed: Parsed, out: ApiReply, s
   const head = request.method.length === 4 && request.method.toUpperCase() === 'HEAD';
   if (!head || (!out.body && !out.stream)) return out;
   void out.stream?.cancel().catch(() => {}); // HEAD of a streamed answer: the stored file is not wanted
-  return { status: out.status, headers: out.headers, body: null, ...(out.encodable ? { encodable: out.encodable } : {}) };
+  return {
+    status: out.status,
+    headers: out.headers,
+    body: null,
+    ...(out.encodable ? { encodable: out.encodable } : {}),
+  };
 }
 
 /** The pipeline: an ApiReply at once when warm, a Promise of one on a cache miss; never a rejection. */
@@ -291,7 +362,13 @@ function reply(s: Stages, request: ApiRequest, source: DataSource | undefined): 
 
 /** A fetch Request as the front door reads it; its body is read (bounded) only if the portal asks. */
 function fetchRequest(request: Request, clientIp: string | undefined): ApiRequest {
-  return { method: request.method, url: request.url, header: (n) => request.headers.get(n), clientIp, body: (max) => readLimited(request.body, max) };
+  return {
+    method: request.method,
+    url: request.url,
+    header: (n) => request.headers.get(n),
+    clientIp,
+    body: (max) => readLimited(request.body, max),
+  };
 }
 
 export function createApi(options: ApiOptions) {
@@ -301,7 +378,9 @@ export function createApi(options: ApiOptions) {
     now,
     gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
     archive: new ArchiveReader(options),
-    portal: options.portal ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(loggable(line))) }) : null,
+    portal: options.portal
+      ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(loggable(line))) })
+      : null,
   };
   return {
     /** Runs the pipeline on a request, over `source` (default: the one given at creation). */

@@ -10,7 +10,15 @@
 import { CORS, type ApiReply } from '../http/reply.ts';
 
 /** Every file the build publishes outside its data folder; build/site/public.ts writes exactly these. */
-export const PUBLIC_FILES = ['index.html', 'openapi.json', 'portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html'] as const;
+export const PUBLIC_FILES = [
+  'index.html',
+  'openapi.json',
+  'portal.html',
+  'portal.css',
+  'portal.js',
+  'favicon.svg',
+  'portal/index.html',
+] as const;
 const PUBLIC = new Set<string>(PUBLIC_FILES);
 
 const TYPES: Record<string, string> = {
@@ -59,7 +67,12 @@ export function publicFile(pathname: string): PublicFile | null {
 export function fileReply(bytes: Uint8Array, type: string): ApiReply {
   return {
     status: 200,
-    headers: { ...CORS, 'content-type': type, 'cache-control': 'public, max-age=300', 'content-length': String(bytes.length) },
+    headers: {
+      ...CORS,
+      'content-type': type,
+      'cache-control': 'public, max-age=300',
+      'content-length': String(bytes.length),
+    },
     body: bytes,
   };
 }

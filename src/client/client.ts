@@ -9,9 +9,27 @@
  *   const api = createClient({ baseUrl: 'https://…', apiKey: process.env.FAA_KEY! });
  *   const wins = (await api.person('Emma Stone')).filter((m) => m.nomination.won);
  */
-import type { Archive, Ceremony, CategoryMatch, CategoryName, CategoryYearMatch, FilmMatch, PersonMatch, SearchResult } from '../shared/types.ts';
+import type {
+  Archive,
+  Ceremony,
+  CategoryMatch,
+  CategoryName,
+  CategoryYearMatch,
+  FilmMatch,
+  PersonMatch,
+  SearchResult,
+} from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
-import type { AwardRecord, AwardSummary, CeremonyRecord, FilmRecord, PeopleRecord, Ranking, RankingAsk, RankingQuery } from '../shared/types.ts';
+import type {
+  AwardRecord,
+  AwardSummary,
+  CeremonyRecord,
+  FilmRecord,
+  PeopleRecord,
+  Ranking,
+  RankingAsk,
+  RankingQuery,
+} from '../shared/types.ts';
 
 export interface ClientOptions {
   /** Where the API is served, e.g. `https://awards.example.org` (a path prefix is kept). */
@@ -196,14 +214,20 @@ class Requester {
     if (cached?.etag) headers['if-none-match'] = cached.etag;
     let response: Response;
     try {
-      response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, { headers });
+      response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, {
+        headers,
+      });
     } catch (error) {
       if (attempt < this.maxRetries) return { waitMs: this.backoff(attempt) };
       throw new ApiError(0, this.redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
     }
     if (response.status === 304 && cached) {
       await response.body?.cancel();
-      const fresh = { ...cached, etag: response.headers.get('etag') ?? cached.etag, freshUntil: this.freshUntil(response) };
+      const fresh = {
+        ...cached,
+        etag: response.headers.get('etag') ?? cached.etag,
+        freshUntil: this.freshUntil(response),
+      };
       return { value: JSON.parse(this.remember(path, fresh).text) as T };
     }
     if (response.ok) return { value: await this.accept<T>(path, response, shown) };
@@ -211,15 +235,21 @@ class Requester {
   }
 
   /** A file's bytes and ETag, or null for a 304 to `etag`; retried as `get` is, never cached. */
-  async file(segments: string[], etag: string | null = null): Promise<{ bytes: Uint8Array; etag: string | null } | null> {
+  async file(
+    segments: string[],
+    etag: string | null = null,
+  ): Promise<{ bytes: Uint8Array; etag: string | null } | null> {
     const path = `/${segments.join('/')}`;
     const shown = `${path}/apikey=…`;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, { headers: etag ? { 'if-none-match': etag } : {} });
+        response = await this.doFetch(`${this.base}${path}/apikey=${encodeURIComponent(this.options.apiKey)}`, {
+          headers: etag ? { 'if-none-match': etag } : {},
+        });
       } catch (error) {
-        if (attempt >= this.maxRetries) throw new ApiError(0, this.redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
+        if (attempt >= this.maxRetries)
+          throw new ApiError(0, this.redact(`Request failed: ${(error as Error)?.message ?? String(error)}`), shown);
         await this.sleep(this.backoff(attempt));
         continue;
       }
@@ -227,7 +257,8 @@ class Requester {
         await response.body?.cancel();
         return null;
       }
-      if (response.ok) return { bytes: new Uint8Array(await response.arrayBuffer()), etag: response.headers.get('etag') };
+      if (response.ok)
+        return { bytes: new Uint8Array(await response.arrayBuffer()), etag: response.headers.get('etag') };
       await this.sleep((await this.refused(response, attempt, shown)).waitMs);
     }
   }
@@ -260,7 +291,8 @@ class Requester {
     const message = await this.errorMessage(response);
     if (response.status === 429) {
       const seconds = parseRetryAfter(response.headers.get('retry-after'), this.now()) ?? 1;
-      if (attempt < this.maxRetries && seconds <= (this.options.maxRetryAfterSeconds ?? 120)) return { waitMs: seconds * 1000 };
+      if (attempt < this.maxRetries && seconds <= (this.options.maxRetryAfterSeconds ?? 120))
+        return { waitMs: seconds * 1000 };
       throw new ApiError(429, message, shown, seconds);
     }
     if (response.status >= 500 && attempt < this.maxRetries) return { waitMs: this.backoff(attempt) };
@@ -303,7 +335,10 @@ const PATHS = {
   ceremonyRecord: (year: number | string) => ['ceremony', seg('year', year)],
   awards: () => ['awards'],
   awardRecord: (id: string) => ['awards', seg('id', id)],
-  rankings: (query: RankingQuery = {}) => ['rankings', ...Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [seg(k, v)]))],
+  rankings: (query: RankingQuery = {}) => [
+    'rankings',
+    ...Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [seg(k, v)])),
+  ],
 };
 
 /** A path as an ApiError shows it: the key masked. */
@@ -335,7 +370,8 @@ export function createClient(options: ClientOptions): Client {
 }
 
 const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
-const sha256Of = async (bytes: Uint8Array) => hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+const sha256Of = async (bytes: Uint8Array) =>
+  hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
 
 /**
  * A dataset file and its ETag, once its bytes hash to the sha256 the list
@@ -343,7 +379,12 @@ const sha256Of = async (bytes: Uint8Array) => hex(await crypto.subtle.digest('SH
  * may be a list kept from before a new revision: the list is read again, and
  * the file with it, before the mismatch is thrown.
  */
-async function checkedFile(api: Requester, name: string, etag: string | null, held?: string): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
+async function checkedFile(
+  api: Requester,
+  name: string,
+  etag: string | null,
+  held?: string,
+): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
   const path = shown(PATHS.datasetFile(name));
   if (!OFFLINE_ERRORS.fileName.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, path);
   for (let again = false; ; again = true) {
@@ -422,29 +463,50 @@ function recordRows(lines: Line[]): RecordRow[] {
   const idsOf = (text: string | undefined) => (text ? text.split(',') : []);
   const credited = (pairs: [string, string[]][]) => {
     const map = new Map<string, Set<string>>();
-    for (const [text, ids] of pairs) for (const id of ids) (map.get(text) ?? map.set(text, new Set()).get(text)!).add(id);
+    for (const [text, ids] of pairs)
+      for (const id of ids) (map.get(text) ?? map.set(text, new Set()).get(text)!).add(id);
     return map;
   };
   const titleIds = credited(lines.flatMap((l) => l.films.map((f): [string, string[]] => [f.title, idsOf(f.imdb_id)])));
   const nameIds = credited(lines.flatMap((l) => l.people.map((p): [string, string[]] => [p.name, idsOf(p.imdb_id)])));
   const things = new Map<string, RecordThing>();
-  const thing = (key: string, kind: RecordThing['kind'], id: string | null) => things.get(key) ?? things.set(key, { kind, id }).get(key)!;
+  const thing = (key: string, kind: RecordThing['kind'], id: string | null) =>
+    things.get(key) ?? things.set(key, { kind, id }).get(key)!;
   const byId = (id: string) => thing(id, id.startsWith('tt') ? 'film' : id.startsWith('co') ? 'company' : 'person', id);
   const only = (ids: Set<string> | undefined) => (ids?.size === 1 ? [...ids][0] : undefined);
   return lines.map((l) => {
     const films = l.films.map((f) => {
       const id = f.imdb_id ?? only(titleIds.get(f.title));
-      return { title: f.title, thing: id ? byId(id) : thing(`film\u0000${f.title}\u0000${l.film_year}`, 'film', null), ...(f.detail === undefined ? {} : { detail: f.detail }) };
+      return {
+        title: f.title,
+        thing: id ? byId(id) : thing(`film\u0000${f.title}\u0000${l.film_year}`, 'film', null),
+        ...(f.detail === undefined ? {} : { detail: f.detail }),
+      };
     });
     const people = l.people.map((p) => {
       const merged = p.imdb_id || p.kind === 'country' ? undefined : only(nameIds.get(p.name));
-      const placed = p.imdb_id ? idsOf(p.imdb_id).map(byId) : merged ? [byId(merged)] : [thing(`${p.kind}\u0000${p.name}`, p.kind, null)];
+      const placed = p.imdb_id
+        ? idsOf(p.imdb_id).map(byId)
+        : merged
+          ? [byId(merged)]
+          : [thing(`${p.kind}\u0000${p.name}`, p.kind, null)];
       return { name: p.name, things: placed, ...(p.detail === undefined ? {} : { detail: p.detail }) };
     });
     const { api_name: category, canonical, award, class: klass } = l.category;
     return {
-      ceremony: l.ceremony, year: String(l.held_year), filmYear: l.film_year, category, canonical, award, klass, won: l.won,
-      filmsPrimary: l.films.length > 0 && l.films[0].role === 'primary', films, people, notes: l.note ? l.note.split('|') : [], citation: l.citation ?? '',
+      ceremony: l.ceremony,
+      year: String(l.held_year),
+      filmYear: l.film_year,
+      category,
+      canonical,
+      award,
+      klass,
+      won: l.won,
+      filmsPrimary: l.films.length > 0 && l.films[0].role === 'primary',
+      films,
+      people,
+      notes: l.note ? l.note.split('|') : [],
+      citation: l.citation ?? '',
     };
   });
 }
@@ -473,7 +535,11 @@ class OfflineArchive {
   record(key: string): string | undefined {
     if (!this.made) {
       const { records, awards, rankings } = makeRecords(recordRows(this.lines));
-      this.made = new Map([...records.map((r): [string, string] => [r.key, r.text]), ['awards', awards], [RANKING_TABLE, rankings]]);
+      this.made = new Map([
+        ...records.map((r): [string, string] => [r.key, r.text]),
+        ['awards', awards],
+        [RANKING_TABLE, rankings],
+      ]);
     }
     return this.made.get(key);
   }
@@ -491,22 +557,38 @@ class OfflineArchive {
       if (json === '') continue;
       const line = JSON.parse(json) as Line;
       // A line of another shape (another dataset format) is refused, never read as a wrong answer.
-      if (!Number.isInteger(line?.held_year) || typeof line.category?.api_name !== 'string' || !Array.isArray(line.films) || !Array.isArray(line.people)) throw new Error('not a nomination of dataset format 2');
+      if (
+        !Number.isInteger(line?.held_year) ||
+        typeof line.category?.api_name !== 'string' ||
+        !Array.isArray(line.films) ||
+        !Array.isArray(line.people)
+      )
+        throw new Error('not a nomination of dataset format 2');
       this.lines.push(line);
       const { api_name: category, award, canonical } = line.category;
       const links = [...line.films.map((f) => ({ ...f, name: f.title })), ...line.people];
-      const notes = [...(canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []), ...(line.citation ? [line.citation] : []), ...(line.note ? line.note.split('|') : [])];
-      const nomination: Nomination = { primary: links.filter((l) => l.role === 'primary').map((l) => l.name), secondary: links.filter((l) => l.role !== 'primary').map((l) => l.name), won: line.won };
+      const notes = [
+        ...(canonical === 'MUSIC (Original Song)' && line.detail ? [`Song: "${line.detail}"`] : []),
+        ...(line.citation ? [line.citation] : []),
+        ...(line.note ? line.note.split('|') : []),
+      ];
+      const nomination: Nomination = {
+        primary: links.filter((l) => l.role === 'primary').map((l) => l.name),
+        secondary: links.filter((l) => l.role !== 'primary').map((l) => l.name),
+        won: line.won,
+      };
       if (notes.length) nomination.notes = notes.join('\n');
       ids.set(nomination, [...new Set(links.flatMap((l) => (l.imdb_id ? l.imdb_id.split(',') : [])))]);
       if (!this.awards.has(category)) this.awards.set(category, award);
       let ceremony = ceremonies.get(line.ceremony);
-      if (!ceremony) ceremonies.set(line.ceremony, (ceremony = { year: String(line.held_year), categories: new Map() }));
+      if (!ceremony)
+        ceremonies.set(line.ceremony, (ceremony = { year: String(line.held_year), categories: new Map() }));
       let group = ceremony.categories.get(category);
       if (!group) ceremony.categories.set(category, (group = { category, nominations: [] }));
       group.nominations.push(nomination);
     }
-    for (const [, { year, categories }] of [...ceremonies].sort(([a], [b]) => a - b)) (this.archive[year] ??= []).push(...categories.values());
+    for (const [, { year, categories }] of [...ceremonies].sort(([a], [b]) => a - b))
+      (this.archive[year] ??= []).push(...categories.values());
     for (const [year, categories] of Object.entries(this.archive)) {
       for (const { category, nominations } of categories) {
         for (const nomination of nominations) {
@@ -521,7 +603,11 @@ class OfflineArchive {
   /** Categories whose name contains `text` (case-sensitive), across all years (with their year) or at one. */
   categoriesMatching(text: string, at?: string): (CategoryMatch | Category)[] {
     return Object.entries(this.archive).flatMap(([y, list]) =>
-      at === undefined || y === at ? list.filter((c) => c.category.includes(text)).map((c) => (at === undefined ? { year: y, category: c.category, nominations: c.nominations } : c)) : [],
+      at === undefined || y === at
+        ? list
+            .filter((c) => c.category.includes(text))
+            .map((c) => (at === undefined ? { year: y, category: c.category, nominations: c.nominations } : c))
+        : [],
     );
   }
 
@@ -532,7 +618,14 @@ class OfflineArchive {
       for (const { category } of list) {
         const entry = out.get(category);
         if (entry) entry.lastYear = y;
-        else out.set(category, { name: category, award: this.awards.get(category) ?? category, firstYear: y, lastYear: y, path: `/award/name=${encodeURIComponent(category)}` });
+        else
+          out.set(category, {
+            name: category,
+            award: this.awards.get(category) ?? category,
+            firstYear: y,
+            lastYear: y,
+            path: `/award/name=${encodeURIComponent(category)}`,
+          });
       }
     }
     return [...out.values()];
@@ -546,15 +639,28 @@ class OfflineArchive {
  */
 export const OFFLINE_ERRORS = {
   notFound: {
-    ceremony: 'Data not found for the specified year', person: 'Person not found', film: 'Movie not found', category: 'Award not found', categoryAt: 'Award not found', titleById: 'Title not found', nameById: 'Name not found',
-    filmRecord: 'Film not found', peopleRecord: 'Person or company not found', ceremonyRecord: 'Ceremony not found', awardRecord: 'Award not found', rankings: 'Award not found',
+    ceremony: 'Data not found for the specified year',
+    person: 'Person not found',
+    film: 'Movie not found',
+    category: 'Award not found',
+    categoryAt: 'Award not found',
+    titleById: 'Title not found',
+    nameById: 'Name not found',
+    filmRecord: 'Film not found',
+    peopleRecord: 'Person or company not found',
+    ceremonyRecord: 'Ceremony not found',
+    awardRecord: 'Award not found',
+    rankings: 'Award not found',
   } as Record<string, string>,
   badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
   badName: 'Invalid name: expected 1 to 512 characters',
   badTitleId: 'Invalid title id: expected `tt` followed by digits (an IMDb title id such as tt0120338)',
-  badNameId: 'Invalid name id: expected `nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)',
-  badAwardId: 'Invalid award id: expected lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)',
-  badFileName: 'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
+  badNameId:
+    'Invalid name id: expected `nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)',
+  badAwardId:
+    'Invalid award id: expected lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)',
+  badFileName:
+    'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
   titleId: /^tt[0-9]+$/,
   nameId: /^(?:nm|co)[0-9]+$/,
   awardId: /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
@@ -576,7 +682,12 @@ function name(value: string, path: string): string {
 
 /** An id of the form its lookup takes (an IMDb title or name id, an award's), or its 400. */
 function id(form: 'title' | 'name' | 'award', value: string, path: string): string {
-  const [pattern, message] = form === 'title' ? [OFFLINE_ERRORS.titleId, OFFLINE_ERRORS.badTitleId] : form === 'name' ? [OFFLINE_ERRORS.nameId, OFFLINE_ERRORS.badNameId] : [OFFLINE_ERRORS.awardId, OFFLINE_ERRORS.badAwardId];
+  const [pattern, message] =
+    form === 'title'
+      ? [OFFLINE_ERRORS.titleId, OFFLINE_ERRORS.badTitleId]
+      : form === 'name'
+        ? [OFFLINE_ERRORS.nameId, OFFLINE_ERRORS.badNameId]
+        : [OFFLINE_ERRORS.awardId, OFFLINE_ERRORS.badAwardId];
   if (!pattern.test(value)) throw new ApiError(400, message, path);
   return value;
 }
@@ -611,7 +722,12 @@ function readable(text: string): OfflineArchive | null {
  */
 async function trusted(copy: unknown): Promise<OfflineArchive | null> {
   const held = copy as HeldDataset | null;
-  if (typeof held?.text !== 'string' || typeof held.sha256 !== 'string' || (held.etag !== null && typeof held.etag !== 'string')) return null;
+  if (
+    typeof held?.text !== 'string' ||
+    typeof held.sha256 !== 'string' ||
+    (held.etag !== null && typeof held.etag !== 'string')
+  )
+    return null;
   return (await textSha256(held.text)) === held.sha256 ? readable(held.text) : null;
 }
 
@@ -626,11 +742,16 @@ async function readStore(store: DatasetStore | undefined): Promise<unknown> {
 
 /** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset). */
 async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineArchive }> {
-  const [text, sha256] = typeof seed.text === 'string' ? [seed.text, await textSha256(seed.text)] : [decoded(seed.text), await sha256Of(seed.text)];
+  const [text, sha256] =
+    typeof seed.text === 'string'
+      ? [seed.text, await textSha256(seed.text)]
+      : [decoded(seed.text), await sha256Of(seed.text)];
   const path = shown(PATHS.datasetFile('oscars.ndjson'));
-  if (seed.sha256 !== undefined && seed.sha256 !== sha256) throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
+  if (seed.sha256 !== undefined && seed.sha256 !== sha256)
+    throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
   const data = text === null ? null : readable(text);
-  if (text === null || !data) throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
+  if (text === null || !data)
+    throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
   return { held: { text, etag: null, sha256 }, data };
 }
 
@@ -644,7 +765,9 @@ async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: Off
  * byte once serialised; a 404 or 400 is the same ApiError (status, message,
  * path) the service's answer would give.
  */
-export async function createOfflineClient(options: ClientOptions & { store?: DatasetStore; seed?: DatasetSeed }): Promise<OfflineClient> {
+export async function createOfflineClient(
+  options: ClientOptions & { store?: DatasetStore; seed?: DatasetSeed },
+): Promise<OfflineClient> {
   const api = new Requester(options);
   let held: HeldDataset | null = null;
   let data: OfflineArchive | null = null;
@@ -661,7 +784,12 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
     // Its bytes were hashed as they came (checkedFile): read, not hashed again.
     const text = decoded(got.bytes);
     const archive = text === null ? null : readable(text);
-    if (text === null || !archive) throw new ApiError(0, 'The dataset the service sent cannot be read by this client: update the client', shown(PATHS.datasetFile('oscars.ndjson')));
+    if (text === null || !archive)
+      throw new ApiError(
+        0,
+        'The dataset the service sent cannot be read by this client: update the client',
+        shown(PATHS.datasetFile('oscars.ndjson')),
+      );
     await keep({ text, etag: got.etag, sha256: got.sha256 }, archive);
     return true;
   };
@@ -677,7 +805,11 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
   return {
     ...offlineLookups(() => data!),
     search: async (text) => {
-      throw new ApiError(0, 'search needs the service: the offline client answers every other lookup', shown(PATHS.search(text)));
+      throw new ApiError(
+        0,
+        'search needs the service: the offline client answers every other lookup',
+        shown(PATHS.search(text)),
+      );
     },
     dataset: online.dataset,
     datasetFile: online.datasetFile,
@@ -688,7 +820,8 @@ export async function createOfflineClient(options: ClientOptions & { store?: Dat
 
 /** `answer`, or the service's 404 for `method` at `segments` when there is none or it is an empty list. */
 function found<T>(method: string, segments: string[], answer: T | undefined): T {
-  if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) throw new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
+  if (answer === undefined || (Array.isArray(answer) && answer.length === 0))
+    throw new ApiError(404, OFFLINE_ERRORS.notFound[method], shown(segments));
   return answer;
 }
 
@@ -707,7 +840,14 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
     film: async (n, y) => {
       const at = PATHS.film(n, y);
       const held = year(y, shown(at));
-      return found('film', at, data().byName.get(name(n, shown(at)))?.filter((m) => m.year === held).map(({ category, nomination }) => ({ category, nomination })));
+      return found(
+        'film',
+        at,
+        data()
+          .byName.get(name(n, shown(at)))
+          ?.filter((m) => m.year === held)
+          .map(({ category, nomination }) => ({ category, nomination })),
+      );
     },
     category: async (n) => {
       const at = PATHS.category(n);
@@ -715,7 +855,11 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
     },
     categoryAt: async (n, y) => {
       const at = PATHS.categoryAt(n, y);
-      return found('categoryAt', at, data().categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[]);
+      return found(
+        'categoryAt',
+        at,
+        data().categoriesMatching(name(n, shown(at)), year(y, shown(at))) as CategoryYearMatch[],
+      );
     },
     titleById: async (i) => {
       const at = PATHS.titleById(i);
@@ -731,8 +875,11 @@ function offlineLookups(data: () => OfflineArchive): Omit<Client, 'search' | 'da
 }
 
 /** The records (docs/records.md) and rankings (docs/rankings.md) the offline client answers from its copy, as the service does. */
-function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord' | 'rankings'> {
-  const record = <T>(method: string, segments: string[], key: string): T => JSON.parse(found(method, segments, data().record(key)));
+function offlineRecords(
+  data: () => OfflineArchive,
+): Pick<Client, 'filmRecord' | 'peopleRecord' | 'ceremonyRecord' | 'awards' | 'awardRecord' | 'rankings'> {
+  const record = <T>(method: string, segments: string[], key: string): T =>
+    JSON.parse(found(method, segments, data().record(key)));
   return {
     filmRecord: async (i) => {
       const at = PATHS.filmRecord(i);
@@ -758,7 +905,9 @@ function offlineRecords(data: () => OfflineArchive): Pick<Client, 'filmRecord' |
 /** A ranking's text from the copy, or the service's ApiError. */
 function offlineRanking(data: OfflineArchive, query: RankingQuery): string {
   const at = shown(PATHS.rankings(query));
-  const ask = rankingAsk(Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])));
+  const ask = rankingAsk(
+    Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])),
+  );
   if ('error' in ask) throw new ApiError(400, ask.error, at);
   const text = data.ranking(ask);
   if (text === undefined) throw new ApiError(404, OFFLINE_ERRORS.notFound.rankings, at);
@@ -810,7 +959,11 @@ export interface RecordRow {
  * An award's id: its canonical name in lower-case words joined
  * by `-` (`MUSIC (Original Song)` is `music-original-song`).
  */
-export const awardIdOf = (canonical: string): string => canonical.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+export const awardIdOf = (canonical: string): string =>
+  canonical
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 
 /**
  * Each record's text by its key (an IMDb id, `ceremony {year}`, `award
@@ -851,17 +1004,38 @@ function tallyOf(map: Map<string, Tally>, key: string, won: boolean): void {
 }
 
 /** The text of a record: its fields, then its entries (each nomination's text, made once). */
-const withEntries = (head: object, entries: string[]) => `${JSON.stringify(head).slice(0, -1)},"entries":[${entries.join(',')}]}`;
+const withEntries = (head: object, entries: string[]) =>
+  `${JSON.stringify(head).slice(0, -1)},"entries":[${entries.join(',')}]}`;
 
 /** Every nomination's text, as every record gives it; a film's year is its thing's. */
 function entryText(row: RecordRow, filmYear: (thing: RecordThing) => string): string {
-  const detailKey = row.klass === 'Acting' ? 'character' : row.canonical === 'MUSIC (Original Song)' ? 'song' : 'detail';
-  const films = row.films.map(({ title, thing, detail }) => ({ id: thing.id, title, filmYear: filmYear(thing), ...(detail === undefined ? {} : { [detailKey]: detail }) }));
+  const detailKey =
+    row.klass === 'Acting' ? 'character' : row.canonical === 'MUSIC (Original Song)' ? 'song' : 'detail';
+  const films = row.films.map(({ title, thing, detail }) => ({
+    id: thing.id,
+    title,
+    filmYear: filmYear(thing),
+    ...(detail === undefined ? {} : { [detailKey]: detail }),
+  }));
   const people = row.people.flatMap(({ name, things, detail }) =>
-    things.map((thing) => ({ id: thing.id, name, kind: thing.kind, role: row.filmsPrimary ? 'secondary' : 'primary', ...(detail === undefined ? {} : { [detailKey]: detail }) })),
+    things.map((thing) => ({
+      id: thing.id,
+      name,
+      kind: thing.kind,
+      role: row.filmsPrimary ? 'secondary' : 'primary',
+      ...(detail === undefined ? {} : { [detailKey]: detail }),
+    })),
   );
   return JSON.stringify({
-    year: row.year, ceremony: row.ceremony, filmYear: row.filmYear, category: row.category, award: awardIdOf(row.canonical), class: row.klass, won: row.won, films, people,
+    year: row.year,
+    ceremony: row.ceremony,
+    filmYear: row.filmYear,
+    category: row.category,
+    award: awardIdOf(row.canonical),
+    class: row.klass,
+    won: row.won,
+    films,
+    people,
     ...(row.notes.length > 0 ? { notes: row.notes } : {}),
     ...(row.citation !== '' ? { citation: row.citation } : {}),
   });
@@ -898,14 +1072,27 @@ interface Made {
   things: Map<RecordThing, Credited>;
   /** Each nomination's text. */
   entries: string[];
-  awards: Map<string, { id: string; name: string; klass: string; rows: number[]; names: Map<string, { name: string; firstYear: string; lastYear: string }> }>;
+  awards: Map<
+    string,
+    {
+      id: string;
+      name: string;
+      klass: string;
+      rows: number[];
+      names: Map<string, { name: string; firstYear: string; lastYear: string }>;
+    }
+  >;
 }
 
 function made(rows: RecordRow[]): Made {
   const placeOf = new Map<string, number>();
-  for (const row of rows) if (!placeOf.has(`${row.ceremony}\u0000${row.category}`)) placeOf.set(`${row.ceremony}\u0000${row.category}`, placeOf.size);
+  for (const row of rows)
+    if (!placeOf.has(`${row.ceremony}\u0000${row.category}`))
+      placeOf.set(`${row.ceremony}\u0000${row.category}`, placeOf.size);
   const place = rows.map((row) => placeOf.get(`${row.ceremony}\u0000${row.category}`)!);
-  const order = rows.map((_, i) => i).sort((a, b) => rows[a].ceremony - rows[b].ceremony || place[a] - place[b] || a - b);
+  const order = rows
+    .map((_, i) => i)
+    .sort((a, b) => rows[a].ceremony - rows[b].ceremony || place[a] - place[b] || a - b);
   const position = new Array<number>(rows.length);
   order.forEach((r, i) => (position[r] = i));
   const things = credited(rows);
@@ -916,7 +1103,11 @@ function made(rows: RecordRow[]): Made {
   for (const r of order) {
     const row = rows[r];
     let award = awards.get(awardOf[r]);
-    if (!award) awards.set(awardOf[r], (award = { id: awardOf[r], name: row.award, klass: row.klass, rows: [], names: new Map() }));
+    if (!award)
+      awards.set(
+        awardOf[r],
+        (award = { id: awardOf[r], name: row.award, klass: row.klass, rows: [], names: new Map() }),
+      );
     award.rows.push(r);
     const span = award.names.get(row.category);
     if (!span) award.names.set(row.category, { name: row.category, firstYear: row.year, lastYear: row.year });
@@ -934,7 +1125,11 @@ type Scope = 'overall' | 'classes' | 'awards';
 function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
   const tallies = new Map<Credited, Record<Scope, Map<string, Tally>>>();
   for (const c of recorded) {
-    const t = { overall: new Map<string, Tally>(), classes: new Map<string, Tally>(), awards: new Map<string, Tally>() };
+    const t = {
+      overall: new Map<string, Tally>(),
+      classes: new Map<string, Tally>(),
+      awards: new Map<string, Tally>(),
+    };
     for (const r of c.rows) {
       tallyOf(t.overall, '', m.rows[r].won);
       tallyOf(t.classes, m.rows[r].klass, m.rows[r].won);
@@ -948,11 +1143,21 @@ function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
     const of = (scope: Scope): Rankers => {
       const values = new Map<string, Tally[]>();
       for (const t of pool) for (const [k, v] of t[scope]) (values.get(k) ?? values.set(k, []).get(k)!).push(v);
-      return new Map([...values].map(([k, vs]) => [k, { nominations: ranker(vs.map((v) => v.nominations)), wins: ranker(vs.map((v) => v.wins)) }]));
+      return new Map(
+        [...values].map(([k, vs]) => [
+          k,
+          { nominations: ranker(vs.map((v) => v.nominations)), wins: ranker(vs.map((v) => v.wins)) },
+        ]),
+      );
     };
     rankers.set(kind, { overall: of('overall'), classes: of('classes'), awards: of('awards') });
   }
-  const standing = (r: Rankers, key: string, t: Tally) => ({ nominations: t.nominations, wins: t.wins, byNominations: r.get(key)!.nominations(t.nominations), byWins: r.get(key)!.wins(t.wins) });
+  const standing = (r: Rankers, key: string, t: Tally) => ({
+    nominations: t.nominations,
+    wins: t.wins,
+    byNominations: r.get(key)!.nominations(t.nominations),
+    byWins: r.get(key)!.wins(t.wins),
+  });
   const byCount = <T extends Tally>(list: T[]) => list.sort((a, b) => b.nominations - a.nominations || b.wins - a.wins);
   return (c) => {
     const t = tallies.get(c)!;
@@ -960,7 +1165,13 @@ function ranking(m: Made, recorded: Credited[]): (c: Credited) => object {
     return {
       overall: standing(r.overall, '', t.overall.get('')!),
       classes: byCount([...t.classes].map(([klass, v]) => ({ class: klass, ...standing(r.classes, klass, v) }))),
-      awards: byCount([...t.awards].map(([award, v]) => ({ award, name: m.awards.get(award)!.name, ...standing(r.awards, award, v) }))),
+      awards: byCount(
+        [...t.awards].map(([award, v]) => ({
+          award,
+          name: m.awards.get(award)!.name,
+          ...standing(r.awards, award, v),
+        })),
+      ),
     };
   };
 }
@@ -972,7 +1183,8 @@ const latestFirst = (c: Credited) => [...c.credits.values()].sort((a, b) => b.la
 function thingRecords(m: Made): MadeRecords['records'] {
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null);
   const ranksOf = ranking(m, recorded);
-  const creditList = (c: Credited) => latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
+  const creditList = (c: Credited) =>
+    latestFirst(c).map((k) => ({ name: k.name, firstYear: k.first, lastYear: k.last, nominations: k.nominations }));
   const firstAt = (c: Credited) => Math.min(...c.rows.map((r) => m.position[r]));
   return recorded
     .map((c) => [firstAt(c), c] as const)
@@ -984,15 +1196,38 @@ function thingRecords(m: Made): MadeRecords['records'] {
       const head =
         c.thing.kind === 'film'
           ? {
-              id: c.thing.id, title: latestFirst(c)[0].name, titles: creditList(c), filmYear: c.filmYear,
-              ceremonies: rs.flatMap((r, i) => (i > 0 && m.rows[rs[i - 1]].ceremony === m.rows[r].ceremony ? [] : [{ year: m.rows[r].year, ceremony: m.rows[r].ceremony }])),
-              nominations, wins, ranks: ranksOf(c),
+              id: c.thing.id,
+              title: latestFirst(c)[0].name,
+              titles: creditList(c),
+              filmYear: c.filmYear,
+              ceremonies: rs.flatMap((r, i) =>
+                i > 0 && m.rows[rs[i - 1]].ceremony === m.rows[r].ceremony
+                  ? []
+                  : [{ year: m.rows[r].year, ceremony: m.rows[r].ceremony }],
+              ),
+              nominations,
+              wins,
+              ranks: ranksOf(c),
             }
           : {
-              id: c.thing.id, kind: c.thing.kind, name: latestFirst(c)[0].name, names: creditList(c), nominations, wins,
-              first: { year: first.year, ceremony: first.ceremony }, last: { year: last.year, ceremony: last.ceremony }, ranks: ranksOf(c),
+              id: c.thing.id,
+              kind: c.thing.kind,
+              name: latestFirst(c)[0].name,
+              names: creditList(c),
+              nominations,
+              wins,
+              first: { year: first.year, ceremony: first.ceremony },
+              last: { year: last.year, ceremony: last.ceremony },
+              ranks: ranksOf(c),
             };
-      return { key: c.thing.id!, text: withEntries(head, rs.map((r) => m.entries[r])), group: 'thing' as const };
+      return {
+        key: c.thing.id!,
+        text: withEntries(
+          head,
+          rs.map((r) => m.entries[r]),
+        ),
+        group: 'thing' as const,
+      };
     });
 }
 
@@ -1002,17 +1237,42 @@ function ceremonyRecords(m: Made): MadeRecords['records'] {
   for (const r of m.order) (years.get(m.rows[r].year) ?? years.set(m.rows[r].year, []).get(m.rows[r].year)!).push(r);
   return [...years].map(([year, rs]) => {
     const ceremonies: { ceremony: number; filmYear: string }[] = [];
-    const categories: { ceremony: number; category: string; award: string; class: string; nominations: number; wins: number }[] = [];
+    const categories: {
+      ceremony: number;
+      category: string;
+      award: string;
+      class: string;
+      nominations: number;
+      wins: number;
+    }[] = [];
     for (const r of rs) {
       const row = m.rows[r];
-      if (ceremonies[ceremonies.length - 1]?.ceremony !== row.ceremony) ceremonies.push({ ceremony: row.ceremony, filmYear: row.filmYear });
+      if (ceremonies[ceremonies.length - 1]?.ceremony !== row.ceremony)
+        ceremonies.push({ ceremony: row.ceremony, filmYear: row.filmYear });
       let c = categories[categories.length - 1];
-      if (!c || c.ceremony !== row.ceremony || c.category !== row.category) categories.push((c = { ceremony: row.ceremony, category: row.category, award: m.awardOf[r], class: row.klass, nominations: 0, wins: 0 }));
+      if (!c || c.ceremony !== row.ceremony || c.category !== row.category)
+        categories.push(
+          (c = {
+            ceremony: row.ceremony,
+            category: row.category,
+            award: m.awardOf[r],
+            class: row.klass,
+            nominations: 0,
+            wins: 0,
+          }),
+        );
       c.nominations++;
       if (row.won) c.wins++;
     }
     const head = { year, ceremonies, categories, nominations: rs.length, wins: rs.filter((r) => m.rows[r].won).length };
-    return { key: `ceremony ${year}`, text: withEntries(head, rs.map((r) => m.entries[r])), group: 'ceremony' as const };
+    return {
+      key: `ceremony ${year}`,
+      text: withEntries(
+        head,
+        rs.map((r) => m.entries[r]),
+      ),
+      group: 'ceremony' as const,
+    };
   });
 }
 
@@ -1023,11 +1283,25 @@ export function makeRecords(rows: RecordRow[]): MadeRecords {
   const list: object[] = [];
   for (const a of m.awards.values()) {
     const summary = {
-      id: a.id, name: a.name, class: a.klass, names: [...a.names.values()], nominations: a.rows.length, wins: a.rows.filter((r) => rows[r].won).length,
-      firstYear: rows[a.rows[0]].year, lastYear: rows[a.rows[a.rows.length - 1]].year, path: `/awards/id=${a.id}`,
+      id: a.id,
+      name: a.name,
+      class: a.klass,
+      names: [...a.names.values()],
+      nominations: a.rows.length,
+      wins: a.rows.filter((r) => rows[r].won).length,
+      firstYear: rows[a.rows[0]].year,
+      lastYear: rows[a.rows[a.rows.length - 1]].year,
+      path: `/awards/id=${a.id}`,
     };
     list.push(summary);
-    out.push({ key: `award ${a.id}`, text: withEntries(summary, a.rows.map((r) => m.entries[r])), group: 'award' });
+    out.push({
+      key: `award ${a.id}`,
+      text: withEntries(
+        summary,
+        a.rows.map((r) => m.entries[r]),
+      ),
+      group: 'award',
+    });
   }
   return { records: out, awards: JSON.stringify(list), rankings };
 }
@@ -1059,7 +1333,8 @@ export const RANKING_ERRORS: Record<string, string> = {
   of: `Invalid of: expected ${RANKING.of.join(', ')}`,
   by: 'Invalid by: expected nominations or wins',
   class: `Invalid class: expected competitive or one of ${RANKING.classes.join(', ')}`,
-  award: 'Invalid award: expected an award id from /awards (lower-case letters and digits in words joined by `-`, such as best-picture)',
+  award:
+    'Invalid award: expected an award id from /awards (lower-case letters and digits in words joined by `-`, such as best-picture)',
   both: 'Invalid award: give a class or an award, not both',
   from: `Invalid from: expected ${YEAR}`,
   to: `Invalid to: expected ${YEAR}, not before from`,
@@ -1070,7 +1345,15 @@ export const RANKING_ERRORS: Record<string, string> = {
 
 /** Each segment's values: a list, or a pattern. */
 const RANKING_VALUES: Record<string, string[] | RegExp> = {
-  of: RANKING.of, by: RANKING.by, class: ['competitive', ...RANKING.classes], award: /^[a-z0-9]+(?:-[a-z0-9]+)*$/, from: /^[0-9]{1,10}$/, to: /^[0-9]{1,10}$/, won: RANKING.won, per: ['ceremony'], limit: /^[0-9]{1,4}$/,
+  of: RANKING.of,
+  by: RANKING.by,
+  class: ['competitive', ...RANKING.classes],
+  award: /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
+  from: /^[0-9]{1,10}$/,
+  to: /^[0-9]{1,10}$/,
+  won: RANKING.won,
+  per: ['ceremony'],
+  limit: /^[0-9]{1,4}$/,
 };
 
 /** The question `pairs` (segment name, decoded value) ask, or the 400 naming what is wrong. */
@@ -1086,13 +1369,20 @@ export function rankingAsk(pairs: [string, string][]): RankingAsk | { error: str
   if (ask.award && ask.class) return { error: RANKING_ERRORS.both };
   if (ask.from && ask.to && Number(ask.to) < Number(ask.from)) return { error: RANKING_ERRORS.to };
   if (!(limit >= 1 && limit <= RANKING.maxLimit)) return { error: RANKING_ERRORS.limit };
-  return { ...ask, of: (ask.of ?? 'people') as RankingAsk['of'], by: (ask.by ?? 'nominations') as RankingAsk['by'], limit } as RankingAsk;
+  return {
+    ...ask,
+    of: (ask.of ?? 'people') as RankingAsk['of'],
+    by: (ask.by ?? 'nominations') as RankingAsk['by'],
+    limit,
+  } as RankingAsk;
 }
 
 /** A question's key: its parameters in their order, defaults left out (`of=people/by=wins/class=Acting`); a stored ranking is named `ranking {key}`. */
 export function rankingKey(ask: RankingAsk): string {
   const shown = { ...ask, limit: ask.limit === RANKING.limit ? undefined : ask.limit };
-  return RANKING.params.flatMap((p) => (shown[p as keyof RankingAsk] === undefined ? [] : [`${p}=${shown[p as keyof RankingAsk]}`])).join('/');
+  return RANKING.params
+    .flatMap((p) => (shown[p as keyof RankingAsk] === undefined ? [] : [`${p}=${shown[p as keyof RankingAsk]}`]))
+    .join('/');
 }
 
 /**
@@ -1122,28 +1412,66 @@ function rankingTable(m: Made): string {
   const held = new Map(m.order.map((r) => [m.rows[r].ceremony, m.rows[r].year]));
   const classes = [...new Set(m.order.map((r) => m.rows[r].klass))];
   const awards = [...m.awards.keys()];
-  const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map((list: (string | number)[]) => new Map(list.map((v, i) => [v, i])));
+  const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map(
+    (list: (string | number)[]) => new Map(list.map((v, i) => [v, i])),
+  );
   const width = base36(held.size * classes.length * awards.length * 2 - 1, 1).length;
   // Of one width, codes sort as their values do: a thing's are stored in that order, so each ceremony's lie together.
-  const code = ({ ceremony, klass, won }: RecordRow, award: string) => base36(((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 + (won ? 1 : 0), width);
+  const code = ({ ceremony, klass, won }: RecordRow, award: string) =>
+    base36(
+      ((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 +
+        (won ? 1 : 0),
+      width,
+    );
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null && c.thing.kind !== 'country');
   const countWidth = base36(Math.max(1, ...recorded.map((c) => c.rows.length)), 1).length;
   const kinds = Object.fromEntries(
     Object.values(RANKED_KINDS).map((kind) => {
       const of = recorded.filter((c) => c.thing.kind === kind);
-      const codes = of.map((c) => c.rows.map((r) => code(m.rows[r], m.awardOf[r])).sort().join(''));
-      return [kind, { ids: of.map((c) => c.thing.id).join(','), names: of.map((c) => latestFirst(c)[0].name).join('\n'), counts: of.map((c) => base36(c.rows.length, countWidth)).join(''), codes: codes.join('') }];
+      const codes = of.map((c) =>
+        c.rows
+          .map((r) => code(m.rows[r], m.awardOf[r]))
+          .sort()
+          .join(''),
+      );
+      return [
+        kind,
+        {
+          ids: of.map((c) => c.thing.id).join(','),
+          names: of.map((c) => latestFirst(c)[0].name).join('\n'),
+          counts: of.map((c) => base36(c.rows.length, countWidth)).join(''),
+          codes: codes.join(''),
+        },
+      ];
     }),
   );
-  return JSON.stringify({ years: [...held.values()], ceremonies: [...held.keys()], classes, awards, width, countWidth, kinds });
+  return JSON.stringify({
+    years: [...held.values()],
+    ceremonies: [...held.keys()],
+    classes,
+    awards,
+    width,
+    countWidth,
+    kinds,
+  });
 }
 
 /** A ranking table from its text; throws when it is not one. */
 export function parseRankingTable(text: string): RankingTable {
   const t = JSON.parse(text) as ReadTable;
   const kinds = Object.values(RANKED_KINDS).map((k) => t.kinds?.[k]);
-  if (![t?.years, t.ceremonies, t.classes, t.awards].every(Array.isArray) || !(t.width > 0 && t.countWidth > 0) || !kinds.every((k) => typeof k?.codes === 'string')) throw new Error('not a ranking table');
-  t.split = Object.fromEntries(Object.values(RANKED_KINDS).map((k) => [k, { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') }]));
+  if (
+    ![t?.years, t.ceremonies, t.classes, t.awards].every(Array.isArray) ||
+    !(t.width > 0 && t.countWidth > 0) ||
+    !kinds.every((k) => typeof k?.codes === 'string')
+  )
+    throw new Error('not a ranking table');
+  t.split = Object.fromEntries(
+    Object.values(RANKED_KINDS).map((k) => [
+      k,
+      { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') },
+    ]),
+  );
   return t;
 }
 
@@ -1202,10 +1530,37 @@ function scopeOf(t: RankingTable, ask: RankingAsk): Uint8Array | null {
   const [classes, awards] = [t.classes.length, t.awards.length];
   const award = ask.award === undefined ? -1 : t.awards.indexOf(ask.award);
   if (ask.award !== undefined && award < 0) return null;
-  const wanted = ask.class === undefined ? null : new Set((ask.class === 'competitive' ? RANKING.competitive : [ask.class]).map((c) => t.classes.indexOf(c)));
+  const wanted =
+    ask.class === undefined
+      ? null
+      : new Set((ask.class === 'competitive' ? RANKING.competitive : [ask.class]).map((c) => t.classes.indexOf(c)));
   const scope = new Uint8Array(classes * awards);
-  for (let c = 0; c < classes; c++) for (let a = 0; a < awards; a++) scope[c * awards + a] = (!wanted || wanted.has(c)) && (award < 0 || a === award) ? 1 : 0;
+  for (let c = 0; c < classes; c++)
+    for (let a = 0; a < awards; a++)
+      scope[c * awards + a] = (!wanted || wanted.has(c)) && (award < 0 || a === award) ? 1 : 0;
   return scope;
+}
+
+/** Highest `by` first, then the other count, then the name, the id and the ceremony. */
+function rankOrder(by: 'wins' | 'nominations', names: string[], ids: string[]) {
+  const other = by === 'wins' ? 'nominations' : 'wins';
+  const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return (a: Tallied, b: Tallied) =>
+    b[by] - a[by] ||
+    b[other] - a[other] ||
+    text(names[a.thing], names[b.thing]) ||
+    text(ids[a.thing], ids[b.thing]) ||
+    a.at - b.at;
+}
+
+/** Each value's rank (one more than how many have more), and the least value that can be among the first `limit`. */
+function ranksOf(all: Tallied[], by: 'wins' | 'nominations', limit: number): { rank: number[]; least: number } {
+  const more: number[] = [];
+  for (const e of all) more[e[by]] = (more[e[by]] ?? 0) + 1;
+  let [least, above] = [more.length, 0];
+  while (least > 0 && above < limit) above += more[--least] ?? 0;
+  for (let v = more.length - 1, sum = 0; v >= 0; v--) [more[v], sum] = [sum + 1, sum + (more[v] ?? 0)];
+  return { rank: more, least };
 }
 
 /** A ranking's text, or null for an award the table lacks. Ties share a rank (1, 2, 2, 4), ordered by the other count, then the name. */
@@ -1213,22 +1568,48 @@ export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const inScope = scopeOf(t, ask);
   if (!inScope) return null;
   const { ids, names } = (t as ReadTable).split[RANKED_KINDS[ask.of]];
-  const [by, other] = ask.by === 'wins' ? (['wins', 'nominations'] as const) : (['nominations', 'wins'] as const);
-  const order = (a: Tallied, b: Tallied) =>
-    b[by] - a[by] || b[other] - a[other] || (names[a.thing] < names[b.thing] ? -1 : names[a.thing] > names[b.thing] ? 1 : ids[a.thing] < ids[b.thing] ? -1 : ids[a.thing] > ids[b.thing] ? 1 : a.at - b.at);
+  const by = ask.by === 'wins' ? 'wins' : 'nominations';
   const all = tallied(t, ask, inScope);
-  // Only those that can be among the first `limit` are sorted; a rank is one more than how many have more.
-  const more: number[] = [];
-  for (const e of all) more[e[by]] = (more[e[by]] ?? 0) + 1;
-  let [least, above] = [more.length, 0];
-  while (least > 0 && above < ask.limit) above += more[--least] ?? 0;
-  for (let v = more.length - 1, sum = 0; v >= 0; v--) [more[v], sum] = [sum + 1, sum + (more[v] ?? 0)];
-  const entries = all.filter((e) => e[by] >= least).sort(order).slice(0, ask.limit).map((e) => ({
-    rank: more[e[by]], id: ids[e.thing], name: names[e.thing], kind: RANKED_KINDS[ask.of], record: `/${ids[e.thing].startsWith('tt') ? 'film' : 'people'}/id=${ids[e.thing]}`,
-    ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }), nominations: e.nominations, wins: e.wins,
-  }));
-  const { of, by: counted, class: klass, award, from = t.years[0] ?? '', to = t.years[t.years.length - 1] ?? '', won, per, limit } = ask;
-  return JSON.stringify({ of, by: counted, class: klass, award, from, to, won, per, limit, total: all.length, entries });
+  // Only those that can be among the first `limit` are sorted.
+  const { rank: more, least } = ranksOf(all, by, ask.limit);
+  const entries = all
+    .filter((e) => e[by] >= least)
+    .sort(rankOrder(by, names, ids))
+    .slice(0, ask.limit)
+    .map((e) => ({
+      rank: more[e[by]],
+      id: ids[e.thing],
+      name: names[e.thing],
+      kind: RANKED_KINDS[ask.of],
+      record: `/${ids[e.thing].startsWith('tt') ? 'film' : 'people'}/id=${ids[e.thing]}`,
+      ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }),
+      nominations: e.nominations,
+      wins: e.wins,
+    }));
+  const {
+    of,
+    by: counted,
+    class: klass,
+    award,
+    from = t.years[0] ?? '',
+    to = t.years[t.years.length - 1] ?? '',
+    won,
+    per,
+    limit,
+  } = ask;
+  return JSON.stringify({
+    of,
+    by: counted,
+    class: klass,
+    award,
+    from,
+    to,
+    won,
+    per,
+    limit,
+    total: all.length,
+    entries,
+  });
 }
 
 /** The shapes the lookups answer with, for code that names them (`Nomination`, `PersonMatch`, …). */

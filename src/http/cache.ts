@@ -61,7 +61,11 @@ export function revisionTag(manifest: Manifest): Maybe<string> {
  * key in its grace period), tagged by key id, revision and ALL_TAG.
  */
 export function keyedPolicy(id: string, manifest: Manifest, left: number): Maybe<SharedPolicy> {
-  return andThen(revisionTag(manifest), (revision): SharedPolicy => ({ keep: true, maxAge: Math.min(left, SHARED_MAX_AGE), tags: [keyTag(id), revision, ALL_TAG] }));
+  return andThen(revisionTag(manifest), (revision): SharedPolicy => ({
+    keep: true,
+    maxAge: Math.min(left, SHARED_MAX_AGE),
+    tags: [keyTag(id), revision, ALL_TAG],
+  }));
 }
 
 /**
@@ -124,7 +128,12 @@ export function reasonOf(error: unknown): string {
  * naming `what` (a key's id, never the key), and the revoke it follows
  * stands. Resolves true when the cache confirmed, false when it gave up.
  */
-export async function purgeTags(purge: Purge, tags: string[], what: string, warn: (line: string) => void = console.error): Promise<boolean> {
+export async function purgeTags(
+  purge: Purge,
+  tags: string[],
+  what: string,
+  warn: (line: string) => void = console.error,
+): Promise<boolean> {
   const deadline = Date.now() + PURGE_TOTAL_MS;
   let last: unknown;
   for (const [attempt, pause] of RETRY_PAUSES.entries()) {
@@ -158,7 +167,12 @@ export const KEY_SETTLE_MS = 1_200;
  * confirmed. `wait` (a platform's waitUntil) keeps the second
  * purge alive after the reply, else it is awaited.
  */
-export async function purgeKeys(purge: Purge, ids: string[], warn?: (line: string) => void, wait?: (done: Promise<unknown>) => void): Promise<boolean> {
+export async function purgeKeys(
+  purge: Purge,
+  ids: string[],
+  warn?: (line: string) => void,
+  wait?: (done: Promise<unknown>) => void,
+): Promise<boolean> {
   if (ids.length === 0) return true;
   const tags = ids.map(keyTag);
   const what = ids.map((id) => `key ${id}…`).join(', ');
@@ -179,7 +193,11 @@ export async function purgeKeys(purge: Purge, ids: string[], warn?: (line: strin
  * what is missing); such a local run keeps no shared cache, so there is
  * nothing to take back.
  */
-export function guardedPurge(call: () => ((tags: string[]) => Promise<unknown>) | undefined, where: string, log: (line: string) => void): Purge {
+export function guardedPurge(
+  call: () => ((tags: string[]) => Promise<unknown>) | undefined,
+  where: string,
+  log: (line: string) => void,
+): Purge {
   return async (tags) => {
     const purge = call();
     if (purge) await purge(tags);

@@ -25,7 +25,10 @@ export interface ApiReply {
 
 /** An ApiReply as a fetch Response (the edge function, the Netlify portal function, the Worker). */
 export const toResponse = (reply: ApiReply): Response =>
-  new Response(reply.stream ?? (reply.body as Uint8Array<ArrayBuffer> | null), { status: reply.status, headers: reply.headers });
+  new Response(reply.stream ?? (reply.body as Uint8Array<ArrayBuffer> | null), {
+    status: reply.status,
+    headers: reply.headers,
+  });
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
@@ -56,7 +59,8 @@ export function jsonReply(status: number, value: unknown, headers: Record<string
   return { status, headers: cors ? { ...CORS, ...base, ...headers } : { ...base, ...headers }, body };
 }
 
-export const errorReply = (status: number, error: string, headers?: Record<string, string>) => jsonReply(status, { error }, headers);
+export const errorReply = (status: number, error: string, headers?: Record<string, string>) =>
+  jsonReply(status, { error }, headers);
 
 /** The error replies whose bytes never change, made once: replies are never modified after they are made. */
 export const REPLIES = {
@@ -68,7 +72,11 @@ export const REPLIES = {
 
 /** Section 7's 429: the limit and the seconds left, in the body and in Retry-After. */
 export const tooMany = (perMinute: number, retryAfter: number) =>
-  jsonReply(429, { error: MESSAGES.tooMany, limit: limitText(perMinute), retryAfter }, { 'retry-after': String(retryAfter) });
+  jsonReply(
+    429,
+    { error: MESSAGES.tooMany, limit: limitText(perMinute), retryAfter },
+    { 'retry-after': String(retryAfter) },
+  );
 
 export function preflight(requestHeaders: string | null): ApiReply {
   const headers = {
@@ -86,7 +94,12 @@ export function preflight(requestHeaders: string | null): ApiReply {
  * when the client holds it: a 304), its ETag the id of its bytes.
  * `encodable`: a transport may compress it.
  */
-export function answerReply(answer: Answer, read: { body?: Uint8Array; stream?: StoredStream }, encodable: boolean, cacheControl = DATA_CACHE_CONTROL): ApiReply {
+export function answerReply(
+  answer: Answer,
+  read: { body?: Uint8Array; stream?: StoredStream },
+  encodable: boolean,
+  cacheControl = DATA_CACHE_CONTROL,
+): ApiReply {
   const headers: Record<string, string> = {
     'access-control-allow-origin': CORS['access-control-allow-origin'],
     'content-type': JSON_TYPE,
@@ -111,7 +124,11 @@ function withBody(headers: Record<string, string>, body: Uint8Array): ApiReply {
 }
 
 /** Content types of the dataset's files, by their name's ending. */
-const DATASET_TYPES: Record<string, string> = { sqlite: 'application/vnd.sqlite3', ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8; header=present' };
+const DATASET_TYPES: Record<string, string> = {
+  sqlite: 'application/vnd.sqlite3',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+};
 
 /**
  * The byte range a `Range` header asks of a file of `size` bytes: [start,
@@ -136,8 +153,19 @@ export function byteRange(header: string | null | undefined, size: number): [num
  * type and name, or, for a `Range` (whose If-Range, when sent, names this
  * file), cut to the range.
  */
-export function datasetReply(answer: Answer, name: string, read: { body?: Uint8Array; stream?: StoredStream }, range: string | null, ifRange: string | null, cacheControl = DATA_CACHE_CONTROL): ApiReply {
-  const own = { 'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)], 'accept-ranges': 'bytes', 'content-disposition': `attachment; filename="${name}"` };
+export function datasetReply(
+  answer: Answer,
+  name: string,
+  read: { body?: Uint8Array; stream?: StoredStream },
+  range: string | null,
+  ifRange: string | null,
+  cacheControl = DATA_CACHE_CONTROL,
+): ApiReply {
+  const own = {
+    'content-type': DATASET_TYPES[name.slice(name.lastIndexOf('.') + 1)],
+    'accept-ranges': 'bytes',
+    'content-disposition': `attachment; filename="${name}"`,
+  };
   const ranged = range && (!ifRange || ifRange.trim() === answer.etag) && read.body;
   if (!ranged) {
     const whole = answerReply(answer, read, false, cacheControl);
@@ -155,8 +183,15 @@ function rangeReply(headers: Record<string, string>, range: string, bytes: Uint8
   if (at === null) return withBody(headers, bytes);
   if (at === 'unsatisfiable') {
     const { 'content-type': _, ...bare } = headers; // no body, so no type
-    return { status: 416, headers: { ...bare, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' }, body: new Uint8Array(0) };
+    return {
+      status: 416,
+      headers: { ...bare, 'content-range': `bytes */${bytes.length}`, 'content-length': '0' },
+      body: new Uint8Array(0),
+    };
   }
-  const reply = withBody({ ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` }, bytes.subarray(at[0], at[1]));
+  const reply = withBody(
+    { ...headers, 'content-range': `bytes ${at[0]}-${at[1] - 1}/${bytes.length}` },
+    bytes.subarray(at[0], at[1]),
+  );
   return { ...reply, status: 206 };
 }

@@ -3,7 +3,18 @@
  * (after the gate) the decoded, checked parameters. Paths are split on `/`
  * before anything is decoded, so `%2F` stays inside a name.
  */
-import { DATASET_FILE_NAME, ID_FORMS, type IdForm, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, type Param, type Route, type Lookup, type RouteId, ROUTES } from '../shared/routes.ts';
+import {
+  DATASET_FILE_NAME,
+  ID_FORMS,
+  type IdForm,
+  MAX_NAME_LENGTH,
+  MAX_SEARCH_LENGTH,
+  type Param,
+  type Route,
+  type Lookup,
+  type RouteId,
+  ROUTES,
+} from '../shared/routes.ts';
 import { MESSAGES } from '../shared/messages.ts';
 import { rankingAsk } from '../client/client.ts';
 
@@ -119,9 +130,25 @@ export function matchRoute(pathname: string): Matched | 'root' | null {
   }
   const routes = cuts.length > 2 ? BY_ROOT.get(pathname.slice(cuts[1] + 1, cuts[2])) : undefined;
   for (const route of routes ?? []) {
-    const raw = route.params.length === end - 2 || (route.options && route.params.length < end - 2) ? paramsOf(route, pathname, cuts) : null;
+    const raw =
+      route.params.length === end - 2 || (route.options && route.params.length < end - 2)
+        ? paramsOf(route, pathname, cuts)
+        : null;
     const rest = route.options && raw ? restOf(route, pathname, cuts, end) : undefined;
-    if (raw) return { kind: 'lookup', route, key, apiKey: key === null ? null : decode(key), raw, pathname, keyAt, ifNoneMatch: null, range: null, ifRange: null, ...(rest && { rest }) };
+    if (raw)
+      return {
+        kind: 'lookup',
+        route,
+        key,
+        apiKey: key === null ? null : decode(key),
+        raw,
+        pathname,
+        keyAt,
+        ifNoneMatch: null,
+        range: null,
+        ifRange: null,
+        ...(rest && { rest }),
+      };
   }
   return null;
 }
@@ -141,7 +168,8 @@ function paramsOf(route: Route, pathname: string, cuts: number[]): RouteMatch['r
 /** The segments after a route's parameters up to the key's, as sent (at most one more than it has options: lookupOf refuses any past them). */
 function restOf(route: Route, pathname: string, cuts: number[], end: number): string[] {
   const rest: string[] = [];
-  for (let i = 2 + route.params.length; i < end && rest.length <= route.options!.length; i++) rest.push(pathname.slice(cuts[i] + 1, cuts[i + 1]));
+  for (let i = 2 + route.params.length; i < end && rest.length <= route.options!.length; i++)
+    rest.push(pathname.slice(cuts[i] + 1, cuts[i + 1]));
   return rest;
 }
 
@@ -159,13 +187,15 @@ export function parseRequest(request: ApiRequest): Parsed {
   const pathname = pathnameOf(request.url);
   if (pathname !== null && isPortalPath(pathname)) return { kind: 'portal', pathname };
   const method = request.method === 'GET' || request.method === 'HEAD' ? request.method : request.method.toUpperCase();
-  if (method === 'OPTIONS') return { kind: 'preflight', requestHeaders: request.header('access-control-request-headers') ?? null };
+  if (method === 'OPTIONS')
+    return { kind: 'preflight', requestHeaders: request.header('access-control-request-headers') ?? null };
   if (method !== 'GET' && method !== 'HEAD') return METHOD;
   if (pathname === HEALTH_PATH) return HEALTH;
   const m = pathname === null ? null : matchRoute(pathname);
   if (m === null || m === 'root') return m === null ? { kind: 'other', pathname } : ROOT;
   m.ifNoneMatch = request.header('if-none-match') ?? null;
-  if (m.route.id === 'datasetFile') [m.range, m.ifRange] = [request.header('range') ?? null, request.header('if-range') ?? null];
+  if (m.route.id === 'datasetFile')
+    [m.range, m.ifRange] = [request.header('range') ?? null, request.header('if-range') ?? null];
   return m;
 }
 
@@ -221,8 +251,10 @@ export function lookupOf(m: RouteMatch): Lookup | { error: string } {
   if (name === null || year === null || id === null || file === null) return { error: MESSAGES.badEncoding };
   if (file !== undefined && !DATASET_FILE_NAME.test(file)) return { error: MESSAGES.badFileName };
   if (m.route.id === 'search') {
-    if (name === undefined || name.length === 0 || !withinCodePoints(name, MAX_SEARCH_LENGTH)) return { error: MESSAGES.badSearch };
-  } else if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH))) return { error: MESSAGES.badName };
+    if (name === undefined || name.length === 0 || !withinCodePoints(name, MAX_SEARCH_LENGTH))
+      return { error: MESSAGES.badSearch };
+  } else if (name !== undefined && (name.length === 0 || !withinCodePoints(name, MAX_NAME_LENGTH)))
+    return { error: MESSAGES.badName };
   const held = year === undefined ? undefined : heldYear(year);
   if (held === null) return { error: MESSAGES.badYear };
   const idRoute = ID_ROUTES[m.route.id];

@@ -64,8 +64,10 @@ export class KeyCache {
 
   constructor(options: KeyCacheOptions = {}) {
     const { ttlMs = KEY_CACHE_TTL_MS, max = KEY_CACHE_MAX, now = Date.now } = options;
-    if (!(ttlMs >= 0 && ttlMs <= KEY_CACHE_MAX_TTL_MS)) throw new RangeError(`Expected \`ttlMs\` from 0 to ${KEY_CACHE_MAX_TTL_MS}, got ${ttlMs}`);
-    if (!(Number.isInteger(max) && max >= 1)) throw new RangeError(`Expected \`max\` to be a whole number of at least 1, got ${max}`);
+    if (!(ttlMs >= 0 && ttlMs <= KEY_CACHE_MAX_TTL_MS))
+      throw new RangeError(`Expected \`ttlMs\` from 0 to ${KEY_CACHE_MAX_TTL_MS}, got ${ttlMs}`);
+    if (!(Number.isInteger(max) && max >= 1))
+      throw new RangeError(`Expected \`max\` to be a whole number of at least 1, got ${max}`);
     this.ttlMs = ttlMs;
     this.staleMs = KEY_CACHE_MAX_TTL_MS - ttlMs;
     this.max = max;

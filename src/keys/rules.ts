@@ -43,7 +43,17 @@ import {
   type SessionInfo,
   type StoppedKey,
 } from './contract.ts';
-import { generateKey, generateSession, generateToken, HashMemo, hashSecret, isKeyShaped, isSessionShaped, isTokenShaped, keyId } from './secrets.ts';
+import {
+  generateKey,
+  generateSession,
+  generateToken,
+  HashMemo,
+  hashSecret,
+  isKeyShaped,
+  isSessionShaped,
+  isTokenShaped,
+  keyId,
+} from './secrets.ts';
 
 /** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
 const PURGE_EVERY_MS = 60_000;
@@ -70,7 +80,8 @@ const worksAt = (end: KeyEnd, now: number) => end === null || (end !== undefined
 
 /** A grace period as given: a whole number of milliseconds from 0 to the longest choice (7 days). */
 function checkedGrace(graceMs: number): number {
-  if (!(Number.isInteger(graceMs) && graceMs >= 0 && graceMs <= GRACE_PERIODS['7d'])) throw new RangeError(`Expected a grace period from 0 to ${GRACE_PERIODS['7d']} ms, got ${graceMs}`);
+  if (!(Number.isInteger(graceMs) && graceMs >= 0 && graceMs <= GRACE_PERIODS['7d']))
+    throw new RangeError(`Expected a grace period from 0 to ${GRACE_PERIODS['7d']} ms, got ${graceMs}`);
   return graceMs;
 }
 
@@ -172,7 +183,10 @@ export class Keys implements KeyCheck {
    * limit. With `deliver` (the mailer), a token it fails to hand over is
    * removed again and the error thrown: only links actually sent count.
    */
-  async signIn(email: string, deliver?: (address: string, token: string) => Promise<void>): Promise<{ email: string; token: string }> {
+  async signIn(
+    email: string,
+    deliver?: (address: string, token: string) => Promise<void>,
+  ): Promise<{ email: string; token: string }> {
     const address = addressOf(email);
     const token = generateToken();
     const now = this.now();
@@ -180,7 +194,12 @@ export class Keys implements KeyCheck {
     const outcome = await this.backend.addToken(record, { since: now - SIGN_IN_WINDOW_MS, max: SIGN_INS_PER_WINDOW });
     await this.purge(now);
     // The address may ask again once the oldest link it holds leaves the window.
-    if (!outcome.stored) throw new KeyError(429, KEY_MESSAGES.tooManyLinks, Math.max(1, Math.ceil((outcome.oldest + SIGN_IN_WINDOW_MS - now) / 1000)));
+    if (!outcome.stored)
+      throw new KeyError(
+        429,
+        KEY_MESSAGES.tooManyLinks,
+        Math.max(1, Math.ceil((outcome.oldest + SIGN_IN_WINDOW_MS - now) / 1000)),
+      );
     try {
       await deliver?.(address, token);
     } catch (error) {
@@ -303,7 +322,10 @@ export class Keys implements KeyCheck {
     const owner = isKeyShaped(current) ? await this.backend.owner(hash) : null;
     const now = this.now();
     if (!owner || !worksAt(owner.end, now)) throw new KeyError(403, KEY_MESSAGES.forbidden);
-    const done = owner.end === null ? await this.backend.revoke(owner.email, now, hash) : await this.backend.endGrace(owner.email, now, hash);
+    const done =
+      owner.end === null
+        ? await this.backend.revoke(owner.email, now, hash)
+        : await this.backend.endGrace(owner.email, now, hash);
     const stopped = this.retired(done);
     if (stopped.length === 0) throw new KeyError(403, KEY_MESSAGES.forbidden);
     return stopped;

@@ -40,7 +40,8 @@ const encoder = new TextEncoder();
 export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
 /** Whether a text has the shape of a sign-in token, or of a session: checked before anything is hashed or asked. */
 export const isTokenShaped = (token: unknown): token is string => typeof token === 'string' && TOKEN_SHAPE.test(token);
-export const isSessionShaped = (session: unknown): session is string => typeof session === 'string' && SESSION_SHAPE.test(session);
+export const isSessionShaped = (session: unknown): session is string =>
+  typeof session === 'string' && SESSION_SHAPE.test(session);
 
 /** Remembers the hashes of keys asked about recently: hashing costs more than the rest of the check. */
 export class HashMemo {

@@ -52,10 +52,16 @@ function apiUrl(value: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new RangeError('Expected MAIL_API_URL to be the e-mail API endpoint, like https://api.resend.com/emails; got one that does not parse');
+    throw new RangeError(
+      'Expected MAIL_API_URL to be the e-mail API endpoint, like https://api.resend.com/emails; got one that does not parse',
+    );
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new RangeError(`Expected MAIL_API_URL to start with https:// (or http:// for a relay you run), got ${url.protocol}//`);
-  if (url.username || url.password) throw new RangeError('Expected MAIL_API_URL without a user or password in it: the token goes in MAIL_API_TOKEN');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new RangeError(
+      `Expected MAIL_API_URL to start with https:// (or http:// for a relay you run), got ${url.protocol}//`,
+    );
+  if (url.username || url.password)
+    throw new RangeError('Expected MAIL_API_URL without a user or password in it: the token goes in MAIL_API_TOKEN');
   return url;
 }
 
@@ -63,7 +69,8 @@ function apiUrl(value: string): URL {
 export function httpMailer(options: HttpMailerOptions): Mailer {
   const url = apiUrl(options.url);
   // A token pasted with its line break would fail every send with a reason that names no setting.
-  if (/[\s\p{Cc}]/u.test(options.token)) throw new RangeError('Expected MAIL_API_TOKEN to be one word, without spaces, line breaks or control characters');
+  if (/[\s\p{Cc}]/u.test(options.token))
+    throw new RangeError('Expected MAIL_API_TOKEN to be one word, without spaces, line breaks or control characters');
   const timeoutMs = options.timeoutMs ?? MAIL_API_TIMEOUT_MS;
   // Named without the query string, which some relays use for their own secrets.
   const where = `${url.origin}${url.pathname}`;
@@ -73,13 +80,25 @@ export function httpMailer(options: HttpMailerOptions): Mailer {
       try {
         response = await fetch(url, {
           method: 'POST',
-          headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ from: options.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html }),
+          headers: {
+            authorization: `Bearer ${options.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json',
+          },
+          body: JSON.stringify({
+            from: options.from,
+            to: mail.to,
+            subject: mail.subject,
+            text: mail.text,
+            html: mail.html,
+          }),
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         const timedOut = (error as Error).name === 'TimeoutError';
-        throw new Error(`the mail API at ${where} ${timedOut ? `did not answer within ${timeoutMs / 1000} s` : 'could not be reached'}`);
+        throw new Error(
+          `the mail API at ${where} ${timedOut ? `did not answer within ${timeoutMs / 1000} s` : 'could not be reached'}`,
+        );
       }
       // The answer's body is not read: it is not needed, and an error body might echo what was sent.
       await response.body?.cancel().catch(() => {});
@@ -108,11 +127,17 @@ export interface LocalTransports {
 export function chooseMailer(env: Record<string, string | undefined>, transports: LocalTransports = {}): Mailer | null {
   const from = env.MAIL_FROM || DEFAULT_FROM;
   if (env.MAIL_API_URL) {
-    if (!env.MAIL_API_TOKEN) throw new RangeError('MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token');
+    if (!env.MAIL_API_TOKEN)
+      throw new RangeError(
+        'MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token',
+      );
     return httpMailer({ url: env.MAIL_API_URL, token: env.MAIL_API_TOKEN, from });
   }
   if (env.SMTP_URL) {
-    if (!transports.smtp) throw new RangeError('SMTP_URL is set, but this runtime cannot speak SMTP: set MAIL_API_URL and MAIL_API_TOKEN instead');
+    if (!transports.smtp)
+      throw new RangeError(
+        'SMTP_URL is set, but this runtime cannot speak SMTP: set MAIL_API_URL and MAIL_API_TOKEN instead',
+      );
     return transports.smtp(env.SMTP_URL, from);
   }
   return transports.outbox?.(from) ?? null;

@@ -109,7 +109,8 @@ export function issueLimitFrom(value: string | undefined): number {
 const portalReply = (status: number, value: unknown, headers: Record<string, string> = {}): ApiReply =>
   jsonReply(status, value, { 'x-content-type-options': 'nosniff', ...headers }, false);
 
-const fail = (status: number, error: string, headers?: Record<string, string>) => portalReply(status, { error }, headers);
+const fail = (status: number, error: string, headers?: Record<string, string>) =>
+  portalReply(status, { error }, headers);
 const tooMany = (limit: string, retryAfter: number) =>
   portalReply(429, { error: PORTAL_MESSAGES.tooManyLinks, limit, retryAfter }, { 'retry-after': String(retryAfter) });
 
@@ -123,7 +124,11 @@ function actionOf(pathname: string): Action | null {
  * Reads a fetch-style body, stopping once it is longer than
  * `maxBytes` (null) or older than `timeoutMs` (a BodyTimeoutError).
  */
-export async function readLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array | null> {
+export async function readLimited(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  timeoutMs = BODY_TIMEOUT_MS,
+): Promise<Uint8Array | null> {
   if (!stream) return new Uint8Array(0);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -243,7 +248,10 @@ class PortalEndpoints {
     return graceOf(body.grace) ?? fail(400, PORTAL_MESSAGES.badGrace);
   }
 
-  private async keyAction(request: PortalRequest, action: 'issue' | 'rotate' | 'revoke' | 'endGrace'): Promise<ApiReply> {
+  private async keyAction(
+    request: PortalRequest,
+    action: 'issue' | 'rotate' | 'revoke' | 'endGrace',
+  ): Promise<ApiReply> {
     const email = await this.keys.sessionEmail(bearer(request));
     const refused = this.overLimit(request, action !== 'issue');
     if (refused) return refused;
@@ -274,14 +282,16 @@ class PortalEndpoints {
 
   private async answer(request: PortalRequest, action: Action): Promise<ApiReply> {
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS') return { status: 204, headers: { allow: PORTAL_METHODS, 'cache-control': 'no-store' }, body: null };
+    if (method === 'OPTIONS')
+      return { status: 204, headers: { allow: PORTAL_METHODS, 'cache-control': 'no-store' }, body: null };
     if (method !== 'POST') return fail(405, PORTAL_MESSAGES.methodNotAllowed, { allow: PORTAL_METHODS });
     try {
       if (action === 'signIn') return await this.signIn(request);
       if (action === 'session') return await this.session(request);
       // An owner's limit counts owners: the session is checked first, so posts without one (401) never use it up.
       if (action === 'account' || action === 'signOut') await this.keys.sessionEmail(bearer(request));
-      if (action === 'account') return this.overLimit(request, true) ?? portalReply(200, await this.keys.account(bearer(request)));
+      if (action === 'account')
+        return this.overLimit(request, true) ?? portalReply(200, await this.keys.account(bearer(request)));
       if (action === 'signOut') {
         const refused = this.overLimit(request, true);
         if (refused) return refused;
@@ -292,7 +302,11 @@ class PortalEndpoints {
     } catch (error) {
       if (error instanceof BodyTimeoutError) return fail(408, PORTAL_MESSAGES.timeout, { connection: 'close' });
       if (!(error instanceof KeyError)) throw error;
-      if (error.status === 429) return tooMany(`${SIGN_INS_PER_WINDOW} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`, error.retryAfter ?? 60);
+      if (error.status === 429)
+        return tooMany(
+          `${SIGN_INS_PER_WINDOW} sign-in links per ${SIGN_IN_WINDOW_MS === 3_600_000 ? 'hour' : inWords(SIGN_IN_WINDOW_MS)} per e-mail address`,
+          error.retryAfter ?? 60,
+        );
       return fail(error.status, error.message);
     }
   }
@@ -313,7 +327,10 @@ class PortalEndpoints {
 
 export function createPortal(options: PortalOptions) {
   const portal = new PortalEndpoints(options);
-  return { reply: (request: PortalRequest, pathname: string) => portal.reply(request, pathname), limiter: portal.limiter };
+  return {
+    reply: (request: PortalRequest, pathname: string) => portal.reply(request, pathname),
+    limiter: portal.limiter,
+  };
 }
 
 /** The sign-in mail, as text and as the same words in HTML. */
@@ -327,7 +344,11 @@ function signInMail(to: string, link: string): Mail {
     to,
     subject: 'Your sign-in link: Film Awards Archive API',
     text: [before, '', link, '', ...after, ''].join('\n'),
-    html: [`<p>${escapeHtml(before)}</p>`, `<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`, ...after.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n'),
+    html: [
+      `<p>${escapeHtml(before)}</p>`,
+      `<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`,
+      ...after.map((p) => `<p>${escapeHtml(p)}</p>`),
+    ].join('\n'),
   };
 }
 

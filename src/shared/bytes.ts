@@ -14,7 +14,11 @@ export function concatBytes(chunks: Uint8Array[]): Uint8Array {
  * when `late` rejects first, its error. Either way, what is left of the
  * stream is not read: it is cancelled.
  */
-export async function readAtMost(stream: ReadableStream<Uint8Array>, maxBytes: number, late?: Promise<never>): Promise<Uint8Array | null> {
+export async function readAtMost(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  late?: Promise<never>,
+): Promise<Uint8Array | null> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -49,7 +49,13 @@ export function inWords(ms: number): string {
  * a RangeError naming the variable for anything else that is not a whole
  * number from `min` to `max`.
  */
-export function wholeNumberSetting(name: string, value: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function wholeNumberSetting(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined || value.trim() === '') return fallback;
   const n = Number(value);
   if (Number.isInteger(n) && n >= min && n <= max) return n;
@@ -61,7 +67,14 @@ export function wholeNumberSetting(name: string, value: string | undefined, fall
  * The same setting where a runtime cannot refuse to start (an edge function,
  * a Worker): a bad value is told to `warn` and the default used.
  */
-export function settingOr(warn: (line: string) => void, name: string, value: string | undefined, fallback: number, min: number, max?: number): number {
+export function settingOr(
+  warn: (line: string) => void,
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max?: number,
+): number {
   try {
     return wholeNumberSetting(name, value, fallback, min, max);
   } catch (error) {

@@ -7,7 +7,8 @@
  */
 export type Maybe<T> = T | Promise<T>;
 
-export const isPromise = <T>(value: Maybe<T>): value is Promise<T> => typeof (value as Promise<T> | null)?.then === 'function';
+export const isPromise = <T>(value: Maybe<T>): value is Promise<T> =>
+  typeof (value as Promise<T> | null)?.then === 'function';
 
 /** `f(value)`, at once when `value` is there, after it arrives otherwise. */
 export function andThen<T, U>(value: Maybe<T>, f: (value: T) => Maybe<U>): Maybe<U> {

@@ -24,7 +24,8 @@ export const MESSAGES = {
   badTitleId: `Invalid title id: expected ${ID_FORMS.titleById.expected}`,
   badNameId: `Invalid name id: expected ${ID_FORMS.nameById.expected}`,
   badAwardId: `Invalid award id: expected ${ID_FORMS.awardRecord.expected}`,
-  badFileName: 'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
+  badFileName:
+    'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
 } as const;
 
 /** The 429 body's `limit`, as section 7 writes it. */
@@ -33,7 +34,8 @@ export const limitText = (perMinute: number) => `${perMinute} requests per minut
 /** What the key rules refuse with (src/keys/rules.ts), as the portal and the CLI say it. */
 export const KEY_MESSAGES = {
   badEmail: 'Invalid email: expected an address like name@example.org',
-  controlInEmail: 'Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address',
+  controlInEmail:
+    'Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address',
   forbidden: MESSAGES.forbidden,
   badToken: 'This sign-in link is used, expired or unknown: ask for a new one',
   badSession: 'Not signed in, or the session expired: open a new sign-in link',
@@ -56,6 +58,7 @@ export const PORTAL_MESSAGES = {
   missingToken: 'Invalid body: expected {"token": "<the token from your sign-in link>"}',
   sent: `If that address can receive mail, a sign-in link is on its way. It works once, within ${inWords(TOKEN_TTL_MS)}.`,
   mailFailed: 'Could not send the sign-in mail: try again in a minute',
-  noMail: 'Sign-in by e-mail is not set up on this server (it has no mail transport): keys cannot be had here until its operator sets one',
+  noMail:
+    'Sign-in by e-mail is not set up on this server (it has no mail transport): keys cannot be had here until its operator sets one',
   unavailable: 'Key service unavailable: try again in a minute',
 } as const;

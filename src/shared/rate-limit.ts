@@ -32,7 +32,8 @@ export class RateLimiter {
   private readonly windows = new Map<string, Window>();
 
   constructor({ limit, windowMs = 60_000, maxKeys = 100_000, now = Date.now }: RateLimitOptions) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`Expected \`limit\` to be a whole number from 1 and up, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`Expected \`limit\` to be a whole number from 1 and up, got ${limit}`);
     this.limit = limit;
     this.windowMs = windowMs;
     this.maxKeys = maxKeys;

@@ -44,19 +44,31 @@ const LABEL = /(?:^|[-_.])(?:api[-_]?key|apikey|key|token|session|secret|bearer|
 const isLetter = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 /** Characters of a label before an atom (`apikey`, `api%4Bey`, `x-api-key`): `A-Z a-z 0-9 _ % . \ -`. */
-const isLabelChar = (c: number) => isLetter(c) || isDigit(c) || c === 0x5f || c === 0x25 || c === 0x2e || c === 0x5c || c === 0x2d;
+const isLabelChar = (c: number) =>
+  isLetter(c) || isDigit(c) || c === 0x5f || c === 0x25 || c === 0x2e || c === 0x5c || c === 0x2d;
 /** Characters of a label inside an atom: `A-Z a-z _ . -`. */
 const isInnerLabelChar = (c: number) => isLetter(c) || c === 0x5f || c === 0x2e || c === 0x2d;
 /** What `\s` matches in a JavaScript pattern. */
 const isSpace = (c: number) =>
-  c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  c === 0x20 ||
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
 /** How far before an atom its label is looked for. */
 const LABEL_WINDOW = 64;
 
 /** Whether a text has anything to decode: a `%` or a `\`. */
 const hasEscapes = (text: string) => text.includes('%') || text.includes('\\');
 
-const hexValue = (c: number) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1);
+const hexValue = (c: number) =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1;
 
 /**
  * `%XX` and (then, on the result) `\u00XX` replaced by their
@@ -75,7 +87,11 @@ function decodeRound(text: string): string {
 function decodeEscapes(text: string, lead: number, hexAt: number): string {
   let out = '';
   let copied = 0;
-  for (let i = text.indexOf(String.fromCharCode(lead)); i !== -1 && i < text.length; i = text.indexOf(String.fromCharCode(lead), i + 1)) {
+  for (
+    let i = text.indexOf(String.fromCharCode(lead));
+    i !== -1 && i < text.length;
+    i = text.indexOf(String.fromCharCode(lead), i + 1)
+  ) {
     if (hexAt === 4 && !(text[i + 1] === 'u' && text[i + 2] === '0' && text[i + 3] === '0')) continue;
     const high = hexValue(text.charCodeAt(i + hexAt));
     const low = high >= 0 ? hexValue(text.charCodeAt(i + hexAt + 1)) : -1;
@@ -149,7 +165,8 @@ const LABEL_WORDS = ['key', 'token', 'session', 'secret', 'bearer', 'authorizati
 /** Whether line[start, end) ends with `word` (lower case), in any case. */
 function endsWithWord(line: string, start: number, end: number, word: string): boolean {
   if (end - start < word.length) return false;
-  for (let i = 0; i < word.length; i++) if ((line.charCodeAt(end - word.length + i) | 0x20) !== word.charCodeAt(i)) return false;
+  for (let i = 0; i < word.length; i++)
+    if ((line.charCodeAt(end - word.length + i) | 0x20) !== word.charCodeAt(i)) return false;
   return true;
 }
 
@@ -175,9 +192,16 @@ function labelled(line: string, atomStart: number, lastEscape: number): boolean 
   const spaced = line.charCodeAt(end) !== EQUALS && line.charCodeAt(end) !== COLON; // only `Bearer <secret>`
   const start = lastEscape < floor ? -1 : runStart(line, end, floor, isLabelChar);
   if (lastEscape < start || start < 0) {
-    if (!spaced) return endsWithLabelWord(line, floor, end) && LABEL.test(line.slice(runStart(line, end, floor, isLabelChar), end));
+    if (!spaced)
+      return (
+        endsWithLabelWord(line, floor, end) && LABEL.test(line.slice(runStart(line, end, floor, isLabelChar), end))
+      );
     const six = end - 6; // `Bearer` and nothing before it
-    return six >= floor && endsWithWord(line, six, end, 'bearer') && (six === floor || !isLabelChar(line.charCodeAt(six - 1)));
+    return (
+      six >= floor &&
+      endsWithWord(line, six, end, 'bearer') &&
+      (six === floor || !isLabelChar(line.charCodeAt(six - 1)))
+    );
   }
   const label = decodeAll(line.slice(start, end));
   return spaced ? /^bearer$/i.test(label) : LABEL.test(label);
@@ -196,7 +220,8 @@ function innerLabel(decoded: string): [label: string, value: string] | null {
 function redactAtom(atom: string, line: string, at: number, lastEscape: number): string {
   // Short, with nothing to decode: neither a secret nor holding
   // a label (atoms have no `=`); only its label can mask it.
-  if (atom.length < SHORTEST_SECRET && !hasEscapes(atom)) return labelled(line, at, lastEscape) && !isMaskedId(atom) ? MASK : atom;
+  if (atom.length < SHORTEST_SECRET && !hasEscapes(atom))
+    return labelled(line, at, lastEscape) && !isMaskedId(atom) ? MASK : atom;
   const decoded = decodeAll(atom);
   const secrets = secretsIn(decoded);
   const inner = innerLabel(decoded);
@@ -216,7 +241,12 @@ export const isAtomChar = (c: number) => c < 128 && ATOM_CLASS[c] !== 0;
 /** Index of the first `fa[ats]_` (any case) in line[start, end), or -1. */
 function prefixAt(line: string, start: number, end: number): number {
   for (let i = start; i + 4 <= end; i++) {
-    if ((line.charCodeAt(i) | 0x20) !== 0x66 || (line.charCodeAt(i + 1) | 0x20) !== 0x61 || line.charCodeAt(i + 3) !== 0x5f) continue;
+    if (
+      (line.charCodeAt(i) | 0x20) !== 0x66 ||
+      (line.charCodeAt(i + 1) | 0x20) !== 0x61 ||
+      line.charCodeAt(i + 3) !== 0x5f
+    )
+      continue;
     const c = line.charCodeAt(i + 2) | 0x20;
     if (c === 0x61 || c === 0x74 || c === 0x73) return i;
   }
@@ -270,7 +300,7 @@ export function redactLine(line: string): string {
   let copied = 0;
   let lastEscape = -1; // the last `%` or `\` of the atoms read so far
   let before = -1; // the character just before the atom at `at`, as scanCodes gives it (none at the line's start)
-  for (let at = 0; at < length; ) {
+  for (let at = 0; at < length;) {
     const c = codes[at];
     const kind = ATOM_CLASS[c];
     if (kind === 0) {
@@ -289,7 +319,8 @@ export function redactLine(line: string): string {
     // hold a secret and after none of `=`, `:`, a space is left as it is.
     let redacted: string | null = null;
     if (escape < 0) {
-      if (at - start >= SHORTEST_SECRET || before === EQUALS || before === COLON || isSpace(before)) redacted = redactPlainAtom(line, start, at, lastEscape);
+      if (at - start >= SHORTEST_SECRET || before === EQUALS || before === COLON || isSpace(before))
+        redacted = redactPlainAtom(line, start, at, lastEscape);
     } else {
       const atom = line.slice(start, at);
       const general = redactAtom(atom, line, start, lastEscape);

@@ -26,7 +26,16 @@
 import { ByteLru } from '../shared/lru.ts';
 import { concatBytes, readAtMost } from '../shared/bytes.ts';
 import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef, sha256Hex, shardOf } from './refs.ts';
-import { type CategoryIndex, type FileRef, type IdShard, LAYOUT_FORMAT, type Manifest, type RankingAsk, type SearchResult, type Shard } from '../shared/types.ts';
+import {
+  type CategoryIndex,
+  type FileRef,
+  type IdShard,
+  LAYOUT_FORMAT,
+  type Manifest,
+  type RankingAsk,
+  type SearchResult,
+  type Shard,
+} from '../shared/types.ts';
 import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { etagMatches } from '../shared/etag.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
@@ -119,9 +128,10 @@ class NameIndex {
   /** The places in the name list of the names containing `text`, in order (case-sensitive, as the spec's rule 3). */
   containing(text: string): number[] {
     // No name holds a NUL, so a text with one matches none, and a match never spans two names.
-    if (!this.separable || text.includes('\u0000')) return this.names.flatMap((name, i) => (name.includes(text) ? [i] : []));
+    if (!this.separable || text.includes('\u0000'))
+      return this.names.flatMap((name, i) => (name.includes(text) ? [i] : []));
     const found: number[] = [];
-    for (let at = this.text.indexOf(text); at !== -1; ) {
+    for (let at = this.text.indexOf(text); at !== -1;) {
       const index = this.nameAt(at);
       found.push(index);
       at = index + 1 < this.starts.length ? this.text.indexOf(text, this.starts[index + 1]) : -1;
@@ -154,7 +164,10 @@ const PACK_LIMIT = 4 * 1024 * 1024;
 
 /** The bytes `gzipped` inflates to, refused past `limit` bytes. */
 async function gunzip(gzipped: Uint8Array, limit: number): Promise<Uint8Array> {
-  const plain = await readAtMost(new Blob([gzipped as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')), limit);
+  const plain = await readAtMost(
+    new Blob([gzipped as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')),
+    limit,
+  );
   if (!plain) throw new DataError(`a pack inflating past ${limit} bytes`);
   return plain;
 }
@@ -182,7 +195,13 @@ class ParsedCategories {
   constructor(text: string) {
     const first = text.indexOf('\n');
     const index = JSON.parse(first === -1 ? text : text.slice(0, first)) as CategoryIndex;
-    if (!Array.isArray(index?.names) || !Array.isArray(index.all) || typeof index.joined !== 'string' || typeof index.elements !== 'object' || index.elements === null) {
+    if (
+      !Array.isArray(index?.names) ||
+      !Array.isArray(index.all) ||
+      typeof index.joined !== 'string' ||
+      typeof index.elements !== 'object' ||
+      index.elements === null
+    ) {
       throw new DataError('unknown category index format');
     }
     [this.index, this.text, this.names] = [index, text, new NameIndex(index.names)];
@@ -254,7 +273,8 @@ function joinedBytes(file: Uint8Array, runs: number[]): Uint8Array {
   const pieces: Uint8Array[] = [OPEN];
   for (let i = 0; i < runs.length; i += 2) {
     const [start, end] = [runs[i], runs[i + 1]];
-    if (!(end <= file.length && file[start] === 0x7b && file[end - 1] === 0x7d)) throw new DataError(`elements ${start}-${end} are not in their file`);
+    if (!(end <= file.length && file[start] === 0x7b && file[end - 1] === 0x7d))
+      throw new DataError(`elements ${start}-${end} are not in their file`);
     if (i > 0) pieces.push(COMMA);
     pieces.push(file.subarray(start, end));
   }
@@ -293,7 +313,8 @@ export function parseManifest(text: string): Manifest {
     !Array.isArray(manifest.ids) ||
     !Array.isArray(manifest.search) ||
     typeof manifest.categoryList !== 'string' ||
-    (manifest.records !== undefined && (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards))) ||
+    (manifest.records !== undefined &&
+      (typeof manifest.records?.awards !== 'string' || !Array.isArray(manifest.records.shards))) ||
     (manifest.rankings !== undefined && typeof manifest.rankings !== 'string')
   ) {
     throw new DataError('unknown manifest format');
@@ -336,12 +357,16 @@ export class ArchiveReader {
   /** A lookup's answer and, unless the client holds it, its bytes: the one call a lookup makes (see Found). */
   answer(source: DataSource, lookup: Lookup, ask: Ask): Maybe<Found> {
     const manifest = this.manifest(source);
-    return isPromise(manifest) ? manifest.then((m) => this.answerIn(source, m, lookup, ask)) : this.answerIn(source, manifest, lookup, ask);
+    return isPromise(manifest)
+      ? manifest.then((m) => this.answerIn(source, m, lookup, ask))
+      : this.answerIn(source, manifest, lookup, ask);
   }
 
   private answerIn(source: DataSource, manifest: Manifest, lookup: Lookup, ask: Ask): Maybe<Found> {
     const answer = this.findIn(source, manifest, lookup);
-    return isPromise(answer) ? answer.then((a) => this.withBytes(source, manifest, a, ask)) : this.withBytes(source, manifest, answer, ask);
+    return isPromise(answer)
+      ? answer.then((a) => this.withBytes(source, manifest, a, ask))
+      : this.withBytes(source, manifest, answer, ask);
   }
 
   /** The answer with its bytes, read once, unless the client holds it. */
@@ -356,7 +381,9 @@ export class ArchiveReader {
   /** The answer to a lookup, or null when nothing matches. (Each step branches on a value at hand, so a warm lookup makes no closure.) */
   find(source: DataSource, lookup: Lookup): Maybe<Answer | null> {
     const manifest = this.manifest(source);
-    return isPromise(manifest) ? manifest.then((m) => this.findIn(source, m, lookup)) : this.findIn(source, manifest, lookup);
+    return isPromise(manifest)
+      ? manifest.then((m) => this.findIn(source, m, lookup))
+      : this.findIn(source, manifest, lookup);
   }
 
   private findIn(source: DataSource, manifest: Manifest, lookup: Lookup): Maybe<Answer | null> {
@@ -379,7 +406,9 @@ export class ArchiveReader {
       }
       case 'categoryByName':
       case 'categoryByNameAndYear':
-        return andThen(this.indexFile(source, manifest.categories, parseCategories), (index) => this.category(source, manifest, index, name, year));
+        return andThen(this.indexFile(source, manifest.categories, parseCategories), (index) =>
+          this.category(source, manifest, index, name, year),
+        );
       case 'categories':
         return this.stored(manifest.categoryList);
       case 'search':
@@ -389,7 +418,12 @@ export class ArchiveReader {
       case 'ceremonyRecord':
       case 'awardRecord': {
         if (!manifest.records) return null;
-        const key = lookup.route === 'ceremonyRecord' ? `ceremony ${year}` : lookup.route === 'awardRecord' ? `award ${lookup.id}` : lookup.id!;
+        const key =
+          lookup.route === 'ceremonyRecord'
+            ? `ceremony ${year}`
+            : lookup.route === 'awardRecord'
+              ? `award ${lookup.id}`
+              : lookup.id!;
         const shard = this.shard<IdShard>(source, manifest.records.shards, key);
         return isPromise(shard) ? shard.then((s) => this.inIdShard(s, key)) : this.inIdShard(shard, key);
       }
@@ -423,7 +457,8 @@ export class ArchiveReader {
    */
   private ranking(source: DataSource, manifest: Manifest, ask: RankingAsk): Maybe<Answer | null> {
     const key = rankingKey(ask);
-    const storable = ask.from === undefined && ask.to === undefined && ask.won === undefined && ask.limit === RANKING.limit;
+    const storable =
+      ask.from === undefined && ask.to === undefined && ask.won === undefined && ask.limit === RANKING.limit;
     return andThen(storable ? this.recordRef(source, manifest, `ranking ${key}`) : undefined, (ref) =>
       ref !== undefined
         ? this.stored(ref)
@@ -446,13 +481,18 @@ export class ArchiveReader {
    * files and the same ask always make the same bytes, and hashing a name
    * costs nothing beside hashing a join of a megabyte.
    */
-  private made(manifest: Manifest, cacheKey: string, make: () => Maybe<({ body: Uint8Array } | { blob: Blob }) & { from: string } | null>): Maybe<Answer | null> {
+  private made(
+    manifest: Manifest,
+    cacheKey: string,
+    make: () => Maybe<(({ body: Uint8Array } | { blob: Blob }) & { from: string }) | null>,
+  ): Maybe<Answer | null> {
     const hit = this.answers.get(cacheKey);
     if (hit?.of === manifest) return hit.answer;
     return andThen(make(), async (made) => {
       if (!made) return null;
       const id = await idOf(encoder.encode(made.from));
-      const [bytes, size] = 'body' in made ? [{ body: made.body }, made.body.length] : [{ blob: made.blob }, made.blob.size];
+      const [bytes, size] =
+        'body' in made ? [{ body: made.body }, made.body.length] : [{ blob: made.blob }, made.blob.size];
       const answer: Answer = { id, etag: `"${id}"`, ...bytes };
       this.answers.set(cacheKey, { answer, size: SEARCH_ENTRY_BYTES + size + cacheKey.length * 2, of: manifest });
       return answer;
@@ -478,8 +518,15 @@ export class ArchiveReader {
    * (each checked against its id and kept parsed like any index file) and
    * asking again, until it answers: one round of a few files, rarely two.
    */
-  private async searched(source: DataSource, manifest: Manifest, index: SearchIndex, text: string, key: string): Promise<SearchResult[]> {
-    if (manifest.search.length !== index.files) throw new DataError('a search index whose files disagree with the manifest');
+  private async searched(
+    source: DataSource,
+    manifest: Manifest,
+    index: SearchIndex,
+    text: string,
+    key: string,
+  ): Promise<SearchResult[]> {
+    if (manifest.search.length !== index.files)
+      throw new DataError('a search index whose files disagree with the manifest');
     const files = new Map<number, Lines>();
     for (;;) {
       const found = index.find(text, key, files);
@@ -615,7 +662,9 @@ export class ArchiveReader {
     const text = at.range ? undefined : source.checkedText?.(at.path);
     if (text !== undefined) return this.parsedIndex<T>(file.id, text, parse);
     const bytes = this.read(file, source);
-    return isPromise(bytes) ? bytes.then((b) => this.parsedIndex<T>(file.id, b, parse)) : this.parsedIndex<T>(file.id, bytes, parse);
+    return isPromise(bytes)
+      ? bytes.then((b) => this.parsedIndex<T>(file.id, b, parse))
+      : this.parsedIndex<T>(file.id, bytes, parse);
   }
 
   /**
@@ -641,11 +690,18 @@ export class ArchiveReader {
    * one matching several, their elements joined (`joined`). At a year none
    * of whose names was used, there is no match.
    */
-  private category(source: DataSource, manifest: Manifest, categories: ParsedCategories, text: string, year: string | undefined): Maybe<Answer | null> {
+  private category(
+    source: DataSource,
+    manifest: Manifest,
+    categories: ParsedCategories,
+    text: string,
+    year: string | undefined,
+  ): Maybe<Answer | null> {
     const { names, index } = categories;
     const matches = names.containing(text);
     if (matches.length === 0) return null;
-    if (year === undefined) return matches.length === 1 ? this.stored(index.all[matches[0]]) : this.joined(source, manifest, index, matches);
+    if (year === undefined)
+      return matches.length === 1 ? this.stored(index.all[matches[0]]) : this.joined(source, manifest, index, matches);
     if (!Object.hasOwn(index.elements, year)) return null;
     const wanted = new Set(matches);
     const { parts } = index.elements[year];
@@ -665,10 +721,17 @@ export class ArchiveReader {
    * the set of names, not the text, so every text matching the same names
    * shares one entry.
    */
-  private joined(source: DataSource, manifest: Manifest, index: CategoryIndex, places: number[], year?: string): Maybe<Answer | null> {
+  private joined(
+    source: DataSource,
+    manifest: Manifest,
+    index: CategoryIndex,
+    places: number[],
+    year?: string,
+  ): Maybe<Answer | null> {
     const key = `join\u0000${year ?? ''}\u0000${places.sort((a, b) => a - b).join(',')}`;
     return this.made(manifest, key, () => {
-      const ref = year === undefined ? index.joined : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
+      const ref =
+        year === undefined ? index.joined : Object.hasOwn(manifest.years, year) ? manifest.years[year] : undefined;
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
       const from = `join ${manifest.categories} ${file.id} ${key}`;

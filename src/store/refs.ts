@@ -127,7 +127,11 @@ export function shardOf(name: string, count = SHARD_COUNT): number {
     if (c < 0x80) h = fnv(h, c);
     else if (c < 0x800) h = fnv(fnv(h, 0xc0 | (c >> 6)), 0x80 | (c & 0x3f));
     else if (c < 0x10000) h = fnv(fnv(fnv(h, 0xe0 | (c >> 12)), 0x80 | ((c >> 6) & 0x3f)), 0x80 | (c & 0x3f));
-    else h = fnv(fnv(fnv(fnv(h, 0xf0 | (c >> 18)), 0x80 | ((c >> 12) & 0x3f)), 0x80 | ((c >> 6) & 0x3f)), 0x80 | (c & 0x3f));
+    else
+      h = fnv(
+        fnv(fnv(fnv(h, 0xf0 | (c >> 18)), 0x80 | ((c >> 12) & 0x3f)), 0x80 | ((c >> 6) & 0x3f)),
+        0x80 | (c & 0x3f),
+      );
   }
   return h % count;
 }

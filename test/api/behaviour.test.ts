@@ -49,7 +49,9 @@ let unreadablePath: string;
  * and in the README's examples), decoded where it decodes.
  */
 function namesAsked(): string[] {
-  const sources = ['behaviour.ts', 'conformance.ts', 'behaviour.test.ts', '../../README.md'].map((f) => readFileSync(path.join(import.meta.dirname, f), 'utf8'));
+  const sources = ['behaviour.ts', 'conformance.ts', 'behaviour.test.ts', '../../README.md'].map((f) =>
+    readFileSync(path.join(import.meta.dirname, f), 'utf8'),
+  );
   return sources.flatMap((text) =>
     [...text.matchAll(/name=([^/'"`$]+)/g)].map(([, raw]) => {
       try {
@@ -72,7 +74,9 @@ async function corruptOneAnswer(dist: string): Promise<string> {
   const manifest = JSON.parse(await readFile(path.join(dist, '_data/manifest.json'), 'utf8')) as Manifest;
   const asked = new Set(namesAsked().map((n) => shardOf(n, manifest.shards.length)));
   const shard = manifest.shards.findIndex((_, i) => !asked.has(i));
-  const entries = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(manifest.shards[shard])!.id)!), 'utf8')) as Shard;
+  const entries = JSON.parse(
+    await readFile(path.join(dist, dataPath(parseRef(manifest.shards[shard])!.id)!), 'utf8'),
+  ) as Shard;
   const [name, [ref]] = Object.entries(entries)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .find(([n, [r]]) => /^[A-Z][a-z]+ [A-Z][a-z]+$/.test(n) && parseRef(r)!.at.range)!;
@@ -95,9 +99,17 @@ let offline: Target;
  */
 async function offlineTarget(port: number, apiKey: string): Promise<Target> {
   let online = true;
-  const client = await createOfflineClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey, fetch: (input, init) => (online ? fetch(input, init) : Promise.reject(new Error('the network is cut'))) });
+  const client = await createOfflineClient({
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey,
+    fetch: (input, init) => (online ? fetch(input, init) : Promise.reject(new Error('the network is cut'))),
+  });
   online = false;
-  const reply = (status: number, value: unknown): RawReply => ({ status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(value)) });
+  const reply = (status: number, value: unknown): RawReply => ({
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: Buffer.from(JSON.stringify(value)),
+  });
   return {
     compression: false,
     issueKey: async () => 'offline',
@@ -108,10 +120,20 @@ async function offlineTarget(port: number, apiKey: string): Promise<Target> {
       const m = matchRoute(pathname);
       if (method !== 'GET' || m === null || m === 'root') return reply(404, { error: 'Not Found' });
       // A ranking's segments are one query object (its keys in the path's order); any other route's, its method's arguments in order.
-      const query = m.rest && Object.fromEntries(m.rest.map((segment) => [segment.slice(0, segment.indexOf('=')), decodeURIComponent(segment.slice(segment.indexOf('=') + 1))]));
+      const query =
+        m.rest &&
+        Object.fromEntries(
+          m.rest.map((segment) => [
+            segment.slice(0, segment.indexOf('=')),
+            decodeURIComponent(segment.slice(segment.indexOf('=') + 1)),
+          ]),
+        );
       const args = query ? [query] : m.route.params.map((p) => decodeURIComponent(m.raw[p]!));
       try {
-        return reply(200, await (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[m.route.client](...args));
+        return reply(
+          200,
+          await (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[m.route.client](...args),
+        );
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         return reply(error.status, { error: error.message });
@@ -209,7 +231,11 @@ async function edgeTarget(): Promise<void> {
 async function workerTarget(): Promise<void> {
   const mailApi = await startMailApi();
   stops.push(() => mailApi.stop());
-  const worker = await startWorker(dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000' });
+  const worker = await startWorker(dist, {
+    MAIL_API_URL: mailApi.url,
+    MAIL_API_TOKEN: 'test-token',
+    PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000',
+  });
   stops.push(worker.stop);
   const sessions = new Map<string, string>();
   const workerBase = `http://127.0.0.1:${worker.port}`;
@@ -222,7 +248,10 @@ async function workerTarget(): Promise<void> {
       return key;
     },
     async revokeKey(key) {
-      const response = await fetch(`${workerBase}/portal/keys/revoke`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(key)}` } });
+      const response = await fetch(`${workerBase}/portal/keys/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sessions.get(key)}` },
+      });
       if (response.status !== 200) throw new Error(`revoke answered ${response.status}`);
     },
     // As the portal page does it: the rotate dialog's choice, then "Stop the old key now".
@@ -239,7 +268,10 @@ async function workerTarget(): Promise<void> {
       return apiKey;
     },
     async endGrace(old) {
-      const response = await fetch(`${workerBase}/portal/keys/end-grace`, { method: 'POST', headers: { authorization: `Bearer ${sessions.get(old)}` } });
+      const response = await fetch(`${workerBase}/portal/keys/end-grace`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sessions.get(old)}` },
+      });
       if (response.status !== 200) throw new Error(`end-grace answered ${response.status}`);
     },
     request: (method, pathname, headers) => rawRequest(worker.port, method, pathname, headers),
@@ -250,21 +282,56 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-const TARGET_NAMES = { core: 'core', node: 'node server', edge: 'edge function under Deno', worker: 'Worker under wrangler dev' } as const;
-for (const t of RUNNING) behaviourSuite(TARGET_NAMES[t], () => targets[t], () => archive, () => ids);
-if (!QUICK) behaviourSuite('offline client, network cut', () => offline, () => archive, () => ids, ['lookups']);
-for (const t of RUNNING) conformanceSuite(TARGET_NAMES[t], () => targets[t], () => archive, { get unreadablePath() { return unreadablePath; } });
+const TARGET_NAMES = {
+  core: 'core',
+  node: 'node server',
+  edge: 'edge function under Deno',
+  worker: 'Worker under wrangler dev',
+} as const;
+for (const t of RUNNING)
+  behaviourSuite(
+    TARGET_NAMES[t],
+    () => targets[t],
+    () => archive,
+    () => ids,
+  );
+if (!QUICK)
+  behaviourSuite(
+    'offline client, network cut',
+    () => offline,
+    () => archive,
+    () => ids,
+    ['lookups'],
+  );
+for (const t of RUNNING)
+  conformanceSuite(
+    TARGET_NAMES[t],
+    () => targets[t],
+    () => archive,
+    {
+      get unreadablePath() {
+        return unreadablePath;
+      },
+    },
+  );
 for (const t of RUNNING) hostileSuite(TARGET_NAMES[t], () => targets[t], { dist: () => dist });
 
 describe.skipIf(QUICK)('edge settings', () => {
   it('logs a setting that is not a whole number and keeps its default', () => {
-    expect(edgeLogs).toContain('Expected RATE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "sixty"; using 60');
+    expect(edgeLogs).toContain(
+      'Expected RATE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "sixty"; using 60',
+    );
   });
 });
 
 describe.skipIf(QUICK)('across runtimes', () => {
   it('gives byte-identical bodies, statuses and ETags in every place', async () => {
-    const keys = { core: await targets.core.issueKey(), node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
+    const keys = {
+      core: await targets.core.issueKey(),
+      node: await targets.node.issueKey(),
+      edge: await targets.edge.issueKey(),
+      worker: await targets.worker.issueKey(),
+    };
     const paths = [
       '/archive/year=1930',
       '/oscars/year=2026',
@@ -287,7 +354,8 @@ describe.skipIf(QUICK)('across runtimes', () => {
     ];
     for (const p of paths) {
       const replies: Record<string, RawReply> = {};
-      for (const name of ['core', ...SERVED] as const) replies[name] = await targets[name].request('GET', `${p}/apikey=${keys[name]}`);
+      for (const name of ['core', ...SERVED] as const)
+        replies[name] = await targets[name].request('GET', `${p}/apikey=${keys[name]}`);
       for (const name of SERVED) {
         expect([p, name, replies[name].status]).toEqual([p, name, replies.core.status]);
         expect([p, name, decoded(replies[name]).equals(decoded(replies.core))]).toEqual([p, name, true]);
@@ -302,14 +370,26 @@ describe.skipIf(QUICK)('across runtimes', () => {
     const data = files.filter((f) => f.startsWith('_data/'));
     expect(data.length).toBeGreaterThan(1000);
     // Every data file is tried directly, with and without a key segment appended.
-    const key = { node: await targets.node.issueKey(), edge: await targets.edge.issueKey(), worker: await targets.worker.issueKey() };
+    const key = {
+      node: await targets.node.issueKey(),
+      edge: await targets.edge.issueKey(),
+      worker: await targets.worker.issueKey(),
+    };
     // About 250 of them, spread over the whole tree, and the manifest; each target asked 16 at a time.
     const sample = data.filter((_, i) => i % Math.ceil(data.length / 250) === 0).concat('_data/manifest.json');
     for (const name of SERVED) {
-      const paths = sample.flatMap((file) => [`/${file}`, `/${file}/apikey=${key[name]}`, `/${encodeURI(file).replaceAll('/', '%2F')}`, `/x/..%2F${file}`]);
+      const paths = sample.flatMap((file) => [
+        `/${file}`,
+        `/${file}/apikey=${key[name]}`,
+        `/${encodeURI(file).replaceAll('/', '%2F')}`,
+        `/x/..%2F${file}`,
+      ]);
       for (let at = 0; at < paths.length; at += 16) {
-        const replies = await Promise.all(paths.slice(at, at + 16).map(async (p) => [p, await targets[name].request('GET', p)] as const));
-        for (const [p, reply] of replies) expect([name, p, reply.status, reply.body.toString()]).toEqual([name, p, 404, '{"error":"Not Found"}']);
+        const replies = await Promise.all(
+          paths.slice(at, at + 16).map(async (p) => [p, await targets[name].request('GET', p)] as const),
+        );
+        for (const [p, reply] of replies)
+          expect([name, p, reply.status, reply.body.toString()]).toEqual([name, p, 404, '{"error":"Not Found"}']);
       }
     }
   });
@@ -327,7 +407,15 @@ describe.skipIf(QUICK)('across runtimes', () => {
 
   it('answers no data route without a valid key anywhere', async () => {
     for (const name of SERVED) {
-      for (const p of ['/archive', '/archive/apikey=', '/oscars/year=2026', '/person/name=Meryl%20Streep/apikey=nope', '/award/name=A', '/title/id=tt0120338', '/name/id=nm0000658/apikey=nope']) {
+      for (const p of [
+        '/archive',
+        '/archive/apikey=',
+        '/oscars/year=2026',
+        '/person/name=Meryl%20Streep/apikey=nope',
+        '/award/name=A',
+        '/title/id=tt0120338',
+        '/name/id=nm0000658/apikey=nope',
+      ]) {
         const reply = await targets[name].request('GET', p);
         expect([name, p, reply.status]).toEqual([name, p, 403]);
       }
@@ -358,12 +446,20 @@ describe('the contract', () => {
         const type = reply.headers['content-type'];
         // A dataset file is not JSON: its media type is what the document must name.
         if (type && !type.startsWith('application/json') && reply.body.length > 0) {
-          expect([p, reply.status, validateMedia(operationIdFor(p)!, reply.status, type)]).toEqual([p, reply.status, []]);
+          expect([p, reply.status, validateMedia(operationIdFor(p)!, reply.status, type)]).toEqual([
+            p,
+            reply.status,
+            [],
+          ]);
           statuses.add(reply.status);
           continue;
         }
         const text = decoded(reply).toString('utf8');
-        const errors = validateResponse(operationIdFor(p), reply.status, reply.status === 304 || text === '' ? null : JSON.parse(text));
+        const errors = validateResponse(
+          operationIdFor(p),
+          reply.status,
+          reply.status === 304 || text === '' ? null : JSON.parse(text),
+        );
         expect([p, reply.status, errors]).toEqual([p, reply.status, []]);
         statuses.add(reply.status);
       }

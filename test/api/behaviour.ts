@@ -36,7 +36,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const FORBIDDEN = { error: 'Forbidden - Invalid API Key' };
 const BAD_YEAR = { error: 'Invalid year: expected a whole number, the year the ceremony was held' };
 /** What a malformed id's 400 must name: the form its route expects. */
-const ID_FORM = { titleById: /^Invalid title id: expected `tt` followed by digits/, nameById: /^Invalid name id: expected `nm` or `co` followed by digits/ };
+const ID_FORM = {
+  titleById: /^Invalid title id: expected `tt` followed by digits/,
+  nameById: /^Invalid name id: expected `nm` or `co` followed by digits/,
+};
 
 export const decoded = (reply: RawReply): Buffer => decodedBody(reply.body, reply.headers['content-encoding']);
 export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf8'));
@@ -44,7 +47,12 @@ export const json = (reply: RawReply) => JSON.parse(decoded(reply).toString('utf
 /** The path of each route with sample parameters and a key. */
 const routePath = (id: string, key: string | null, params: Record<string, string> = {}) => {
   const route = ROUTES.find((r) => r.id === id)!;
-  const values: Record<string, string> = { name: 'Meryl Streep', year: '2026', id: id === 'titleById' ? 'tt0120338' : 'nm0000658', ...params };
+  const values: Record<string, string> = {
+    name: 'Meryl Streep',
+    year: '2026',
+    id: id === 'titleById' ? 'tt0120338' : 'nm0000658',
+    ...params,
+  };
   const segments = [route.roots[0], ...route.params.map((p) => `${p}=${encodeURIComponent(values[p])}`)];
   if (key !== null) segments.push(`apikey=${key}`);
   return `/${segments.join('/')}`;
@@ -61,7 +69,13 @@ export type Part = 'lookups' | 'search' | 'dataset' | 'errors' | 'headers';
  * expected answer is the spec's oracle (test/oracle.ts) evaluated over it, and
  * over `ids()`, its nominations paired with the source's IMDb ids.
  */
-export function behaviourSuite(name: string, target: () => Target, archive: () => SpecArchive, ids: () => SpecIds, parts?: Part[]) {
+export function behaviourSuite(
+  name: string,
+  target: () => Target,
+  archive: () => SpecArchive,
+  ids: () => SpecIds,
+  parts?: Part[],
+) {
   /** Only the parts a target has: a client answering from its own copy has lookups but no keys, limits or headers. */
   const part = (p: Part) => describe.skipIf(parts !== undefined && !parts.includes(p));
   const get = async (path: string, headers?: Record<string, string>) => {
@@ -94,7 +108,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
 
     it('finds a person by a Unicode name', async () => {
-      same(await get(`/person/name=Timoth%C3%A9e%20Chalamet/apikey=${await key()}`), expected.personByName(archive(), 'Timothée Chalamet'));
+      same(
+        await get(`/person/name=Timoth%C3%A9e%20Chalamet/apikey=${await key()}`),
+        expected.personByName(archive(), 'Timothée Chalamet'),
+      );
     });
 
     it('keeps %2F inside a name', async () => {
@@ -102,7 +119,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const faceOff = await get(`/person/name=Face%2FOff/apikey=${k}`);
       same(faceOff, expected.personByName(archive(), 'Face/Off'));
       expect(json(faceOff).length).toBeGreaterThan(0);
-      same(await get(`/movie/name=Victor%2FVictoria/year=1983/apikey=${k}`), expected.filmByNameAndYear(archive(), 'Victor/Victoria', 1983));
+      same(
+        await get(`/movie/name=Victor%2FVictoria/year=1983/apikey=${k}`),
+        expected.filmByNameAndYear(archive(), 'Victor/Victoria', 1983),
+      );
     });
 
     it('finds a film through the person route, across all years', async () => {
@@ -112,7 +132,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
     });
 
     it('finds a film at one ceremony', async () => {
-      same(await get(`/movie/name=Sinners/year=2026/apikey=${await key()}`), expected.filmByNameAndYear(archive(), 'Sinners', 2026));
+      same(
+        await get(`/movie/name=Sinners/year=2026/apikey=${await key()}`),
+        expected.filmByNameAndYear(archive(), 'Sinners', 2026),
+      );
     });
 
     it('matches a category substring across renamed categories, in archive order', async () => {
@@ -126,15 +149,25 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
     it('matches a category at one ceremony', async () => {
       const k = await key();
-      same(await get(`/award/name=Best%20Picture/year=2026/apikey=${k}`), expected.categoryByNameAndYear(archive(), 'Best Picture', 2026));
-      same(await get(`/award/name=Writing/year=1930/apikey=${k}`), expected.categoryByNameAndYear(archive(), 'Writing', 1930));
+      same(
+        await get(`/award/name=Best%20Picture/year=2026/apikey=${k}`),
+        expected.categoryByNameAndYear(archive(), 'Best Picture', 2026),
+      );
+      same(
+        await get(`/award/name=Writing/year=1930/apikey=${k}`),
+        expected.categoryByNameAndYear(archive(), 'Writing', 1930),
+      );
     });
 
     it('finds every nomination of a film by its IMDb title id, and only that film’s', async () => {
       const reply = await get(`/title/id=tt0120338/apikey=${await key()}`);
       same(reply, expectedById.titleById(ids(), 'tt0120338'));
       const titanic = json(reply) as { year: string; nomination: { won: boolean } }[];
-      expect([titanic.length, titanic.filter((m) => m.nomination.won).length, new Set(titanic.map((m) => m.year))]).toEqual([14, 11, new Set(['1998'])]);
+      expect([
+        titanic.length,
+        titanic.filter((m) => m.nomination.won).length,
+        new Set(titanic.map((m) => m.year)),
+      ]).toEqual([14, 11, new Set(['1998'])]);
     });
 
     it('finds a person’s and a company’s nominations by IMDb name id, a pseudonym’s included', async () => {
@@ -145,7 +178,11 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       same(await get(`/name/id=co0007143/apikey=${k}`), expectedById.nameById(ids(), 'co0007143'));
       const coen = await get(`/name/id=nm0001054/apikey=${k}`);
       same(coen, expectedById.nameById(ids(), 'nm0001054'));
-      expect(json(coen).filter((m: { nomination: { primary: string[] } }) => m.nomination.primary.includes('Roderick Jaynes'))).toHaveLength(2);
+      expect(
+        json(coen).filter((m: { nomination: { primary: string[] } }) =>
+          m.nomination.primary.includes('Roderick Jaynes'),
+        ),
+      ).toHaveLength(2);
     });
 
     it('answers the records, every runtime alike, each as the served archive and the source’s ids say', async () => {
@@ -161,39 +198,68 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       };
       type Entry = { year: string; category: string; won: boolean };
       const fields = (e: Entry) => [e.year, e.category, e.won];
-      const byId = (list: { year: string; category: string; nomination: { won: boolean } }[]) => list.map((m) => [m.year, m.category, m.nomination.won]);
+      const byId = (list: { year: string; category: string; nomination: { won: boolean } }[]) =>
+        list.map((m) => [m.year, m.category, m.nomination.won]);
       const titanic = await record('/film/id=tt0120338');
-      expect([titanic.nominations, titanic.wins, titanic.filmYear, titanic.ceremonies]).toEqual([14, 11, '1997', [{ year: '1998', ceremony: 70 }]]);
+      expect([titanic.nominations, titanic.wins, titanic.filmYear, titanic.ceremonies]).toEqual([
+        14,
+        11,
+        '1997',
+        [{ year: '1998', ceremony: 70 }],
+      ]);
       expect(titanic.entries.map(fields)).toEqual(byId(JSON.parse(expectedById.titleById(ids(), 'tt0120338').text)));
       for (const id of ['nm0000658', 'nm0001054']) {
         const person = await record(`/people/id=${id}`);
-        expect([id, person.kind, person.entries.map(fields)]).toEqual([id, 'person', byId(JSON.parse(expectedById.nameById(ids(), id).text))]);
+        expect([id, person.kind, person.entries.map(fields)]).toEqual([
+          id,
+          'person',
+          byId(JSON.parse(expectedById.nameById(ids(), id).text)),
+        ]);
       }
       expect((await record('/people/id=co0007143')).kind).toBe('company');
       const flat = (years: string[], keep: (name: string) => boolean) => {
         const held = archive();
-        return years.flatMap((y) => held[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])));
+        return years.flatMap((y) =>
+          held[y].filter((c) => keep(c.category)).flatMap((c) => c.nominations.map((n) => [y, c.category, n.won])),
+        );
       };
       for (const year of ['1930', '1998']) {
         const ceremony = await record(`/ceremony/year=${year}`);
         expect([year, ceremony.entries.map(fields)]).toEqual([year, flat([year], () => true)]);
-        expect(ceremony.categories.map((c: { category: string }) => c.category)).toEqual(archive()[year].map((c) => c.category));
+        expect(ceremony.categories.map((c: { category: string }) => c.category)).toEqual(
+          archive()[year].map((c) => c.category),
+        );
       }
       const picture = await record('/awards/id=best-picture');
       const names = picture.names.map((n: { name: string }) => n.name);
-      expect(names).toEqual(['Outstanding Picture', 'Outstanding Production', 'Outstanding Motion Picture', 'Best Motion Picture', 'Best Picture']);
-      expect([picture.nominations, picture.wins, picture.entries.map(fields)]).toEqual([621, 98, flat(Object.keys(archive()), (name) => names.includes(name))]);
+      expect(names).toEqual([
+        'Outstanding Picture',
+        'Outstanding Production',
+        'Outstanding Motion Picture',
+        'Best Motion Picture',
+        'Best Picture',
+      ]);
+      expect([picture.nominations, picture.wins, picture.entries.map(fields)]).toEqual([
+        621,
+        98,
+        flat(Object.keys(archive()), (name) => names.includes(name)),
+      ]);
       const awards = await record('/awards');
       const total = Object.values(archive()).flatMap((cs) => cs.flatMap((c) => c.nominations)).length;
       expect(awards.reduce((sum: number, a: { nominations: number }) => sum + a.nominations, 0)).toBe(total);
-      expect(awards.flatMap((a: { names: { name: string }[] }) => a.names.map((n) => n.name)).sort()).toEqual([...new Set(Object.values(archive()).flatMap((cs) => cs.map((c) => c.category)))].sort());
+      expect(awards.flatMap((a: { names: { name: string }[] }) => a.names.map((n) => n.name)).sort()).toEqual(
+        [...new Set(Object.values(archive()).flatMap((cs) => cs.map((c) => c.category)))].sort(),
+      );
       const error = async (path: string) => {
         const reply = await get(`${path}/apikey=${k}`);
         return [reply.status, json(reply).error];
       };
       expect(await error('/film/id=nm0000658')).toEqual([400, expect.stringMatching(ID_FORM.titleById)]);
       expect(await error('/people/id=tt0120338')).toEqual([400, expect.stringMatching(ID_FORM.nameById)]);
-      expect(await error('/awards/id=Best%20Picture')).toEqual([400, expect.stringMatching(/^Invalid award id: expected lower-case letters/)]);
+      expect(await error('/awards/id=Best%20Picture')).toEqual([
+        400,
+        expect.stringMatching(/^Invalid award id: expected lower-case letters/),
+      ]);
       expect(await error('/film/id=tt0000001')).toEqual([404, 'Film not found']);
       expect(await error('/people/id=nm000000000')).toEqual([404, 'Person or company not found']);
       expect(await error('/ceremony/year=1933')).toEqual([404, 'Ceremony not found']);
@@ -213,16 +279,40 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       // The issue's questions, one call each: stored (all years) and made at run time (a span, winners only, without a win, per ceremony).
       const acting = await ranking('/rankings/of=people/by=wins/class=Acting/from=2000');
       expect([acting.from, acting.to, acting.entries[0].rank, acting.entries.length]).toEqual(['2000', '2026', 1, 100]);
-      expect((await ranking('/rankings/of=people/class=Acting/won=no')).entries.slice(0, 2).map((e: { name: string }) => e.name).sort()).toEqual(['Glenn Close', "Peter O'Toole"]);
-      expect((await ranking('/rankings/of=films/class=competitive')).entries[0]).toMatchObject({ rank: 1, id: 'tt31193180', name: 'Sinners', nominations: 16 });
-      expect((await ranking('/rankings/of=people/by=wins/per=ceremony/limit=5')).entries[0]).toMatchObject({ name: 'Walt Disney', year: '1954', wins: 4 });
+      expect(
+        (await ranking('/rankings/of=people/class=Acting/won=no')).entries
+          .slice(0, 2)
+          .map((e: { name: string }) => e.name)
+          .sort(),
+      ).toEqual(['Glenn Close', "Peter O'Toole"]);
+      expect((await ranking('/rankings/of=films/class=competitive')).entries[0]).toMatchObject({
+        rank: 1,
+        id: 'tt31193180',
+        name: 'Sinners',
+        nominations: 16,
+      });
+      expect((await ranking('/rankings/of=people/by=wins/per=ceremony/limit=5')).entries[0]).toMatchObject({
+        name: 'Walt Disney',
+        year: '1954',
+        wins: 4,
+      });
       for (const year of ['1998', '2026']) {
         const winners = await ranking(`/rankings/of=films/by=wins/from=${year}/to=${year}/won=yes/limit=1000`);
-        const won = new Set(ids().rows.filter((r) => r.year === year && r.nomination.won).flatMap((r) => [...r.titles]));
+        const won = new Set(
+          ids()
+            .rows.filter((r) => r.year === year && r.nomination.won)
+            .flatMap((r) => [...r.titles]),
+        );
         expect([year, winners.entries.map((e: { id: string }) => e.id).sort()]).toEqual([year, [...won].sort()]);
         for (const e of winners.entries) {
-          const there = ids().titles.get(e.id)!.filter((r) => r.year === year);
-          expect([e.id, e.nominations, e.wins]).toEqual([e.id, there.length, there.filter((r) => r.nomination.won).length]);
+          const there = ids()
+            .titles.get(e.id)!
+            .filter((r) => r.year === year);
+          expect([e.id, e.nominations, e.wins]).toEqual([
+            e.id,
+            there.length,
+            there.filter((r) => r.nomination.won).length,
+          ]);
         }
       }
       const error = async (path: string) => {
@@ -230,7 +320,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         return [reply.status, json(reply).error];
       };
       expect(await error('/rankings/of=persons')).toEqual([400, expect.stringMatching(/^Invalid of: expected people/)]);
-      expect(await error('/rankings/limit=1001')).toEqual([400, expect.stringMatching(/^Invalid limit: expected a whole number from 1 to 1000/)]);
+      expect(await error('/rankings/limit=1001')).toEqual([
+        400,
+        expect.stringMatching(/^Invalid limit: expected a whole number from 1 to 1000/),
+      ]);
       expect(await error('/rankings/award=best-pictures')).toEqual([404, 'Award not found']);
     }, 60_000);
 
@@ -240,7 +333,20 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
   });
 
   part('search')(`${name}: search and the category list`, () => {
-    type Result = { name: string; kind: string; nominations: number; wins: number; firstYear: string; lastYear: string; path: string; record?: string; id?: string; filmYear?: string; otherNames?: string[]; awardNames?: unknown[] };
+    type Result = {
+      name: string;
+      kind: string;
+      nominations: number;
+      wins: number;
+      firstYear: string;
+      lastYear: string;
+      path: string;
+      record?: string;
+      id?: string;
+      filmYear?: string;
+      otherNames?: string[];
+      awardNames?: unknown[];
+    };
     const search = async (text: string, k: string) => {
       const reply = await get(`/search/name=${encodeURIComponent(text)}/apikey=${k}`);
       expect([text, reply.status]).toEqual([text, 200]);
@@ -258,7 +364,12 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const answer = json(reply) as { year: string; nomination?: { won: boolean }; nominations?: { won: boolean }[] }[];
       const nominations = answer.flatMap((m) => m.nominations ?? [m.nomination!]);
       const years = answer.map((m) => m.year).sort();
-      return { nominations: nominations.length, wins: nominations.filter((n) => n.won).length, firstYear: years[0], lastYear: years[years.length - 1] };
+      return {
+        nominations: nominations.length,
+        wins: nominations.filter((n) => n.won).length,
+        firstYear: years[0],
+        lastYear: years[years.length - 1],
+      };
     };
 
     it('finds a name in any case, without its marks or punctuation, by the start of its words, or with typos, best first', async () => {
@@ -275,7 +386,10 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
         const [top] = await search(text, k);
         expect([text, top?.name, top?.kind]).toEqual([text, wanted, kind]);
         // By its IMDb id where the source gives one (/title/id=…, /name/id=…): what the oracle credits that id with; else by name: the person lookup's nominations.
-        const want = top.id === undefined ? expected.personByName(archive(), wanted) : expectedById[top.id.startsWith('tt') ? 'titleById' : 'nameById'](ids(), top.id);
+        const want =
+          top.id === undefined
+            ? expected.personByName(archive(), wanted)
+            : expectedById[top.id.startsWith('tt') ? 'titleById' : 'nameById'](ids(), top.id);
         const { nominations } = await counted(top.path, k);
         const credited = (JSON.parse(want.text) as unknown[]).length;
         expect([text, top.nominations, nominations]).toEqual([text, credited, credited]);
@@ -286,13 +400,26 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const k = await key();
       for (const text of ['meryl streep', 'best picture', 'actor']) {
         for (const result of (await search(text, k)).slice(0, 5)) {
-          const { name: _, kind: __, path, otherNames: ___, id: ____, filmYear: _____, awardNames: ______, record, ...counts } = result;
+          const {
+            name: _,
+            kind: __,
+            path,
+            otherNames: ___,
+            id: ____,
+            filmYear: _____,
+            awardNames: ______,
+            record,
+            ...counts
+          } = result;
           expect([text, result.name, counts]).toEqual([text, result.name, await counted(path, k)]);
           // Its record answers too; a name's counts at least what its path does
           // (it also holds what the same thing was credited without its id).
           if (record !== undefined) {
             const held = json(await get(`${record}/apikey=${k}`)).nominations;
-            expect([record, result.kind === 'category' ? held > 0 : held >= counts.nominations]).toEqual([record, true]);
+            expect([record, result.kind === 'category' ? held > 0 : held >= counts.nominations]).toEqual([
+              record,
+              true,
+            ]);
           }
         }
       }
@@ -304,13 +431,19 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect([top.name, top.kind, top.path]).toEqual(['Best Picture', 'category', '/award/name=Best%20Picture']);
       const since = Number(top.firstYear);
       const earlier = [];
-      for (const other of top.otherNames ?? []) if (Number((await counted(`/award/name=${encodeURIComponent(other)}`, k)).firstYear) < since) earlier.push(other);
+      for (const other of top.otherNames ?? [])
+        if (Number((await counted(`/award/name=${encodeURIComponent(other)}`, k)).firstYear) < since)
+          earlier.push(other);
       expect(earlier).toContain('Outstanding Picture');
     });
 
     it('answers 400 for an empty, overlong or badly encoded text, 403 for a bad key before anything else, and [] for nonsense', async () => {
       const k = await key();
-      for (const text of ['', 'x'.repeat(201), '%zz']) expect([text.slice(0, 5), (await get(`/search/name=${text}/apikey=${k}`)).status]).toEqual([text.slice(0, 5), 400]);
+      for (const text of ['', 'x'.repeat(201), '%zz'])
+        expect([text.slice(0, 5), (await get(`/search/name=${text}/apikey=${k}`)).status]).toEqual([
+          text.slice(0, 5),
+          400,
+        ]);
       expect(json(await get(`/search/name=/apikey=${k}`)).error).toMatch(/^Invalid name: expected 1 to 200 characters/);
       expect((await get(`/search/name=x/apikey=${'x'.repeat(10)}`)).status).toBe(403);
       expect((await get('/search/name=/apikey=')).status).toBe(403);
@@ -334,7 +467,12 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect(list.map((c) => c.name)).toEqual(order);
       for (const c of list) {
         const used = years.get(c.name)!;
-        expect([c.name, c.firstYear, c.lastYear, c.path]).toEqual([c.name, used[0], used[used.length - 1], `/award/name=${encodeURIComponent(c.name)}`]);
+        expect([c.name, c.firstYear, c.lastYear, c.path]).toEqual([
+          c.name,
+          used[0],
+          used[used.length - 1],
+          `/award/name=${encodeURIComponent(c.name)}`,
+        ]);
       }
       const award = (n: string) => list.find((c) => c.name === n)!.award;
       expect(award('Outstanding Picture')).toBe(award('Best Picture'));
@@ -344,17 +482,39 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
   part('dataset')(`${name}: the dataset`, () => {
     const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-    const TYPES = { sqlite: 'application/vnd.sqlite3', ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8; header=present' };
+    const TYPES = {
+      sqlite: 'application/vnd.sqlite3',
+      ndjson: 'application/x-ndjson; charset=utf-8',
+      csv: 'text/csv; charset=utf-8; header=present',
+    };
 
     it('lists every file of the dataset of this revision, and serves each with the size and sha256 the list gives', async () => {
       const k = await key();
       const list = json(await get(`/dataset/apikey=${k}`));
-      expect([list.revision, list.licence, list.attribution]).toEqual([createHash('sha256').update(readFileSync(FULL_SOURCE)).digest('hex'), 'BSD-2-Clause', expect.stringContaining('David V. Lu')]);
-      expect(list.files.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(['oscars.sqlite', 'oscars.ndjson', 'nominations.csv', 'nomination_people.csv', 'meta.csv']));
+      expect([list.revision, list.licence, list.attribution]).toEqual([
+        createHash('sha256').update(readFileSync(FULL_SOURCE)).digest('hex'),
+        'BSD-2-Clause',
+        expect.stringContaining('David V. Lu'),
+      ]);
+      expect(list.files.map((f: { name: string }) => f.name)).toEqual(
+        expect.arrayContaining([
+          'oscars.sqlite',
+          'oscars.ndjson',
+          'nominations.csv',
+          'nomination_people.csv',
+          'meta.csv',
+        ]),
+      );
       for (const f of list.files as { name: string; format: keyof typeof TYPES; bytes: number; sha256: string }[]) {
         const reply = await get(`/dataset/file=${f.name}/apikey=${k}`, { 'accept-encoding': 'gzip, br' });
         const bytes = decoded(reply);
-        expect([f.name, reply.status, reply.headers['content-type'], bytes.length, sha256(bytes)]).toEqual([f.name, 200, TYPES[f.format], f.bytes, f.sha256]);
+        expect([f.name, reply.status, reply.headers['content-type'], bytes.length, sha256(bytes)]).toEqual([
+          f.name,
+          200,
+          TYPES[f.format],
+          f.bytes,
+          f.sha256,
+        ]);
         // Stored in one form: sent as stored on every runtime (a CDN in front may compress it on its way).
         expect([f.name, reply.headers['content-encoding']]).toEqual([f.name, undefined]);
       }
@@ -368,7 +528,12 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       expect((await get(path, { 'if-none-match': whole.headers.etag })).status).toBe(304);
       const size = whole.body.length;
       const part = await get(path, { range: 'bytes=100-199', 'accept-encoding': 'gzip, br' });
-      expect([part.status, part.headers['content-range'], part.headers['content-encoding'], part.body.equals(whole.body.subarray(100, 200))]).toEqual([206, `bytes 100-199/${size}`, undefined, true]);
+      expect([
+        part.status,
+        part.headers['content-range'],
+        part.headers['content-encoding'],
+        part.body.equals(whole.body.subarray(100, 200)),
+      ]).toEqual([206, `bytes 100-199/${size}`, undefined, true]);
       const rest = await get(path, { range: `bytes=${size - 10}-`, 'if-range': whole.headers.etag });
       expect([rest.status, rest.body.equals(whole.body.subarray(size - 10))]).toEqual([206, true]);
       const past = await get(path, { range: `bytes=${size}-` });
@@ -381,7 +546,14 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const k = await key();
       const missing = await get(`/dataset/file=nope.csv/apikey=${k}`);
       expect([missing.status, json(missing)]).toEqual([404, { error: 'Dataset file not found' }]);
-      for (const name of ['..%2F_data%2Fmanifest.json', 'OSCARS.sqlite', 'manifest.json', '%2E%2E', 'a.csv%00', '%E0%A4%A']) {
+      for (const name of [
+        '..%2F_data%2Fmanifest.json',
+        'OSCARS.sqlite',
+        'manifest.json',
+        '%2E%2E',
+        'a.csv%00',
+        '%E0%A4%A',
+      ]) {
         const bad = await get(`/dataset/file=${name}/apikey=${k}`);
         expect([name, bad.status, json(bad).error]).toEqual([name, 400, expect.stringMatching(/^Invalid (file|path)/)]);
       }
@@ -459,7 +631,12 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       ];
       for (const [id, value] of cases) {
         const reply = await get(`${routePath(id, k).replace(/id=[^/]*/, `id=${value}`)}`);
-        expect([id, value, reply.status, json(reply).error]).toEqual([id, value, 400, expect.stringMatching(ID_FORM[id])]);
+        expect([id, value, reply.status, json(reply).error]).toEqual([
+          id,
+          value,
+          400,
+          expect.stringMatching(ID_FORM[id]),
+        ]);
       }
       const bad = await get(routePath('nameById', k).replace(/id=[^/]*/, 'id=%E0%A4%A'));
       expect([bad.status, json(bad).error]).toEqual([400, expect.stringMatching(/malformed percent-encoding/)]);
@@ -476,7 +653,15 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
     it('answers 404 Not Found for unknown paths and for the data folder', async () => {
       const k = await key();
-      for (const path of ['/nope', `/Archive/apikey=${k}`, `/person/apikey=${k}`, `/person/name=a/name=b/apikey=${k}`, '/_data/manifest.json', `/_data/manifest.json/apikey=${k}`, '/_data/']) {
+      for (const path of [
+        '/nope',
+        `/Archive/apikey=${k}`,
+        `/person/apikey=${k}`,
+        `/person/name=a/name=b/apikey=${k}`,
+        '/_data/manifest.json',
+        `/_data/manifest.json/apikey=${k}`,
+        '/_data/',
+      ]) {
         const reply = await get(path);
         expect([path, reply.status, json(reply)]).toEqual([path, 404, { error: 'Not Found' }]);
       }
@@ -592,7 +777,12 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
 
     it('answers If-None-Match with 304, for stored and joined answers', async () => {
       const k = await key();
-      for (const path of [`/archive/year=1999/apikey=${k}`, `/award/name=Actor/apikey=${k}`, `/person/name=Meryl%20Streep/apikey=${k}`, `/title/id=tt0120338/apikey=${k}`]) {
+      for (const path of [
+        `/archive/year=1999/apikey=${k}`,
+        `/award/name=Actor/apikey=${k}`,
+        `/person/name=Meryl%20Streep/apikey=${k}`,
+        `/title/id=tt0120338/apikey=${k}`,
+      ]) {
         const first = await get(path);
         const again = await get(path, { 'if-none-match': first.headers.etag });
         expect([path, again.status, again.body.length]).toEqual([path, 304, 0]);
@@ -607,7 +797,8 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const head = await target().request('HEAD', path);
       expect(head.status).toBe(200);
       expect(head.body.length).toBe(0);
-      for (const h of ['content-type', 'etag', 'cache-control', 'access-control-allow-origin']) expect(head.headers[h]).toBe(full.headers[h]);
+      for (const h of ['content-type', 'etag', 'cache-control', 'access-control-allow-origin'])
+        expect(head.headers[h]).toBe(full.headers[h]);
     });
 
     it('answers a CORS preflight', async () => {
@@ -631,7 +822,11 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const br = await get(path, { 'accept-encoding': 'gzip, deflate, br' });
       const gzip = await get(path, { 'accept-encoding': 'gzip' });
       const none = await get(path, { 'accept-encoding': 'br;q=0, gzip;q=0' });
-      expect([br.headers['content-encoding'], gzip.headers['content-encoding'], none.headers['content-encoding']]).toEqual(['br', 'gzip', undefined]);
+      expect([
+        br.headers['content-encoding'],
+        gzip.headers['content-encoding'],
+        none.headers['content-encoding'],
+      ]).toEqual(['br', 'gzip', undefined]);
       for (const r of [br, gzip, identity]) expect(r.headers.vary).toBe('Accept-Encoding');
       expect(br.body.length).toBeLessThan(identity.body.length / 4);
       expect(decoded(br).equals(identity.body)).toBe(true);
@@ -681,11 +876,19 @@ export function behaviourSuite(name: string, target: () => Target, archive: () =
       const description = await ask('/', 'application/json');
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(description.headers['content-type']).toBe(JSON_TYPE);
-      for (const [asked, reply] of [['page', page], ['description', description]] as const) expect([asked, reply.headers.vary]).toEqual([asked, 'Accept']);
+      for (const [asked, reply] of [
+        ['page', page],
+        ['description', description],
+      ] as const)
+        expect([asked, reply.headers.vary]).toEqual([asked, 'Accept']);
       // Where the front door answers /index.html (not Netlify's CDN, which
       // serves the file to everyone), a JSON client gets a 404 there.
       const named = await Promise.all(['text/html', 'application/json'].map((accept) => ask('/index.html', accept)));
-      if (named[0].status !== named[1].status) expect(named.map((r) => [r.status, r.headers.vary])).toEqual([[200, 'Accept'], [404, 'Accept']]);
+      if (named[0].status !== named[1].status)
+        expect(named.map((r) => [r.status, r.headers.vary])).toEqual([
+          [200, 'Accept'],
+          [404, 'Accept'],
+        ]);
     });
   });
 }

@@ -12,7 +12,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_SETTLE_MS, keyTag, PURGE_TOTAL_MS, purgeKeys, purgeTags, type SharedHeaders, type SharedPolicy } from '../../src/http/cache.ts';
+import {
+  KEY_SETTLE_MS,
+  keyTag,
+  PURGE_TOTAL_MS,
+  purgeKeys,
+  purgeTags,
+  type SharedHeaders,
+  type SharedPolicy,
+} from '../../src/http/cache.ts';
 import { purgeHook, purgeUrlSetting, varnishHeaders } from '../../adapters/_node/varnish.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/rules.ts';
@@ -38,7 +46,8 @@ async function owner(keys: Keys, email: string) {
   return { key, bearer: `Bearer ${session}` };
 }
 
-const portalPost = (base: string, p: string, bearer: string) => fetch(`${base}${p}`, { method: 'POST', headers: { authorization: bearer } });
+const portalPost = (base: string, p: string, bearer: string) =>
+  fetch(`${base}${p}`, { method: 'POST', headers: { authorization: bearer } });
 
 /**
  * An adapter that writes the policy the core gave a reply into one
@@ -55,14 +64,19 @@ describe('what a shared cache may keep, as the core decides it', () => {
     key = await keys.issue('headers@example.org');
     api = createApi({ keys, data: new DiskData(dist), rateLimitPerMinute: 4, sharedCache: recording });
   });
-  const get = (p: string, headers: Record<string, string> = {}) => api.handle(new Request(`https://api.example.org${p}`, { headers }));
+  const get = (p: string, headers: Record<string, string> = {}) =>
+    api.handle(new Request(`https://api.example.org${p}`, { headers }));
 
   it('keeps a 200, its 304 and a lookup 404 a year, tagged by key id and revision; browsers keep their policy', async () => {
     const ok = await get(`/person/name=Emil%20Jannings/apikey=${key}`);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('cache-control')).toBe('private, max-age=86400');
     const policy = policyOf(ok);
-    expect(policy).toEqual({ keep: true, maxAge: 31_536_000, tags: [keyTag(keyId(key)), expect.stringMatching(/^rev-[0-9a-f]{16}$/), 'answers'] });
+    expect(policy).toEqual({
+      keep: true,
+      maxAge: 31_536_000,
+      tags: [keyTag(keyId(key)), expect.stringMatching(/^rev-[0-9a-f]{16}$/), 'answers'],
+    });
     expect(ok.headers.get('x-shared')).not.toContain(key); // the id, never the key
     const again = await get(`/person/name=Emil%20Jannings/apikey=${key}`, { 'if-none-match': ok.headers.get('etag')! });
     expect(again.status).toBe(304);
@@ -100,7 +114,9 @@ describe('what a shared cache may keep, as the core decides it', () => {
   });
 
   it('is said to Varnish in CDN-Cache-Control and xkey, and nothing when never kept (its VCL passes those paths)', () => {
-    expect(varnishHeaders({ keep: true, maxAge: 60, tags: ['key-faa_abcdefgh', 'rev-0123456789abcdef', 'answers'] })).toEqual({ 'cdn-cache-control': 'public, max-age=60', xkey: 'key-faa_abcdefgh rev-0123456789abcdef answers' });
+    expect(
+      varnishHeaders({ keep: true, maxAge: 60, tags: ['key-faa_abcdefgh', 'rev-0123456789abcdef', 'answers'] }),
+    ).toEqual({ 'cdn-cache-control': 'public, max-age=60', xkey: 'key-faa_abcdefgh rev-0123456789abcdef answers' });
     expect(varnishHeaders({ keep: false })).toEqual({});
   });
 });
@@ -123,7 +139,13 @@ describe('revoke and rotate purge the key’s tag', () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`;
-    running = await listen({ dist: path.resolve(dist), keys, cachePurgeUrl: hookUrl, log: Object.assign((line: string) => logged.push(line), { warn: (line: string) => warned.push(line) }), portal: { sendMail: async () => {} } });
+    running = await listen({
+      dist: path.resolve(dist),
+      keys,
+      cachePurgeUrl: hookUrl,
+      log: Object.assign((line: string) => logged.push(line), { warn: (line: string) => warned.push(line) }),
+      portal: { sendMail: async () => {} },
+    });
   });
   afterAll(async () => {
     await running?.close();
@@ -138,7 +160,9 @@ describe('revoke and rotate purge the key’s tag', () => {
 
   it('revoke through the portal purges the key’s tag, now and once key caches have settled', async () => {
     const { key, bearer } = await owner(keys, 'revoke@example.org');
-    expect((await fetch(`${base()}/person/name=Emil%20Jannings/apikey=${key}`)).headers.get('xkey')).toContain(keyTag(keyId(key)));
+    expect((await fetch(`${base()}/person/name=Emil%20Jannings/apikey=${key}`)).headers.get('xkey')).toContain(
+      keyTag(keyId(key)),
+    );
     expect((await portalPost(base(), '/portal/keys/revoke', bearer)).status).toBe(200);
     expect(purgedFor(key)).toBe(1);
     await expect.poll(() => purgedFor(key), { timeout: KEY_SETTLE_MS + 3000 }).toBe(2);
@@ -171,7 +195,14 @@ describe('revoke and rotate purge the key’s tag', () => {
       calls++;
       throw new Error('down');
     };
-    expect(await purgeKeys(down, ['faa_abcdefgh'], (l) => lines.push(l), () => {})).toBe(false);
+    expect(
+      await purgeKeys(
+        down,
+        ['faa_abcdefgh'],
+        (l) => lines.push(l),
+        () => {},
+      ),
+    ).toBe(false);
     expect(calls).toBe(3); // and no second round after it gave up
     expect(lines.at(-1)).toContain('key faa_abcdefgh… gave up');
   });
@@ -190,10 +221,11 @@ describe('the purge hook (CACHE_PURGE_URL)', () => {
     return {
       port,
       seen,
-      close: () => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
     };
   }
 
@@ -202,14 +234,18 @@ describe('the purge hook (CACHE_PURGE_URL)', () => {
     const lines: string[] = [];
     try {
       const url = `http://purger:s3cret-Pa55word@127.0.0.1:${hook.port}/purge?token=tok_0123456789abcdefABCDEF&zone=main`;
-      expect(await purgeTags(purgeHook(url), ['key-faa_abcdefgh'], 'key faa_abcdefgh…', (l) => lines.push(l))).toBe(false);
+      expect(await purgeTags(purgeHook(url), ['key-faa_abcdefgh'], 'key faa_abcdefgh…', (l) => lines.push(l))).toBe(
+        false,
+      );
       expect(lines.length).toBeGreaterThan(0);
       const said = lines.join('\n');
       expect(said).not.toContain('s3cret-Pa55word');
       expect(said).not.toContain('tok_0123456789abcdefABCDEF');
       expect(said).toContain('key faa_abcdefgh…');
       expect(said).toContain(`127.0.0.1:${hook.port}/purge`);
-      expect(hook.seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('purger:s3cret-Pa55word').toString('base64')}`);
+      expect(hook.seen[0]?.headers.authorization).toBe(
+        `Basic ${Buffer.from('purger:s3cret-Pa55word').toString('base64')}`,
+      );
       expect(hook.seen[0]?.url).toBe('/purge?token=tok_0123456789abcdefABCDEF&zone=main');
     } finally {
       await hook.close();
@@ -218,10 +254,14 @@ describe('the purge hook (CACHE_PURGE_URL)', () => {
 
   it('follows no redirect: a 3xx is a failed purge, and the place it points to is never asked', async () => {
     const elsewhere = await endpoint((_req, res) => res.writeHead(200).end());
-    const hook = await endpoint((_req, res) => res.writeHead(307, { location: `http://127.0.0.1:${elsewhere.port}/` }).end());
+    const hook = await endpoint((_req, res) =>
+      res.writeHead(307, { location: `http://127.0.0.1:${elsewhere.port}/` }).end(),
+    );
     const lines: string[] = [];
     try {
-      expect(await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l))).toBe(false);
+      expect(
+        await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l)),
+      ).toBe(false);
       expect(elsewhere.seen).toHaveLength(0);
       expect(hook.seen.length).toBeGreaterThan(0);
       expect(lines.at(-1)).toContain('gave up');
@@ -236,7 +276,9 @@ describe('the purge hook (CACHE_PURGE_URL)', () => {
     const lines: string[] = [];
     try {
       const started = performance.now();
-      expect(await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l))).toBe(false);
+      expect(
+        await purgeTags(purgeHook(`http://127.0.0.1:${hook.port}/`), ['answers'], 'a start', (l) => lines.push(l)),
+      ).toBe(false);
       const took = performance.now() - started;
       expect(took).toBeLessThan(PURGE_TOTAL_MS + 500);
       expect(hook.seen.length).toBeGreaterThanOrEqual(2); // each attempt was cut off at its own bound, not the total's
@@ -291,7 +333,12 @@ describe('npm run keys and its purge', () => {
     else process.env.CACHE_PURGE_URL = purgeUrl;
     const out: string[] = [];
     const err: string[] = [];
-    const code = await keysCli(argv, file, (l) => out.push(l), (l) => err.push(l));
+    const code = await keysCli(
+      argv,
+      file,
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
     return { code, out: out.join('\n'), err: err.join('\n') };
   }
   const works = (key: string) => {

@@ -71,7 +71,9 @@ describe('validateResponse', () => {
   it('rejects won given as a string', async () => {
     const { body } = await get(`/archive/year=1930/apikey=${local.key}`);
     body[0].nominations[0].won = 'true';
-    expect(validateResponse('ceremonyByYear', 200, body).join('\n')).toMatch(/\/0\/nominations\/0\/won must be boolean/);
+    expect(validateResponse('ceremonyByYear', 200, body).join('\n')).toMatch(
+      /\/0\/nominations\/0\/won must be boolean/,
+    );
   });
 
   it('rejects a ceremony wrapped in an object keyed by its year', async () => {
@@ -82,15 +84,27 @@ describe('validateResponse', () => {
   it('rejects a flattened person element, and a film element carrying year', async () => {
     const person = (await get(`/person/name=Emil%20Jannings/apikey=${local.key}`)).body;
     const { nomination, ...rest } = person[0];
-    expect(validateResponse('personByName', 200, [{ ...rest, ...nomination }]).join('\n')).toMatch(/must have required property 'nomination'/);
+    expect(validateResponse('personByName', 200, [{ ...rest, ...nomination }]).join('\n')).toMatch(
+      /must have required property 'nomination'/,
+    );
     const film = (await get(`/movie/name=Wings/year=1929/apikey=${local.key}`)).body;
     expect(validateResponse('filmByNameAndYear', 200, film)).toEqual([]);
-    expect(validateResponse('filmByNameAndYear', 200, [{ year: '1929', ...film[0] }]).join('\n')).toMatch(/additional properties/);
+    expect(validateResponse('filmByNameAndYear', 200, [{ year: '1929', ...film[0] }]).join('\n')).toMatch(
+      /additional properties/,
+    );
   });
 
   it('accepts a nomination without secondary or notes, and refuses one without won', () => {
-    expect(validateResponse('personByName', 200, [{ year: '1929', category: 'X', nomination: { primary: ['A'], won: false } }])).toEqual([]);
-    expect(validateResponse('personByName', 200, [{ year: '1929', category: 'X', nomination: { primary: ['A'], secondary: [] } }])).not.toEqual([]);
+    expect(
+      validateResponse('personByName', 200, [
+        { year: '1929', category: 'X', nomination: { primary: ['A'], won: false } },
+      ]),
+    ).toEqual([]);
+    expect(
+      validateResponse('personByName', 200, [
+        { year: '1929', category: 'X', nomination: { primary: ['A'], secondary: [] } },
+      ]),
+    ).not.toEqual([]);
   });
 
   it('rejects a 404 body with another operation’s message', () => {
@@ -99,9 +113,15 @@ describe('validateResponse', () => {
   });
 
   it('rejects a 429 body without retryAfter, and a status the operation does not document', () => {
-    expect(validateResponse('allCeremonies', 429, { error: MESSAGES.tooMany, limit: '60 requests per minute' })).not.toEqual([]);
-    expect(validateResponse('allCeremonies', 400, { error: MESSAGES.badName })).toEqual(['allCeremonies does not document a 400 answer']);
-    expect(validateResponse('allCeremonies', 404, { error: 'Data not found for the specified year' })).toEqual(['allCeremonies does not document a 404 answer']);
+    expect(
+      validateResponse('allCeremonies', 429, { error: MESSAGES.tooMany, limit: '60 requests per minute' }),
+    ).not.toEqual([]);
+    expect(validateResponse('allCeremonies', 400, { error: MESSAGES.badName })).toEqual([
+      'allCeremonies does not document a 400 answer',
+    ]);
+    expect(validateResponse('allCeremonies', 404, { error: 'Data not found for the specified year' })).toEqual([
+      'allCeremonies does not document a 404 answer',
+    ]);
   });
 
   it('accepts an empty 304 and refuses a 304 with a body', () => {

@@ -12,7 +12,10 @@ import { openApiDocument } from '../../build/site/openapi.ts';
 import { matchRoute } from '../../src/http/request.ts';
 
 type Doc = {
-  paths: Record<string, { get: { operationId: string; responses: Record<string, { content?: Record<string, { schema: object }> }> } }>;
+  paths: Record<
+    string,
+    { get: { operationId: string; responses: Record<string, { content?: Record<string, { schema: object }> }> } }
+  >;
   components: { schemas: Record<string, object> };
 };
 
@@ -36,7 +39,9 @@ export function createContract(doc: object = openApiDocument({ yearRange: [1929,
   // OpenAPI keeps schemas under components/schemas; JSON Schema resolves refs to $defs of a schema with an id.
   const retarget = (value: unknown): unknown =>
     JSON.parse(JSON.stringify(value), (key, v) =>
-      key === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/') ? `${COMPONENTS_ID}#/$defs/${v.slice('#/components/schemas/'.length)}` : v,
+      key === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')
+        ? `${COMPONENTS_ID}#/$defs/${v.slice('#/components/schemas/'.length)}`
+        : v,
     );
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: retarget(components.schemas) as Record<string, object> });
 
@@ -56,7 +61,11 @@ export function createContract(doc: object = openApiDocument({ yearRange: [1929,
     return validators.get(cacheKey);
   }
 
-  const describe = (v: ValidateFunction) => (v.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+  const describe = (v: ValidateFunction) =>
+    (v.errors ?? []).map(
+      (e) =>
+        `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`,
+    );
 
   function validateResponse(operationId: string | null, status: number, body: unknown): string[] {
     if (operationId === null) {

@@ -28,7 +28,6 @@ let api: Api;
 const log = keyWatchingLog();
 const issued = new Set<string>();
 
-
 /**
  * Retained-heap bound for a limiter keeping 1,000 windows (about 0.15 MB measured; 100,000 windows take about 10 MB).
  */
@@ -56,12 +55,19 @@ beforeAll(async () => {
   const made = makeKeys(DISTINCT_KEYS, 'flood');
   keys = made.keys;
   for (const k of keys) issued.add(k);
-  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(memoryKeys(made.records)), rateLimitPerMinute: LIMIT, now: () => clock, log: log.log });
+  api = createApi({
+    data: new DiskData(box.dist, { revalidateMs: 60_000 }),
+    keys: new Keys(memoryKeys(made.records)),
+    rateLimitPerMinute: LIMIT,
+    now: () => clock,
+    log: log.log,
+  });
 }, 60_000);
 
 afterAll(() => box?.remove());
 
-const ask = async (path: string, key: string): Promise<ApiReply> => api.reply({ method: 'GET', url: `${path}/apikey=${key}`, header: () => null });
+const ask = async (path: string, key: string): Promise<ApiReply> =>
+  api.reply({ method: 'GET', url: `${path}/apikey=${key}`, header: () => null });
 
 /** Keeps the first few problems a flood met (null: none), enough to show in a failure. */
 function note(wrong: string[], problem: string | null): void {
@@ -84,8 +90,15 @@ function wrong429(out: ApiReply, windowStart: number): string | null {
   } catch {
     // reported below
   }
-  const right = out.status === 429 && retryAfter >= 1 && retryAfter <= most && body.error === 'Too Many Requests' && body.retryAfter === retryAfter;
-  return right ? null : `${out.status}, Retry-After ${out.headers['retry-after']} (1 to ${most}): ${text.slice(0, 120)}`;
+  const right =
+    out.status === 429 &&
+    retryAfter >= 1 &&
+    retryAfter <= most &&
+    body.error === 'Too Many Requests' &&
+    body.retryAfter === retryAfter;
+  return right
+    ? null
+    : `${out.status}, Retry-After ${out.headers['retry-after']} (1 to ${most}): ${text.slice(0, 120)}`;
 }
 
 describe('a flood through the core', () => {
@@ -130,7 +143,14 @@ describe('a flood through the core', () => {
 
   it('answers invalid keys 403 without tracking them', async () => {
     const before = api.limiter.size;
-    const invalid = [() => unissuedKey(), () => `${keys[0]}x`, () => keys[1].slice(0, -1), () => 'faa_', () => '', () => `%${Math.random()}`];
+    const invalid = [
+      () => unissuedKey(),
+      () => `${keys[0]}x`,
+      () => keys[1].slice(0, -1),
+      () => 'faa_',
+      () => '',
+      () => `%${Math.random()}`,
+    ];
     const statuses = new Map<number, number>();
     for (let i = 0; i < 20_000; i++) {
       const out = await ask(PATHS[i % PATHS.length], invalid[i % invalid.length]());
@@ -203,7 +223,9 @@ describe('a flood over loopback HTTP', () => {
   it('accepts a valid key from the very first concurrent requests after start', async () => {
     const fresh = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000, log: httpLog.log });
     try {
-      const replies = await Promise.all(Array.from({ length: 16 }, () => rawRequest(fresh.port, 'GET', `/archive/year=1930/apikey=${httpKeys[799]}`)));
+      const replies = await Promise.all(
+        Array.from({ length: 16 }, () => rawRequest(fresh.port, 'GET', `/archive/year=1930/apikey=${httpKeys[799]}`)),
+      );
       expect(replies.map((r) => r.status)).toEqual(new Array(16).fill(200));
     } finally {
       await fresh.close();

@@ -39,15 +39,28 @@ const count = (m: Map<number, number>, status: number) => m.set(status, (m.get(s
 
 beforeAll(async () => {
   box = await sampleSandbox('fuzz');
-  description = Buffer.from(JSON.stringify(describeService(JSON.parse(await readFile(path.join(box.dist, '_data/manifest.json'), 'utf8')))));
+  description = Buffer.from(
+    JSON.stringify(describeService(JSON.parse(await readFile(path.join(box.dist, '_data/manifest.json'), 'utf8')))),
+  );
   const made = makeKeys(2, 'fuzz');
   [validKey, revokedKey] = made.keys;
   const records: KeyRecord[] = [made.records[0], { ...made.records[1], revokedAt: 1 }];
-  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: new Keys(memoryKeys(records)), rateLimitPerMinute: 1e9, log: coreLog.log });
+  api = createApi({
+    data: new DiskData(box.dist, { revalidateMs: 60_000 }),
+    keys: new Keys(memoryKeys(records)),
+    rateLimitPerMinute: 1e9,
+    log: coreLog.log,
+  });
   storeKeys(box.keysDb, records);
   http = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000_000, log: httpLog.log });
 
-  for (const file of [path.join(ROOT, 'package.json'), path.join(ROOT, 'tsconfig.json'), '/etc/passwd', box.keysDb, path.join(box.dist, '_data/manifest.json')]) {
+  for (const file of [
+    path.join(ROOT, 'package.json'),
+    path.join(ROOT, 'tsconfig.json'),
+    '/etc/passwd',
+    box.keysDb,
+    path.join(box.dist, '_data/manifest.json'),
+  ]) {
     const bytes = await readFile(file).catch(() => null);
     if (bytes) forbidden.push(bytes);
   }
@@ -67,22 +80,89 @@ afterAll(async () => {
 const hex = (b: number) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`;
 /** Raw bytes, percent-encoded. */
 const percentBytes = fc.uint8Array({ minLength: 1, maxLength: 12 }).map((bs) => [...bs].map(hex).join(''));
-const malformed = fc.constantFrom('%', '%G0', '%C3', '%E2%82', '%ZZ', '%%', '%2', '%00', '%FF%FE', '%C0%AE', '%ED%A0%80');
-const traversal = fc.constantFrom('..', '.', '%2e%2e', '%2E%2E', '%2e%2e%2f', '..%2f..%2fpackage.json', '../../package.json', '..\\..\\package.json', '%2e%2e%5c', '/etc/passwd', '%2Fetc%2Fpasswd', '_data', '_data%2Fmanifest.json', 'keys.json', '\0', '%00');
+const malformed = fc.constantFrom(
+  '%',
+  '%G0',
+  '%C3',
+  '%E2%82',
+  '%ZZ',
+  '%%',
+  '%2',
+  '%00',
+  '%FF%FE',
+  '%C0%AE',
+  '%ED%A0%80',
+);
+const traversal = fc.constantFrom(
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E',
+  '%2e%2e%2f',
+  '..%2f..%2fpackage.json',
+  '../../package.json',
+  '..\\..\\package.json',
+  '%2e%2e%5c',
+  '/etc/passwd',
+  '%2Fetc%2Fpasswd',
+  '_data',
+  '_data%2Fmanifest.json',
+  'keys.json',
+  '\0',
+  '%00',
+);
 const text = fc.string({ unit: 'binary', maxLength: 16 });
 const mixedCase = (words: string[]) =>
-  fc.constantFrom(...words).chain((w) => fc.array(fc.boolean(), { minLength: w.length, maxLength: w.length }).map((up) => [...w].map((c, i) => (up[i] ? c.toUpperCase() : c)).join('')));
+  fc
+    .constantFrom(...words)
+    .chain((w) =>
+      fc
+        .array(fc.boolean(), { minLength: w.length, maxLength: w.length })
+        .map((up) => [...w].map((c, i) => (up[i] ? c.toUpperCase() : c)).join('')),
+    );
 const piece = fc.oneof(text, percentBytes, malformed, traversal);
 
 const nameValue = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('Emma Stone', 'Emma%20Stone', 'Sinners', 'Actor', 'Metro-Goldwyn-Mayer', 'Fox', 'Outstanding%20Picture', 'Timoth%C3%A9e%20Chalamet', 'a', 'e') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'Emma Stone',
+      'Emma%20Stone',
+      'Sinners',
+      'Actor',
+      'Metro-Goldwyn-Mayer',
+      'Fox',
+      'Outstanding%20Picture',
+      'Timoth%C3%A9e%20Chalamet',
+      'a',
+      'e',
+    ),
+  },
   { weight: 3, arbitrary: fc.array(piece, { maxLength: 4 }).map((ps) => ps.join('')) },
   { weight: 1, arbitrary: fc.integer({ min: 500, max: 3000 }).map((n) => 'x'.repeat(n)) },
   { weight: 1, arbitrary: fc.integer({ min: 500, max: 600 }).map((n) => '%C3%A9'.repeat(n)) },
   { weight: 1, arbitrary: fc.integer({ min: 500, max: 600 }).map((n) => '\u{1F3AC}'.repeat(n)) },
 );
 const yearValue = fc.oneof(
-  fc.constantFrom('1929', '1930', '2026', '1928', '2027', '0', '00002026', '-1', '+2026', '1e3', '2026.0', '%202026', '%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96', '99999999999', '9'.repeat(40), '', '0x7EA'),
+  fc.constantFrom(
+    '1929',
+    '1930',
+    '2026',
+    '1928',
+    '2027',
+    '0',
+    '00002026',
+    '-1',
+    '+2026',
+    '1e3',
+    '2026.0',
+    '%202026',
+    '%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96',
+    '99999999999',
+    '9'.repeat(40),
+    '',
+    '0x7EA',
+  ),
   fc.integer({ min: -1_000_000, max: 10_000_000_000 }).map(String),
   piece,
 );
@@ -93,14 +173,52 @@ const paramSegment = fc.oneof(
   { weight: 2, arbitrary: piece },
   { weight: 1, arbitrary: fc.constant('') },
 );
-const rootSegment = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...ROOTS) }, { weight: 2, arbitrary: mixedCase(ROOTS) }, { weight: 2, arbitrary: piece }, { weight: 1, arbitrary: fc.constantFrom('', 'openapi.json', 'index.html', 'portal', 'package.json') });
+const rootSegment = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...ROOTS) },
+  { weight: 2, arbitrary: mixedCase(ROOTS) },
+  { weight: 2, arbitrary: piece },
+  { weight: 1, arbitrary: fc.constantFrom('', 'openapi.json', 'index.html', 'portal', 'package.json') },
+);
 
 type KeyClass = 'valid' | 'valid-encoded' | 'revoked' | 'unissued' | 'garbage' | 'none' | 'mixed-case-label';
-const keyClass = fc.constantFrom<KeyClass>('valid', 'valid', 'valid', 'valid-encoded', 'revoked', 'unissued', 'garbage', 'none', 'mixed-case-label');
+const keyClass = fc.constantFrom<KeyClass>(
+  'valid',
+  'valid',
+  'valid',
+  'valid-encoded',
+  'revoked',
+  'unissued',
+  'garbage',
+  'none',
+  'mixed-case-label',
+);
 const tail = fc.constantFrom('', '', '', '/', '//', '?x=1', '?apikey=nothing', '#frag', '/..', '/%2e%2e', '/.');
 const prefix = fc.constantFrom('/', '/', '/', '/', '//', '/./', '/../', '/%2e%2e/', '/x/../');
-const method = fc.constantFrom('GET', 'GET', 'GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE', 'PATCH', 'get', 'TRACE');
-const acceptEncoding = fc.constantFrom(undefined, 'br', 'gzip', 'gzip, br', 'identity', '*', 'br;q=0, gzip', 'x;;;q=,,');
+const method = fc.constantFrom(
+  'GET',
+  'GET',
+  'GET',
+  'GET',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'get',
+  'TRACE',
+);
+const acceptEncoding = fc.constantFrom(
+  undefined,
+  'br',
+  'gzip',
+  'gzip, br',
+  'identity',
+  '*',
+  'br;q=0, gzip',
+  'x;;;q=,,',
+);
 
 const request = fc.record({
   method,
@@ -142,10 +260,15 @@ function pathOf(g: Generated): string {
 /**
  * What may go on the wire in a request line: everything outside printable ASCII percent-encoded (as a client would).
  */
-const wireSafe = (p: string) => Buffer.from(p, 'utf8').reduce((out, b) => out + (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : hex(b)), '');
+const wireSafe = (p: string) =>
+  Buffer.from(p, 'utf8').reduce((out, b) => out + (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : hex(b)), '');
 
 /** The properties every answer must have. */
-function check(g: Generated, reply: { status: number; headers: Record<string, string>; body: Buffer }, isPublic: (b: Buffer) => boolean): void {
+function check(
+  g: Generated,
+  reply: { status: number; headers: Record<string, string>; body: Buffer },
+  isPublic: (b: Buffer) => boolean,
+): void {
   const where = `${g.method} ${pathOf(g).slice(0, 300)} -> ${reply.status} ${reply.body.subarray(0, 200).toString()}`;
   expect(STATUSES.has(reply.status), where).toBe(true);
   const head = g.method.toUpperCase() === 'HEAD';
@@ -173,7 +296,10 @@ describe('fuzzed paths', () => {
   it('through the core get only documented statuses, JSON errors, and data only with a valid key', async () => {
     await fc.assert(
       fc.asyncProperty(request, async (g) => {
-        const headers: Record<string, string | undefined> = { 'accept-encoding': g.acceptEncoding, 'if-none-match': g.ifNoneMatch };
+        const headers: Record<string, string | undefined> = {
+          'accept-encoding': g.acceptEncoding,
+          'if-none-match': g.ifNoneMatch,
+        };
         const out = await api.reply({ method: g.method, url: pathOf(g), header: (n) => headers[n] });
         const h: Record<string, string> = {};
         for (const [k, v] of Object.entries(out.headers)) h[k.toLowerCase()] = v;
@@ -182,7 +308,8 @@ describe('fuzzed paths', () => {
       }),
       { numRuns: 4000, seed: 20260301 },
     );
-    for (const status of [200, 204, 400, 403, 404, 405]) expect(seen.core.get(status), `status ${status} never seen: ${[...seen.core]}`).toBeGreaterThan(0);
+    for (const status of [200, 204, 400, 403, 404, 405])
+      expect(seen.core.get(status), `status ${status} never seen: ${[...seen.core]}`).toBeGreaterThan(0);
   });
 
   it('over HTTP get only documented statuses, JSON errors, and data or public files only as they should', async () => {
@@ -197,15 +324,31 @@ describe('fuzzed paths', () => {
       }),
       { numRuns: 2000, seed: 20260302 },
     );
-    for (const status of [200, 400, 403, 404]) expect(seen.http.get(status) ?? 0, `status ${status} never seen: ${[...seen.http]}`).toBeGreaterThan(0);
+    for (const status of [200, 400, 403, 404])
+      expect(seen.http.get(status) ?? 0, `status ${status} never seen: ${[...seen.http]}`).toBeGreaterThan(0);
   });
 
   it('traversal attempts never reach files outside the data folder', async () => {
     const attempts = [
-      '/../package.json', '/..%2fpackage.json', '/%2e%2e/package.json', '/%2e%2e%2fpackage.json', '/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
-      '/../../../../etc/passwd', '/_data/manifest.json', '/_data%2Fmanifest.json', '/%5fdata/manifest.json', '/../keys.json', '/..%2Fkeys.json',
-      '/.%2e/keys.json', '/%2e%2e/%2e%2e/package.json', '/..%5c..%5cpackage.json', '/%00../package.json', '/package.json%00.html', '/openapi.json/..%2f..%2fkeys.json',
-      `/person/name=..%2F..%2Fkeys.json/apikey=${'{key}'}`, `/archive/year=..%2F..%2Fpackage.json/apikey=${'{key}'}`,
+      '/../package.json',
+      '/..%2fpackage.json',
+      '/%2e%2e/package.json',
+      '/%2e%2e%2fpackage.json',
+      '/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
+      '/../../../../etc/passwd',
+      '/_data/manifest.json',
+      '/_data%2Fmanifest.json',
+      '/%5fdata/manifest.json',
+      '/../keys.json',
+      '/..%2Fkeys.json',
+      '/.%2e/keys.json',
+      '/%2e%2e/%2e%2e/package.json',
+      '/..%5c..%5cpackage.json',
+      '/%00../package.json',
+      '/package.json%00.html',
+      '/openapi.json/..%2f..%2fkeys.json',
+      `/person/name=..%2F..%2Fkeys.json/apikey=${'{key}'}`,
+      `/archive/year=..%2F..%2Fpackage.json/apikey=${'{key}'}`,
     ];
     for (const attempt of attempts) {
       const reply = await rawRequest(http.port, 'GET', attempt.replace('{key}', validKey));
@@ -224,7 +367,10 @@ describe('fuzzed paths', () => {
   // A working key sent under a misspelt label is still a working key: it must not land in the log whole.
   it('logs no whole key when the key is sent under a misspelt or encoded label', async () => {
     const log = keyWatchingLog();
-    const { keys: [key], records } = makeKeys(1, 'label');
+    const {
+      keys: [key],
+      records,
+    } = makeKeys(1, 'label');
     const core = createApi({ data: new DiskData(box.dist), keys: new Keys(memoryKeys(records)), log: log.log });
     const paths = [
       `/person/name=Emma%20Stone/APIKEY=${key}`,
@@ -234,7 +380,8 @@ describe('fuzzed paths', () => {
       `/person/name=Emma%20Stone/key=${key}`,
       `/person/name=${key}`,
     ];
-    for (const p of paths) expect([403, 404]).toContain((await core.reply({ method: 'GET', url: p, header: () => null })).status);
+    for (const p of paths)
+      expect([403, 404]).toContain((await core.reply({ method: 'GET', url: p, header: () => null })).status);
     expect(log.leaks).toEqual([]);
   });
 });

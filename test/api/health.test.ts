@@ -56,11 +56,15 @@ const ports = () => ({ node: node.port, edge: edge.port });
 async function bothAnswer(status: number, runtimes: Record<string, number> = ports()): Promise<void> {
   for (const [name, port] of Object.entries(runtimes)) {
     let last = { status: 0, body: '' };
-    const ok = await eventually(async () => {
-      const reply = await rawRequest(port, 'GET', '/health');
-      last = { status: reply.status, body: reply.body.toString('utf8') };
-      return reply.status === status;
-    }, 5_000, 50);
+    const ok = await eventually(
+      async () => {
+        const reply = await rawRequest(port, 'GET', '/health');
+        last = { status: reply.status, body: reply.body.toString('utf8') };
+        return reply.status === status;
+      },
+      5_000,
+      50,
+    );
     expect([name, ok, last.status]).toEqual([name, true, status]);
     if (status === 503) {
       expect([name, last.body]).toEqual([name, UNAVAILABLE]);
@@ -102,11 +106,15 @@ describe('/health when the key store cannot answer', () => {
   /** `/health` on `port` until it answers `status` (a few seconds at most); its last answer. */
   async function health(port: number, status: number): Promise<{ status: number; body: string }> {
     let last = { status: 0, body: '' };
-    await eventually(async () => {
-      const reply = await rawRequest(port, 'GET', '/health');
-      last = { status: reply.status, body: reply.body.toString('utf8') };
-      return reply.status === status;
-    }, 5_000, 50);
+    await eventually(
+      async () => {
+        const reply = await rawRequest(port, 'GET', '/health');
+        last = { status: reply.status, body: reply.body.toString('utf8') };
+        return reply.status === status;
+      },
+      5_000,
+      50,
+    );
     return last;
   }
 
@@ -156,9 +164,18 @@ describe('/health when the key store cannot answer', () => {
   });
 
   it('answers 503 in the Worker while its D1 database cannot answer (no keys table), and 200 once it can', async () => {
-    const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: 'export default { fetch: () => new Response(null) }', d1Databases: { KEYS: 'health-d1' }, cf: false }));
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        modules: true,
+        script: 'export default { fetch: () => new Response(null) }',
+        d1Databases: { KEYS: 'health-d1' },
+        cf: false,
+      }),
+    );
     try {
-      const db = (await mf.getD1Database('KEYS')) as unknown as D1DatabaseLike & { exec(sql: string): Promise<unknown> };
+      const db = (await mf.getD1Database('KEYS')) as unknown as D1DatabaseLike & {
+        exec(sql: string): Promise<unknown>;
+      };
       const api = createApi({ keys: d1Keys(db), data: new DiskData(keysBox.dist) });
       const ask = async () => {
         const reply = await api.handle(new Request('http://127.0.0.1/health'));

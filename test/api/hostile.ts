@@ -21,16 +21,49 @@ import type { RawReply } from '../helpers/http.ts';
 const STATUSES = new Set([200, 204, 304, 400, 403, 404, 405, 429, 500]);
 
 /** Dot segments, plain and percent-encoded once, twice and three times, in both cases. */
-export const DOTS = ['..', '.%2e', '%2e.', '%2e%2e', '%2E%2E', '%252e%252e', '%252E%252E', '%2e%252e', '%25252e%25252e', '%25252E%25252E'];
+export const DOTS = [
+  '..',
+  '.%2e',
+  '%2e.',
+  '%2e%2e',
+  '%2E%2E',
+  '%252e%252e',
+  '%252E%252E',
+  '%2e%252e',
+  '%25252e%25252e',
+  '%25252E%25252E',
+];
 /** What separates them from what follows: `/`, `\` and their encodings. */
 export const SEPARATORS = ['/', '\\', '%2f', '%2F', '%5c', '%5C', '%252f', '%255C', '%25252f'];
 /** Files that must never be read through a path. */
-export const TARGETS = ['_data/manifest.json', '_data/', '_data', '%5fdata/manifest.json', '_data%2fmanifest.json', 'package.json', 'etc/passwd'];
+export const TARGETS = [
+  '_data/manifest.json',
+  '_data/',
+  '_data',
+  '%5fdata/manifest.json',
+  '_data%2fmanifest.json',
+  'package.json',
+  'etc/passwd',
+];
 /** An encoded `?`, `#` or NUL before a public file's extension or name, or none. */
-export const SUFFIXES = ['', '%3f.json', '%3F.html', '%23.css', '%253f.json', '%2523.html', '%25253f.js', '%00.json', '%2500.html', '%3f/index.html', '%23/portal.html', '%3fx=.svg', '?.json', '#.html'];
+export const SUFFIXES = [
+  '',
+  '%3f.json',
+  '%3F.html',
+  '%23.css',
+  '%253f.json',
+  '%2523.html',
+  '%25253f.js',
+  '%00.json',
+  '%2500.html',
+  '%3f/index.html',
+  '%23/portal.html',
+  '%3fx=.svg',
+  '?.json',
+  '#.html',
+];
 /** What comes before: nothing, or a public file's or folder's name. */
 export const PREFIXES = ['', '/index.html', '/openapi.json', '/portal', '/portal.css', '/x', '/_data', '/%2e'];
-
 
 /** The audit's request and its near variants, always asked. */
 const ALWAYS = [
@@ -59,14 +92,20 @@ const ALWAYS = [
 export function hostilePaths(count: number, seed = 20261124): { path: string; keyed: boolean }[] {
   const next = seeded(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
-  const out = ALWAYS.flatMap((p) => [{ path: p, keyed: false }, { path: `${p}/apikey={key}`, keyed: true }]);
+  const out = ALWAYS.flatMap((p) => [
+    { path: p, keyed: false },
+    { path: `${p}/apikey={key}`, keyed: true },
+  ]);
   for (let i = 0; i < count; i++) {
     const sep = pick(SEPARATORS);
     const depth = 1 + Math.floor(next() * 3);
     const dots = Array.from({ length: depth }, () => pick(DOTS) + (next() < 0.5 ? sep : '/')).join('');
     const core = `${pick(PREFIXES)}/${dots}${pick(TARGETS)}${pick(SUFFIXES)}`;
     const key = pick(['none', 'valid', 'bogus'] as const);
-    out.push({ path: key === 'none' ? core : `${core}/apikey=${key === 'valid' ? '{key}' : 'faa_not-a-key'}`, keyed: key === 'valid' });
+    out.push({
+      path: key === 'none' ? core : `${core}/apikey=${key === 'valid' ? '{key}' : 'faa_not-a-key'}`,
+      keyed: key === 'valid',
+    });
   }
   return out;
 }
@@ -94,7 +133,9 @@ export async function published(dist: string): Promise<Published> {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNomination = (n: unknown) => isObject(n) && Array.isArray(n.primary) && typeof n.won === 'boolean';
 const isMatch = (m: unknown) =>
-  isObject(m) && typeof m.category === 'string' && (isNomination(m.nomination) || (Array.isArray(m.nominations) && m.nominations.every(isNomination)));
+  isObject(m) &&
+  typeof m.category === 'string' &&
+  (isNomination(m.nomination) || (Array.isArray(m.nominations) && m.nominations.every(isNomination)));
 
 /**
  * Whether a body is an answer of the spec's shapes (section 2): the whole archive, a ceremony, or an array of matches.
@@ -107,14 +148,24 @@ function answerShaped(body: Buffer): boolean {
     return false;
   }
   if (Array.isArray(value)) return value.every(isMatch);
-  return isObject(value) && Object.entries(value).every(([year, categories]) => /^\d{4}$/.test(year) && Array.isArray(categories) && categories.every(isMatch));
+  return (
+    isObject(value) &&
+    Object.entries(value).every(
+      ([year, categories]) => /^\d{4}$/.test(year) && Array.isArray(categories) && categories.every(isMatch),
+    )
+  );
 }
 
 /** Whether a body is the service description at `/`. */
 function isDescription(body: Buffer): boolean {
   try {
     const value = JSON.parse(body.toString('utf8'));
-    return isObject(value) && value.name === 'Film Awards Archive API' && Array.isArray(value.endpoints) && !('format' in value);
+    return (
+      isObject(value) &&
+      value.name === 'Film Awards Archive API' &&
+      Array.isArray(value.endpoints) &&
+      !('format' in value)
+    );
   } catch {
     return false;
   }
@@ -129,7 +180,8 @@ export function checkReply(reply: RawReply, keyed: boolean, files: Published, wh
   if (reply.status !== 200) {
     // Ours are JSON; the local CDN stand-in in front of the edge function
     // answers paths netlify.toml keeps from it (`/portal/*`) with its own text.
-    if (body.toString('utf8') !== 'Not Found') expect(typeof JSON.parse(body.toString('utf8')).error, at).toBe('string');
+    if (body.toString('utf8') !== 'Not Found')
+      expect(typeof JSON.parse(body.toString('utf8')).error, at).toBe('string');
     expect(keyed || reply.status !== 500, `${at}: a 500 without a key`).toBe(true);
     return;
   }
@@ -137,19 +189,39 @@ export function checkReply(reply: RawReply, keyed: boolean, files: Published, wh
   if (files.publicBodies.some((b) => b.equals(body)) || isDescription(body)) return;
   expect(keyed, `${at}: archive data without a valid key`).toBe(true);
   expect(answerShaped(body), `${at}: served something that is not an answer`).toBe(true);
-  expect(files.stored.some((b) => b.equals(body) && !answerShaped(b)), `${at}: served a stored index or pack`).toBe(false);
+  expect(
+    files.stored.some((b) => b.equals(body) && !answerShaped(b)),
+    `${at}: served a stored index or pack`,
+  ).toBe(false);
 }
 
 /** Random paths of the pieces above, segments and bytes, for the fuzz test. */
 const piece = fc.oneof(
-  fc.constantFrom(...DOTS, ...SEPARATORS, ...TARGETS, ...SUFFIXES, 'index.html', 'openapi.json', 'portal', 'archive', 'person', 'name=', 'year=2026', 'apikey='),
-  fc.uint8Array({ minLength: 1, maxLength: 6 }).map((bs) => [...bs].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')),
+  fc.constantFrom(
+    ...DOTS,
+    ...SEPARATORS,
+    ...TARGETS,
+    ...SUFFIXES,
+    'index.html',
+    'openapi.json',
+    'portal',
+    'archive',
+    'person',
+    'name=',
+    'year=2026',
+    'apikey=',
+  ),
+  fc
+    .uint8Array({ minLength: 1, maxLength: 6 })
+    .map((bs) => [...bs].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')),
   fc.string({ maxLength: 6 }).map((s) => encodeURIComponent(s)),
 );
-const fuzzedPath = fc.tuple(fc.array(piece, { minLength: 1, maxLength: 8 }), fc.constantFrom('none', 'valid', 'bogus')).map(([pieces, key]) => ({
-  path: `/${pieces.join('')}${key === 'none' ? '' : `/apikey=${key === 'valid' ? '{key}' : 'faa_not-a-key'}`}`,
-  keyed: key === 'valid',
-}));
+const fuzzedPath = fc
+  .tuple(fc.array(piece, { minLength: 1, maxLength: 8 }), fc.constantFrom('none', 'valid', 'bogus'))
+  .map(([pieces, key]) => ({
+    path: `/${pieces.join('')}${key === 'none' ? '' : `/apikey=${key === 'valid' ? '{key}' : 'faa_not-a-key'}`}`,
+    keyed: key === 'valid',
+  }));
 
 export interface HostileOptions {
   /** The build the target serves. */

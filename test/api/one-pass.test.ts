@@ -51,8 +51,14 @@ beforeAll(async () => {
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-  const sharedCache = (policy: SharedPolicy): Record<string, string> => (policy.keep ? { 'x-tags': policy.tags.join(' ') } : {});
-  api = createApi({ data: new DiskData(box.dist, { revalidateMs: 60_000 }), keys: { verify: () => true }, sharedCache, log: () => {} });
+  const sharedCache = (policy: SharedPolicy): Record<string, string> =>
+    policy.keep ? { 'x-tags': policy.tags.join(' ') } : {};
+  api = createApi({
+    data: new DiskData(box.dist, { revalidateMs: 60_000 }),
+    keys: { verify: () => true },
+    sharedCache,
+    log: () => {},
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -66,7 +72,9 @@ afterAll(async () => {
 async function handlerCalls(): Promise<[string, number][]> {
   const { result } = await session.post('Profiler.takePreciseCoverage');
   const handler = result.find((script) => script.url.endsWith('/src/api/handler.ts'));
-  return (handler?.functions ?? []).filter((f) => f.ranges[0].count > 0 && f.ranges[0].startOffset > 0).map((f) => [f.functionName || '(callback)', f.ranges[0].count]);
+  return (handler?.functions ?? [])
+    .filter((f) => f.ranges[0].count > 0 && f.ranges[0].startOffset > 0)
+    .map((f) => [f.functionName || '(callback)', f.ranges[0].count]);
 }
 
 /** The store's entries, and the handler's functions run, for one warm request (asked once before, to warm it). */

@@ -33,11 +33,14 @@ beforeAll(async () => {
 });
 afterAll(() => backend?.close());
 
-const get = (url: string, headers: Record<string, string> = {}) => ({ method: 'GET', url, header: (name: string) => headers[name] ?? null });
+const get = (url: string, headers: Record<string, string> = {}) => ({
+  method: 'GET',
+  url,
+  header: (name: string) => headers[name] ?? null,
+});
 const settle = async (out: ApiReply | Promise<ApiReply>) => await out;
 let addresses = 0;
 const newKey = () => keys.issue(`pipeline-${++addresses}@example.org`);
-
 
 describe('the pipeline', () => {
   it('answers a warm request synchronously, and a cold one with a promise', async () => {
@@ -49,7 +52,9 @@ describe('the pipeline', () => {
     const warm = api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`));
     expect(isPromise(warm)).toBe(false);
     expect((warm as ApiReply).status).toBe(200);
-    expect(Buffer.from((warm as ApiReply).body ?? new Uint8Array(0)).equals(Buffer.from(cold.body ?? new Uint8Array(0)))).toBe(true);
+    expect(
+      Buffer.from((warm as ApiReply).body ?? new Uint8Array(0)).equals(Buffer.from(cold.body ?? new Uint8Array(0))),
+    ).toBe(true);
     // Every kind of answer, once what it needs is warm: a join, a 404, a 304, a 403, a 400.
     const etag = (warm as ApiReply).headers.etag;
     const asks = [
@@ -97,7 +102,8 @@ describe('the pipeline', () => {
     const email = `pipeline-grace-${++addresses}@example.org`;
     const old = await clocked.issue(email);
     const next = await clocked.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
-    const ask = (key: string, headers: Record<string, string> = {}) => settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`, headers)));
+    const ask = (key: string, headers: Record<string, string> = {}) =>
+      settle(api.reply(get(`/person/name=Emma%20Stone/apikey=${key}`, headers)));
     const first = await ask(old);
     expect([first.status, first.headers['cache-control']]).toEqual([200, 'private, max-age=3600']);
     expect((await ask(next)).headers['cache-control']).toBe('private, max-age=86400');
@@ -120,9 +126,14 @@ describe('the pipeline', () => {
     expect(asked).toBe(5);
   });
 
-  it('decodes the key segment once a request, for the gate, the shared cache\'s tag and the log alike', async () => {
+  it("decodes the key segment once a request, for the gate, the shared cache's tag and the log alike", async () => {
     const lines: string[] = [];
-    const api = createApi({ data: new DiskData(dist), keys, log: (line) => lines.push(line), sharedCache: (policy) => ({ 'x-policy': JSON.stringify(policy) }) });
+    const api = createApi({
+      data: new DiskData(dist),
+      keys,
+      log: (line) => lines.push(line),
+      sharedCache: (policy) => ({ 'x-policy': JSON.stringify(policy) }),
+    });
     const key = await newKey();
     // The key sent percent-encoded (its first letter as %66): every stage must still see the one key.
     const sent = `%${key.charCodeAt(0).toString(16)}${key.slice(1)}`;
@@ -154,7 +165,22 @@ describe('the pipeline', () => {
     const bound = 4 * SEARCH_ENTRY_BYTES;
     const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, answerBytes: bound });
     const key = await newKey();
-    const lookups = ['emma', 'stone', 'the', 'actor', 'actress', 'best', 'picture', 'song', 'music', 'film', 'john', 'mary', 'director', 'la'].map((t) => `/search/name=${t}`);
+    const lookups = [
+      'emma',
+      'stone',
+      'the',
+      'actor',
+      'actress',
+      'best',
+      'picture',
+      'song',
+      'music',
+      'film',
+      'john',
+      'mary',
+      'director',
+      'la',
+    ].map((t) => `/search/name=${t}`);
     const first = new Map<string, string>();
     let held = 0;
     for (const lookup of lookups) {
@@ -196,9 +222,24 @@ describe('the pipeline', () => {
     const api = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9, jsonBytes: bound });
     const unbounded = createApi({ data: new DiskData(dist), keys, rateLimitPerMinute: 1e9 });
     const key = await newKey();
-    const lookups = ['Emil%20Jannings', 'Janet%20Gaynor', 'Richard%20Barthelmess', 'Nobody%20At%20All', 'Wings', 'Emma%20Stone', 'Sinners', 'Someone%20Else']
+    const lookups = [
+      'Emil%20Jannings',
+      'Janet%20Gaynor',
+      'Richard%20Barthelmess',
+      'Nobody%20At%20All',
+      'Wings',
+      'Emma%20Stone',
+      'Sinners',
+      'Someone%20Else',
+    ]
       .map((name) => `/person/name=${name}`)
-      .concat(['Actor', 'Actress', 'Picture', 'e'].flatMap((text) => [`/award/name=${text}`, `/award/name=${text}/year=1929`, `/award/name=${text}/year=2026`]));
+      .concat(
+        ['Actor', 'Actress', 'Picture', 'e'].flatMap((text) => [
+          `/award/name=${text}`,
+          `/award/name=${text}/year=1929`,
+          `/award/name=${text}/year=2026`,
+        ]),
+      );
     const first = new Map<string, string>();
     let most = 0;
     for (const lookup of lookups) {
@@ -212,7 +253,10 @@ describe('the pipeline', () => {
     expect(unbounded.archive.parsedBytes).toBeGreaterThan(bound * 2); // so files were evicted
     for (const lookup of lookups) {
       const again = await settle(api.reply(get(`${lookup}/apikey=${key}`)));
-      expect([lookup, `${again.status} ${Buffer.from(again.body ?? new Uint8Array(0)).toString()}`]).toEqual([lookup, first.get(lookup)]);
+      expect([lookup, `${again.status} ${Buffer.from(again.body ?? new Uint8Array(0)).toString()}`]).toEqual([
+        lookup,
+        first.get(lookup),
+      ]);
     }
   });
 
@@ -221,7 +265,9 @@ describe('the pipeline', () => {
     const key = await newKey();
     const digest = vi.spyOn(crypto.subtle, 'digest');
     try {
-      const replies = await Promise.all(Array.from({ length: 20 }, () => settle(api.reply(get(`/archive/year=2026/apikey=${key}`)))));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () => settle(api.reply(get(`/archive/year=2026/apikey=${key}`)))),
+      );
       expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
       const hashed = digest.mock.calls.map(([, data]) => Buffer.from(data as Uint8Array).toString('base64'));
       expect(hashed.length).toBeGreaterThan(0);

@@ -40,7 +40,15 @@ describe('naming a public file from a path', () => {
   });
 
   it('names a file only when the path, decoded once, is one of the published names, for every hostile path the runtimes are asked', () => {
-    const names = new Set(['index.html', 'openapi.json', 'portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html']);
+    const names = new Set([
+      'index.html',
+      'openapi.json',
+      'portal.html',
+      'portal.css',
+      'portal.js',
+      'favicon.svg',
+      'portal/index.html',
+    ]);
     for (const { path } of hostilePaths(5000)) {
       const named = publicFile(path.replace('{key}', 'k'));
       if (named) expect(names.has(named.path), path).toBe(true);
@@ -49,14 +57,28 @@ describe('naming a public file from a path', () => {
 });
 
 describe('what a data source accepts as a path of the build', () => {
-  it.each(['_data/manifest.json', '_data/r/ab/abcdef0123456789abcd', 'index.html', 'portal/index.html', 'favicon.svg'])('accepts %j', (p) => {
-    expect(isBuildPath(p)).toBe(true);
-  });
+  it.each(['_data/manifest.json', '_data/r/ab/abcdef0123456789abcd', 'index.html', 'portal/index.html', 'favicon.svg'])(
+    'accepts %j',
+    (p) => {
+      expect(isBuildPath(p)).toBe(true);
+    },
+  );
 
   const hostile = [
     ...DOTS.flatMap((dots) => SEPARATORS.map((sep) => `${dots}${sep}_data/manifest.json`)),
     ...SUFFIXES.filter(Boolean).map((suffix) => `_data/manifest.json${suffix}`),
-    '', '/', '/etc/passwd', '_data//manifest.json', './index.html', '.env', '_data/.hidden', 'a\0b', 'index.html?x', 'index.html#x', 'a b', `${'a'.repeat(300)}`,
+    '',
+    '/',
+    '/etc/passwd',
+    '_data//manifest.json',
+    './index.html',
+    '.env',
+    '_data/.hidden',
+    'a\0b',
+    'index.html?x',
+    'index.html#x',
+    'a b',
+    `${'a'.repeat(300)}`,
   ];
   it.each(hostile)('refuses %j', (p) => {
     expect(isBuildPath(p)).toBe(false);

@@ -23,7 +23,10 @@ const LEAKY: [string, string][] = [
   ['Authorization: header form', `Authorization: ${session}`],
   ['the key fully percent-encoded', `GET /archive/apikey=${pct(key)} 403 0ms`],
   ['upper-case percent-encoding', `GET /archive/apikey=${PCT(key)}`],
-  ['one character encoded', `GET /archive/apikey=${key.slice(0, 10)}%${key.charCodeAt(10).toString(16)}${key.slice(11)}`],
+  [
+    'one character encoded',
+    `GET /archive/apikey=${key.slice(0, 10)}%${key.charCodeAt(10).toString(16)}${key.slice(11)}`,
+  ],
   ['the label encoded', `GET /archive/api%4Bey=${key}`],
   ['the = encoded', `GET /archive/apikey%3D${key}`],
   ['double-encoded', `GET /archive/apikey=${twice(key)}`],
@@ -53,8 +56,12 @@ describe('redactLine', () => {
   }
 
   it("keeps a key's id, the label and the rest of an access line", () => {
-    expect(redactLine(`GET /archive/year=2026/apikey=${key} 200 3ms`)).toBe(`GET /archive/year=2026/apikey=${id}... 200 3ms`);
-    expect(redactLine(`POST /portal/session 200 4ms token=${token}`)).toBe('POST /portal/session 200 4ms token=fat_...');
+    expect(redactLine(`GET /archive/year=2026/apikey=${key} 200 3ms`)).toBe(
+      `GET /archive/year=2026/apikey=${id}... 200 3ms`,
+    );
+    expect(redactLine(`POST /portal/session 200 4ms token=${token}`)).toBe(
+      'POST /portal/session 200 4ms token=fat_...',
+    );
   });
 
   it('is idempotent, so lines redacted by the core and again by the logger read the same', () => {
@@ -80,7 +87,11 @@ describe('redactLine', () => {
     expect(redactLine(`GET /person/name=Amélie token=${token} «x»`)).toBe('GET /person/name=Amélie token=fat_... «x»');
     expect(redactLine(`${'é'.repeat(5000)} apikey=hunter2 ${key}`)).toBe(`${'é'.repeat(5000)} apikey=... ${id}...`);
     expect(redactLine(`${'x/'.repeat(3000)}apikey=hunter2 ${key}`)).toBe(`${'x/'.repeat(3000)}apikey=... ${id}...`);
-    for (const line of ['GET /person/name=Amélie Poulain/year=2002 404 0ms', '«abc» déjà\u00a0vu', `${'ü'.repeat(4100)} 200 1ms`]) {
+    for (const line of [
+      'GET /person/name=Amélie Poulain/year=2002 404 0ms',
+      '«abc» déjà\u00a0vu',
+      `${'ü'.repeat(4100)} 200 1ms`,
+    ]) {
       expect(redactLine(line)).toBe(line);
     }
   });

@@ -70,17 +70,24 @@ describe('every precomputed answer equals the spec evaluated naively over the se
   it('for the whole archive and every ceremony year, and 404 for years without one', async () => {
     expect(Object.keys(archive)).toHaveLength(97);
     await same('archive', '/archive', expected.allCeremonies(archive));
-    for (const year of Object.keys(archive)) await same('year', `/archive/year=${year}`, expected.ceremonyByYear(archive, Number(year)));
-    for (const year of [1900, 1928, 1933, 2027, 9999]) await same('year', `/archive/year=${year}`, expected.ceremonyByYear(archive, year));
+    for (const year of Object.keys(archive))
+      await same('year', `/archive/year=${year}`, expected.ceremonyByYear(archive, Number(year)));
+    for (const year of [1900, 1928, 1933, 2027, 9999])
+      await same('year', `/archive/year=${year}`, expected.ceremonyByYear(archive, year));
   });
 
   it('for every full category name, across all years and at every year it was used', async () => {
     const names = distinct(Object.values(archive).flatMap((cats) => cats.map((c) => c.category)));
     expect(names.length).toBeGreaterThan(100);
-    for (const name of names) await same('category name', `/award/name=${enc(name)}`, expected.categoryByName(archive, name));
+    for (const name of names)
+      await same('category name', `/award/name=${enc(name)}`, expected.categoryByName(archive, name));
     for (const [year, cats] of Object.entries(archive)) {
       for (const name of distinct(cats.map((c) => c.category))) {
-        await same('category name at its year', `/award/name=${enc(name)}/year=${year}`, expected.categoryByNameAndYear(archive, name, Number(year)));
+        await same(
+          'category name at its year',
+          `/award/name=${enc(name)}/year=${year}`,
+          expected.categoryByNameAndYear(archive, name, Number(year)),
+        );
       }
     }
   });
@@ -88,7 +95,24 @@ describe('every precomputed answer equals the spec evaluated naively over the se
   it('for several hundred substrings: one-letter, wrong-case and ones matching nothing included', async () => {
     const names = distinct(Object.values(archive).flatMap((cats) => cats.map((c) => c.category)));
     const next = random(7);
-    const queries = new Set(['a', 'e', ' ', '(', '-', 'Actor', 'Writing', 'Music', 'Sound', 'Short', 'zz', 'ACTOR', 'actor', 'Best picture', 'Qx', 'Actress in a Leading Role ']);
+    const queries = new Set([
+      'a',
+      'e',
+      ' ',
+      '(',
+      '-',
+      'Actor',
+      'Writing',
+      'Music',
+      'Sound',
+      'Short',
+      'zz',
+      'ACTOR',
+      'actor',
+      'Best picture',
+      'Qx',
+      'Actress in a Leading Role ',
+    ]);
     for (const letter of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ') queries.add(letter);
     while (queries.size < 400) {
       const name = names[Math.floor(next() * names.length)];
@@ -104,7 +128,11 @@ describe('every precomputed answer equals the spec evaluated naively over the se
       if (all.status === 200) found++;
       else missing++;
       const year = Number(years[Math.floor(next() * years.length)]);
-      await same('substring at a year', `/award/name=${enc(q)}/year=${year}`, expected.categoryByNameAndYear(archive, q, year));
+      await same(
+        'substring at a year',
+        `/award/name=${enc(q)}/year=${year}`,
+        expected.categoryByNameAndYear(archive, q, year),
+      );
     }
     expect(found).toBeGreaterThan(250);
     expect(missing).toBeGreaterThan(20);
@@ -124,7 +152,8 @@ describe('every precomputed answer equals the spec evaluated naively over the se
       }
     }
     expect(textOfSet.size).toBeGreaterThan(100);
-    for (const text of textOfSet.values()) await same('joined across years', `/award/name=${enc(text)}`, expected.categoryByName(archive, text));
+    for (const text of textOfSet.values())
+      await same('joined across years', `/award/name=${enc(text)}`, expected.categoryByName(archive, text));
   }, 120_000);
 
   it('for a few thousand names of the person index, and names that are not there', async () => {
@@ -134,13 +163,28 @@ describe('every precomputed answer equals the spec evaluated naively over the se
       indexed.push(...Object.keys(shard));
     }
     // The index holds every name the spec's rule 1 can match, each once.
-    const everyName = new Set(Object.values(archive).flatMap((cats) => cats.flatMap((c) => c.nominations.flatMap((n) => [...n.primary, ...(n.secondary ?? [])]))));
+    const everyName = new Set(
+      Object.values(archive).flatMap((cats) =>
+        cats.flatMap((c) => c.nominations.flatMap((n) => [...n.primary, ...(n.secondary ?? [])])),
+      ),
+    );
     expect(new Set(indexed).size).toBe(indexed.length);
     expect(new Set(indexed)).toEqual(everyName);
-    const sample = indexed.filter((_, i) => i % 5 === 0).concat(['Meryl Streep', 'Metro-Goldwyn-Mayer', 'Face/Off', 'Timothée Chalamet']);
+    const sample = indexed
+      .filter((_, i) => i % 5 === 0)
+      .concat(['Meryl Streep', 'Metro-Goldwyn-Mayer', 'Face/Off', 'Timothée Chalamet']);
     expect(sample.length).toBeGreaterThan(3000);
     for (const name of sample) await same('person', `/person/name=${enc(name)}`, expected.personByName(archive, name));
-    for (const name of ['meryl streep', 'Meryl Streep ', ' Meryl Streep', 'Nobody', '..', 'Face', 'MERYL STREEP', 'Meryl']) {
+    for (const name of [
+      'meryl streep',
+      'Meryl Streep ',
+      ' Meryl Streep',
+      'Nobody',
+      '..',
+      'Face',
+      'MERYL STREEP',
+      'Meryl',
+    ]) {
       const want = await same('non-name', `/person/name=${enc(name)}`, expected.personByName(archive, name));
       expect(want.status).toBe(404);
     }
@@ -149,25 +193,40 @@ describe('every precomputed answer equals the spec evaluated naively over the se
   it('for a few hundred film and year pairs, both kinds of match, and years the film was not there', async () => {
     const pairs: [string, number][] = [];
     for (const [year, cats] of Object.entries(archive)) {
-      for (const c of cats) for (const n of c.nominations) for (const film of [...n.primary, ...(n.secondary ?? [])]) pairs.push([film, Number(year)]);
+      for (const c of cats)
+        for (const n of c.nominations)
+          for (const film of [...n.primary, ...(n.secondary ?? [])]) pairs.push([film, Number(year)]);
     }
     const next = random(11);
     const chosen = Array.from({ length: 400 }, () => pairs[Math.floor(next() * pairs.length)]);
     chosen.push(['Sinners', 2026], ['Face/Off', 1998], ['Victor/Victoria', 1983], ['Wings', 1929]);
     for (const [film, year] of chosen) {
-      await same('film at a year', `/movie/name=${enc(film)}/year=${year}`, expected.filmByNameAndYear(archive, film, year));
-      await same('film at another year', `/movie/name=${enc(film)}/year=${year + 3}`, expected.filmByNameAndYear(archive, film, year + 3));
+      await same(
+        'film at a year',
+        `/movie/name=${enc(film)}/year=${year}`,
+        expected.filmByNameAndYear(archive, film, year),
+      );
+      await same(
+        'film at another year',
+        `/movie/name=${enc(film)}/year=${year + 3}`,
+        expected.filmByNameAndYear(archive, film, year + 3),
+      );
     }
   });
 
   it('for every IMDb id of the source, title and name, and for ids carried by nothing or malformed', async () => {
     const ids = idRows(archive, await readFile(FULL_SOURCE, 'utf8'));
     const indexed: string[] = [];
-    for (const ref of manifest.ids) indexed.push(...Object.keys(JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as IdShard));
+    for (const ref of manifest.ids)
+      indexed.push(
+        ...Object.keys(JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as IdShard),
+      );
     // The index holds every id of the source's FilmId and NomineeIds columns, each once, and nothing else.
     expect(new Set(indexed).size).toBe(indexed.length);
     expect(new Set(indexed)).toEqual(new Set([...ids.titles.keys(), ...ids.names.keys()]));
-    expect([...ids.titles.keys()].every((id) => TITLE_ID.test(id)) && [...ids.names.keys()].every((id) => NAME_ID.test(id))).toBe(true);
+    expect(
+      [...ids.titles.keys()].every((id) => TITLE_ID.test(id)) && [...ids.names.keys()].every((id) => NAME_ID.test(id)),
+    ).toBe(true);
     for (const id of ids.titles.keys()) await same('title id', `/title/id=${id}`, expectedById.titleById(ids, id));
     for (const id of ids.names.keys()) await same('name id', `/name/id=${id}`, expectedById.nameById(ids, id));
     for (const id of ['tt0000000', 'tt120338', 'tt01203380', 'tt99999999999999999999']) {
@@ -177,12 +236,29 @@ describe('every precomputed answer equals the spec evaluated naively over the se
       expect((await same('unknown id', `/name/id=${id}`, expectedById.nameById(ids, id))).status).toBe(404);
     }
     const malformed: [string, RegExp][] = [
-      ...['nm0000658', 'co0028775', 'TT0120338', 'tt', 'tt012a', '%20tt0120338', 'tt0120338%20', '%3F', 'tt-1', 'Titanic'].map((id) => [`/title/id=${id}`, /^Invalid title id: expected `tt` followed by digits/] as [string, RegExp]),
-      ...['tt0120338', 'NM0000658', 'nm', 'ch0000001', 'nm0000658,nm0000659', '%3F', 'Meryl%20Streep'].map((id) => [`/name/id=${id}`, /^Invalid name id: expected `nm` or `co` followed by digits/] as [string, RegExp]),
+      ...[
+        'nm0000658',
+        'co0028775',
+        'TT0120338',
+        'tt',
+        'tt012a',
+        '%20tt0120338',
+        'tt0120338%20',
+        '%3F',
+        'tt-1',
+        'Titanic',
+      ].map((id) => [`/title/id=${id}`, /^Invalid title id: expected `tt` followed by digits/] as [string, RegExp]),
+      ...['tt0120338', 'NM0000658', 'nm', 'ch0000001', 'nm0000658,nm0000659', '%3F', 'Meryl%20Streep'].map(
+        (id) => [`/name/id=${id}`, /^Invalid name id: expected `nm` or `co` followed by digits/] as [string, RegExp],
+      ),
     ];
     for (const [pathname, message] of malformed) {
       const reply = await served(pathname);
-      expect([pathname, reply.status, JSON.parse(reply.text).error]).toEqual([pathname, 400, expect.stringMatching(message)]);
+      expect([pathname, reply.status, JSON.parse(reply.text).error]).toEqual([
+        pathname,
+        400,
+        expect.stringMatching(message),
+      ]);
       covered['malformed id'] = (covered['malformed id'] ?? 0) + 1;
     }
   });
@@ -223,12 +299,22 @@ describe("the full archive's dist/ fits Cloudflare Workers' free plan", () => {
 
   it('keeps the answers of one name or id shard in one pack of at most 128 KiB, each answer once', async () => {
     const sizes = await fileSizes(dist);
-    const packsOf = (refs: string[]) => new Set(refs.map((r) => parseRef(r)!.at).filter((p) => p.range).map((p) => p.file));
+    const packsOf = (refs: string[]) =>
+      new Set(
+        refs
+          .map((r) => parseRef(r)!.at)
+          .filter((p) => p.range)
+          .map((p) => p.file),
+      );
     let packed = 0;
     for (const [index, refs] of [manifest.shards, manifest.ids].entries()) {
       for (const ref of refs) {
-        const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as Shard | IdShard;
-        const answers = index === 0 ? Object.values(shard as Shard).flatMap(([all, years]) => [all, ...Object.values(years)]) : Object.values(shard as IdShard);
+        const shard = JSON.parse(await readFile(path.join(dist, dataPath(parseRef(ref)!.id)!), 'utf8')) as
+          Shard | IdShard;
+        const answers =
+          index === 0
+            ? Object.values(shard as Shard).flatMap(([all, years]) => [all, ...Object.values(years)])
+            : Object.values(shard as IdShard);
         const plain = packsOf(answers);
         expect(plain.size).toBe(1);
         for (const pack of plain) expect(sizes.get(dataPath(pack)!)).toBeLessThanOrEqual(PACK_BOUND);
@@ -251,7 +337,7 @@ async function previousDist(tag: string) {
 }
 
 describe('the build', () => {
-  it('keeps the full archive within the limits docs/deploy.md states for Cloudflare (asset files, and each one\'s size)', async () => {
+  it("keeps the full archive within the limits docs/deploy.md states for Cloudflare (asset files, and each one's size)", async () => {
     const deploy = await readFile(path.join(ROOT, 'docs/deploy.md'), 'utf8');
     const [, count, mib] = /at most ([\d,]+) asset files of (\d+) MiB each/.exec(deploy)!;
     const files = (await readdir(dist, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
@@ -271,8 +357,14 @@ describe('the build', () => {
   it('leaves the previous dist/ whole when a write fails midway', async () => {
     const { dir, out, summary, before } = await previousDist('failed');
     let writes = 0;
-    const failing = { ...nodeFs, writeFile: (f: string, b: Uint8Array) => (++writes > 500 ? Promise.reject(new Error('disk full (injected)')) : nodeFs.writeFile(f, b)) };
-    await expect(build({ source: FULL_SOURCE, out, summary, acceptChanges: true, fs: failing, log: () => {} })).rejects.toThrow('disk full (injected)');
+    const failing = {
+      ...nodeFs,
+      writeFile: (f: string, b: Uint8Array) =>
+        ++writes > 500 ? Promise.reject(new Error('disk full (injected)')) : nodeFs.writeFile(f, b),
+    };
+    await expect(
+      build({ source: FULL_SOURCE, out, summary, acceptChanges: true, fs: failing, log: () => {} }),
+    ).rejects.toThrow('disk full (injected)');
     expect(writes).toBeGreaterThan(500);
     expect(await treeDigest(out)).toEqual(before);
     expect((await readdir(dir)).sort()).toEqual(['dist', 'summary.json']);
@@ -286,7 +378,8 @@ describe('the build', () => {
     const counting = {
       ...nodeFs,
       link: (existing: string, file: string) => nodeFs.link(existing, file).then(() => void done.links++),
-      writeFile: (file: string, bytes: Uint8Array) => nodeFs.writeFile(file, bytes).then(() => void done.writes.push(path.basename(file))),
+      writeFile: (file: string, bytes: Uint8Array) =>
+        nodeFs.writeFile(file, bytes).then(() => void done.writes.push(path.basename(file))),
     };
     await build({ source: SAMPLE_SOURCE, out, summary, fs: counting, log: () => {} });
     expect(done.writes).toEqual(['index.html']);
@@ -297,12 +390,20 @@ describe('the build', () => {
   it('leaves the previous dist/ whole when the build process is killed midway', async () => {
     const { dir, out, summary, before } = await previousDist('killed');
     // node itself, not npm, so that SIGKILL reaches the process doing the writing.
-    const child = spawn(process.execPath, ['build/build.ts', '--source', FULL_SOURCE, '--out', out, '--summary', summary, '--accept-changes'], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      ['build/build.ts', '--source', FULL_SOURCE, '--out', out, '--summary', summary, '--accept-changes'],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
     // Kill it once it has started writing its temporary folder, before the swap.
-    const writing = await eventually(async () => {
-      const tmp = (await readdir(dir)).find((n) => n.startsWith('dist.tmp-'));
-      return !!tmp && (await readdir(path.join(dir, tmp, '_data/r')).catch(() => [])).length > 50;
-    }, 170_000, 5); // under load, a full build took over 90 s to reach its writes (test/store/faults.test.ts)
+    const writing = await eventually(
+      async () => {
+        const tmp = (await readdir(dir)).find((n) => n.startsWith('dist.tmp-'));
+        return !!tmp && (await readdir(path.join(dir, tmp, '_data/r')).catch(() => [])).length > 50;
+      },
+      170_000,
+      5,
+    ); // under load, a full build took over 90 s to reach its writes (test/store/faults.test.ts)
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     expect(writing).toBe(true);
@@ -311,29 +412,42 @@ describe('the build', () => {
     expect((await readdir(dir)).sort()).toEqual(['dist', 'summary.json']);
   }, 200_000);
 
-  it('clears dead builds\' leftovers from several starts at once, and leaves a running build\'s folder alone', async () => {
+  it("clears dead builds' leftovers from several starts at once, and leaves a running build's folder alone", async () => {
     const dir = await tempDir('recover');
     const out = path.join(dir, 'dist');
-    const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = (child: ReturnType<typeof spawn>) =>
+      new Promise<number | null>((resolve) => child.once('exit', resolve));
     const gone = spawn(process.execPath, ['-e', '']);
     await exited(gone);
     const dead = gone.pid!;
     const fill = async (folder: string, files: number) => {
-      for (let i = 0; i < files; i++) await fs.outputFile(path.join(folder, '_data/r', (i % 16).toString(16), `${i}.json`), '{}');
+      for (let i = 0; i < files; i++)
+        await fs.outputFile(path.join(folder, '_data/r', (i % 16).toString(16), `${i}.json`), '{}');
     };
     await fill(out, 3);
-    for (const leftover of [`dist.tmp-${dead}-a`, `dist.tmp-${dead}-b`, `dist.old-${dead}`, `dist.gone-${dead}-c`]) await fill(path.join(dir, leftover), 400);
+    for (const leftover of [`dist.tmp-${dead}-a`, `dist.tmp-${dead}-b`, `dist.old-${dead}`, `dist.gone-${dead}-c`])
+      await fill(path.join(dir, leftover), 400);
     const live = `dist.tmp-${process.pid}-writing`; // a build of this very process, still writing
     await fill(path.join(dir, live), 3);
     const starts = Array.from({ length: 6 }, () => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);", out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          "import { recoverOutput } from './build/output.ts'; await recoverOutput(process.argv[1]);",
+          out,
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       let stderr = '';
       child.stderr!.on('data', (c) => (stderr += c));
       return exited(child).then((code) => ({ code, stderr }));
     });
     expect(await Promise.all(starts)).toEqual(new Array(6).fill({ code: 0, stderr: '' }));
     expect((await readdir(dir)).sort()).toEqual(['dist', live]);
-    expect((await readdir(path.join(out, '_data/r'), { recursive: true })).filter((n) => n.endsWith('.json'))).toHaveLength(3);
+    expect(
+      (await readdir(path.join(out, '_data/r'), { recursive: true })).filter((n) => n.endsWith('.json')),
+    ).toHaveLength(3);
   });
 });
-

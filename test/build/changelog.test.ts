@@ -16,11 +16,14 @@ describe('a data entry in the changelog', () => {
     const file = path.join(await tempDir('changelog'), 'CHANGELOG.md');
     await appendToChangelog(file, '2027-03-23: oscars.csv at abc', REPORT);
     const text = await readFile(file, 'utf8');
-    expect(text).toMatch(/^# Changelog\n[\s\S]*keepachangelog\.com[\s\S]*\n## \[Unreleased\]\n\n### Data\n\n#### 2027-03-23: oscars.csv at abc\n\nCeremonies added:\n- 2027/);
+    expect(text).toMatch(
+      /^# Changelog\n[\s\S]*keepachangelog\.com[\s\S]*\n## \[Unreleased\]\n\n### Data\n\n#### 2027-03-23: oscars.csv at abc\n\nCeremonies added:\n- 2027/,
+    );
   });
 
   it('goes at the end of an existing Data section, one level below it, before the next section', () => {
-    const before = '# Changelog\n\n## [Unreleased]\n\n### Data\n\n#### 2026-04-23: oscars.csv at old\n\nold report\n\n### Fixed\n\n- a fix\n\n## [1.0.0]\n';
+    const before =
+      '# Changelog\n\n## [Unreleased]\n\n### Data\n\n#### 2026-04-23: oscars.csv at old\n\nold report\n\n### Fixed\n\n- a fix\n\n## [1.0.0]\n';
     const after = withDataEntry(before, '2027-03-23: oscars.csv at new', REPORT);
     expect(after).toBe(
       '# Changelog\n\n## [Unreleased]\n\n### Data\n\n#### 2026-04-23: oscars.csv at old\n\nold report\n\n#### 2027-03-23: oscars.csv at new\n\n' +
@@ -29,7 +32,8 @@ describe('a data entry in the changelog', () => {
   });
 
   it('adds a Data section at the end of Unreleased when it has none, leaving the rest as it was', () => {
-    const before = '# Changelog\n\n## [Unreleased]\n\n### Added\n\n- a feature\n\n## [1.0.0] - 2026-11-22\n\n### Added\n\n- the API\n';
+    const before =
+      '# Changelog\n\n## [Unreleased]\n\n### Added\n\n- a feature\n\n## [1.0.0] - 2026-11-22\n\n### Added\n\n- the API\n';
     expect(withDataEntry(before, 't', REPORT)).toBe(
       `# Changelog\n\n## [Unreleased]\n\n### Added\n\n- a feature\n\n### Data\n\n#### t\n\n${REPORT}\n## [1.0.0] - 2026-11-22\n\n### Added\n\n- the API\n`,
     );
@@ -40,6 +44,8 @@ describe('a data entry in the changelog', () => {
     expect(withDataEntry(before, 't', REPORT)).toBe(
       `# Changelog\n\nIntro.\n\n## [Unreleased]\n\n### Data\n\n#### t\n\n${REPORT}\n## [1.0.0] - 2026-11-22\n\n### Data\n\n- revision c5e9716\n`,
     );
-    expect(withDataEntry('# Changelog\n', 't', REPORT)).toBe(`# Changelog\n\n## [Unreleased]\n\n### Data\n\n#### t\n\n${REPORT}`);
+    expect(withDataEntry('# Changelog\n', 't', REPORT)).toBe(
+      `# Changelog\n\n## [Unreleased]\n\n### Data\n\n#### t\n\n${REPORT}`,
+    );
   });
 });

@@ -4,7 +4,16 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageReadme, packClient } from '../../build/site/pack-client.ts';
-import { ApiError, type Client, createClient, createOfflineClient, type HeldDataset, OFFLINE_ERRORS, parseRetryAfter, type ClientOptions } from '../../src/client/client.ts';
+import {
+  ApiError,
+  type Client,
+  createClient,
+  createOfflineClient,
+  type HeldDataset,
+  OFFLINE_ERRORS,
+  parseRetryAfter,
+  type ClientOptions,
+} from '../../src/client/client.ts';
 import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../../src/shared/routes.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
@@ -44,7 +53,11 @@ function client(extra: Partial<ClientOptions> = {}) {
   return { api, sleeps };
 }
 
-const errorOf = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('expected an ApiError'), (e: unknown) => e as ApiError);
+const errorOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable('expected an ApiError'),
+    (e: unknown) => e as ApiError,
+  );
 
 describe('the client', () => {
   it('answers each lookup with the typed result from the server', async () => {
@@ -66,32 +79,56 @@ describe('the client', () => {
   it('looks up a film and a person by IMDb id, and throws the API’s 400 and 404 for ids it cannot answer', async () => {
     const { api } = client();
     const wings = await api.titleById('tt0018578');
-    expect(wings.map((m) => [m.year, m.category, m.nomination.primary])).toContainEqual(['1929', 'Outstanding Picture', ['Wings']]);
+    expect(wings.map((m) => [m.year, m.category, m.nomination.primary])).toContainEqual([
+      '1929',
+      'Outstanding Picture',
+      ['Wings'],
+    ]);
     expect(wings).toEqual(await api.person('Wings')); // on the sample only one film has that title
     expect(await api.nameById('nm0417837')).toEqual(await api.person('Emil Jannings'));
-    expect(await errorOf(api.titleById('tt0000000'))).toMatchObject({ status: 404, message: 'Title not found', path: '/title/id=tt0000000/apikey=…' });
-    expect(await errorOf(api.nameById('Emil Jannings'))).toMatchObject({ status: 400, message: MESSAGES.badNameId, path: '/name/id=Emil%20Jannings/apikey=…' });
+    expect(await errorOf(api.titleById('tt0000000'))).toMatchObject({
+      status: 404,
+      message: 'Title not found',
+      path: '/title/id=tt0000000/apikey=…',
+    });
+    expect(await errorOf(api.nameById('Emil Jannings'))).toMatchObject({
+      status: 400,
+      message: MESSAGES.badNameId,
+      path: '/name/id=Emil%20Jannings/apikey=…',
+    });
   });
 
   it('searches by approximate name and lists every category name, each result counting what its lookup answers', async () => {
     const { api } = client();
     const results = await api.search('emma st');
     // A person the source gives an IMDb id is answered by it.
-    expect(results[0]).toMatchObject({ name: 'Emma Stone', kind: 'person', id: 'nm1297015', path: '/name/id=nm1297015' });
+    expect(results[0]).toMatchObject({
+      name: 'Emma Stone',
+      kind: 'person',
+      id: 'nm1297015',
+      path: '/name/id=nm1297015',
+    });
     expect(results[0].nominations).toBe((await api.nameById(results[0].id!)).length);
     expect(await api.search('zzqxjvwk qqzzpx')).toEqual([]);
     expect(await errorOf(api.search(''))).toMatchObject({ status: 400, path: '/search/name=/apikey=…' });
     const list = await api.categories();
     const archive = await api.archive();
-    expect(list.map((c) => c.name)).toEqual([...new Set(Object.values(archive).flatMap((ceremony) => ceremony.map((c) => c.category)))]);
-    expect(list.find((c) => c.name === 'Outstanding Picture')).toMatchObject({ firstYear: '1929', path: '/award/name=Outstanding%20Picture' });
+    expect(list.map((c) => c.name)).toEqual([
+      ...new Set(Object.values(archive).flatMap((ceremony) => ceremony.map((c) => c.category))),
+    ]);
+    expect(list.find((c) => c.name === 'Outstanding Picture')).toMatchObject({
+      firstYear: '1929',
+      path: '/award/name=Outstanding%20Picture',
+    });
   });
 
   it('encodes each parameter into its segment and sends the key only in apikey=', async () => {
     const recorder = recordingFetch();
     const { api } = client({ fetch: recorder.fetch });
     await errorOf(api.film('AC/DC & Friends', 1930));
-    expect(recorder.calls[0].url).toBe(`${local.baseUrl}/movie/name=AC%2FDC%20%26%20Friends/year=1930/apikey=${local.key}`);
+    expect(recorder.calls[0].url).toBe(
+      `${local.baseUrl}/movie/name=AC%2FDC%20%26%20Friends/year=1930/apikey=${local.key}`,
+    );
   });
 
   it('answers a second call from its cache without asking again while the answer is fresh', async () => {
@@ -118,7 +155,12 @@ describe('the client', () => {
 
   it('waits out a 429 for Retry-After seconds, then retries', async () => {
     const recorder = recordingFetch((call) =>
-      call === 0 ? Response.json({ error: MESSAGES.tooMany, limit: '60 requests per minute', retryAfter: 2 }, { status: 429, headers: { 'retry-after': '2' } }) : null,
+      call === 0
+        ? Response.json(
+            { error: MESSAGES.tooMany, limit: '60 requests per minute', retryAfter: 2 },
+            { status: 429, headers: { 'retry-after': '2' } },
+          )
+        : null,
     );
     const { api, sleeps } = client({ fetch: recorder.fetch });
     const person = await api.person('Emil Jannings');
@@ -128,7 +170,9 @@ describe('the client', () => {
   });
 
   it('throws the 429 when Retry-After is longer than it is willing to wait', async () => {
-    const recorder = recordingFetch(() => Response.json({ error: MESSAGES.tooMany }, { status: 429, headers: { 'retry-after': '600' } }));
+    const recorder = recordingFetch(() =>
+      Response.json({ error: MESSAGES.tooMany }, { status: 429, headers: { 'retry-after': '600' } }),
+    );
     const { api, sleeps } = client({ fetch: recorder.fetch });
     const error = await errorOf(api.archive());
     expect(error).toMatchObject({ status: 429, message: MESSAGES.tooMany, retryAfter: 600 });
@@ -136,7 +180,9 @@ describe('the client', () => {
   });
 
   it('retries a 500 after backing off', async () => {
-    const recorder = recordingFetch((call) => (call === 0 ? Response.json({ error: MESSAGES.fetchError }, { status: 500 }) : null));
+    const recorder = recordingFetch((call) =>
+      call === 0 ? Response.json({ error: MESSAGES.fetchError }, { status: 500 }) : null,
+    );
     const { api, sleeps } = client({ fetch: recorder.fetch, backoffMs: 100 });
     const film = await api.film('Wings', 1929);
     expect(recorder.calls.map((c) => c.status)).toEqual([500, 200]);
@@ -158,7 +204,11 @@ describe('the client', () => {
     const { api } = client();
     const error = await errorOf(api.person('Nobody At All'));
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 404, message: 'Person not found', path: '/person/name=Nobody%20At%20All/apikey=…' });
+    expect(error).toMatchObject({
+      status: 404,
+      message: 'Person not found',
+      path: '/person/name=Nobody%20At%20All/apikey=…',
+    });
   });
 
   it('never puts the key in an error', async () => {
@@ -197,7 +247,10 @@ describe('the offline client', () => {
     const fetcher: typeof fetch = async (input, init) => {
       if (!state.online) throw new TypeError('the network is cut');
       const url = new URL(String(input));
-      state.asked.push({ path: url.pathname.replace(local.key, 'KEY'), ifNoneMatch: new Headers(init?.headers).get('if-none-match') });
+      state.asked.push({
+        path: url.pathname.replace(local.key, 'KEY'),
+        ifNoneMatch: new Headers(init?.headers).get('if-none-match'),
+      });
       const response = await fetch(input, init);
       if (!state.tamper || !url.pathname.includes('file=')) return response;
       const bytes = new Uint8Array(await response.arrayBuffer());
@@ -210,7 +263,10 @@ describe('the offline client', () => {
   it('downloads the dataset once, then answers every lookup as the server does with the network cut', async () => {
     const net = network();
     const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch });
-    expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY', '/dataset/file=oscars.ndjson/apikey=KEY']);
+    expect(net.state.asked.map((a) => a.path)).toEqual([
+      '/dataset/apikey=KEY',
+      '/dataset/file=oscars.ndjson/apikey=KEY',
+    ]);
     net.state.online = false;
     const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
     const calls: [string, (c: Client) => Promise<unknown>][] = [
@@ -224,7 +280,8 @@ describe('the offline client', () => {
       ['nameById', (c) => c.nameById('nm0417837')],
       ['categories', (c) => c.categories()],
     ];
-    for (const [name, call] of calls) expect([name, JSON.stringify(await call(offline))]).toEqual([name, JSON.stringify(await call(online))]);
+    for (const [name, call] of calls)
+      expect([name, JSON.stringify(await call(offline))]).toEqual([name, JSON.stringify(await call(online))]);
     const failing: [string, (c: Client) => Promise<unknown>][] = [
       ['person', (c) => c.person('Nobody Here')],
       ['ceremony', (c) => c.ceremony('abc')],
@@ -247,7 +304,11 @@ describe('the offline client', () => {
   async function downloaded() {
     const list = (await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList;
     const response = await fetch(`${local.baseUrl}/dataset/file=oscars.ndjson/apikey=${local.key}`);
-    return { text: await response.text(), etag: response.headers.get('etag'), sha256: list.files.find((f) => f.name === 'oscars.ndjson')!.sha256 };
+    return {
+      text: await response.text(),
+      etag: response.headers.get('etag'),
+      sha256: list.files.find((f) => f.name === 'oscars.ndjson')!.sha256,
+    };
   }
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -265,16 +326,25 @@ describe('the offline client', () => {
     expect(net.state.asked.map((a) => a.path)).toEqual(['/dataset/apikey=KEY']);
     // An older copy, whole and true to its own sha256 (the 1929 ceremony alone):
     // the update downloads, naming the ETag it holds, and keeps the new one.
-    const older = kept[0].text.split('\n').filter((line) => line.includes('"held_year":1929,')).join('\n') + '\n';
+    const older =
+      kept[0].text
+        .split('\n')
+        .filter((line) => line.includes('"held_year":1929,'))
+        .join('\n') + '\n';
     kept.push({ text: older, etag: '"0123456789abcdef0123"', sha256: sha256(older) });
     net.state.asked.length = 0;
     const old = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
     expect(net.state.asked).toEqual([]);
     await expect(old.ceremony(2026)).rejects.toMatchObject({ status: 404 });
     expect(await old.update()).toBe(true);
-    expect(net.state.asked.at(-1)).toEqual({ path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: '"0123456789abcdef0123"' });
+    expect(net.state.asked.at(-1)).toEqual({
+      path: '/dataset/file=oscars.ndjson/apikey=KEY',
+      ifNoneMatch: '"0123456789abcdef0123"',
+    });
     expect(kept.at(-1)!.sha256).toBe(kept[0].sha256);
-    expect(await old.ceremony(2026)).toEqual(await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(2026));
+    expect(await old.ceremony(2026)).toEqual(
+      await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(2026),
+    );
   });
 
   it('hashes the copy a store holds: one edited, or cut short, with its sha256 left alone is downloaded again', async () => {
@@ -286,21 +356,39 @@ describe('the offline client', () => {
     const edited = lines.with(at, lines[at].replace('"won":true', '"won":false')).join('\n');
     const cut = lines.slice(0, lines.length >> 1).join('\n');
     const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
-    for (const [what, text] of [['edited', edited], ['cut short', cut]]) {
+    for (const [what, text] of [
+      ['edited', edited],
+      ['cut short', cut],
+    ]) {
       const net = network();
       const kept: HeldDataset[] = [{ ...good, text }];
       const store = { read: () => kept.at(-1)!, write: (held: HeldDataset) => void kept.push(held) };
       const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
       // Asked whole: the ETag it holds names bytes it no longer has.
-      expect([what, net.state.asked]).toEqual([what, [{ path: '/dataset/apikey=KEY', ifNoneMatch: null }, { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null }]]);
+      expect([what, net.state.asked]).toEqual([
+        what,
+        [
+          { path: '/dataset/apikey=KEY', ifNoneMatch: null },
+          { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null },
+        ],
+      ]);
       expect([what, kept.at(-1)!.text === good.text]).toEqual([what, true]);
-      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([what, JSON.stringify(await online.titleById(film))]);
+      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([
+        what,
+        JSON.stringify(await online.titleById(film)),
+      ]);
       // And on update(): the copy held is hashed again, not its sha256 field believed.
       kept.at(-1)!.text = edited;
       net.state.asked.length = 0;
       expect([what, await offline.update()]).toEqual([what, true]);
-      expect([what, net.state.asked.at(-1)]).toEqual([what, { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null }]);
-      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([what, JSON.stringify(await online.titleById(film))]);
+      expect([what, net.state.asked.at(-1)]).toEqual([
+        what,
+        { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null },
+      ]);
+      expect([what, JSON.stringify(await offline.titleById(film))]).toEqual([
+        what,
+        JSON.stringify(await online.titleById(film)),
+      ]);
     }
   });
 
@@ -317,25 +405,38 @@ describe('the offline client', () => {
     for (const [what, read] of unreadable) {
       await writeFile(file, JSON.stringify({ ...good, text: `${secret}\n${good.text}` }).slice(0, 5_000));
       const written: HeldDataset[] = [];
-      const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, store: { read: read as () => HeldDataset, write: (held) => void written.push(held) } });
+      const offline = await createOfflineClient({
+        baseUrl: local.baseUrl,
+        apiKey: local.key,
+        store: { read: read as () => HeldDataset, write: (held) => void written.push(held) },
+      });
       expect([what, written.map((h) => h.sha256)]).toEqual([what, [good.sha256]]);
-      expect([what, (await offline.ceremony(1929)).length]).toEqual([what, (await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(1929)).length]);
+      expect([what, (await offline.ceremony(1929)).length]).toEqual([
+        what,
+        (await createClient({ baseUrl: local.baseUrl, apiKey: local.key }).ceremony(1929)).length,
+      ]);
     }
     // A dataset of another format (here the first, whose lines said
     // `year` and `imdb`) is refused, not read into wrong answers.
     const earlier = good.text.replaceAll('"held_year":', '"year":').replaceAll('"imdb_id":', '"imdb":');
-    const refused = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: earlier } }));
+    const refused = await errorOf(
+      createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: earlier } }),
+    );
     expect(refused.message).toMatch(/^The seed is not the dataset/);
     // A copy that hashes right but is no dataset never reaches the caller as a parse error with its text.
     const notDataset = `${secret}\n`;
-    const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: notDataset } }));
+    const error = await errorOf(
+      createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, seed: { text: notDataset } }),
+    );
     expect([error.status, error.message]).toEqual([0, expect.stringMatching(/^The seed is not the dataset/)]);
     expect(`${error.message} ${error.stack}`).not.toContain(secret);
   });
 
   it('keeps its copy in the README’s file store, written to a temporary file and renamed', async () => {
     const readme = packageReadme();
-    expect(readme).toMatch(/await writeFile\(`\$\{file\}\.tmp`, JSON\.stringify\(held\)\);\n\s*await rename\(`\$\{file\}\.tmp`, file\);/);
+    expect(readme).toMatch(
+      /await writeFile\(`\$\{file\}\.tmp`, JSON\.stringify\(held\)\);\n\s*await rename\(`\$\{file\}\.tmp`, file\);/,
+    );
     // The README's store, as written there, in a folder of its own;
     // then the copy cut as a crash mid-write would leave the .tmp.
     const dir = await tempDir('client-readme-store');
@@ -362,15 +463,36 @@ describe('the offline client', () => {
     net.state.online = false;
     const kept: HeldDataset[] = [];
     const store = { read: () => kept.at(-1) ?? null, write: (held: HeldDataset) => void kept.push(held) };
-    const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store, seed: { text: new TextEncoder().encode(good.text), sha256: good.sha256 } });
+    const offline = await createOfflineClient({
+      baseUrl: local.baseUrl,
+      apiKey: local.key,
+      fetch: net.fetch,
+      store,
+      seed: { text: new TextEncoder().encode(good.text), sha256: good.sha256 },
+    });
     expect(net.state.asked).toEqual([]);
     expect(kept.map((h) => h.sha256)).toEqual([good.sha256]);
     const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
-    expect(JSON.stringify(await offline.person('Emil Jannings'))).toBe(JSON.stringify(await online.person('Emil Jannings')));
+    expect(JSON.stringify(await offline.person('Emil Jannings'))).toBe(
+      JSON.stringify(await online.person('Emil Jannings')),
+    );
     // A later start takes the store's copy, not the seed; a seed that is not the file its sha256 names is refused.
-    const next = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store, seed: { text: 'ignored' } });
+    const next = await createOfflineClient({
+      baseUrl: local.baseUrl,
+      apiKey: local.key,
+      fetch: net.fetch,
+      store,
+      seed: { text: 'ignored' },
+    });
     expect((await next.ceremony(2026)).length).toBeGreaterThan(0);
-    const error = await errorOf(createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, seed: { text: good.text.slice(1), sha256: good.sha256 } }));
+    const error = await errorOf(
+      createOfflineClient({
+        baseUrl: local.baseUrl,
+        apiKey: local.key,
+        fetch: net.fetch,
+        seed: { text: good.text.slice(1), sha256: good.sha256 },
+      }),
+    );
     expect(error.message).toMatch(/does not match its sha256/);
     // Back online, update() compares with the list: the seeded copy is the service's, nothing to take.
     net.state.online = true;
@@ -385,19 +507,38 @@ describe('the offline client', () => {
       if (!new URL(String(input)).pathname.startsWith('/dataset/apikey=') || lists++ > 0) return response;
       const list = (await response.json()) as DatasetList;
       for (const f of list.files) f.sha256 = sha256(f.sha256);
-      return new Response(JSON.stringify(list), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'private, max-age=86400' } });
+      return new Response(JSON.stringify(list), {
+        status: 200,
+        headers: { 'content-type': 'application/json', 'cache-control': 'private, max-age=86400' },
+      });
     };
     const api = createClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: stale });
     const bytes = await api.datasetFile('nominations.csv');
-    const listed = ((await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList).files.find((f) => f.name === 'nominations.csv')!.sha256;
+    const listed = (
+      (await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList
+    ).files.find((f) => f.name === 'nominations.csv')!.sha256;
     expect([lists, createHash('sha256').update(bytes).digest('hex')]).toEqual([2, listed]);
   });
 
   it('gives the service’s own 400 and 404 messages and forms, written out so that client.js imports nothing', () => {
     const { notFound, titleId, nameId, awardId, fileName, ...messages } = OFFLINE_ERRORS;
-    expect(notFound).toEqual(Object.fromEntries(ROUTES.filter((r) => r.notFound && r.tag !== 'dataset').map((r) => [r.client, r.notFound])));
-    expect(messages).toEqual({ badYear: MESSAGES.badYear, badName: MESSAGES.badName, badTitleId: MESSAGES.badTitleId, badNameId: MESSAGES.badNameId, badAwardId: MESSAGES.badAwardId, badFileName: MESSAGES.badFileName });
-    expect([titleId.source, nameId.source, awardId.source, fileName.source]).toEqual([ID_FORMS.titleById.pattern, ID_FORMS.nameById.pattern, ID_FORMS.awardRecord.pattern, DATASET_FILE_NAME.source]);
+    expect(notFound).toEqual(
+      Object.fromEntries(ROUTES.filter((r) => r.notFound && r.tag !== 'dataset').map((r) => [r.client, r.notFound])),
+    );
+    expect(messages).toEqual({
+      badYear: MESSAGES.badYear,
+      badName: MESSAGES.badName,
+      badTitleId: MESSAGES.badTitleId,
+      badNameId: MESSAGES.badNameId,
+      badAwardId: MESSAGES.badAwardId,
+      badFileName: MESSAGES.badFileName,
+    });
+    expect([titleId.source, nameId.source, awardId.source, fileName.source]).toEqual([
+      ID_FORMS.titleById.pattern,
+      ID_FORMS.nameById.pattern,
+      ID_FORMS.awardRecord.pattern,
+      DATASET_FILE_NAME.source,
+    ]);
   });
 
   it('refuses a download whose bytes do not hash to the sha256 the list gives', async () => {

@@ -35,13 +35,22 @@ describe('a command line', () => {
   });
 
   it('refuses an option without its value and a second positional argument, each in one line', () => {
-    expect(readCommandLine(spec, ['--source'])).toMatchObject({ exit: 2, text: expect.stringMatching(/^demo: .*--source.*; see --help$/) });
+    expect(readCommandLine(spec, ['--source'])).toMatchObject({
+      exit: 2,
+      text: expect.stringMatching(/^demo: .*--source.*; see --help$/),
+    });
     expect(readCommandLine(spec, ['a', 'b'])).toEqual({ exit: 2, text: "demo: unexpected argument 'b'; see --help" });
-    expect(readCommandLine({ ...spec, positionals: 0 }, ['a'])).toEqual({ exit: 2, text: "demo: unexpected argument 'a'; see --help" });
+    expect(readCommandLine({ ...spec, positionals: 0 }, ['a'])).toEqual({
+      exit: 2,
+      text: "demo: unexpected argument 'a'; see --help",
+    });
   });
 
   it('gives the values and positionals of a good line, defaults filled in', () => {
-    expect(readCommandLine(spec, ['--source', 'in.csv', 'extra'])).toEqual({ values: { source: 'in.csv', force: false }, positionals: ['extra'] });
+    expect(readCommandLine(spec, ['--source', 'in.csv', 'extra'])).toEqual({
+      values: { source: 'in.csv', force: false },
+      positionals: ['extra'],
+    });
   });
 });
 
@@ -75,7 +84,9 @@ const listening = (port: number) =>
 describe('every npm script', () => {
   // Every script of ours (the ones that run a file of this repository on
   // node, `exec` or not), so a command added later is held to this too.
-  const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(([, line]) => /^(?:exec )?node /.test(line)).map(([name]) => name);
+  const scripts = Object.entries(pkg.scripts as Record<string, string>)
+    .filter(([, line]) => /^(?:exec )?node /.test(line))
+    .map(([name]) => name);
   let clone: string;
   beforeAll(async () => {
     clone = await cleanCopy('commands');
@@ -89,8 +100,12 @@ describe('every npm script', () => {
     delete env.ARCHIVE_SOURCE;
     const before = filesOf(clone);
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile('npm', ['run', '--silent', script, '--', ...args], { cwd: clone, env, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code) : 0, stdout, stderr: stderr.replace(/^npm warn .*\n/gm, '') }),
+      execFile(
+        'npm',
+        ['run', '--silent', script, '--', ...args],
+        { cwd: clone, env, timeout: 60_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number(error.code) : 0, stdout, stderr: stderr.replace(/^npm warn .*\n/gm, '') }),
       ),
     );
     // No work: no dist/, no download into data/cache/, no key
@@ -103,7 +118,19 @@ describe('every npm script', () => {
   }
 
   it('holds every script of ours to this, those named in the README among them', () => {
-    expect(scripts).toEqual(expect.arrayContaining(['start', 'build', 'data:fetch', 'data:update', 'keys', 'bench', 'bench:keys', 'pack:client', 'dev:netlify']));
+    expect(scripts).toEqual(
+      expect.arrayContaining([
+        'start',
+        'build',
+        'data:fetch',
+        'data:update',
+        'keys',
+        'bench',
+        'bench:keys',
+        'pack:client',
+        'dev:netlify',
+      ]),
+    );
   });
 
   it.each(scripts)('%s answers --help with its usage on stdout and exit 0, doing nothing else', async (script) => {
@@ -113,8 +140,15 @@ describe('every npm script', () => {
     expect(stdout.split('\n').length).toBeGreaterThan(3);
   });
 
-  it.each(scripts)('%s refuses an unknown option in one line on stderr and exit 2, doing nothing else', async (script) => {
-    const { code, stdout, stderr } = await npmRun(script, ['--frobnicate']);
-    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: `${script}: Unknown option '--frobnicate'; see --help\n` });
-  });
+  it.each(scripts)(
+    '%s refuses an unknown option in one line on stderr and exit 2, doing nothing else',
+    async (script) => {
+      const { code, stdout, stderr } = await npmRun(script, ['--frobnicate']);
+      expect({ code, stdout, stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `${script}: Unknown option '--frobnicate'; see --help\n`,
+      });
+    },
+  );
 });

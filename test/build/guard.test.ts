@@ -67,7 +67,10 @@ describe('the yearly-update guard', () => {
   });
 
   it('reports an added year, builds, and records it only with --accept-changes', async () => {
-    const added = variant([...lines, '11\t1938\tActing\tACTOR IN A LEADING ROLE\tACTOR\tFilm Z\t\tNew Actor\tNew Actor']);
+    const added = variant([
+      ...lines,
+      '11\t1938\tActing\tACTOR IN A LEADING ROLE\tACTOR\tFilm Z\t\tNew Actor\tNew Actor',
+    ]);
     const before = await readFile(summary, 'utf8');
     await buildFrom(added);
     expect(logs.join('\n')).toContain('years added: 1939');
@@ -94,10 +97,19 @@ describe('the yearly-update guard', () => {
   it('stops the command line build with one clear line and exit code 1', async () => {
     const bad = path.join(dir, 'bad.tsv');
     await writeFile(bad, MINI.replace('\nTitle', '\nTitle').replace('\t1928/29\tTitle', '\t1928/29\tNonsense'));
-    const run = promisify(execFile)(process.execPath, ['build/build.ts', '--source', bad, '--out', out, '--summary', summary], { cwd: ROOT });
-    const error = (await run.then(() => null, (e: unknown) => e)) as { code: number; stderr: string };
+    const run = promisify(execFile)(
+      process.execPath,
+      ['build/build.ts', '--source', bad, '--out', out, '--summary', summary],
+      { cwd: ROOT },
+    );
+    const error = (await run.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { code: number; stderr: string };
     expect(error.code).toBe(1);
-    expect(error.stderr.trim()).toMatch(/^build failed: malformed source, nothing written: source line 4: unknown Class "Nonsense"/);
+    expect(error.stderr.trim()).toMatch(
+      /^build failed: malformed source, nothing written: source line 4: unknown Class "Nonsense"/,
+    );
   });
 });
 
@@ -116,7 +128,9 @@ describe('the guard against what dist/ holds', () => {
   it('refuses a source that would lose a year dist/ holds, even when the committed summary never saw it', async () => {
     summary = await freshSummary();
     const message = await refused(variant(lines.filter((l) => !l.startsWith('10\t'))));
-    expect(message).toMatch(/^refusing to build: this source would lose data that .*dist\/ holds \(see the changes above\); .*--accept-changes\.$/);
+    expect(message).toMatch(
+      /^refusing to build: this source would lose data that .*dist\/ holds \(see the changes above\); .*--accept-changes\.$/,
+    );
     expect(logs.join('\n')).toMatch(/holds:\n {2}years REMOVED: 1938/);
   });
 

@@ -43,26 +43,47 @@ describe('importing a small fixture', () => {
   const { archive, stats } = importArchive(MINI);
 
   it('turns every row into exactly one nomination', () => {
-    const count = Object.values(archive).flat().reduce((n, c) => n + c.nominations.length, 0);
+    const count = Object.values(archive)
+      .flat()
+      .reduce((n, c) => n + c.nominations.length, 0);
     expect(count).toBe(MINI.trim().split('\n').length - 1);
     expect(stats.rows).toBe(count);
   });
 
   it('keeps both 1930 ceremonies under one key, April first', () => {
-    expect(archive['1930'].map((c) => c.category)).toEqual(['Outstanding Picture', 'Outstanding Production', 'Special Award']);
+    expect(archive['1930'].map((c) => c.category)).toEqual([
+      'Outstanding Picture',
+      'Outstanding Production',
+      'Special Award',
+    ]);
   });
 
   it('puts people first for acting and films first for title classes', () => {
-    expect(find(archive, '1929', 'Actor').nominations[0]).toEqual({ primary: ['Actor One'], secondary: ['Film A', 'Film B'], won: false });
-    expect(find(archive, '1930', 'Outstanding Production').nominations[0]).toEqual({ primary: ['Film E'], secondary: ['Studio E'], won: true });
+    expect(find(archive, '1929', 'Actor').nominations[0]).toEqual({
+      primary: ['Actor One'],
+      secondary: ['Film A', 'Film B'],
+      won: false,
+    });
+    expect(find(archive, '1930', 'Outstanding Production').nominations[0]).toEqual({
+      primary: ['Film E'],
+      secondary: ['Studio E'],
+      won: true,
+    });
   });
 
   it('uses the country in Name when a title row has no individual nominees', () => {
-    expect(find(archive, '1938', 'Foreign Language Film').nominations[0]).toMatchObject({ primary: ['Film G'], secondary: ['Ruritania'] });
+    expect(find(archive, '1938', 'Foreign Language Film').nominations[0]).toMatchObject({
+      primary: ['Film G'],
+      secondary: ['Ruritania'],
+    });
   });
 
   it('puts the film in primary when a row names no one, and leaves primary empty when it names nothing', () => {
-    expect(find(archive, '1938', 'Art Direction').nominations[0]).toEqual({ primary: ['Film H'], secondary: [], won: false });
+    expect(find(archive, '1938', 'Art Direction').nominations[0]).toEqual({
+      primary: ['Film H'],
+      secondary: [],
+      won: false,
+    });
     const merit = find(archive, '1938', 'Scientific and Technical Award (Academy Award of Merit)').nominations[0];
     expect(merit.primary).toEqual([]);
     expect(merit.notes).toBe('To everyone.');
@@ -102,7 +123,12 @@ describe('reading the IMDb ids', () => {
   });
 
   it('reads every id of a comma-separated value (a pseudonym for several people), and skips the ? placeholder', () => {
-    expect(idsOfFirstRow(firstRowWith('?|tt2', 'nm0001053,nm0001054|?|co7'))).toEqual(['tt2', 'nm0001053', 'nm0001054', 'co7']);
+    expect(idsOfFirstRow(firstRowWith('?|tt2', 'nm0001053,nm0001054|?|co7'))).toEqual([
+      'tt2',
+      'nm0001053',
+      'nm0001054',
+      'co7',
+    ]);
   });
 
   it('pairs nothing with a row that carries no id', () => {
@@ -110,8 +136,14 @@ describe('reading the IMDb ids', () => {
   });
 
   it('refuses a value that is neither an id of its column nor a placeholder, naming the line', () => {
-    expect(refusal(firstRowWith('nm1', 'nm2'))).toMatchObject({ line: 2, message: expect.stringContaining('FilmId holds "nm1"') });
-    expect(refusal(firstRowWith('tt1', 'nm 2'))).toMatchObject({ line: 2, message: expect.stringContaining('NomineeIds holds "nm 2"') });
+    expect(refusal(firstRowWith('nm1', 'nm2'))).toMatchObject({
+      line: 2,
+      message: expect.stringContaining('FilmId holds "nm1"'),
+    });
+    expect(refusal(firstRowWith('tt1', 'nm 2'))).toMatchObject({
+      line: 2,
+      message: expect.stringContaining('NomineeIds holds "nm 2"'),
+    });
   });
 });
 
@@ -125,7 +157,10 @@ describe('refusing a malformed source', () => {
   it('names the line of an unknown class', () => {
     const bad = [...rows];
     bad[2] = bad[2].replace('Acting', 'Dancing');
-    expect(refusal(bad.join('\n'))).toMatchObject({ line: 3, message: expect.stringContaining('unknown Class "Dancing"') });
+    expect(refusal(bad.join('\n'))).toMatchObject({
+      line: 3,
+      message: expect.stringContaining('unknown Class "Dancing"'),
+    });
   });
   it('names the line of an empty category', () => {
     const bad = [...rows];
@@ -138,7 +173,10 @@ describe('refusing a malformed source', () => {
     expect(refusal(MINI.slice(0, MINI.length - 20)).message).toContain('truncated');
   });
   it('refuses a line with too few fields', () => {
-    expect(refusal(`${HEADER}\n1\t1927/28\tActing\n`)).toMatchObject({ line: 2, message: expect.stringContaining('found 3') });
+    expect(refusal(`${HEADER}\n1\t1927/28\tActing\n`)).toMatchObject({
+      line: 2,
+      message: expect.stringContaining('found 3'),
+    });
   });
   it('refuses a wrong header', () => {
     expect(refusal(`Foo\tBar\n`).line).toBe(1);
@@ -156,7 +194,11 @@ describe('importing the full archive', () => {
   beforeAll(() => {
     text = readFileSync(FULL_SOURCE, 'utf8');
     archive = importArchive(text).archive;
-    rows = text.split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
+    rows = text
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => l.split('\t'));
   });
   const all = () => Object.values(archive).flat();
   const nominationsIn = (year: string, category: string): Nomination[] => find(archive, year, category).nominations;
@@ -184,7 +226,11 @@ describe('importing the full archive', () => {
     }
     for (const [year, cats] of Object.entries(archive)) {
       const ns = cats.flatMap((c) => c.nominations);
-      expect({ year, n: ns.length, w: ns.filter((x) => x.won).length }).toEqual({ year, n: expected[year].n, w: expected[year].w });
+      expect({ year, n: ns.length, w: ns.filter((x) => x.won).length }).toEqual({
+        year,
+        n: expected[year].n,
+        w: expected[year].w,
+      });
     }
   });
 
@@ -208,17 +254,27 @@ describe('importing the full archive', () => {
   });
 
   it('lists an acting nomination with the actor first and the film second', () => {
-    expect(nominationsIn('2026', 'Actor in a Leading Role')).toContainEqual({ primary: ['Michael B. Jordan'], secondary: ['Sinners'], won: true });
+    expect(nominationsIn('2026', 'Actor in a Leading Role')).toContainEqual({
+      primary: ['Michael B. Jordan'],
+      secondary: ['Sinners'],
+      won: true,
+    });
   });
 
   it('puts a song title in notes', () => {
-    const golden = nominationsIn('2026', 'Music (Original Song)').find((n) => n.secondary?.includes('KPop Demon Hunters'))!;
+    const golden = nominationsIn('2026', 'Music (Original Song)').find((n) =>
+      n.secondary?.includes('KPop Demon Hunters'),
+    )!;
     expect(golden.notes).toBe('Song: "Golden"');
     expect(golden.primary).toContain('EJAE');
   });
 
   it('names the country of an International Feature nomination', () => {
-    expect(nominationsIn('2026', 'International Feature Film')).toContainEqual({ primary: ['Sentimental Value'], secondary: ['Norway'], won: true });
+    expect(nominationsIn('2026', 'International Feature Film')).toContainEqual({
+      primary: ['Sentimental Value'],
+      secondary: ['Norway'],
+      won: true,
+    });
   });
 
   it('keeps the citation of an honorary award', () => {
@@ -252,7 +308,12 @@ describe('importing the full archive', () => {
   });
 
   it('always sends secondary, and never puts an empty string in primary or secondary', () => {
-    for (const n of all().flatMap((c) => c.nominations)) expect([...n.primary, ...(n.secondary ?? ['missing'])]).not.toContain('');
-    expect(all().flatMap((c) => c.nominations).filter((n) => n.secondary === undefined)).toEqual([]);
+    for (const n of all().flatMap((c) => c.nominations))
+      expect([...n.primary, ...(n.secondary ?? ['missing'])]).not.toContain('');
+    expect(
+      all()
+        .flatMap((c) => c.nominations)
+        .filter((n) => n.secondary === undefined),
+    ).toEqual([]);
   });
 });

@@ -11,20 +11,27 @@ import { derivedSchemas, schemasJson } from '../../build/site/openapi-schemas.ts
 
 describe('the checked-in component schemas', () => {
   it('are what npm run openapi:schemas derives from src/shared/types.ts now', () => {
-    const stale = 'build/site/openapi-schemas.json is not what src/shared/types.ts gives: run npm run openapi:schemas and commit the file';
+    const stale =
+      'build/site/openapi-schemas.json is not what src/shared/types.ts gives: run npm run openapi:schemas and commit the file';
     expect(readFileSync(SCHEMAS_FILE, 'utf8'), stale).toBe(schemasJson());
   });
 
   it('are the document’s schemas, with the refinements a type cannot say', () => {
-    const schemas = (openApiDocument({ yearRange: [1929, 2026] }) as { components: { schemas: unknown } }).components.schemas;
+    const schemas = (openApiDocument({ yearRange: [1929, 2026] }) as { components: { schemas: unknown } }).components
+      .schemas;
     expect(schemas).toEqual(componentSchemas(derivedSchemas()));
-    expect(schemas).toMatchObject({ PersonMatch: { properties: { year: { type: 'string', pattern: '^[0-9]{4}$' } } }, Archive: { propertyNames: { pattern: '^[0-9]{4}$' } } });
+    expect(schemas).toMatchObject({
+      PersonMatch: { properties: { year: { type: 'string', pattern: '^[0-9]{4}$' } } },
+      Archive: { propertyNames: { pattern: '^[0-9]{4}$' } },
+    });
   });
 
   it('refuse a refinement for a field the types no longer have', () => {
     const derived = derivedSchemas();
     const { year: _, ...rest } = (derived.PersonMatch as { properties: Record<string, unknown> }).properties;
-    expect(() => componentSchemas({ ...derived, PersonMatch: { ...derived.PersonMatch, properties: rest } })).toThrow(/refinement for PersonMatch.year, which the types no longer have/);
+    expect(() => componentSchemas({ ...derived, PersonMatch: { ...derived.PersonMatch, properties: rest } })).toThrow(
+      /refinement for PersonMatch.year, which the types no longer have/,
+    );
   });
 });
 
@@ -81,6 +88,8 @@ describe('npm run openapi:schemas', () => {
   });
 
   it('refuses a type it cannot express', () => {
-    expect(() => derivedSchemas('export interface Nomination { primary: string | number }')).toThrow(/cannot express the type `string \| number` of Nomination.primary/);
+    expect(() => derivedSchemas('export interface Nomination { primary: string | number }')).toThrow(
+      /cannot express the type `string \| number` of Nomination.primary/,
+    );
   });
 });

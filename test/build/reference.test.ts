@@ -39,11 +39,15 @@ const OPERATIONS = [...ROUTES.filter((r) => r.answer !== 'file').map((r) => r.id
  * the code that abridges.
  */
 function isAbridgementOf(shown: unknown, real: unknown): boolean {
-  if (typeof shown === 'string' && typeof real === 'string') return shown === real || (shown.endsWith('…') && real.startsWith(shown.slice(0, -1)));
-  if (Array.isArray(shown)) return Array.isArray(real) && shown.length <= real.length && shown.every((s, i) => isAbridgementOf(s, real[i]));
+  if (typeof shown === 'string' && typeof real === 'string')
+    return shown === real || (shown.endsWith('…') && real.startsWith(shown.slice(0, -1)));
+  if (Array.isArray(shown))
+    return Array.isArray(real) && shown.length <= real.length && shown.every((s, i) => isAbridgementOf(s, real[i]));
   if (shown && typeof shown === 'object') {
     if (!real || typeof real !== 'object' || Array.isArray(real)) return false;
-    return Object.entries(shown).every(([k, v]) => Object.hasOwn(real, k) && isAbridgementOf(v, (real as Record<string, unknown>)[k]));
+    return Object.entries(shown).every(
+      ([k, v]) => Object.hasOwn(real, k) && isAbridgementOf(v, (real as Record<string, unknown>)[k]),
+    );
   }
   return shown === real;
 }
@@ -80,7 +84,11 @@ describe('the reference page at /', () => {
     const problems: string[] = [];
     page.on('console', (m) => m.type() === 'error' && !m.text().includes('403') && problems.push(m.text()));
     page.on('pageerror', (e) => problems.push(e.message));
-    page.on('request', (r) => !r.url().startsWith(local.baseUrl) && !r.url().startsWith('data:') && problems.push(`external: ${r.url()}`));
+    page.on(
+      'request',
+      (r) =>
+        !r.url().startsWith(local.baseUrl) && !r.url().startsWith('data:') && problems.push(`external: ${r.url()}`),
+    );
     const response = await page.goto(`${local.baseUrl}/`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-type']).toContain('text/html');
@@ -101,7 +109,9 @@ describe('the reference page at /', () => {
     for (const route of ROUTES) {
       const section = page.locator(`section#${route.id}`);
       expect(await section.locator('dl').innerText()).toContain(template(route));
-      expect(await section.locator('pre[data-path]').innerText()).toBe(`curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`);
+      expect(await section.locator('pre[data-path]').innerText()).toBe(
+        `curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`,
+      );
     }
     expect(await page.locator('section#health pre[data-path]').innerText()).toBe(`curl "${local.baseUrl}/health"`);
     for (const id of OPERATIONS) {
@@ -122,9 +132,14 @@ describe('the reference page at /', () => {
   it('copies a curl line with its button', async () => {
     const { page } = await open('desktop');
     const route = ROUTES.find((r) => r.id === 'personByName')!;
-    await page.locator(`section#${route.id}`).getByRole('button', { name: /Copy the curl line/ }).click();
+    await page
+      .locator(`section#${route.id}`)
+      .getByRole('button', { name: /Copy the curl line/ })
+      .click();
     await page.locator(`section#${route.id} .copied`).filter({ hasText: 'Copied.' }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+      `curl "${local.baseUrl}${examplePath(route, 'YOUR_KEY')}"`,
+    );
     await page.close();
   });
 
@@ -135,7 +150,9 @@ describe('the reference page at /', () => {
     expect(await page.locator('#try-status').innerText()).toBe('HTTP 200 OK');
     const real = await (await fetch(`${local.baseUrl}${examplePath(route, local.key)}`)).json();
     expect(JSON.parse(body)).toEqual(real);
-    expect(await page.locator('#try-request').innerText()).toBe(`GET ${examplePath(route, `${local.key.slice(0, 12)}…`)}`);
+    expect(await page.locator('#try-request').innerText()).toBe(
+      `GET ${examplePath(route, `${local.key.slice(0, 12)}…`)}`,
+    );
     expect(await page.locator('#try-request').innerText()).not.toContain(local.key);
     const shot = path.join(SCREENSHOTS, 'reference-1280.png');
     await page.screenshot({ path: shot, fullPage: true });
@@ -154,7 +171,10 @@ describe('the reference page at /', () => {
     await page.locator('#try-name').pressSequentially('emma st', { delay: 30 });
     await page.locator('#try-status').filter({ hasText: 'HTTP 200' }).waitFor();
     await page.waitForFunction(() => document.getElementById('try-body')?.textContent?.includes('Emma Stone'));
-    expect(JSON.parse(await page.locator('#try-body').innerText())[0]).toMatchObject({ name: 'Emma Stone', kind: 'person' });
+    expect(JSON.parse(await page.locator('#try-body').innerText())[0]).toMatchObject({
+      name: 'Emma Stone',
+      kind: 'person',
+    });
     expect(asked).toEqual(['/search/name=emma%20st/apikey=' + local.key]);
     expect(problems).toEqual([]);
     await page.close();
@@ -214,9 +234,20 @@ describe('the reference page at /', () => {
 
   it('lists every answer shape, every error body and the limits', async () => {
     const { page } = await open('desktop');
-    for (const [name, shape] of Object.entries(SHAPES)) await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
+    for (const [name, shape] of Object.entries(SHAPES))
+      await expect(page.locator(`#shape-${name}`).innerText()).resolves.toContain(shape);
     const text = await page.locator('body').innerText();
-    for (const message of [MESSAGES.forbidden, MESSAGES.tooMany, MESSAGES.fetchError, MESSAGES.methodNotAllowed, MESSAGES.badName, MESSAGES.badYear, MESSAGES.unavailable, MESSAGES.badTitleId, MESSAGES.badNameId]) {
+    for (const message of [
+      MESSAGES.forbidden,
+      MESSAGES.tooMany,
+      MESSAGES.fetchError,
+      MESSAGES.methodNotAllowed,
+      MESSAGES.badName,
+      MESSAGES.badYear,
+      MESSAGES.unavailable,
+      MESSAGES.badTitleId,
+      MESSAGES.badNameId,
+    ]) {
       expect(text).toContain(message);
     }
     for (const route of ROUTES) if (route.notFound) expect(text).toContain(route.notFound);
@@ -227,14 +258,24 @@ describe('the reference page at /', () => {
   it('links to the OpenAPI document, the portal, the health check and the client, each of ours answering', async () => {
     const { page } = await open('desktop');
     const nav = page.getByRole('navigation', { name: 'Elsewhere' });
-    for (const [name, href] of [['Get an API key', '/portal'], ['OpenAPI 3.1 document', '/openapi.json'], ['Health', '/health']]) {
+    for (const [name, href] of [
+      ['Get an API key', '/portal'],
+      ['OpenAPI 3.1 document', '/openapi.json'],
+      ['Health', '/health'],
+    ]) {
       expect(await nav.getByRole('link', { name }).getAttribute('href')).toBe(href);
       expect((await fetch(`${local.baseUrl}${href}`)).status).toBe(200);
     }
     expect(await nav.getByRole('link', { name: 'Typed client' }).getAttribute('href')).toBe('#client');
     // The page says how to get the client and use it, with no address it cannot know.
     const client = await page.locator('section#client').innerText();
-    for (const words of ['npm run pack:client', 'npm install ./film-awards-archive-client-', "from 'film-awards-archive-client'", 'createClient(']) expect(client).toContain(words);
+    for (const words of [
+      'npm run pack:client',
+      'npm install ./film-awards-archive-client-',
+      "from 'film-awards-archive-client'",
+      'createClient(',
+    ])
+      expect(client).toContain(words);
     await page.close();
   });
 
@@ -243,7 +284,8 @@ describe('the reference page at /', () => {
       const { page, problems } = await open(width);
       const nav = page.getByRole('navigation', { name: 'Contents' });
       const hrefs = await nav.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-      for (const id of [...OPERATIONS, 'try-section', 'answers', 'errors', 'limits', 'caching', 'client']) expect(hrefs).toContain(`#${id}`);
+      for (const id of [...OPERATIONS, 'try-section', 'answers', 'errors', 'limits', 'caching', 'client'])
+        expect(hrefs).toContain(`#${id}`);
       for (const href of hrefs) expect(await page.locator(href!).count(), href!).toBe(1);
       const [menu, text] = [await nav.boundingBox(), await page.locator('main').boundingBox()];
       if (width === 'desktop') expect(menu!.x + menu!.width).toBeLessThanOrEqual(text!.x + 1);
@@ -273,12 +315,24 @@ describe('the reference page at /', () => {
         expect(code).toContain(local.baseUrl);
         return code.replaceAll('YOUR_KEY', local.key);
       };
-      const printed = async (command: string, args: string[]) => JSON.parse((await run(command, args, { cwd: ROOT })).stdout);
-      expect([id, 'fetch', await printed(NODE_24, ['--input-type=module', '-e', withKey(js)])]).toEqual([id, 'fetch', real]);
+      const printed = async (command: string, args: string[]) =>
+        JSON.parse((await run(command, args, { cwd: ROOT })).stdout);
+      expect([id, 'fetch', await printed(NODE_24, ['--input-type=module', '-e', withKey(js)])]).toEqual([
+        id,
+        'fetch',
+        real,
+      ]);
       expect([id, 'python', await printed('python3', ['-c', withKey(python)])]).toEqual([id, 'python', real]);
       // The client as the package ships it is built from src/client/client.ts: the example runs against that file.
-      const local_client = withKey(client).replace("'film-awards-archive-client'", `'${pathToFileURL(path.join(ROOT, 'src/client/client.ts')).href}'`);
-      expect([id, 'client', await printed(NODE_24, ['--input-type=module', '-e', local_client])]).toEqual([id, 'client', real]);
+      const local_client = withKey(client).replace(
+        "'film-awards-archive-client'",
+        `'${pathToFileURL(path.join(ROOT, 'src/client/client.ts')).href}'`,
+      );
+      expect([id, 'client', await printed(NODE_24, ['--input-type=module', '-e', local_client])]).toEqual([
+        id,
+        'client',
+        real,
+      ]);
     }
     await page.close();
   });

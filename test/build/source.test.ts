@@ -15,26 +15,44 @@ import { cleanCopy, tempDir } from '../helpers/temp.ts';
 /** `npm run data:fetch` as a user runs it (node under this Node), with `env` added. */
 function fetchCommand(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['build/update/fetch-data.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, code: error ? Number(error.code) : 0 }),
+    execFile(
+      process.execPath,
+      ['build/update/fetch-data.ts'],
+      { cwd: ROOT, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? Number(error.code) : 0 }),
     );
   });
 }
 
 describe('where the archive comes from', () => {
   it('prefers --source, then ARCHIVE_SOURCE', async () => {
-    expect((await resolveSource('/x', { ARCHIVE_SOURCE: FULL_SOURCE }).catch((e: Error) => e.message))).toContain('--source points at /x, which does not exist');
-    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: FULL_SOURCE })).toMatchObject({ file: FULL_SOURCE, via: 'ARCHIVE_SOURCE' });
+    expect(await resolveSource('/x', { ARCHIVE_SOURCE: FULL_SOURCE }).catch((e: Error) => e.message)).toContain(
+      '--source points at /x, which does not exist',
+    );
+    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: FULL_SOURCE })).toMatchObject({
+      file: FULL_SOURCE,
+      via: 'ARCHIVE_SOURCE',
+    });
   });
 
   it('keeps the sample to its own summary when it is named as a source', async () => {
-    expect(await resolveSource(SAMPLE_FILE, {})).toMatchObject({ file: SAMPLE_FILE, via: '--source', summaryFile: SAMPLE_SUMMARY_FILE });
-    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: SAMPLE_FILE })).toMatchObject({ summaryFile: SAMPLE_SUMMARY_FILE });
+    expect(await resolveSource(SAMPLE_FILE, {})).toMatchObject({
+      file: SAMPLE_FILE,
+      via: '--source',
+      summaryFile: SAMPLE_SUMMARY_FILE,
+    });
+    expect(await resolveSource(undefined, { ARCHIVE_SOURCE: SAMPLE_FILE })).toMatchObject({
+      summaryFile: SAMPLE_SUMMARY_FILE,
+    });
   });
 
   it('refuses an ARCHIVE_SOURCE that does not exist instead of quietly serving the sample', async () => {
     const dir = await tempDir('source');
-    const error = await build({ out: path.join(dir, 'dist'), env: { ARCHIVE_SOURCE: path.join(dir, 'missing.csv') }, log: () => {} }).catch((e: unknown) => e);
+    const error = await build({
+      out: path.join(dir, 'dist'),
+      env: { ARCHIVE_SOURCE: path.join(dir, 'missing.csv') },
+      log: () => {},
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BuildRefused);
     expect((error as Error).message).toContain('ARCHIVE_SOURCE points at');
   });
@@ -42,15 +60,25 @@ describe('where the archive comes from', () => {
   it('uses the data:fetch cache when given nothing, and the sample when nothing is cached', async () => {
     const dir = await tempDir('sample');
     const cache = path.join(dir, 'oscars.csv');
-    expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: SAMPLE_FILE, via: 'sample', summaryFile: SAMPLE_SUMMARY_FILE });
+    expect(await resolveSource(undefined, {}, cache)).toMatchObject({
+      file: SAMPLE_FILE,
+      via: 'sample',
+      summaryFile: SAMPLE_SUMMARY_FILE,
+    });
     await writeFile(cache, '');
-    expect(await resolveSource(undefined, {}, cache)).toMatchObject({ file: cache, via: 'data/cache', summaryFile: SUMMARY_FILE });
+    expect(await resolveSource(undefined, {}, cache)).toMatchObject({
+      file: cache,
+      via: 'data/cache',
+      summaryFile: SUMMARY_FILE,
+    });
     // How loudly the sample is announced: test/runtimes/start.test.ts
     // and test/ops/operations.test.ts, on a fresh clone.
   });
 
   it('pins the upstream revision with the sha256 of the shared copy', async () => {
-    const sha = createHash('sha256').update(await readFile(FULL_SOURCE)).digest('hex');
+    const sha = createHash('sha256')
+      .update(await readFile(FULL_SOURCE))
+      .digest('hex');
     expect(source.sha256).toBe(sha);
     expect(source.url).toContain(source.commit);
   });
@@ -65,14 +93,20 @@ describe('where the archive comes from', () => {
 
     const tampered = (async () => new Response(Buffer.concat([bytes, Buffer.from('x')]))) as unknown as typeof fetch;
     const other = path.join(dir, 'other.csv');
-    await expect(fetchData({ fetch: tampered, target: other, env: {} })).rejects.toThrow(/expected 3b1d39ee.*nothing saved/);
+    await expect(fetchData({ fetch: tampered, target: other, env: {} })).rejects.toThrow(
+      /expected 3b1d39ee.*nothing saved/,
+    );
     expect(existsSync(other)).toBe(false);
 
     const offline = (async () => {
       throw new TypeError('fetch failed');
     }) as unknown as typeof fetch;
-    const error = (await fetchData({ fetch: offline, target: path.join(dir, 'x.csv'), env: {} }).catch((e: Error) => e)) as Error;
-    expect(error.message).toMatch(/^cannot download https:\/\/raw\.githubusercontent\.com\/DLu\/oscar_data\/.*set ARCHIVE_SOURCE=/);
+    const error = (await fetchData({ fetch: offline, target: path.join(dir, 'x.csv'), env: {} }).catch(
+      (e: Error) => e,
+    )) as Error;
+    expect(error.message).toMatch(
+      /^cannot download https:\/\/raw\.githubusercontent\.com\/DLu\/oscar_data\/.*set ARCHIVE_SOURCE=/,
+    );
     expect(error.message).not.toContain('\n');
   });
 
@@ -85,9 +119,14 @@ describe('where the archive comes from', () => {
     const env = { ...process.env };
     delete env.ARCHIVE_SOURCE;
     const run = await new Promise<{ stdout: string; code: number }>((resolve) =>
-      execFile(process.execPath, ['build/update/fetch-data.ts'], { cwd: clone, env }, (error, stdout) => resolve({ stdout, code: error ? Number(error.code) : 0 })),
+      execFile(process.execPath, ['build/update/fetch-data.ts'], { cwd: clone, env }, (error, stdout) =>
+        resolve({ stdout, code: error ? Number(error.code) : 0 }),
+      ),
     );
-    expect(run).toEqual({ code: 0, stdout: `${cache} already holds the pinned revision (sha256 verified); nothing downloaded\n` });
+    expect(run).toEqual({
+      code: 0,
+      stdout: `${cache} already holds the pinned revision (sha256 verified); nothing downloaded\n`,
+    });
     const offline = (async () => {
       throw new TypeError('fetch failed');
     }) as unknown as typeof fetch;
@@ -107,7 +146,10 @@ describe('where the archive comes from', () => {
     const network = (async () => {
       throw new Error('data:fetch used the network although ARCHIVE_SOURCE was set');
     }) as unknown as typeof fetch;
-    expect(await fetchData({ fetch: network, target, env: { ARCHIVE_SOURCE: FULL_SOURCE } })).toEqual({ target, from: FULL_SOURCE });
+    expect(await fetchData({ fetch: network, target, env: { ARCHIVE_SOURCE: FULL_SOURCE } })).toEqual({
+      target,
+      from: FULL_SOURCE,
+    });
     expect((await readFile(target)).equals(await readFile(FULL_SOURCE))).toBe(true);
   });
 
@@ -118,11 +160,17 @@ describe('where the archive comes from', () => {
     const { stdout, stderr, code } = await fetchCommand({ ARCHIVE_SOURCE: wrong });
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(new RegExp(`^data:fetch: ${wrong} has sha256 [0-9a-f]{64}, expected ${source.sha256} .*nothing saved`))]);
+    expect(stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^data:fetch: ${wrong} has sha256 [0-9a-f]{64}, expected ${source.sha256} .*nothing saved`),
+      ),
+    ]);
 
     const missing = await fetchCommand({ ARCHIVE_SOURCE: path.join(dir, 'missing.csv') });
     expect(missing.code).toBe(1);
-    expect(missing.stderr.trimEnd().split('\n')).toEqual([`data:fetch: ARCHIVE_SOURCE points at ${path.join(dir, 'missing.csv')}, which cannot be read (ENOENT)`]);
+    expect(missing.stderr.trimEnd().split('\n')).toEqual([
+      `data:fetch: ARCHIVE_SOURCE points at ${path.join(dir, 'missing.csv')}, which cannot be read (ENOENT)`,
+    ]);
   });
 });
 
@@ -147,7 +195,9 @@ describe('the full archive the tests read', () => {
   it('is named in one line saying what to set when offline with neither', async () => {
     const cache = path.join(await tempDir('setup-offline'), 'cache/oscars.csv');
     const line = await missingArchive({ env: {}, cache, fetch: offline });
-    expect(line).toMatch(/^tests need the full archive: set ARCHIVE_SOURCE=\/path\/to\/oscars\.csv, or run npm run data:fetch online \(cannot download https:.*\)$/);
+    expect(line).toMatch(
+      /^tests need the full archive: set ARCHIVE_SOURCE=\/path\/to\/oscars\.csv, or run npm run data:fetch online \(cannot download https:.*\)$/,
+    );
     expect(line).not.toContain('\n');
     expect(existsSync(cache)).toBe(false);
   });

@@ -59,7 +59,9 @@ function flipBestPicture(lines: string[]): string[] {
   const picture = (r: string) => ceremony(r) === '98' && fields(r)[3] === 'BEST PICTURE';
   const winner = lines.findIndex((r) => picture(r) && fields(r)[WINNER] === 'True');
   const other = lines.findIndex((r) => picture(r) && fields(r)[WINNER] !== 'True');
-  return lines.map((r, i) => (i === winner ? withField(r, WINNER, '') : i === other ? withField(r, WINNER, 'True') : r));
+  return lines.map((r, i) =>
+    i === winner ? withField(r, WINNER, '') : i === other ? withField(r, WINNER, 'True') : r,
+  );
 }
 
 // ---- the local server: revisions, a path that never answers, and GitHub's API ----
@@ -95,7 +97,8 @@ afterAll(async () => {
 });
 
 // ---- a checkout's data/ and CHANGELOG.md in a temp folder ----
-const CHANGELOG = '# Changelog\n\n## [Unreleased]\n\n### Added\n\n- Something else entirely.\n\n## [1.0.0] - 2026-05-01\n\n- First release.\n';
+const CHANGELOG =
+  '# Changelog\n\n## [Unreleased]\n\n### Added\n\n- Something else entirely.\n\n## [1.0.0] - 2026-05-01\n\n- First release.\n';
 
 /** A temp checkout pinned to the real file (cached), with the committed summary and a changelog. */
 async function checkout(source = FULL_SOURCE, pin: Record<string, unknown> = {}): Promise<string> {
@@ -103,7 +106,10 @@ async function checkout(source = FULL_SOURCE, pin: Record<string, unknown> = {})
   await mkdir(path.join(root, 'data/cache'), { recursive: true });
   const committed = JSON.parse(await readFile(path.join(ROOT, 'data/source.json'), 'utf8'));
   const bytes = await readFile(source);
-  await writeFile(path.join(root, 'data/source.json'), JSON.stringify({ ...committed, sha256: sha256(bytes), bytes: bytes.length, ...pin }, null, 2));
+  await writeFile(
+    path.join(root, 'data/source.json'),
+    JSON.stringify({ ...committed, sha256: sha256(bytes), bytes: bytes.length, ...pin }, null, 2),
+  );
   await copyFile(source, path.join(root, 'data/cache/oscars.csv'));
   await copyFile(path.join(ROOT, 'data/archive-summary.json'), path.join(root, 'data/archive-summary.json'));
   await writeFile(path.join(root, 'CHANGELOG.md'), CHANGELOG);
@@ -117,7 +123,14 @@ const snapshot = async (root: string) => Promise.all(WRITTEN.map((f) => readFile
 async function updateIn(root: string, options: UpdateOptions = {}) {
   const printed: string[] = [];
   const warned: string[] = [];
-  const result = await update({ root, env: {}, log: (l) => printed.push(l), warn: (l) => warned.push(l), timeoutMs: 10_000, ...options });
+  const result = await update({
+    root,
+    env: {},
+    log: (l) => printed.push(l),
+    warn: (l) => warned.push(l),
+    timeoutMs: 10_000,
+    ...options,
+  });
   return { ...result, printed: printed.join('\n'), warned: warned.join('\n') };
 }
 
@@ -130,18 +143,34 @@ describe('a revision with a new 2027 ceremony', () => {
     const allWinners = rows.filter((r) => fields(r)[WINNER] === 'True').length;
     expect(out.exitCode).toBe(0);
     expect(out.status).toBe('pinned');
-    expect(out.report).toContain(`- 2027 (99th ceremony): ${categories} categories, ${last.length} nominations, ${winners} winners`);
+    expect(out.report).toContain(
+      `- 2027 (99th ceremony): ${categories} categories, ${last.length} nominations, ${winners} winners`,
+    );
     expect(out.report).toContain(`- nominations: ${n(rows.length)} → ${n(rows.length + last.length)}`);
     expect(out.report).toContain(`- winners: ${n(allWinners)} → ${n(allWinners + winners)}`);
     expect(out.report).toContain('- ceremony years: 97 → 98 (1929–2026 → 1929–2027)');
-    expect(out.report!.split('\n')[0]).toBe(`Source: oscars.csv of DLu/oscar_data, c5e9716b7e02 (2026-04-22) → sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)} (pinned 2027-03-23)`);
-    for (const kind of ['nominations added', 'nominations removed', 'nominations changed', 'winners changed', 'categories renamed']) {
+    expect(out.report!.split('\n')[0]).toBe(
+      `Source: oscars.csv of DLu/oscar_data, c5e9716b7e02 (2026-04-22) → sha256 ${sha256(REVISIONS['/with-2027.csv']).slice(0, 12)} (pinned 2027-03-23)`,
+    );
+    for (const kind of [
+      'nominations added',
+      'nominations removed',
+      'nominations changed',
+      'winners changed',
+      'categories renamed',
+    ]) {
       expect(out.report).toContain(`- ${kind}: none`);
     }
 
     const pin = JSON.parse(await readFile(path.join(root, 'data/source.json'), 'utf8'));
     const bytes = Buffer.from(REVISIONS['/with-2027.csv']);
-    expect(pin).toMatchObject({ url: `${base}/with-2027.csv`, sha256: sha256(bytes), bytes: bytes.length, commit: null, pinnedAt: '2027-03-23T09:00:00.000Z' });
+    expect(pin).toMatchObject({
+      url: `${base}/with-2027.csv`,
+      sha256: sha256(bytes),
+      bytes: bytes.length,
+      commit: null,
+      pinnedAt: '2027-03-23T09:00:00.000Z',
+    });
     expect(sha256(await readFile(path.join(root, 'data/cache/oscars.csv')))).toBe(sha256(bytes));
     const summary = JSON.parse(await readFile(path.join(root, 'data/archive-summary.json'), 'utf8'));
     expect(summary['2027'].nominations).toBe(last.length);
@@ -161,8 +190,13 @@ describe('a revision with a new 2027 ceremony', () => {
     await writeFile(local, REVISIONS['/with-2027.csv']);
     expect((await updateIn(root, { from: local, commit: COMMIT })).status).toBe('pinned');
     const pin = JSON.parse(await readFile(path.join(root, 'data/source.json'), 'utf8'));
-    expect(pin).toMatchObject({ commit: COMMIT, url: `https://raw.githubusercontent.com/DLu/oscar_data/${COMMIT}/oscars.csv` });
-    await expect(updateIn(root, { from: local, commit: 'main' })).rejects.toThrow(/--commit must be a full 40-digit commit hash/);
+    expect(pin).toMatchObject({
+      commit: COMMIT,
+      url: `https://raw.githubusercontent.com/DLu/oscar_data/${COMMIT}/oscars.csv`,
+    });
+    await expect(updateIn(root, { from: local, commit: 'main' })).rejects.toThrow(
+      /--commit must be a full 40-digit commit hash/,
+    );
   });
 
   it('is found through the GitHub API stand-in, with the token sent, and pinned with its commit, date and raw URL', async () => {
@@ -170,11 +204,18 @@ describe('a revision with a new 2027 ceremony', () => {
     asked.length = 0;
     const out = await updateIn(root, { env: { GITHUB_API_URL: `${base}/api`, GITHUB_TOKEN: 'ghs_test' } });
     expect(out.status).toBe('pinned');
-    expect(asked.map((a) => a.url)).toEqual(['/api/repos/DLu/oscar_data/commits?path=oscars.csv&per_page=1', `/api/repos/DLu/oscar_data/contents/oscars.csv?ref=${COMMIT}`]);
+    expect(asked.map((a) => a.url)).toEqual([
+      '/api/repos/DLu/oscar_data/commits?path=oscars.csv&per_page=1',
+      `/api/repos/DLu/oscar_data/contents/oscars.csv?ref=${COMMIT}`,
+    ]);
     expect(asked.every((a) => a.authorization === 'Bearer ghs_test')).toBe(true);
     expect(asked[1].accept).toBe('application/vnd.github.raw+json');
     const pin = JSON.parse(await readFile(path.join(root, 'data/source.json'), 'utf8'));
-    expect(pin).toMatchObject({ commit: COMMIT, date: COMMIT_DATE, url: `https://raw.githubusercontent.com/DLu/oscar_data/${COMMIT}/oscars.csv` });
+    expect(pin).toMatchObject({
+      commit: COMMIT,
+      date: COMMIT_DATE,
+      url: `https://raw.githubusercontent.com/DLu/oscar_data/${COMMIT}/oscars.csv`,
+    });
     expect(out.report).toContain(`c5e9716b7e02 (2026-04-22) → ${COMMIT.slice(0, 12)} (2027-03-22)`);
 
     // Pinned: asked again, GitHub names the same commit, and nothing is downloaded or written.
@@ -190,20 +231,31 @@ describe('a revision with a new 2027 ceremony', () => {
     const root = await checkout();
     await updateIn(root, { env: { GITHUB_API_URL: `${base}/api` } });
     const out = path.join(await tempDir('update-dist'), 'dist');
-    await build({ source: path.join(root, 'data/cache/oscars.csv'), out, summary: path.join(root, 'data/archive-summary.json'), pin: path.join(root, 'data/source.json'), log: () => {} });
+    await build({
+      source: path.join(root, 'data/cache/oscars.csv'),
+      out,
+      summary: path.join(root, 'data/archive-summary.json'),
+      pin: path.join(root, 'data/source.json'),
+      log: () => {},
+    });
     const { keys, records } = makeKeys(1);
     const api = createApi({ data: new DiskData(out), keys: new Keys(memoryKeys(records)) });
-    const get = (url: string) => api.handle(new Request(`http://localhost${url}`, { headers: { accept: 'application/json' } }));
+    const get = (url: string) =>
+      api.handle(new Request(`http://localhost${url}`, { headers: { accept: 'application/json' } }));
     const year = await get(`/archive/year=2027/apikey=${keys[0]}`);
     expect(year.status).toBe(200);
-    expect((await year.json()).map((c: { category: string }) => c.category)).toHaveLength(new Set(last.map((r) => fields(r)[4])).size);
+    expect((await year.json()).map((c: { category: string }) => c.category)).toHaveLength(
+      new Set(last.map((r) => fields(r)[4])).size,
+    );
     const described = await (await get('/')).json();
     expect(described.source).toMatchObject({ repository: 'DLu/oscar_data', commit: COMMIT, date: COMMIT_DATE });
     expect(described.description).toContain('1929 to 2027');
     const openapi = JSON.parse(await readFile(path.join(out, 'openapi.json'), 'utf8'));
     expect(openapi.info['x-source']).toMatchObject({ commit: COMMIT, date: COMMIT_DATE });
     expect(openapi.info.description).toContain(`at commit \`${COMMIT}\` (${COMMIT_DATE})`);
-    expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain(`of DLu/oscar_data at commit <code>${COMMIT.slice(0, 12)}</code>, 2027-03-22.</footer>`);
+    expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain(
+      `of DLu/oscar_data at commit <code>${COMMIT.slice(0, 12)}</code>, 2027-03-22.</footer>`,
+    );
   });
 });
 
@@ -225,7 +277,9 @@ describe('a revision that loses data', () => {
     const out = await updateIn(root, { from: `${base}/winner-flipped.csv` });
     expect(out).toMatchObject({ status: 'refused', exitCode: 1 });
     expect(out.warned).toContain('winners lost in 2026');
-    expect(out.report).toMatch(/- winners changed: 2 \(2026\)\n {2}- 2026 · Best Picture: .+: (won → lost|lost → won)\n {2}- 2026 · Best Picture: .+: (won → lost|lost → won)\n/);
+    expect(out.report).toMatch(
+      /- winners changed: 2 \(2026\)\n {2}- 2026 · Best Picture: .+: (won → lost|lost → won)\n {2}- 2026 · Best Picture: .+: (won → lost|lost → won)\n/,
+    );
     expect(await snapshot(root)).toEqual(before);
   });
 
@@ -249,7 +303,9 @@ describe('a new ceremony with nominations and no winners yet', () => {
     expect(await snapshot(root)).toEqual(before);
     const pinned = await updateIn(root, { from: `${base}/nominations-only-2027.csv`, nominationsOnly: true });
     expect(pinned.status).toBe('pinned');
-    expect(pinned.report).toContain(`- 2027 (99th ceremony): ${new Set(last.map((r) => fields(r)[4])).size} categories, ${last.length} nominations, 0 winners`);
+    expect(pinned.report).toContain(
+      `- 2027 (99th ceremony): ${new Set(last.map((r) => fields(r)[4])).size} categories, ${last.length} nominations, 0 winners`,
+    );
     expect(pinned.report).toContain('**NOMINATIONS ONLY: 2027 has nominations but NO WINNERS yet.**');
   });
 });
@@ -258,15 +314,21 @@ describe('an update that cannot be done', () => {
   it('stops on a file that does not parse, naming its line, and writes nothing', async () => {
     const root = await checkout();
     const before = await snapshot(root);
-    await expect(updateIn(root, { from: `${base}/unparseable.csv` })).rejects.toThrow(/does not parse \(source line 5002: Ceremony must be a positive whole number, found "XCVIII"\); nothing written/);
+    await expect(updateIn(root, { from: `${base}/unparseable.csv` })).rejects.toThrow(
+      /does not parse \(source line 5002: Ceremony must be a positive whole number, found "XCVIII"\); nothing written/,
+    );
     expect(await snapshot(root)).toEqual(before);
   });
 
   it('gives up on a server that never answers within the timeout, and writes nothing', async () => {
     const root = await checkout();
     const before = await snapshot(root);
-    await expect(updateIn(root, { from: `${base}/never`, timeoutMs: 300 })).rejects.toThrow(/cannot download the new revision from .*\/never \(no whole answer within 0.3 s\); nothing written/);
-    await expect(updateIn(root, { env: { GITHUB_API_URL: `${base}/missing` } })).rejects.toThrow(/cannot download the newest revision of oscars.csv .*\(HTTP 404\)/);
+    await expect(updateIn(root, { from: `${base}/never`, timeoutMs: 300 })).rejects.toThrow(
+      /cannot download the new revision from .*\/never \(no whole answer within 0.3 s\); nothing written/,
+    );
+    await expect(updateIn(root, { env: { GITHUB_API_URL: `${base}/missing` } })).rejects.toThrow(
+      /cannot download the newest revision of oscars.csv .*\(HTTP 404\)/,
+    );
     expect(await snapshot(root)).toEqual(before);
   });
 });
@@ -287,14 +349,18 @@ describe('an accepted update and the build guard', () => {
     REVISIONS['/small-without-2025.csv'] = smaller;
     const refused = await updateIn(root, { from: `${base}/small-without-2025.csv` });
     expect(refused.warned).toContain('ceremonies removed in 2025');
-    expect((await updateIn(root, { from: `${base}/small-without-2025.csv`, acceptChanges: true })).status).toBe('pinned');
+    expect((await updateIn(root, { from: `${base}/small-without-2025.csv`, acceptChanges: true })).status).toBe(
+      'pinned',
+    );
 
     await build({ ...quiet, source: cache });
     const manifest = JSON.parse(await readFile(path.join(out, '_data/manifest.json'), 'utf8'));
     expect(Object.keys(manifest.years)).toEqual(['2024', '2026']);
     expect(manifest.source).toMatchObject({ sha256: sha256(smaller), revision: { commit: null } });
     // npm start names what it serves from what the build recorded, a pin without a commit included.
-    expect(describeDist((await readDist(out))!)).toMatch(/^the full archive, revision of unknown commit, pinned \d{4}-\d\d-\d\d \(/);
+    expect(describeDist((await readDist(out))!)).toMatch(
+      /^the full archive, revision of unknown commit, pinned \d{4}-\d\d-\d\d \(/,
+    );
     // Any other source that loses what dist/ holds is still refused.
     await writeFile(small, file(rows.filter((r) => ceremony(r) === '98')));
     await expect(build({ ...quiet, source: small })).rejects.toThrow(/refusing to build/);
@@ -303,7 +369,10 @@ describe('an accepted update and the build guard', () => {
 
 describe('the command line', () => {
   const command = (args: string[], env: Record<string, string> = {}) =>
-    run(process.execPath, [path.join(ROOT, 'build/update/update.ts'), ...args], { cwd: ROOT, env: { ...process.env, ARCHIVE_SOURCE: '', ...env } }).then(
+    run(process.execPath, [path.join(ROOT, 'build/update/update.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ARCHIVE_SOURCE: '', ...env },
+    }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );

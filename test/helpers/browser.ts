@@ -46,14 +46,31 @@ export function chromiumCandidates(machine: Pick<Machine, 'env' | 'platform' | '
   const named = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
   const fixed =
     platform === 'darwin'
-      ? ['/Applications/Chromium.app/Contents/MacOS/Chromium', '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome', path.join(home, 'Applications/Chromium.app/Contents/MacOS/Chromium'), path.join(home, 'Applications/Google Chrome.app/Contents/MacOS/Google Chrome')]
-      : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/snap/bin/chromium', '/opt/google/chrome/chrome'];
+      ? [
+          '/Applications/Chromium.app/Contents/MacOS/Chromium',
+          '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+          path.join(home, 'Applications/Chromium.app/Contents/MacOS/Chromium'),
+          path.join(home, 'Applications/Google Chrome.app/Contents/MacOS/Google Chrome'),
+        ]
+      : [
+          '/usr/bin/chromium',
+          '/usr/bin/chromium-browser',
+          '/usr/bin/google-chrome',
+          '/usr/bin/google-chrome-stable',
+          '/snap/bin/chromium',
+          '/opt/google/chrome/chrome',
+        ];
   // playwright's cache (`npx playwright install chromium`), newest revision first.
-  const cache = env.PLAYWRIGHT_BROWSERS_PATH || (platform === 'darwin' ? path.join(home, 'Library/Caches/ms-playwright') : path.join(home, '.cache/ms-playwright'));
+  const cache =
+    env.PLAYWRIGHT_BROWSERS_PATH ||
+    (platform === 'darwin' ? path.join(home, 'Library/Caches/ms-playwright') : path.join(home, '.cache/ms-playwright'));
   const revisions = list(cache)
     .filter((name) => /^chromium-\d+$/.test(name))
     .sort((a, b) => Number(b.slice(9)) - Number(a.slice(9)));
-  const inside = platform === 'darwin' ? ['chrome-mac/Chromium.app/Contents/MacOS/Chromium', 'chrome-mac-arm64/Chromium.app/Contents/MacOS/Chromium'] : ['chrome-linux64/chrome', 'chrome-linux/chrome'];
+  const inside =
+    platform === 'darwin'
+      ? ['chrome-mac/Chromium.app/Contents/MacOS/Chromium', 'chrome-mac-arm64/Chromium.app/Contents/MacOS/Chromium']
+      : ['chrome-linux64/chrome', 'chrome-linux/chrome'];
   const downloaded = revisions.flatMap((revision) => inside.map((file) => path.join(cache, revision, file)));
   return [...new Set([...fixed, ...onPath.flatMap((dir) => named.map((name) => path.join(dir, name))), ...downloaded])];
 }
@@ -61,13 +78,25 @@ export function chromiumCandidates(machine: Pick<Machine, 'env' | 'platform' | '
 /** The browser to drive, or the one line saying why there is none. */
 export function findChromium(machine: Machine = realMachine): { path: string } | { missing: string } {
   const given = machine.env.CHROMIUM_PATH;
-  if (given) return machine.exists(given) ? { path: given } : { missing: `CHROMIUM_PATH is ${given}, which does not exist; ${NO_CHROMIUM}` };
+  if (given)
+    return machine.exists(given)
+      ? { path: given }
+      : { missing: `CHROMIUM_PATH is ${given}, which does not exist; ${NO_CHROMIUM}` };
   const found = chromiumCandidates(machine).find((file) => machine.exists(file));
   return found ? { path: found } : { missing: NO_CHROMIUM };
 }
 
 /** Flags for a headless run with nothing phoning home. */
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Launches the Chromium {@link findChromium} finds; without one, fails with its line alone (no stack to read past). */
 export async function launchChromium(): Promise<Browser> {

@@ -23,10 +23,14 @@ export interface ArchiveCheck {
 }
 
 /** Why the full archive is unavailable, as one line, or null when it is there (fetched if need be). */
-export async function missingArchive({ env = process.env, cache = CACHE_FILE, fetch }: ArchiveCheck = {}): Promise<string | null> {
+export async function missingArchive({ env = process.env, cache = CACHE_FILE, fetch }: ArchiveCheck = {}): Promise<
+  string | null
+> {
   const file = fullSource(env, cache);
   if (env.ARCHIVE_SOURCE) {
-    return existsSync(file) ? null : `tests need the full archive, and ARCHIVE_SOURCE points at ${file}, which does not exist`;
+    return existsSync(file)
+      ? null
+      : `tests need the full archive, and ARCHIVE_SOURCE points at ${file}, which does not exist`;
   }
   if (existsSync(file)) return null;
   try {

@@ -37,18 +37,29 @@ export const lostKeptAliveSocket = (req: http.ClientRequest, method: string, err
  * One HTTP request with the body as sent (no decompression), path sent verbatim; sent again
  * once on a new connection when a kept-alive one was lost ({@link lostKeptAliveSocket}).
  */
-export function rawRequest(port: number, method: string, pathname: string, headers: Record<string, string> = {}, again = true): Promise<RawReply> {
+export function rawRequest(
+  port: number,
+  method: string,
+  pathname: string,
+  headers: Record<string, string> = {},
+  again = true,
+): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
         resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
       });
     });
-    req.on('error', (error) => (again && lostKeptAliveSocket(req, method, error) ? rawRequest(port, method, pathname, headers, false).then(resolve, reject) : reject(error)));
+    req.on('error', (error) =>
+      again && lostKeptAliveSocket(req, method, error)
+        ? rawRequest(port, method, pathname, headers, false).then(resolve, reject)
+        : reject(error),
+    );
     req.end();
   });
 }
@@ -59,7 +70,9 @@ export function rawRequest(port: number, method: string, pathname: string, heade
  */
 export function rawRequestLine(port: number, line: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`${line}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`),
+    );
     const chunks: Buffer[] = [];
     socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${line}`)));
     socket.on('data', (c) => chunks.push(c));
@@ -83,4 +96,3 @@ export async function eventually(check: () => Promise<boolean>, ms = 10_000, eve
   }
   return check();
 }
-

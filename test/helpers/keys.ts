@@ -71,11 +71,21 @@ export function keyWatchingLog(keep = 200) {
  * A key had as a person has one: sign in at the portal, open the mailed
  * link, ask for a key; the session is kept for rotate and revoke.
  */
-export async function keyThroughPortal(base: string, mailApi: { to(address: string): { body: { text?: string } }[] }): Promise<{ key: string; session: string }> {
+export async function keyThroughPortal(
+  base: string,
+  mailApi: { to(address: string): { body: { text?: string } }[] },
+): Promise<{ key: string; session: string }> {
   const email = `portal-${Math.random().toString(36).slice(2)}@example.org`;
   const post = async (p: string, body?: object, session?: string) => {
-    const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json' } : {}), ...(session ? { authorization: `Bearer ${session}` } : {}) };
-    const response = await fetch(`${base}${p}`, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
+    const headers: Record<string, string> = {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(session ? { authorization: `Bearer ${session}` } : {}),
+    };
+    const response = await fetch(`${base}${p}`, {
+      method: 'POST',
+      headers,
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: response.status, json: (await response.json()) as Record<string, string> };
   };
   const asked = await post('/portal/sign-in', { email });

@@ -22,7 +22,9 @@ export interface ReceivedMail {
 /** A quoted-printable or plain body as text (nodemailer picks quoted-printable for long lines). */
 function decodeBody(headers: string, body: string): string {
   if (!/content-transfer-encoding:\s*quoted-printable/i.test(headers)) return body;
-  const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  const bytes = body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -71,7 +73,12 @@ export async function startSmtp() {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        mails.push(parse(Buffer.concat(chunks).toString('latin1'), session.envelope.rcptTo.map((r) => r.address)));
+        mails.push(
+          parse(
+            Buffer.concat(chunks).toString('latin1'),
+            session.envelope.rcptTo.map((r) => r.address),
+          ),
+        );
         for (const wake of waiting) wake();
         callback();
       });
@@ -129,7 +136,13 @@ export async function startMailApi() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      calls.push({ method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization ?? '', contentType: req.headers['content-type'] ?? '', body: text ? JSON.parse(text) : {} });
+      calls.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: req.headers.authorization ?? '',
+        contentType: req.headers['content-type'] ?? '',
+        body: text ? JSON.parse(text) : {},
+      });
       if (state.answer === 'silent') return;
       res.writeHead(state.answer, { 'content-type': 'application/json' });
       res.end(state.answer < 300 ? `{"id":"${calls.length}"}` : '{"message":"refused"}');

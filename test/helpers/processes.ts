@@ -21,7 +21,10 @@ function pinnedSource(dist: string | undefined): { ARCHIVE_SOURCE?: string } {
 }
 
 /** Starts the edge function under Deno behind the CDN stand-in; resolves once it listens. */
-export async function startEdge(dist: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
+export async function startEdge(
+  dist: string,
+  env: Record<string, string> = {},
+): Promise<{ port: number; child: ChildProcess; logs: string[]; stop(): Promise<void> }> {
   const child = spawn(DENO, ['run', '--allow-all', '--quiet', path.join(ROOT, 'cli/lib/netlify-edge.ts'), dist, '0'], {
     cwd: ROOT,
     env: { ...process.env, ...env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
@@ -100,19 +103,32 @@ interface StartOptions {
  * `npm run dev:netlify` as a process (cli/netlify-local.ts): the edge function
  * under Deno and the portal function, in front of a local Blobs store.
  */
-export const startNetlifyLocal = (env: Record<string, string>) => startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
+export const startNetlifyLocal = (env: Record<string, string>) =>
+  startServer(env, { script: 'cli/netlify-local.ts', ready: 'ready:' });
 
 /**
  * `npm run dev:cloudflare` over `dist`: the Worker under wrangler dev
  * (workerd), a local D1 in a folder of its own; resolves once `/health`
  * answers 200. `env` is passed on (MAIL_API_URL, settings).
  */
-export async function startWorker(dist: string, env: Record<string, string> = {}): Promise<{ port: number; pid: number; logs: string[]; state: string; stop(): Promise<void> }> {
+export async function startWorker(
+  dist: string,
+  env: Record<string, string> = {},
+): Promise<{ port: number; pid: number; logs: string[]; state: string; stop(): Promise<void> }> {
   const port = await freeLoopbackPort();
   const state = await tempDir('worker-state');
   const child = spawn(process.execPath, [path.join(ROOT, 'cli/cloudflare-dev.ts')], {
     cwd: ROOT,
-    env: { ...process.env, ...pinnedSource(dist), ...env, DIST_DIR: dist, PORT: String(port), CLOUDFLARE_LOCAL_DIR: state, NO_COLOR: '1', FORCE_COLOR: '0' },
+    env: {
+      ...process.env,
+      ...pinnedSource(dist),
+      ...env,
+      DIST_DIR: dist,
+      PORT: String(port),
+      CLOUDFLARE_LOCAL_DIR: state,
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -129,7 +145,10 @@ export async function startWorker(dist: string, env: Record<string, string> = {}
   const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`dev:cloudflare exited ${child.exitCode}:\n${logs.join('\n')}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     // pid: also the process group of wrangler and the workerd it started
     // (detached), so a test can tell its own processes from others'.
     if (ok) return { port, pid: child.pid!, logs, state, stop };
@@ -151,7 +170,10 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)), 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not print ${JSON.stringify(ready)} within 90 s:\n${output}`)),
+      90_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk;
       if (output.includes(ready)) {
@@ -200,7 +222,9 @@ export function processTree(pid: number): number[] {
 /** An address of /proc/net/tcp{,6} (hex, each 32-bit word in host order, little-endian here) as text. */
 function procAddress(hex: string): string {
   const [host, port] = hex.split(':');
-  const bytes = (host.match(/.{8}/g) ?? []).flatMap((word) => (word.match(/../g) ?? []).reverse().map((b) => parseInt(b, 16)));
+  const bytes = (host.match(/.{8}/g) ?? []).flatMap((word) =>
+    (word.match(/../g) ?? []).reverse().map((b) => parseInt(b, 16)),
+  );
   if (bytes.length === 4) return `${bytes.join('.')}:${parseInt(port, 16)}`;
   const mapped = bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255;
   if (mapped) return `::ffff:${bytes.slice(12).join('.')}:${parseInt(port, 16)}`;
@@ -240,7 +264,8 @@ function readlinkSafe(file: string): string {
 }
 
 /** Whether an address from `listeningAddresses` is on loopback only (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
-export const isLoopback = (address: string) => /^(127\.\d+\.\d+\.\d+|::ffff:127\.\d+\.\d+\.\d+|\[::1\]):\d+$/.test(address);
+export const isLoopback = (address: string) =>
+  /^(127\.\d+\.\d+\.\d+|::ffff:127\.\d+\.\d+\.\d+|\[::1\]):\d+$/.test(address);
 
 /**
  * Whether Debian's Varnish is installed (`.ci/run` installs it):

@@ -7,4 +7,3 @@ import { ROOT } from './paths.ts';
 export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')) {
   return [...readme.matchAll(/^ {4}GET (\/\S+)\n {4}(.+)$/gm)].map(([, request, answer]) => ({ request, answer }));
 }
-

@@ -35,7 +35,12 @@ export const LONG_FILES = [
 
 /** Where `file` (an absolute path under `root`) stands in {@link LONG_FILES}; past the end when it is not there. */
 export function rank(root: string, file: string): number {
-  const at = LONG_FILES.indexOf(file.slice(root.length + 1).split('\\').join('/'));
+  const at = LONG_FILES.indexOf(
+    file
+      .slice(root.length + 1)
+      .split('\\')
+      .join('/'),
+  );
   return at < 0 ? LONG_FILES.length : at;
 }
 

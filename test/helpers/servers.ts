@@ -87,5 +87,8 @@ export async function startLocalServer(options: { rateLimitPerMinute?: number } 
 /** The key portal behind the front door, as a fetch runtime serves it: Request and client address in, Response out. */
 export function portalFront(options: PortalOptions) {
   const api = createApi({ keys: options.keys, portal: options, log: options.log, now: options.now });
-  return { handle: (request: Request, clientIp: string) => api.handle(request, undefined, clientIp), limiter: api.portalLimiter! };
+  return {
+    handle: (request: Request, clientIp: string) => api.handle(request, undefined, clientIp),
+    limiter: api.portalLimiter!,
+  };
 }

@@ -5,7 +5,20 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, existsSync, openSync } from 'node:fs';
-import { copyFile, cp, link, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import {
+  copyFile,
+  cp,
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+} from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,7 +51,11 @@ export async function pipe(tag: string): Promise<{ fd: number; reader: net.Socke
   const fifo = path.join(await tempDir(tag), 'pipe');
   await promisify(execFile)('mkfifo', [fifo]);
   // The read end first, without waiting for a writer; then the write end, which a reader lets open at once.
-  const reader = new net.Socket({ fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+  const reader = new net.Socket({
+    fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK),
+    readable: true,
+    writable: false,
+  });
   reader.pause();
   const fd = openSync(fifo, constants.O_WRONLY);
   return { fd, reader };
@@ -47,7 +64,9 @@ export async function pipe(tag: string): Promise<{ fd: number; reader: net.Socke
 /** Hard-links (across devices: copies) a folder tree, symlinks kept as symlinks: node_modules in a second or two. */
 async function linkTree(from: string, to: string): Promise<void> {
   const entries = await readdir(from, { withFileTypes: true, recursive: true });
-  const dirs = entries.filter((e) => e.isDirectory()).map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
+  const dirs = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => path.join(to, path.relative(from, path.join(e.parentPath, e.name))));
   for (const dir of [to, ...dirs]) await mkdir(dir, { recursive: true });
   for (const entry of entries) {
     const src = path.join(entry.parentPath, entry.name);
@@ -67,7 +86,11 @@ async function linkTree(from: string, to: string): Promise<void> {
  */
 export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | 'none' = 'symlink'): Promise<string> {
   const dir = await tempDir(tag);
-  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 1 << 24 });
+  const { stdout } = await promisify(execFile)(
+    'git',
+    ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+    { cwd: ROOT, maxBuffer: 1 << 24 },
+  );
   for (const file of new Set(stdout.split('\0').filter(Boolean))) {
     if (!existsSync(path.join(ROOT, file))) continue; // deleted in the working tree, not yet committed
     // a symlink git does not ignore (node_modules/ matches folders only): linked below
@@ -108,7 +131,12 @@ export async function treeDigest(dir: string): Promise<Map<string, string>> {
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     const full = path.join(entry.parentPath, entry.name);
-    out.set(path.relative(dir, full), createHash('sha256').update(await readFile(full)).digest('hex'));
+    out.set(
+      path.relative(dir, full),
+      createHash('sha256')
+        .update(await readFile(full))
+        .digest('hex'),
+    );
   }
   return out;
 }
@@ -123,13 +151,19 @@ export async function treeDigest(dir: string): Promise<Map<string, string>> {
  */
 export async function sharedBuild(source: string): Promise<string> {
   const { size, mtimeMs } = await stat(source);
-  const id = createHash('sha256').update(`${path.resolve(source)} ${size} ${mtimeMs}`).digest('hex').slice(0, 16);
+  const id = createHash('sha256')
+    .update(`${path.resolve(source)} ${size} ${mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
   const dir = path.join(os.tmpdir(), `faa-shared-build-${id}`);
   const out = path.join(dir, 'dist');
-  const claimed = await mkdir(dir).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') return false;
-    throw error;
-  });
+  const claimed = await mkdir(dir).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST') return false;
+      throw error;
+    },
+  );
   if (claimed) {
     const building = path.join(dir, 'building');
     try {
@@ -144,7 +178,8 @@ export async function sharedBuild(source: string): Promise<string> {
     // load; wait nearly three times that (within the 180 s a hook may take).
     for (const until = Date.now() + 170_000; !existsSync(out); await new Promise((r) => setTimeout(r, 200))) {
       if (Date.now() > until) throw new Error(`the shared build of ${source} in ${dir} did not appear within 170 s`);
-      if (!existsSync(dir)) throw new Error(`the shared build of ${source} failed in the test file that made it (its error is there)`);
+      if (!existsSync(dir))
+        throw new Error(`the shared build of ${source} failed in the test file that made it (its error is there)`);
     }
   }
   builtFrom.set(out, source);

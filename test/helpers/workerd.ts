@@ -20,7 +20,11 @@ import { tempDir } from './temp.ts';
 const NAME = 'api';
 
 function wrangler(args: string[], cwd: string): void {
-  const out = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(cwd, 'logs') } });
+  const out = spawnSync(process.execPath, [WRANGLER, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(cwd, 'logs') },
+  });
   if (out.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${out.stdout}\n${out.stderr}`);
 }
 
@@ -44,8 +48,14 @@ async function devtools(url: string) {
   const send = <T>(method: string, ms = 30_000) =>
     new Promise<T>((resolve, reject) => {
       const id = ++last;
-      const timer = setTimeout(() => (waiting.delete(id), reject(new Error(`${method}: no answer within ${ms} ms`))), ms);
-      waiting.set(id, { resolve: (v) => (clearTimeout(timer), resolve(v as T)), reject: (e) => (clearTimeout(timer), reject(e)) });
+      const timer = setTimeout(
+        () => (waiting.delete(id), reject(new Error(`${method}: no answer within ${ms} ms`))),
+        ms,
+      );
+      waiting.set(id, {
+        resolve: (v) => (clearTimeout(timer), resolve(v as T)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
       socket.send(JSON.stringify({ id, method }));
     });
   return { send, close: () => socket.close() };
@@ -77,11 +87,16 @@ export interface Workerd {
 export async function startWorkerd(dist: string, vars: Record<string, string> = {}): Promise<Workerd> {
   const dir = await tempDir('workerd');
   const config = workerConfig(dist, dir);
-  wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(dir, 'state')], dir);
+  wrangler(
+    ['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', path.join(dir, 'state')],
+    dir,
+  );
   wrangler(['deploy', '--dry-run', '--config', config, '--outdir', path.join(dir, 'bundle')], dir);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   // The bundle is one module already: wrangler's rules for finding modules are not needed (and Miniflare refuses them).
-  const { modulesRules: _, ...options } = workerOptions as typeof workerOptions & { bindings?: Record<string, unknown> };
+  const { modulesRules: _, ...options } = workerOptions as typeof workerOptions & {
+    bindings?: Record<string, unknown>;
+  };
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       ...options,
@@ -102,7 +117,10 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
   const key = await d1Keys((await mf.getD1Database('DB')) as unknown as D1DatabaseLike).issue('workerd@example.org');
   const inspector = new URL(String(await mf.getInspectorURL()));
   inspector.protocol = 'http:';
-  const targets = (await (await fetch(new URL('/json/list', inspector))).json()) as { id: string; webSocketDebuggerUrl: string }[];
+  const targets = (await (await fetch(new URL('/json/list', inspector))).json()) as {
+    id: string;
+    webSocketDebuggerUrl: string;
+  }[];
   const target = targets.find((t) => t.id === `core:user:${NAME}`);
   if (!target) throw new Error(`no isolate core:user:${NAME} among ${targets.map((t) => t.id).join(', ')}`);
   const session = await devtools(target.webSocketDebuggerUrl);
@@ -115,7 +133,8 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
     let done = false;
     const result = session.send<T>(method).finally(() => void (done = true));
     // The command may reach the isolate after a request already ran: ask again until it has run.
-    for (let i = 0; i < 100 && !done; i++) await Promise.race([poke(), result]).then(() => new Promise((r) => setTimeout(r, 20)));
+    for (let i = 0; i < 100 && !done; i++)
+      await Promise.race([poke(), result]).then(() => new Promise((r) => setTimeout(r, 20)));
     return result;
   }
   const heapAndBuffers = async (poke: () => Promise<unknown>) => {
@@ -140,7 +159,9 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
 
 /** The workerd process this process started (its child). */
 function workerdChild(): number {
-  for (const line of spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).stdout.split('\n')) {
+  for (const line of spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], {
+    encoding: 'utf8',
+  }).stdout.split('\n')) {
     const [pid, comm] = line.trim().split(/\s+/);
     if (comm?.startsWith('workerd')) return Number(pid);
   }

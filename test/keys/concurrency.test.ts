@@ -41,7 +41,8 @@ afterAll(async () => {
   await cluster?.remove();
 });
 
-const DOUBLE_ACTIVE = 'SELECT email, count(*) AS n FROM keys WHERE revoked_at IS NULL GROUP BY email HAVING count(*) > 1';
+const DOUBLE_ACTIVE =
+  'SELECT email, count(*) AS n FROM keys WHERE revoked_at IS NULL GROUP BY email HAVING count(*) > 1';
 
 /** Starts npm start over the store `kind` names; the suite's writes then run against it. */
 async function startOn(kind: 'SQLite' | 'PostgreSQL') {
@@ -60,17 +61,34 @@ async function startOn(kind: 'SQLite' | 'PostgreSQL') {
     cluster = await startPostgres('concurrency');
     const url = await cluster.database('concurrency');
     keysEnv = { KEYS_DB: db, DATABASE_URL: url };
-    doubleActive = async () => (await cluster!.tool('psql', ['-X', '-q', '-t', '-A', '-d', url, '-c', DOUBLE_ACTIVE])).stdout.split('\n').filter(Boolean);
+    doubleActive = async () =>
+      (await cluster!.tool('psql', ['-X', '-q', '-t', '-A', '-d', url, '-c', DOUBLE_ACTIVE])).stdout
+        .split('\n')
+        .filter(Boolean);
   }
-  server = await startServer({ DIST_DIR: dist, ...keysEnv, SMTP_URL: smtp.url, PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000', LOG_REQUESTS: '0' });
+  server = await startServer({
+    DIST_DIR: dist,
+    ...keysEnv,
+    SMTP_URL: smtp.url,
+    PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000',
+    LOG_REQUESTS: '0',
+  });
 }
 
 const statuses: number[] = [];
-async function portal(p: string, session?: string, body?: unknown): Promise<{ status: number; json: Record<string, string> }> {
+async function portal(
+  p: string,
+  session?: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, string> }> {
   const headers: Record<string, string> = {};
   if (session) headers.authorization = `Bearer ${session}`;
   if (body) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.base}${p}`, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(`${server.base}${p}`, {
+    method: 'POST',
+    headers,
+    body: body ? JSON.stringify(body) : undefined,
+  });
   statuses.push(response.status);
   return { status: response.status, json: await response.json() };
 }
@@ -79,7 +97,9 @@ async function portal(p: string, session?: string, body?: unknown): Promise<{ st
 async function signIn(email: string): Promise<string> {
   const before = smtp.count(email);
   expect((await portal('/portal/sign-in', undefined, { email })).status).toBe(202);
-  const opened = await portal('/portal/session', undefined, { token: tokenIn(await smtp.mailTo(email, before, 20_000)) });
+  const opened = await portal('/portal/session', undefined, {
+    token: tokenIn(await smtp.mailTo(email, before, 20_000)),
+  });
   expect(opened.status).toBe(200);
   return opened.json.session;
 }
@@ -95,7 +115,8 @@ async function answersWithin(key: string, status: number, ms: number): Promise<b
   return false;
 }
 const refusedWithin = (key: string, ms: number) => answersWithin(key, 403, ms);
-const cli = (...args: string[]) => run('npm', ['run', '--silent', 'keys', '--', ...args], { cwd: ROOT, env: { ...process.env, ...keysEnv } });
+const cli = (...args: string[]) =>
+  run('npm', ['run', '--silent', 'keys', '--', ...args], { cwd: ROOT, env: { ...process.env, ...keysEnv } });
 
 interface Account {
   email: string;
@@ -119,16 +140,31 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (kind) => {
     await server?.stop();
     statuses.length = 0;
   });
-  it('keeps every acknowledged write under 100 portal operations and 20 CLI processes at once', { timeout: 240_000 }, manyWriters);
+  it(
+    'keeps every acknowledged write under 100 portal operations and 20 CLI processes at once',
+    { timeout: 240_000 },
+    manyWriters,
+  );
 });
 
 async function manyWriters() {
-  const [rotating, revoking, issuing, twice] = [await accounts('rot', 20, true), await accounts('rev', 20, true), await accounts('iss', 20, false), await accounts('two', 5, true)];
-  const cliRotate = await Promise.all(Array.from({ length: 5 }, async (_, i) => (await cli('issue', `clirot${i}@example.org`)).stdout.trim()));
-  const cliRevoke = await Promise.all(Array.from({ length: 5 }, async (_, i) => (await cli('issue', `clirev${i}@example.org`)).stdout.trim()));
+  const [rotating, revoking, issuing, twice] = [
+    await accounts('rot', 20, true),
+    await accounts('rev', 20, true),
+    await accounts('iss', 20, false),
+    await accounts('two', 5, true),
+  ];
+  const cliRotate = await Promise.all(
+    Array.from({ length: 5 }, async (_, i) => (await cli('issue', `clirot${i}@example.org`)).stdout.trim()),
+  );
+  const cliRevoke = await Promise.all(
+    Array.from({ length: 5 }, async (_, i) => (await cli('issue', `clirev${i}@example.org`)).stdout.trim()),
+  );
   statuses.length = 0;
 
-  const newcomers: { email: string; key?: string }[] = Array.from({ length: 20 }, (_, i) => ({ email: `new${i}@example.org` }));
+  const newcomers: { email: string; key?: string }[] = Array.from({ length: 20 }, (_, i) => ({
+    email: `new${i}@example.org`,
+  }));
   const results = {
     rotated: new Map<string, string>(),
     /** For each acknowledged revoke, from its answer on: refused within 2 s? */
@@ -141,9 +177,12 @@ async function manyWriters() {
       // 20 sign-ins (with their mail) and issues
       n.key = (await portal('/portal/keys', await signIn(n.email))).json.apiKey;
     }),
-    ...rotating.map(async (a) => results.rotated.set(a.email, (await portal('/portal/keys/rotate', a.session)).json.apiKey)),
+    ...rotating.map(async (a) =>
+      results.rotated.set(a.email, (await portal('/portal/keys/rotate', a.session)).json.apiKey),
+    ),
     ...revoking.map(async (a) => {
-      if ((await portal('/portal/keys/revoke', a.session)).status === 200) results.revoked.push(refusedWithin(a.key!, 2000));
+      if ((await portal('/portal/keys/revoke', a.session)).status === 200)
+        results.revoked.push(refusedWithin(a.key!, 2000));
     }),
     ...[...issuing, ...issuing.slice(0, 10)].map(async (a) => {
       const out = await portal('/portal/keys', a.session);
@@ -156,9 +195,19 @@ async function manyWriters() {
   ];
   expect(portalOps).toHaveLength(100);
   const cliOps = [
-    ...Array.from({ length: 10 }, (_, i) => cli('issue', `cli${i}@example.org`).then((r) => ({ op: 'issue', email: `cli${i}@example.org`, key: r.stdout.trim() }))),
+    ...Array.from({ length: 10 }, (_, i) =>
+      cli('issue', `cli${i}@example.org`).then((r) => ({
+        op: 'issue',
+        email: `cli${i}@example.org`,
+        key: r.stdout.trim(),
+      })),
+    ),
     ...cliRotate.map((key) => cli('rotate', key).then((r) => ({ op: 'rotate', old: key, key: r.stdout.trim() }))),
-    ...cliRevoke.map((key) => cli('revoke', key).then(() => (results.revoked.push(refusedWithin(key, 2000)), { op: 'revoke', old: key, key: '' }))),
+    ...cliRevoke.map((key) =>
+      cli('revoke', key).then(
+        () => (results.revoked.push(refusedWithin(key, 2000)), { op: 'revoke', old: key, key: '' }),
+      ),
+    ),
   ];
   expect(cliOps).toHaveLength(20);
   const [, cliDone] = await Promise.all([Promise.all(portalOps), Promise.all(cliOps)]);

@@ -38,7 +38,8 @@ describe('key files', () => {
     const server = await startServer({ DIST_DIR: dist, KEYS_DB: path.join(dir, 'keys.db'), LOG_REQUESTS: '0' });
     try {
       expect(mode(dir)).toBe('700');
-      for (const name of ['keys.db', 'keys.db-wal', 'keys.db-shm', 'dev-key.txt']) expect([name, mode(path.join(dir, name))]).toEqual([name, '600']);
+      for (const name of ['keys.db', 'keys.db-wal', 'keys.db-shm', 'dev-key.txt'])
+        expect([name, mode(path.join(dir, name))]).toEqual([name, '600']);
     } finally {
       await server.stop();
     }

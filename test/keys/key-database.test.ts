@@ -35,24 +35,57 @@ beforeAll(async () => {
  * is made, without needing another user to reach the checkout.
  */
 const command = (file: string, args: string[], readOnly?: string): [string, string[]] =>
-  readOnly ? ['unshare', ['-m', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"', readOnly, file, ...args]] : [file, args];
+  readOnly
+    ? [
+        'unshare',
+        [
+          '-m',
+          'sh',
+          '-c',
+          'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
+          readOnly,
+          file,
+          ...args,
+        ],
+      ]
+    : [file, args];
 
 /**
  * `keys` as a process (node, the same script npm runs), with
  * `readOnly` mounted read-only when given; its exit code and output.
  */
-async function keysCommand(db: string, args: string[], readOnly?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(...command(process.execPath, ['cli/keys.ts', ...args], readOnly), { cwd: ROOT, env: { ...process.env, KEYS_DB: db } }).then(
+async function keysCommand(
+  db: string,
+  args: string[],
+  readOnly?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(...command(process.execPath, ['cli/keys.ts', ...args], readOnly), {
+    cwd: ROOT,
+    env: { ...process.env, KEYS_DB: db },
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 }
 
 /** npm start over `db` until it exits (it is expected to refuse): its exit code and stderr. */
 function startRefused(db: string, readOnly?: string): Promise<{ code: number | null; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DIST_DIR: dist, KEYS_DB: db, PORT: String(20_000 + Math.floor(Math.random() * 12_000)) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DIST_DIR: dist,
+    KEYS_DB: db,
+    PORT: String(20_000 + Math.floor(Math.random() * 12_000)),
+  };
   delete env.ARCHIVE_SOURCE;
-  const child = spawn(...command(process.execPath, ['cli/start.ts'], readOnly), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...command(process.execPath, ['cli/start.ts'], readOnly), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
@@ -64,7 +97,10 @@ async function holdLock(db: string): Promise<{ child: ChildProcess; release(): P
   const script = `const { DatabaseSync } = require('node:sqlite'); const db = new DatabaseSync(process.argv[1]); db.exec('BEGIN IMMEDIATE'); console.log('locked'); process.stdin.on('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });`;
   const child = spawn(process.execPath, ['-e', script, db], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-  return { child, release: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.stdin!.write('go\n'))) };
+  return {
+    child,
+    release: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.stdin!.write('go\n'))),
+  };
 }
 
 /** A key database with `count` keys and a few sign-in tokens, checkpointed so every page is in the main file. */
@@ -83,7 +119,9 @@ async function filledDb(tag: string, count = 3000): Promise<{ file: string; keys
 /** The root page number of a table or index. */
 function rootPage(file: string, name: string): number {
   const db = new DatabaseSync(file, { readOnly: true });
-  const { rootpage } = db.prepare('SELECT rootpage FROM sqlite_master WHERE name = ?').get(name) as { rootpage: number };
+  const { rootpage } = db.prepare('SELECT rootpage FROM sqlite_master WHERE name = ?').get(name) as {
+    rootpage: number;
+  };
   db.close();
   return Number(rootpage);
 }
@@ -113,9 +151,15 @@ describe('a key database another process holds locked', () => {
     const holder = await holdLock(file);
     const freshHolder = await holdLock(fresh);
     try {
-      const [issue, start, list] = await Promise.all([keysCommand(file, ['issue', 'busy@example.org']), startRefused(fresh), keysCommand(file, ['list'])]);
+      const [issue, start, list] = await Promise.all([
+        keysCommand(file, ['issue', 'busy@example.org']),
+        startRefused(fresh),
+        keysCommand(file, ['list']),
+      ]);
       expect(issue.code).toBe(75);
-      expect(issue.stderr).toMatch(/^keys: another process holds the key database; try again \(.*keys\.db was waited for 10 s; nothing is wrong with it\)\n$/);
+      expect(issue.stderr).toMatch(
+        /^keys: another process holds the key database; try again \(.*keys\.db was waited for 10 s; nothing is wrong with it\)\n$/,
+      );
       expect(start.code).toBe(75); // its first start wants a development key, which it cannot write
       expect(start.stderr).toContain('npm start: another process holds the key database; try again');
       for (const out of [issue.stderr, start.stderr]) expect(out).not.toMatch(/damaged|backup|move it away/);
@@ -130,9 +174,21 @@ describe('a key database another process holds locked', () => {
   it('makes the portal answer 503 with Retry-After, and sign-in works again once the lock is let go', async () => {
     const { file } = await filledDb('busy-portal', 10);
     const backend = new SqliteKeyBackend(file, { lockWaitMs: 500 });
-    const portal = portalFront({ keys: new Keys(backend), sendMail: async () => {}, publicBaseUrl: 'https://api.example.org', issueLimitPerMinute: 100 });
+    const portal = portalFront({
+      keys: new Keys(backend),
+      sendMail: async () => {},
+      publicBaseUrl: 'https://api.example.org',
+      issueLimitPerMinute: 100,
+    });
     const signIn = () =>
-      portal.handle(new Request('https://api.example.org/portal/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"owner@example.org"}' }), '203.0.113.9');
+      portal.handle(
+        new Request('https://api.example.org/portal/sign-in', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"email":"owner@example.org"}',
+        }),
+        '203.0.113.9',
+      );
     const holder = await holdLock(file);
     try {
       const refused = await signIn();
@@ -158,8 +214,12 @@ describe('a key database the server may not write', () => {
     chmodSync(dir, 0o555);
     const before = readFileSync(file);
     try {
-      const [issue, start] = await Promise.all([keysCommand(file, ['issue', 'ro@example.org'], readOnly), startRefused(file, readOnly)]);
-      const said = /the key database .*keys\.db is read-only: (a read-only file system|no permission to write (it|its folder)) \(E\w+\)\. Nothing was written/;
+      const [issue, start] = await Promise.all([
+        keysCommand(file, ['issue', 'ro@example.org'], readOnly),
+        startRefused(file, readOnly),
+      ]);
+      const said =
+        /the key database .*keys\.db is read-only: (a read-only file system|no permission to write (it|its folder)) \(E\w+\)\. Nothing was written/;
       expect(issue.code).toBe(1);
       expect(issue.stderr).toMatch(said);
       expect(start.code).toBe(1);
@@ -179,7 +239,9 @@ describe('a key database damaged before the server starts', () => {
     const before = readFileSync(file);
     const [start, list] = await Promise.all([startRefused(file), keysCommand(file, ['list'])]);
     expect(start.code).toBe(1);
-    expect(start.stderr).toMatch(/^npm start: Cannot use the key database .*keys\.db: it is damaged \(PRAGMA quick_check: .+\)\. .*Restore it from a backup/m);
+    expect(start.stderr).toMatch(
+      /^npm start: Cannot use the key database .*keys\.db: it is damaged \(PRAGMA quick_check: .+\)\. .*Restore it from a backup/m,
+    );
     expect(list.code).toBe(1);
     expect(list.stderr).toMatch(/^keys: Cannot use the key database .*: it is damaged \(PRAGMA quick_check/);
     expect(readFileSync(file).equals(before)).toBe(true);
@@ -209,7 +271,11 @@ describe('a key database damaged while npm start serves', () => {
       await new Promise((r) => setTimeout(r, 1500));
       expect(server.child.exitCode).toBeNull();
       expect((await ask()).status).toBe(500);
-      const signIn = await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"a@example.org"}' });
+      const signIn = await fetch(`${server.base}/portal/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"email":"a@example.org"}',
+      });
       expect(signIn.status).toBe(503);
       expect(signIn.headers.get('retry-after')).not.toBeNull();
       expect((await rawRequest(server.port, 'GET', '/openapi.json')).status).toBe(200);
@@ -220,7 +286,11 @@ describe('a key database damaged while npm start serves', () => {
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l))
         .filter((l) => l.level === 'error');
-      expect(errors.map((e) => e.msg)).toEqual([expect.stringMatching(/^key database damaged: Cannot use the key database .*keys\.db: it was found damaged while running \(/)]);
+      expect(errors.map((e) => e.msg)).toEqual([
+        expect.stringMatching(
+          /^key database damaged: Cannot use the key database .*keys\.db: it was found damaged while running \(/,
+        ),
+      ]);
     } finally {
       await server.stop();
     }

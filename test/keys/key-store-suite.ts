@@ -23,7 +23,11 @@ export interface StorePair {
   settle(): void | Promise<void>;
 }
 
-const status = (promise: Promise<unknown>) => promise.then(() => 'ok', (error: unknown) => (error instanceof KeyError ? error.status : `${error}`));
+const status = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'ok',
+    (error: unknown) => (error instanceof KeyError ? error.status : `${error}`),
+  );
 let counter = 0;
 const address = (tag: string) => `${tag}-${++counter}-${Math.random().toString(36).slice(2, 8)}@example.org`;
 
@@ -61,10 +65,18 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       const session = await signedIn(a, email);
       const other = await signedIn(b, email);
       const key = await a.issue(email);
-      expect(await b.account(session)).toEqual({ email, key: { id: key.slice(0, 12), createdAt: expect.any(String) }, ending: null });
+      expect(await b.account(session)).toEqual({
+        email,
+        key: { id: key.slice(0, 12), createdAt: expect.any(String) },
+        ending: null,
+      });
       await b.signOut(session);
       await settle();
-      expect([await status(a.sessionEmail(session)), await status(a.account(session)), await status(a.signOut(session))]).toEqual([401, 401, 401]);
+      expect([
+        await status(a.sessionEmail(session)),
+        await status(a.account(session)),
+        await status(a.signOut(session)),
+      ]).toEqual([401, 401, 401]);
       expect(await a.sessionEmail(other)).toBe(email);
       expect(await works(a, key)).toBe(true);
       expect(await status(a.signOut('fas_' + 'A'.repeat(43)))).toBe(401);
@@ -105,9 +117,11 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
         tokens.push(token);
         throw new Error('SMTP down');
       };
-      for (let i = 0; i < 2 * SIGN_INS_PER_WINDOW; i++) expect(await status(a.signIn(email, failing))).toBe('Error: SMTP down');
+      for (let i = 0; i < 2 * SIGN_INS_PER_WINDOW; i++)
+        expect(await status(a.signIn(email, failing))).toBe('Error: SMTP down');
       for (const token of tokens) expect(await status(b.openSession(token))).toBe(401);
-      for (let i = 0; i < SIGN_INS_PER_WINDOW; i++) expect(await status((i % 2 ? a : b).signIn(email, async () => {}))).toBe('ok');
+      for (let i = 0; i < SIGN_INS_PER_WINDOW; i++)
+        expect(await status((i % 2 ? a : b).signIn(email, async () => {}))).toBe('ok');
       expect(await status(a.signIn(email))).toBe(429);
     });
 
@@ -115,7 +129,14 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       const { a, b } = await open();
       const tag = address('same');
       const [local, domain] = tag.split('@');
-      const forms = [tag, ` ${tag} `, `${local}@${domain.toUpperCase()}`, `${local.toUpperCase()}@${domain}`, `${local}\u00e9@${domain}`, `${local}e\u0301@${domain}`];
+      const forms = [
+        tag,
+        ` ${tag} `,
+        `${local}@${domain.toUpperCase()}`,
+        `${local.toUpperCase()}@${domain}`,
+        `${local}\u00e9@${domain}`,
+        `${local}e\u0301@${domain}`,
+      ];
       for (const email of forms.slice(0, 4)) await a.signIn(email);
       await b.signIn(forms[4]); // é, composed: another address, counted on its own
       expect((await a.signIn(forms[5])).email).toBe(forms[4]); // e + combining acute: the same as é
@@ -126,7 +147,18 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
     it('refuses an address holding a control or format character, with 400, and stores nothing for it', async () => {
       const { a } = await open();
       const [local, domain] = address('ctl').split('@');
-      for (const c of ['\u0000', '\u001b', '\u007f', '\u0085', '\u200b', '\u202e', '\u2028', '\u2029', '\ufeff', '\u00ad']) {
+      for (const c of [
+        '\u0000',
+        '\u001b',
+        '\u007f',
+        '\u0085',
+        '\u200b',
+        '\u202e',
+        '\u2028',
+        '\u2029',
+        '\ufeff',
+        '\u00ad',
+      ]) {
         const refused = await a.signIn(`${local.slice(0, 2)}${c}${local.slice(2)}@${domain}`).catch((e: KeyError) => e);
         expect(refused).toMatchObject({ status: 400, message: expect.stringMatching(/control and format characters/) });
         expect(await status(a.issue(`${local}@${domain}${c}`))).toBe(400);
@@ -171,7 +203,11 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       const next = await b.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
       const endsAt = new Date(clock.t + GRACE_PERIODS['1h']).toISOString();
       expect([await works(a, old), await works(a, next), await works(b, old)]).toEqual([true, true, true]);
-      expect(await a.account(session)).toEqual({ email, key: { id: next.slice(0, 12), createdAt: expect.any(String) }, ending: { id: old.slice(0, 12), endsAt } });
+      expect(await a.account(session)).toEqual({
+        email,
+        key: { id: next.slice(0, 12), createdAt: expect.any(String) },
+        ending: { id: old.slice(0, 12), endsAt },
+      });
       expect(await status(a.rotateKey(old).then((r) => r.key))).toBe(403); // only the current key rotates
       clock.t += GRACE_PERIODS['1h'] - 1;
       expect(await works(b, old)).toBe(true);
@@ -210,7 +246,10 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       clock.t += 1000;
       const third = await b.rotate(email, GRACE_PERIODS['1h']).then((r) => r.key);
       expect([await works(a, first), await works(a, second), await works(a, third)]).toEqual([false, true, true]);
-      expect(await a.endingKey(email)).toEqual({ id: second.slice(0, 12), endsAt: new Date(clock.t + GRACE_PERIODS['1h']).toISOString() });
+      expect(await a.endingKey(email)).toEqual({
+        id: second.slice(0, 12),
+        endsAt: new Date(clock.t + GRACE_PERIODS['1h']).toISOString(),
+      });
       clock.t += 1000;
       const fourth = await a.rotate(email).then((r) => r.key);
       expect([await works(b, second), await works(b, third), await works(b, fourth)]).toEqual([false, false, true]);
@@ -275,7 +314,14 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       it('hands out one key when twenty ask for one address at once', async () => {
         const { a, b } = await open();
         const email = address('issue-race');
-        const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).issue(email).then((k) => k, (e: KeyError) => e.status)));
+        const outcomes = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? a : b).issue(email).then(
+              (k) => k,
+              (e: KeyError) => e.status,
+            ),
+          ),
+        );
         const keys = outcomes.filter((o): o is string => typeof o === 'string');
         expect(keys).toHaveLength(1);
         expect(outcomes.filter((o) => o === 409)).toHaveLength(19);
@@ -286,7 +332,9 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
         const { a, b } = await open();
         const email = address('rotate-race');
         const first = await a.issue(email);
-        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email).then((r) => r.key)));
+        const handed = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email).then((r) => r.key)),
+        );
         const working = [];
         for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
         expect(working).toHaveLength(1);
@@ -300,7 +348,14 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
         const { a, b } = await open();
         const email = address('two-rotates');
         const key = await a.issue(email);
-        const outcomes = await Promise.all([a.rotateKey(key).then((r) => r.key), b.rotateKey(key).then((r) => r.key)].map((p) => p.then((k) => k, (e: KeyError) => e.status)));
+        const outcomes = await Promise.all(
+          [a.rotateKey(key).then((r) => r.key), b.rotateKey(key).then((r) => r.key)].map((p) =>
+            p.then(
+              (k) => k,
+              (e: KeyError) => e.status,
+            ),
+          ),
+        );
         const won = outcomes.filter((o): o is string => typeof o === 'string');
         expect(won).toHaveLength(1);
         expect(outcomes).toContain(403);
@@ -312,7 +367,11 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
         const { a, b, clock } = await open();
         const email = address('grace-race');
         const first = await a.issue(email);
-        const handed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0).then((r) => r.key)));
+        const handed = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? a : b).rotate(email, i % 3 ? GRACE_PERIODS['1h'] : 0).then((r) => r.key),
+          ),
+        );
         const working = [];
         for (const k of [first, ...handed]) if (await works(b, k)) working.push(k);
         expect(working.length).toBeGreaterThanOrEqual(1);
@@ -339,12 +398,29 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
           Array.from({ length: 24 }, async (_, i) => {
             const keys = i % 2 ? a : b;
             const op = i % 4;
-            if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
-            else if (op === 1) await keys.rotate(email, GRACE_PERIODS['24h']).then((r) => r.key).then((k) => handed.push(k), () => {});
+            if (op === 0)
+              await keys.issue(email).then(
+                (k) => handed.push(k),
+                () => {},
+              );
+            else if (op === 1)
+              await keys
+                .rotate(email, GRACE_PERIODS['24h'])
+                .then((r) => r.key)
+                .then(
+                  (k) => handed.push(k),
+                  () => {},
+                );
             else if (op === 2) await keys.endGrace(email).catch(() => {});
             else {
               const before = [...handed];
-              if (await keys.revoke(email).then(() => true, () => false)) revokedBefore.push(before);
+              if (
+                await keys.revoke(email).then(
+                  () => true,
+                  () => false,
+                )
+              )
+                revokedBefore.push(before);
             }
           }),
         );
@@ -360,7 +436,9 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
       it('opens one session when one link is used ten times at once', async () => {
         const { a, b } = await open();
         const { token } = await a.signIn(address('token-race'));
-        const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => status((i % 2 ? a : b).openSession(token))));
+        const outcomes = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => status((i % 2 ? a : b).openSession(token))),
+        );
         expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
         expect(outcomes.filter((o) => o === 401)).toHaveLength(9);
       });
@@ -383,11 +461,28 @@ export function keyStoreSuite(name: string, make: () => StorePair | Promise<Stor
           Array.from({ length: 24 }, async (_, i) => {
             const keys = i % 2 ? a : b;
             const op = i % 3;
-            if (op === 0) await keys.issue(email).then((k) => handed.push(k), () => {});
-            else if (op === 1) await keys.rotate(email).then((r) => r.key).then((k) => handed.push(k), () => {});
+            if (op === 0)
+              await keys.issue(email).then(
+                (k) => handed.push(k),
+                () => {},
+              );
+            else if (op === 1)
+              await keys
+                .rotate(email)
+                .then((r) => r.key)
+                .then(
+                  (k) => handed.push(k),
+                  () => {},
+                );
             else {
               const before = [...handed];
-              if (await keys.revoke(email).then(() => true, () => false)) revokedBefore.push(before);
+              if (
+                await keys.revoke(email).then(
+                  () => true,
+                  () => false,
+                )
+              )
+                revokedBefore.push(before);
             }
           }),
         );

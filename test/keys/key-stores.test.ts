@@ -34,11 +34,21 @@ keyStoreSuite('SQLite', () => {
   const file = path.join(dir, `keys-${++stores}.db`);
   const [one, two] = [new SqliteKeyBackend(file), new SqliteKeyBackend(file)];
   open.push(one, two);
-  return { a: new Keys(one, () => clock.t), b: new Keys(two, () => clock.t), clock, settle: () => (one.follow(), two.follow()) };
+  return {
+    a: new Keys(one, () => clock.t),
+    b: new Keys(two, () => clock.t),
+    clock,
+    settle: () => (one.follow(), two.follow()),
+  };
 });
 
 keyStoreSuite('Netlify Blobs', () => {
   const clock = { t: Date.now() };
   const options = { ...blobs.access, name: `${KEY_STORE_NAME}-${++stores}` };
-  return { a: new Keys(blobsKeyStore(options), () => clock.t), b: new Keys(blobsKeyStore(options), () => clock.t), clock, settle: () => {} };
+  return {
+    a: new Keys(blobsKeyStore(options), () => clock.t),
+    b: new Keys(blobsKeyStore(options), () => clock.t),
+    clock,
+    settle: () => {},
+  };
 });

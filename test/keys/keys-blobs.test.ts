@@ -10,7 +10,15 @@ import { getStore } from '@netlify/blobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRACE_PERIODS, Keys } from '../../src/keys/rules.ts';
 import { hashSecret } from '../../src/keys/secrets.ts';
-import { blobsKeyStore, BlobsRecordError, EDGE_CACHE_TTL_MS, edgeKeyStore, KEY_STORE_NAME, portalKeys, type BlobsKeyStoreOptions } from '../../adapters/_netlify/blobs-keys.ts';
+import {
+  blobsKeyStore,
+  BlobsRecordError,
+  EDGE_CACHE_TTL_MS,
+  edgeKeyStore,
+  KEY_STORE_NAME,
+  portalKeys,
+  type BlobsKeyStoreOptions,
+} from '../../adapters/_netlify/blobs-keys.ts';
 import { startBlobs, type Blobs } from '../helpers/blobs.ts';
 
 let blobs: Blobs;
@@ -22,7 +30,10 @@ beforeAll(async () => {
 afterAll(() => blobs?.stop());
 
 /** A fresh store per test, so tests do not see each other's records. */
-const fresh = (): BlobsKeyStoreOptions & { name: string } => ({ ...blobs.access, name: `${KEY_STORE_NAME}-${++storeCount}` });
+const fresh = (): BlobsKeyStoreOptions & { name: string } => ({
+  ...blobs.access,
+  name: `${KEY_STORE_NAME}-${++storeCount}`,
+});
 
 describe('the Blobs key backend', () => {
   it('names every record by a hash and stores no key, token, session or address', async () => {
@@ -47,7 +58,10 @@ describe('the Blobs key backend', () => {
       const text = (await raw.get(name, { type: 'text' }))!;
       for (const secret of [key, token, session]) expect(text).not.toContain(secret.slice(4));
     }
-    expect(JSON.parse((await raw.get(`keys/${hashSecret(key)}`, { type: 'text' }))!)).toMatchObject({ id: key.slice(0, 12), revokedAt: null });
+    expect(JSON.parse((await raw.get(`keys/${hashSecret(key)}`, { type: 'text' }))!)).toMatchObject({
+      id: key.slice(0, 12),
+      revokedAt: null,
+    });
   });
 
   it('answers no for a key it never issued, and an error, never a no, for a key whose record cannot be read', async () => {
@@ -69,7 +83,9 @@ describe('the Blobs key backend', () => {
     const account = `accounts/${hashSecret(email)}`;
     for (const broken of ['{"email": "damaged@exa', '[]', 'null']) {
       await raw.set(account, broken);
-      await expect(keys.issue(email)).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
+      await expect(keys.issue(email)).rejects.toThrow(
+        /^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/,
+      );
       await expect(keys.rotate(email).then((r) => r.key)).rejects.toThrow(BlobsRecordError);
       await expect(keys.revoke(email)).rejects.toThrow(BlobsRecordError);
       await expect(keys.activeKey(email)).rejects.toThrow(BlobsRecordError);
@@ -81,7 +97,13 @@ describe('the Blobs key backend', () => {
     expect(listed).toHaveLength(1);
 
     const portal = portalFront({ keys, sendMail: async () => {}, publicBaseUrl: 'https://api.example.org' });
-    const issued = await portal.handle(new Request('https://api.example.org/portal/keys', { method: 'POST', headers: { authorization: `Bearer ${session}` } }), '203.0.113.5');
+    const issued = await portal.handle(
+      new Request('https://api.example.org/portal/keys', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}` },
+      }),
+      '203.0.113.5',
+    );
     expect(issued.status).toBe(503);
     expect(issued.headers.get('retry-after')).toBe('60');
     expect(await raw.get(account, { type: 'text' })).toBe('null');
@@ -108,8 +130,13 @@ describe('the Blobs key backend', () => {
     ];
     for (const broken of shapes) {
       await raw.set(account, broken);
-      await expect(keys.issue(email), broken).rejects.toThrow(/^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/);
-      await expect(keys.rotate(email).then((r) => r.key), broken).rejects.toThrow(BlobsRecordError);
+      await expect(keys.issue(email), broken).rejects.toThrow(
+        /^The key store's record accounts\/[0-9a-f]{64} cannot be read .*; it was left as it is$/,
+      );
+      await expect(
+        keys.rotate(email).then((r) => r.key),
+        broken,
+      ).rejects.toThrow(BlobsRecordError);
       await expect(keys.revoke(email), broken).rejects.toThrow(BlobsRecordError);
       await expect(keys.activeKey(email), broken).rejects.toThrow(BlobsRecordError);
       expect(await raw.get(account, { type: 'text' })).toBe(broken);

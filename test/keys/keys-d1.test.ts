@@ -41,12 +41,28 @@ const binding = async () => (await mf.getD1Database('KEYS')) as unknown as D1Dat
  * of its own there, naming the folder); the folder local resources are kept in.
  */
 async function migrateWithWrangler(dir: string): Promise<string> {
-  const config = { name: 'keys-d1-test', main: 'worker.js', compatibility_date: '2025-01-01', d1_databases: [{ binding: 'KEYS', database_name: 'keys', database_id: DATABASE_ID, migrations_dir: path.join(ROOT, 'migrations') }] };
+  const config = {
+    name: 'keys-d1-test',
+    main: 'worker.js',
+    compatibility_date: '2025-01-01',
+    d1_databases: [
+      {
+        binding: 'KEYS',
+        database_name: 'keys',
+        database_id: DATABASE_ID,
+        migrations_dir: path.join(ROOT, 'migrations'),
+      },
+    ],
+  };
   await writeFile(path.join(dir, 'wrangler.json'), JSON.stringify(config));
   await writeFile(path.join(dir, 'worker.js'), 'export default { fetch: () => new Response(null) }');
   const state = path.join(dir, 'state');
   const env = { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(dir, 'logs') };
-  const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/wrangler'), ['d1', 'migrations', 'apply', 'keys', '--local', '--persist-to', state], { cwd: dir, env });
+  const { stdout } = await run(
+    path.join(ROOT, 'node_modules/.bin/wrangler'),
+    ['d1', 'migrations', 'apply', 'keys', '--local', '--persist-to', state],
+    { cwd: dir, env },
+  );
   expect(stdout).toMatch(/0001_keys\.sql\s*│ ✅/);
   return path.join(state, 'v3');
 }
@@ -56,7 +72,13 @@ beforeAll(async () => {
   const resourcePersistencePath = await migrateWithWrangler(dir);
   // No Request.cf download: offline; the database is the one wrangler migrated, under the temp folder.
   mf = new Miniflare(
-    convertV4MiniflareOptions({ modules: true, script: 'export default { fetch: () => new Response(null) }', d1Databases: { KEYS: DATABASE_ID }, resourcePersistencePath, cf: false }),
+    convertV4MiniflareOptions({
+      modules: true,
+      script: 'export default { fetch: () => new Response(null) }',
+      d1Databases: { KEYS: DATABASE_ID },
+      resourcePersistencePath,
+      cf: false,
+    }),
   );
   isolates = [await binding(), await binding()];
 }, 300_000); // wrangler's migration and miniflare's start: over 120 s at a load of 22 on two cores
@@ -68,7 +90,12 @@ afterAll(async () => {
 
 keyStoreSuite('Cloudflare D1', () => {
   const clock = { t: Date.now() };
-  return { a: new Keys(new D1KeyBackend(isolates[0]), () => clock.t), b: new Keys(new D1KeyBackend(isolates[1]), () => clock.t), clock, settle: () => {} };
+  return {
+    a: new Keys(new D1KeyBackend(isolates[0]), () => clock.t),
+    b: new Keys(new D1KeyBackend(isolates[1]), () => clock.t),
+    clock,
+    settle: () => {},
+  };
 });
 
 describe('the D1 schema', () => {
@@ -78,8 +105,15 @@ describe('the D1 schema', () => {
     try {
       const d1 = (await (await binding()).prepare(shape).all()).results;
       const sqlite = new DatabaseSync(local.file, { readOnly: true });
-      expect(d1).toEqual(sqlite.prepare(shape).all().map((row) => ({ ...row })));
-      expect(d1?.map((row) => row.name)).toEqual(expect.arrayContaining(['keys', 'keys_one_active', 'meta', 'sessions', 'tokens']));
+      expect(d1).toEqual(
+        sqlite
+          .prepare(shape)
+          .all()
+          .map((row) => ({ ...row })),
+      );
+      expect(d1?.map((row) => row.name)).toEqual(
+        expect.arrayContaining(['keys', 'keys_one_active', 'meta', 'sessions', 'tokens']),
+      );
       sqlite.close();
     } finally {
       local.close();
@@ -92,7 +126,10 @@ function counting(db: D1DatabaseLike): { db: D1DatabaseLike; reads: () => number
   let reads = 0;
   const check = keySql.keyEnd('0'.repeat(64)).sql;
   return {
-    db: { prepare: (sql) => ((reads += sql === check ? 1 : 0), db.prepare(sql)), batch: (statements) => db.batch(statements) },
+    db: {
+      prepare: (sql) => ((reads += sql === check ? 1 : 0), db.prepare(sql)),
+      batch: (statements) => db.batch(statements),
+    },
     reads: () => reads,
   };
 }
@@ -139,7 +176,9 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     const started = Date.now();
     let clock = started;
     const worker = d1Keys(db, { now: () => clock });
-    const keys = await Promise.all([owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)));
+    const keys = await Promise.all(
+      [owner(), owner()].map((email) => new Keys(new D1KeyBackend(isolates[1])).issue(email)),
+    );
     // Cold: no answer is held, and a read in flight is never shared
     // (workerd ties it to its request), so each check reads.
     // BATCH checks at once: 100 at once opened as many sockets through Miniflare's proxy, and workerd closed some of
@@ -159,8 +198,10 @@ describe("the Worker's key check, d1Keys, over a real local D1", () => {
     // The second key's first batch (BATCH / 2 checks) reads once
     // per check (cold); after that, one read per key per TTL.
     const steady = reads() - BATCH - BATCH / 2;
-    console.log(`${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${steady} D1 reads after the cold ones, ${(steady / 2 / seconds).toFixed(2)} per key per second`);
-    expect(steady).toBeLessThanOrEqual(2 * (Math.ceil(seconds * 1000 / KEY_CACHE_TTL_MS) + 1));
+    console.log(
+      `${checks} checks of 2 keys in ${seconds.toFixed(2)} s: ${steady} D1 reads after the cold ones, ${(steady / 2 / seconds).toFixed(2)} per key per second`,
+    );
+    expect(steady).toBeLessThanOrEqual(2 * (Math.ceil((seconds * 1000) / KEY_CACHE_TTL_MS) + 1));
   });
 
   it('holds at most `max` answers however many made-up keys arrive', async () => {

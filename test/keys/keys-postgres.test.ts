@@ -34,7 +34,12 @@ keyStoreSuite('PostgreSQL', async () => {
   const [one, two] = await Promise.all([PostgresKeyBackend.open(url), PostgresKeyBackend.open(url)]);
   open.push(one, two);
   const now = () => clock.t;
-  return { a: postgresKeys(one, { now }), b: postgresKeys(two, { now }), clock, settle: () => Promise.all([one.caughtUp(), two.caughtUp()]).then(() => {}) };
+  return {
+    a: postgresKeys(one, { now }),
+    b: postgresKeys(two, { now }),
+    clock,
+    settle: () => Promise.all([one.caughtUp(), two.caughtUp()]).then(() => {}),
+  };
 });
 
 describe('the PostgreSQL key check', () => {

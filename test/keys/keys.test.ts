@@ -25,8 +25,13 @@ import { QUICK } from '../helpers/quick.ts';
 
 const run = promisify(execFile);
 /** The README's key command, run as a user would (npm run --silent keys -- ...). */
-const keysCommand = (db: string, ...args: string[]) => run('npm', ['run', '--silent', 'keys', '--', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: db } });
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: { code: number; stderr: string }) => e);
+const keysCommand = (db: string, ...args: string[]) =>
+  run('npm', ['run', '--silent', 'keys', '--', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: db } });
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: { code: number; stderr: string }) => e,
+  );
 
 describe('keys, tokens and sessions', () => {
   it('are random, URL-safe, distinct, and each has its own prefix', () => {
@@ -62,7 +67,9 @@ describe('the SQLite key store', () => {
     expect(keys.verify(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`)).toBe(false);
     expect(keys.verify('')).toBe(false);
     backend.close();
-    const bytes = (await readFile(file)).toString('latin1') + (await readFile(`${file}-wal`).catch(() => Buffer.alloc(0))).toString('latin1');
+    const bytes =
+      (await readFile(file)).toString('latin1') +
+      (await readFile(`${file}-wal`).catch(() => Buffer.alloc(0))).toString('latin1');
     for (const secret of [key, token, session]) expect(bytes).not.toContain(secret.slice(4, 20));
     const db = new DatabaseSync(file, { readOnly: true });
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
@@ -86,7 +93,9 @@ CREATE TABLE sessions (hash TEXT PRIMARY KEY, email TEXT NOT NULL, expires_at IN
 CREATE INDEX sessions_expiry ON sessions (expires_at);
 PRAGMA user_version = 1;`);
     const key = generateKey();
-    old.prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, 1)').run(hashSecret(key), key.slice(0, 12), 'old@example.org', Date.now());
+    old
+      .prepare('INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, 1)')
+      .run(hashSecret(key), key.slice(0, 12), 'old@example.org', Date.now());
     old.close();
     const backend = new SqliteKeyBackend(file);
     const keys = new Keys(backend);
@@ -102,7 +111,11 @@ PRAGMA user_version = 1;`);
     const file = path.join(dir, 'unique.db');
     const backend = new SqliteKeyBackend(file);
     await new Keys(backend).issue('one@example.org');
-    expect(() => backend.db.prepare("INSERT INTO keys (hash, id, email, created_at, seq) VALUES ('x', 'faa_x', 'one@example.org', 0, 99)").run()).toThrow(/UNIQUE/);
+    expect(() =>
+      backend.db
+        .prepare("INSERT INTO keys (hash, id, email, created_at, seq) VALUES ('x', 'faa_x', 'one@example.org', 0, 99)")
+        .run(),
+    ).toThrow(/UNIQUE/);
     backend.close();
   });
 
@@ -114,7 +127,9 @@ PRAGMA user_version = 1;`);
     const start = clock;
     await keys.openSession((await keys.signIn('a@example.org')).token);
     const stored = () => ({
-      tokens: (backend.db.prepare('SELECT email FROM tokens ORDER BY created_at').all() as { email: string }[]).map((r) => r.email),
+      tokens: (backend.db.prepare('SELECT email FROM tokens ORDER BY created_at').all() as { email: string }[]).map(
+        (r) => r.email,
+      ),
       sessions: Number((backend.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n),
     });
     clock = start + 50 * minute;
@@ -131,16 +146,24 @@ PRAGMA user_version = 1;`);
   it('stops with one clear message, and leaves the file as it was, when the database cannot be read', async () => {
     const cases: [string, Buffer | (() => void), RegExp][] = [
       ['text.db', Buffer.from('these are not the keys you are looking for\n'.repeat(200)), /not a database/],
-      ['newer.db', () => {
-        const db = new DatabaseSync(path.join(dir, 'newer.db'));
-        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}; CREATE TABLE keys (x);`);
-        db.close();
-      }, new RegExp(`schema version ${SCHEMA_VERSION + 1} is newer`)],
-      ['other.db', () => {
-        const db = new DatabaseSync(path.join(dir, 'other.db'));
-        db.exec('CREATE TABLE invoices (id INTEGER);');
-        db.close();
-      }, /holds tables \(invoices\) but no key schema/],
+      [
+        'newer.db',
+        () => {
+          const db = new DatabaseSync(path.join(dir, 'newer.db'));
+          db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}; CREATE TABLE keys (x);`);
+          db.close();
+        },
+        new RegExp(`schema version ${SCHEMA_VERSION + 1} is newer`),
+      ],
+      [
+        'other.db',
+        () => {
+          const db = new DatabaseSync(path.join(dir, 'other.db'));
+          db.exec('CREATE TABLE invoices (id INTEGER);');
+          db.close();
+        },
+        /holds tables \(invoices\) but no key schema/,
+      ],
     ];
     for (const [name, make, reason] of cases) {
       const file = path.join(dir, name);
@@ -163,7 +186,14 @@ PRAGMA user_version = 1;`);
   it('stops when a database is damaged inside, without writing to it', async () => {
     const file = path.join(dir, 'damaged.db');
     const backend = new SqliteKeyBackend(file);
-    backend.insertMany(Array.from({ length: 3000 }, (_, i) => ({ hash: hashSecret(`k${i}`), id: `faa_${String(i).padStart(8, '0')}`, email: `u${i}@example.org`, createdAt: i })));
+    backend.insertMany(
+      Array.from({ length: 3000 }, (_, i) => ({
+        hash: hashSecret(`k${i}`),
+        id: `faa_${String(i).padStart(8, '0')}`,
+        email: `u${i}@example.org`,
+        createdAt: i,
+      })),
+    );
     backend.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     backend.close();
     const bytes = await readFile(file);
@@ -176,9 +206,24 @@ PRAGMA user_version = 1;`);
   it('imports an old keys.json once, keeping its keys working and one active key per address', async () => {
     const sub = await tempDir('legacy');
     const [a, b, c] = [generateKey(), generateKey(), generateKey()];
-    const record = (key: string, email: string, created: string, revoked?: string) => ({ id: key.slice(0, 12), hash: hashSecret(key), email, created, ...(revoked ? { revoked } : {}) });
+    const record = (key: string, email: string, created: string, revoked?: string) => ({
+      id: key.slice(0, 12),
+      hash: hashSecret(key),
+      email,
+      created,
+      ...(revoked ? { revoked } : {}),
+    });
     const json = path.join(sub, 'keys.json');
-    await writeFile(json, JSON.stringify({ keys: [record(a, 'old@example.org', '2025-01-01T00:00:00Z'), record(b, 'old@example.org', '2025-06-01T00:00:00Z'), record(c, 'gone@example.org', '2025-01-01T00:00:00Z', '2025-02-01T00:00:00Z')] }));
+    await writeFile(
+      json,
+      JSON.stringify({
+        keys: [
+          record(a, 'old@example.org', '2025-01-01T00:00:00Z'),
+          record(b, 'old@example.org', '2025-06-01T00:00:00Z'),
+          record(c, 'gone@example.org', '2025-01-01T00:00:00Z', '2025-02-01T00:00:00Z'),
+        ],
+      }),
+    );
     const first = new SqliteKeyBackend(path.join(sub, 'keys.db'), { legacyJson: json });
     expect(first.imported).toMatchObject({ keys: 3, revoked: 1 });
     const keys = new Keys(first);
@@ -196,7 +241,9 @@ PRAGMA user_version = 1;`);
     const json = path.join(sub, 'keys.json');
     await writeFile(json, '{"keys": [{"id": "faa_abcdefgh",}]}');
     expect(() => new SqliteKeyBackend(path.join(sub, 'keys.db'), { legacyJson: json })).toThrow(LegacyKeysError);
-    expect(() => new SqliteKeyBackend(path.join(sub, 'keys.db'), { legacyJson: json })).toThrow(/not valid JSON.*left as it is/);
+    expect(() => new SqliteKeyBackend(path.join(sub, 'keys.db'), { legacyJson: json })).toThrow(
+      /not valid JSON.*left as it is/,
+    );
   });
 });
 
@@ -234,7 +281,8 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
   const becomes = async (key: string, status: number, ms: number) => {
     const started = Date.now();
     while (Date.now() - started < ms) {
-      if ((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${key}`)).status === status) return Date.now() - started;
+      if ((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${key}`)).status === status)
+        return Date.now() - started;
       await new Promise((r) => setTimeout(r, 50));
     }
     return Infinity;
@@ -286,7 +334,9 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
     expect(rotated.stderr).toMatch(/the old key works until \d{4}-\d\d-\d\dT/);
     expect(await becomes(next, 200, 2000)).toBeLessThan(1500);
     expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${key}`)).status).toBe(200);
-    const listed = (await keysCommand(db, 'list')).stdout.split('\n').filter((l) => l.includes('grace-cli@example.org'));
+    const listed = (await keysCommand(db, 'list')).stdout
+      .split('\n')
+      .filter((l) => l.includes('grace-cli@example.org'));
     expect(listed.map((l) => l.split('\t')[3].replace(/ .*/, ''))).toEqual(['ending', 'current']);
     expect((await keysCommand(db, 'revoke', key)).stderr.trim()).toBe('revoked'); // the old key alone
     expect(await becomes(key, 403, 1000)).toBeLessThan(1000);
@@ -302,7 +352,10 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
     const help = (await keysCommand(db, '--help')).stdout;
     expect(help).toMatch(/--grace <time> +how long the old key goes on working: now, 1h, 24h, 7d/);
     const badGrace = await failure(keysCommand(db, 'rotate', third, '--grace', '2h'));
-    expect([badGrace?.code, badGrace?.stderr.split('\n')[0]]).toEqual([2, 'keys: --grace takes now, 1h, 24h, 7d (or 0), not "2h"']);
+    expect([badGrace?.code, badGrace?.stderr.split('\n')[0]]).toEqual([
+      2,
+      'keys: --grace takes now, 1h, 24h, 7d (or 0), not "2h"',
+    ]);
     expect((await rawRequest(port, 'GET', `/archive/year=1929/apikey=${third}`)).status).toBe(200);
   });
 
@@ -328,7 +381,14 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
   it('prints stored addresses escaped, so one holding ESC c cannot reset the terminal, and refuses such an address', async () => {
     // Written around the rules, as a database from before they refused control characters may hold them.
     const stored = new SqliteKeyBackend(db, { view: false });
-    stored.insertMany([{ hash: hashSecret(generateKey()), id: 'faa_Esc12345', email: 'reset\u001bc\u202eevil\\@example.org', createdAt: 0 }]);
+    stored.insertMany([
+      {
+        hash: hashSecret(generateKey()),
+        id: 'faa_Esc12345',
+        email: 'reset\u001bc\u202eevil\\@example.org',
+        createdAt: 0,
+      },
+    ]);
     stored.close();
     const list = (await keysCommand(db, 'list')).stdout;
     expect(list).toContain('faa_Esc12345…\treset\\u{001B}c\\u{202E}evil\\\\@example.org\t');
@@ -336,6 +396,8 @@ describe.skipIf(QUICK)('the keys command and a running server', () => {
     expect(list).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
     const refused = await failure(keysCommand(db, 'issue', 'bell\u0007@example.org'));
     expect(refused?.code).toBe(1);
-    expect(refused?.stderr.trim()).toBe('keys: Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address');
+    expect(refused?.stderr.trim()).toBe(
+      'keys: Invalid email: control and format characters (such as NUL, ESC, DEL, U+0085 or U+202E) are not allowed in an address',
+    );
   });
 });

@@ -34,15 +34,21 @@ beforeAll(async () => {
 async function keysCommand(db: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return run(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: db } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 }
 
 /** The status of a lookup with `key`. */
-const ask = async (server: Started, key: string) => (await rawRequest(server.port, 'GET', `/archive/year=1929/apikey=${key}`)).status;
+const ask = async (server: Started, key: string) =>
+  (await rawRequest(server.port, 'GET', `/archive/year=1929/apikey=${key}`)).status;
 
 /** Whether the server refuses `key` (403) within a second of now: polled, never timed. */
-const refusedWithinASecond = (server: Started, key: string) => eventually(async () => (await ask(server, key)) === 403, 1_000, 25);
+const refusedWithinASecond = (server: Started, key: string) =>
+  eventually(async () => (await ask(server, key)) === 403, 1_000, 25);
 
 /** docs/keys.md's backup command, as written there (`sqlite3 data/keys.db ".backup keys-backup.db"`). */
 function backupRecipe(): string {
@@ -88,7 +94,9 @@ describe('a key database other SQLite clients use while npm start serves', () =>
       await run('sh', ['-c', backupRecipe()], { cwd: dir });
       expect(await integrity(path.join(dir, 'keys-backup.db'))).toBe('ok');
       const backup = new DatabaseSync(path.join(dir, 'keys-backup.db'), { readOnly: true });
-      expect(backup.prepare('SELECT revoked_at FROM keys WHERE hash = ?').get(hashSecret(key))).toEqual({ revoked_at: null });
+      expect(backup.prepare('SELECT revoked_at FROM keys WHERE hash = ?').get(hashSecret(key))).toEqual({
+        revoked_at: null,
+      });
       backup.close();
 
       expect((await keysCommand(db, ['revoke', key])).code).toBe(0);
@@ -105,7 +113,14 @@ describe('a key database other SQLite clients use while npm start serves', () =>
     const dir = await tempDir('outside-clients');
     const db = path.join(dir, 'keys.db');
     const mail = await startMailApi();
-    const env = { DIST_DIR: dist, KEYS_DB: db, LOG_REQUESTS: '0', MAIL_API_URL: mail.url, MAIL_API_TOKEN: 'token-for-tests', PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000' };
+    const env = {
+      DIST_DIR: dist,
+      KEYS_DB: db,
+      LOG_REQUESTS: '0',
+      MAIL_API_URL: mail.url,
+      MAIL_API_TOKEN: 'token-for-tests',
+      PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000',
+    };
     let server = await startServer(env);
     let writing = true;
     const health: number[] = [];
@@ -156,7 +171,8 @@ describe('a key database other SQLite clients use while npm start serves', () =>
       expect(backups).toBeGreaterThan(0);
       expect(health.length).toBeGreaterThan(0);
       expect(health.filter((s) => s !== 200)).toEqual([]);
-      for (const key of live) expect(await eventually(async () => (await ask(server, key)) === 200, 1_000, 25)).toBe(true);
+      for (const key of live)
+        expect(await eventually(async () => (await ask(server, key)) === 200, 1_000, 25)).toBe(true);
     } finally {
       const rounds = await reader.stop();
       expect(rounds).toBeGreaterThan(0);
@@ -167,7 +183,8 @@ describe('a key database other SQLite clients use while npm start serves', () =>
     // Stopped: the file alone is the truth. It is whole, and holds every acknowledged write.
     expect(await integrity(db)).toBe('ok');
     const file = new DatabaseSync(db, { readOnly: true });
-    const state = (key: string) => file.prepare('SELECT revoked_at IS NULL AS current FROM keys WHERE hash = ?').get(hashSecret(key));
+    const state = (key: string) =>
+      file.prepare('SELECT revoked_at IS NULL AS current FROM keys WHERE hash = ?').get(hashSecret(key));
     for (const key of live) expect(state(key)).toEqual({ current: 1 });
     for (const key of revoked) expect(state(key)).toEqual({ current: 0 });
     file.close();

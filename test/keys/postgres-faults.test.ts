@@ -60,7 +60,13 @@ async function start(databaseUrl: string, extra: Record<string, string> = {}): P
 async function cliKey(databaseUrl: string): Promise<string> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await keysCli(['issue', `faults-${Math.random().toString(36).slice(2)}@example.org`], '/nonexistent/keys.db', (l) => out.push(l), (l) => err.push(l), { ...process.env, DATABASE_URL: databaseUrl, CACHE_PURGE_URL: '' });
+  const code = await keysCli(
+    ['issue', `faults-${Math.random().toString(36).slice(2)}@example.org`],
+    '/nonexistent/keys.db',
+    (l) => out.push(l),
+    (l) => err.push(l),
+    { ...process.env, DATABASE_URL: databaseUrl, CACHE_PURGE_URL: '' },
+  );
   if (code !== 0) throw new Error(err.join('\n'));
   return out[0];
 }
@@ -68,10 +74,18 @@ async function cliKey(databaseUrl: string): Promise<string> {
 /** A signed-in portal session for a fresh address, through the mailed link. */
 async function session(server: Started): Promise<string> {
   const email = `owner-${Math.random().toString(36).slice(2)}@example.org`;
-  const asked = await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+  const asked = await fetch(`${server.base}/portal/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email }),
+  });
   expect(asked.status).toBe(202);
   const token = tokenIn({ text: mailApi.to(email)[0].body.text ?? '' });
-  const opened = await fetch(`${server.base}/portal/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const opened = await fetch(`${server.base}/portal/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
   return ((await opened.json()) as { session: string }).session;
 }
 
@@ -86,7 +100,11 @@ async function owners(databaseUrl: string, keys: string[]) {
 }
 
 beforeAll(async () => {
-  [cluster, mailApi, dist] = await Promise.all([startPostgres('faults'), startMailApi(), buildInto(SAMPLE_SOURCE, 'pg-faults-dist')]);
+  [cluster, mailApi, dist] = await Promise.all([
+    startPostgres('faults'),
+    startMailApi(),
+    buildInto(SAMPLE_SOURCE, 'pg-faults-dist'),
+  ]);
 });
 
 afterAll(async () => {
@@ -105,23 +123,45 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     expect(failed).toMatch(/cli\/start\.ts exited 1:/);
     const lines = failed!.split('\n').filter((l) => l.includes('key database'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^npm start: cannot reach the key database postgres:\/\/faa:\*\*\*@127\.0\.0\.1:\d+\/keys: .*ECONNREFUSED/);
+    expect(lines[0]).toMatch(
+      /^npm start: cannot reach the key database postgres:\/\/faa:\*\*\*@127\.0\.0\.1:\d+\/keys: .*ECONNREFUSED/,
+    );
     expect(failed).not.toContain('s3cret');
   });
 
   it('refuses, with one line and nothing written, a database whose key schema is newer than the code', async () => {
     const url = await cluster.database('newer');
     await (await PostgresKeyBackend.open(url, { listen: false })).close();
-    await cluster.tool('psql', ['-X', '-q', '-d', url, '-c', `UPDATE meta SET value = '${SCHEMA_VERSION + 7}' WHERE name = 'schema-version'`]);
+    await cluster.tool('psql', [
+      '-X',
+      '-q',
+      '-d',
+      url,
+      '-c',
+      `UPDATE meta SET value = '${SCHEMA_VERSION + 7}' WHERE name = 'schema-version'`,
+    ]);
     const failed = await startServer(await env(url)).then(
       () => null,
       (error: Error) => error.message,
     );
     expect(failed).toMatch(/exited 1:/);
     expect(failed!.split('\n').filter((l) => l.includes('key schema'))).toEqual([
-      expect.stringMatching(new RegExp(`^npm start: the key database postgres://faa@127\\.0\\.0\\.1:\\d+/newer holds key schema ${SCHEMA_VERSION + 7}, newer than this code knows \\(${SCHEMA_VERSION}\\): run a newer version; nothing was written$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^npm start: the key database postgres://faa@127\\.0\\.0\\.1:\\d+/newer holds key schema ${SCHEMA_VERSION + 7}, newer than this code knows \\(${SCHEMA_VERSION}\\): run a newer version; nothing was written$`,
+        ),
+      ),
     ]);
-    const { stdout } = await cluster.tool('psql', ['-X', '-q', '-t', '-A', '-d', url, '-c', "SELECT value FROM meta WHERE name = 'schema-version'"]);
+    const { stdout } = await cluster.tool('psql', [
+      '-X',
+      '-q',
+      '-t',
+      '-A',
+      '-d',
+      url,
+      '-c',
+      "SELECT value FROM meta WHERE name = 'schema-version'",
+    ]);
     expect(stdout.trim()).toBe(String(SCHEMA_VERSION + 7));
   });
 
@@ -144,31 +184,54 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     const lostAt = Date.now();
     // The answer read just before is kept for the key cache's second: this check is only meaningful inside it.
     const kept = await lookup(server, checked);
-    expect(Date.now() - readAt, 'the machine took the whole cache time to stop the database').toBeLessThan(KEY_CACHE_TTL_MS);
+    expect(Date.now() - readAt, 'the machine took the whole cache time to stop the database').toBeLessThan(
+      KEY_CACHE_TTL_MS,
+    );
     expect(kept.status).toBe(200);
     const refused = await lookup(server, unchecked);
-    expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([503, MESSAGES.keysUnavailable]);
-    const signIn = await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'lost@example.org' }) });
+    expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([
+      503,
+      MESSAGES.keysUnavailable,
+    ]);
+    const signIn = await fetch(`${server.base}/portal/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'lost@example.org' }),
+    });
     expect(signIn.status).toBe(503);
     // /health reuses its probe's outcome for a second (PROBE_TTL_MS): it says 503 once that is past.
     let unhealthy = 0;
-    for (let i = 0; i < 100 && unhealthy === 0; i++, await sleep(50)) if ((await health(server)) === 503) unhealthy = Date.now() - lostAt;
+    for (let i = 0; i < 100 && unhealthy === 0; i++, await sleep(50))
+      if ((await health(server)) === 503) unhealthy = Date.now() - lostAt;
     expect(unhealthy).toBeGreaterThan(0);
     // Past the cache's time the checked key is asked of the database again, and answers 503 too.
     let expired = 0;
-    for (let i = 0; i < 100 && expired === 0; i++, await sleep(50)) if ((await lookup(server, checked)).status === 503) expired = Date.now() - readAt;
+    for (let i = 0; i < 100 && expired === 0; i++, await sleep(50))
+      if ((await lookup(server, checked)).status === 503) expired = Date.now() - readAt;
     expect(expired).toBeGreaterThanOrEqual(KEY_CACHE_TTL_MS);
-    console.log(`database lost ${lostAt - readAt} ms after a key was checked: that key answered 200 until ${expired} ms after its check, then 503`);
+    console.log(
+      `database lost ${lostAt - readAt} ms after a key was checked: that key answered 200 until ${expired} ms after its check, then 503`,
+    );
 
     await cluster.start();
     const backAt = Date.now();
     let healthy = 0;
-    for (let i = 0; i < 200 && healthy === 0; i++, await sleep(50)) if ((await health(server)) === 200) healthy = Date.now() - backAt;
+    for (let i = 0; i < 200 && healthy === 0; i++, await sleep(50))
+      if ((await health(server)) === 200) healthy = Date.now() - backAt;
     expect(healthy).toBeGreaterThan(0);
     expect([(await lookup(server, unchecked)).status, (await lookup(server, later)).status]).toEqual([200, 200]);
-    expect((await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'back@example.org' }) })).status).toBe(202);
+    expect(
+      (
+        await fetch(`${server.base}/portal/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'back@example.org' }),
+        })
+      ).status,
+    ).toBe(202);
     // Following other servers' changes again: the listening connection came back on its own.
-    for (let i = 0; i < 200 && !server.output().includes('following other servers’ key changes again'); i++) await sleep(50);
+    for (let i = 0; i < 200 && !server.output().includes('following other servers’ key changes again'); i++)
+      await sleep(50);
     expect(server.output()).toContain('following other servers’ key changes again');
     expect(server.output().match(/key database: cannot be reached/g)).toHaveLength(1);
     console.log(`database back: /health answered 200 again ${healthy} ms after it restarted`);
@@ -180,7 +243,10 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     const sessions = await Promise.all(Array.from({ length: 16 }, () => session(server)));
     const acknowledged: string[] = [];
     const writes = sessions.map(async (s) => {
-      const reply = await fetch(`${server.base}/portal/keys`, { method: 'POST', headers: { authorization: `Bearer ${s}` } }).catch(() => null);
+      const reply = await fetch(`${server.base}/portal/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s}` },
+      }).catch(() => null);
       if (reply?.status === 201) acknowledged.push(((await reply.json()) as { apiKey: string }).apiKey);
     });
     // Killed once half are acknowledged: the rest are in flight, or not yet begun.
@@ -190,7 +256,9 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     expect(acknowledged.length).toBeGreaterThan(0);
     const stored = await owners(url, acknowledged);
     expect(stored.map((o) => o?.end)).toEqual(acknowledged.map(() => null));
-    console.log(`SIGKILL during ${sessions.length} portal writes: ${acknowledged.length} acknowledged, all ${stored.filter(Boolean).length} found current in the database`);
+    console.log(
+      `SIGKILL during ${sessions.length} portal writes: ${acknowledged.length} acknowledged, all ${stored.filter(Boolean).length} found current in the database`,
+    );
   });
 
   it('answers only 200 or 503 while the database restarts under load, every key again once it is back, and keeps every sign-in it acknowledged', async () => {
@@ -214,7 +282,13 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     const portal = (async () => {
       for (let i = 0; running && i < 400; i++, await sleep(10)) {
         const email = `restart-${i}-${Math.random().toString(36).slice(2, 8)}@example.org`;
-        const status = (await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })).status;
+        const status = (
+          await fetch(`${server.base}/portal/sign-in`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email }),
+          })
+        ).status;
         signIns.set(status, (signIns.get(status) ?? 0) + 1);
         if (status === 202) acknowledged.push(email);
         if (status === 202 && backAt > 0) ackedAfter++;
@@ -239,7 +313,13 @@ describe('npm start on PostgreSQL, when the database fails', () => {
     const opened = await Promise.all(
       acknowledged.map(async (email) => {
         const token = tokenIn({ text: mailApi.to(email)[0].body.text ?? '' });
-        return (await fetch(`${server.base}/portal/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })).status;
+        return (
+          await fetch(`${server.base}/portal/session`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ token }),
+          })
+        ).status;
       }),
     );
     expect(opened).toEqual(acknowledged.map(() => 200));

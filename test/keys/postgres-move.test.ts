@@ -55,18 +55,33 @@ describe('npm run keys -- migrate-to-postgres', () => {
     const bytes = readFileSync(file);
 
     const url = await cluster.database('moved');
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['cli/keys.ts', 'migrate-to-postgres'], { cwd: ROOT, env: { ...process.env, KEYS_DB: file, DATABASE_URL: url } });
-    expect(stdout.trim()).toMatch(new RegExp(`^moved 4 keys \\(2 current\\), 2 sign-in tokens and 1 sessions from ${file} to PostgreSQL postgres://faa@127\\.0\\.0\\.1:\\d+/moved; the SQLite file was left as it is$`));
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['cli/keys.ts', 'migrate-to-postgres'], {
+      cwd: ROOT,
+      env: { ...process.env, KEYS_DB: file, DATABASE_URL: url },
+    });
+    expect(stdout.trim()).toMatch(
+      new RegExp(
+        `^moved 4 keys \\(2 current\\), 2 sign-in tokens and 1 sessions from ${file} to PostgreSQL postgres://faa@127\\.0\\.0\\.1:\\d+/moved; the SQLite file was left as it is$`,
+      ),
+    );
     expect(stderr).toBe('');
     expect(readFileSync(file).equals(bytes)).toBe(true);
 
     const backend = await PostgresKeyBackend.open(url, { listen: false });
     try {
       const after = postgresKeys(backend);
-      expect(await Promise.all([current, rotatedAway, afterRotation, revoked].map((k) => after.verify(k)))).toEqual([true, true, true, false]);
+      expect(await Promise.all([current, rotatedAway, afterRotation, revoked].map((k) => after.verify(k)))).toEqual([
+        true,
+        true,
+        true,
+        false,
+      ]);
       expect(await listed(after)).toEqual(listedBefore);
       expect(await after.sessionEmail(session)).toBe('owner@example.org');
-      expect(await after.endingKey('graced@example.org')).toEqual({ id: rotatedAway.slice(0, 12), endsAt: listedBefore.find((k) => k.id === rotatedAway.slice(0, 12))!.revokedAt });
+      expect(await after.endingKey('graced@example.org')).toEqual({
+        id: rotatedAway.slice(0, 12),
+        endsAt: listedBefore.find((k) => k.id === rotatedAway.slice(0, 12))!.revokedAt,
+      });
       // The moved keys go on as any: the rules hold on them (one current key per address, rotation).
       expect((await after.rotate('current@example.org')).stopped).toEqual([current.slice(0, 12)]);
     } finally {
@@ -75,8 +90,20 @@ describe('npm run keys -- migrate-to-postgres', () => {
 
     const out: string[] = [];
     const err: string[] = [];
-    expect(await keysCli(['migrate-to-postgres'], file, (l) => out.push(l), (l) => err.push(l), { ...process.env, DATABASE_URL: url })).toBe(1);
-    expect(err).toEqual([expect.stringMatching(/^keys: the PostgreSQL key database postgres:\/\/faa@127\.0\.0\.1:\d+\/moved already holds keys; moved nothing \(give it an empty database\)$/)]);
+    expect(
+      await keysCli(
+        ['migrate-to-postgres'],
+        file,
+        (l) => out.push(l),
+        (l) => err.push(l),
+        { ...process.env, DATABASE_URL: url },
+      ),
+    ).toBe(1);
+    expect(err).toEqual([
+      expect.stringMatching(
+        /^keys: the PostgreSQL key database postgres:\/\/faa@127\.0\.0\.1:\d+\/moved already holds keys; moved nothing \(give it an empty database\)$/,
+      ),
+    ]);
     expect(out).toEqual([]);
   });
 
@@ -98,7 +125,12 @@ describe('npm run keys -- migrate-to-postgres', () => {
     const back = await PostgresKeyBackend.open(restored, { listen: false });
     try {
       const again = postgresKeys(back);
-      expect(await Promise.all([kept, graced, next, gone].map((k) => again.verify(k)))).toEqual([true, true, true, false]);
+      expect(await Promise.all([kept, graced, next, gone].map((k) => again.verify(k)))).toEqual([
+        true,
+        true,
+        true,
+        false,
+      ]);
       expect(await listed(again)).toEqual(listedBefore);
       // New keys follow the restored ones in issue order (the identity column restored with them).
       await again.issue('after@example.org');
@@ -111,9 +143,28 @@ describe('npm run keys -- migrate-to-postgres', () => {
   it('needs DATABASE_URL, and an SQLite file to move', async () => {
     const err: string[] = [];
     const file = path.join(await tempDir('move-none'), 'keys.db');
-    expect(await keysCli(['migrate-to-postgres'], file, () => {}, (l) => err.push(l), { ...process.env, DATABASE_URL: '' })).toBe(2);
+    expect(
+      await keysCli(
+        ['migrate-to-postgres'],
+        file,
+        () => {},
+        (l) => err.push(l),
+        { ...process.env, DATABASE_URL: '' },
+      ),
+    ).toBe(2);
     const url = await cluster.database('empty');
-    expect(await keysCli(['migrate-to-postgres'], file, () => {}, (l) => err.push(l), { ...process.env, DATABASE_URL: url })).toBe(1);
-    expect(err).toEqual([expect.stringMatching(/needs DATABASE_URL/), `keys: there is no SQLite key database at ${file} (KEYS_DB) to move; nothing was done`]);
+    expect(
+      await keysCli(
+        ['migrate-to-postgres'],
+        file,
+        () => {},
+        (l) => err.push(l),
+        { ...process.env, DATABASE_URL: url },
+      ),
+    ).toBe(1);
+    expect(err).toEqual([
+      expect.stringMatching(/needs DATABASE_URL/),
+      `keys: there is no SQLite key database at ${file} (KEYS_DB) to move; nothing was done`,
+    ]);
   });
 });

@@ -38,7 +38,13 @@ let b: Started;
 
 const status = async (server: Started, key: string) => (await fetch(`${server.base}${examplePath(ROUTE, key)}`)).status;
 const post = async (server: Started, p: string, session: string, body?: object) =>
-  (await fetch(`${server.base}${p}`, { method: 'POST', headers: { authorization: `Bearer ${session}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
+  (
+    await fetch(`${server.base}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body && JSON.stringify(body),
+    })
+  ).json() as Promise<Record<string, unknown>>;
 
 /**
  * Milliseconds until `server` answers `key` with `want`, asked every 20 ms for at most 5 s; Infinity if it never does.
@@ -51,7 +57,14 @@ async function msUntil(server: Started, key: string, want: number, since: number
 }
 
 /** The servers (a or b) that purged a key's answers, in the purges from the `from`th on. */
-const purgedBy = (id: string, from = 0) => [...new Set(purges.slice(from).filter((p) => p.tags.includes(keyTag(id))).map((p) => p.server))];
+const purgedBy = (id: string, from = 0) => [
+  ...new Set(
+    purges
+      .slice(from)
+      .filter((p) => p.tags.includes(keyTag(id)))
+      .map((p) => p.server),
+  ),
+];
 
 beforeAll(async () => {
   cluster = await startPostgres('servers');
@@ -92,7 +105,8 @@ afterAll(async () => {
 
 describe('two servers on one PostgreSQL database', () => {
   it('both start at once on an empty database and say where keys live, without a password', () => {
-    for (const server of [a, b]) expect(server.output()).toMatch(/keys in PostgreSQL postgres:\/\/faa@127\.0\.0\.1:\d+\/servers/);
+    for (const server of [a, b])
+      expect(server.output()).toMatch(/keys in PostgreSQL postgres:\/\/faa@127\.0\.0\.1:\d+\/servers/);
   });
 
   it('answers on B a key issued through A’s portal, and refuses it on A within 2 s of its revocation through B, purged by B alone', async () => {
@@ -108,7 +122,9 @@ describe('two servers on one PostgreSQL database', () => {
     const refusedOnA = await msUntil(a, key, 403, revokedAt);
     expect(refusedOnA).toBeLessThan(SEEN_WITHIN_MS);
     expect(await status(b, key)).toBe(403);
-    console.log(`two servers: issued on A in ${issued} ms (portal sign-in, link, key), answered 200 by B ${onB} ms later; revoked on B in ${revokeReturned} ms, refused 403 by A ${refusedOnA} ms after the revoke began`);
+    console.log(
+      `two servers: issued on A in ${issued} ms (portal sign-in, link, key), answered 200 by B ${onB} ms later; revoked on B in ${revokeReturned} ms, refused 403 by A ${refusedOnA} ms after the revoke began`,
+    );
     await new Promise((r) => setTimeout(r, KEY_SETTLE_MS + 500)); // the writer's second purge round
     expect(purgedBy(key.slice(0, 12))).toEqual(['b']);
   });
@@ -135,11 +151,29 @@ describe('two servers on one PostgreSQL database', () => {
     const out: string[] = [];
     const err: string[] = [];
     const env = { ...process.env, DATABASE_URL: databaseUrl, CACHE_PURGE_URL: '' };
-    expect(await keysCli(['issue', `cli-${Date.now()}@example.org`], '/nonexistent/keys.db', (l) => out.push(l), (l) => err.push(l), env), err.join('\n')).toBe(0);
+    expect(
+      await keysCli(
+        ['issue', `cli-${Date.now()}@example.org`],
+        '/nonexistent/keys.db',
+        (l) => out.push(l),
+        (l) => err.push(l),
+        env,
+      ),
+      err.join('\n'),
+    ).toBe(0);
     const key = out[0];
     expect([await status(a, key), await status(b, key)]).toEqual([200, 200]);
     const revokedAt = Date.now();
-    expect(await keysCli(['revoke', key], '/nonexistent/keys.db', (l) => out.push(l), (l) => err.push(l), env), err.join('\n')).toBe(0);
+    expect(
+      await keysCli(
+        ['revoke', key],
+        '/nonexistent/keys.db',
+        (l) => out.push(l),
+        (l) => err.push(l),
+        env,
+      ),
+      err.join('\n'),
+    ).toBe(0);
     const [onA, onB] = await Promise.all([msUntil(a, key, 403, revokedAt), msUntil(b, key, 403, revokedAt)]);
     expect(Math.max(onA, onB)).toBeLessThan(SEEN_WITHIN_MS);
     console.log(`two servers: revoked by the keys CLI, refused by A ${onA} ms and B ${onB} ms after`);

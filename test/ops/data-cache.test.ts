@@ -46,7 +46,10 @@ describe('a process started over a test build', () => {
     } finally {
       await start.stop();
     }
-    const netlify = await startServer({ DIST_DIR: dist, NETLIFY_LOCAL_DIR: path.join(dir, 'netlify') }, { cwd: clone, script: 'cli/netlify-local.ts', ready: 'ready:' });
+    const netlify = await startServer(
+      { DIST_DIR: dist, NETLIFY_LOCAL_DIR: path.join(dir, 'netlify') },
+      { cwd: clone, script: 'cli/netlify-local.ts', ready: 'ready:' },
+    );
     try {
       expect(await archiveOf(netlify.base)).toMatchObject({ sample: true });
     } finally {

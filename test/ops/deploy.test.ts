@@ -56,13 +56,19 @@ async function netlifyBuild(cwd: string): Promise<string> {
   // empty tmp-* file): keep them inside the copy, removed with it.
   env.TMPDIR = path.join(cwd, '.tmp');
   await mkdir(env.TMPDIR, { recursive: true });
-  const child = spawn(process.execPath, [path.join(cwd, 'cli/netlify-check.ts')], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(cwd, 'cli/netlify-check.ts')], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`npm run check:netlify exited ${code}:\n${output}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`npm run check:netlify exited ${code}:\n${output}`)),
+    );
   });
 }
 
@@ -86,7 +92,9 @@ function zipEntries(zip: Buffer): { name: string; mode: number }[] {
 /** Every file under `dir`, as paths relative to it with `/` separators. */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
 }
 
 let copy: string;
@@ -107,7 +115,10 @@ beforeAll(async () => {
 function edgeRuns(name: string, pathname: string): boolean {
   const alsoExcluded = edge.function_config[name]?.excluded_patterns ?? [];
   return [...edge.routes, ...edge.post_cache_routes].some(
-    (r) => r.function === name && new RegExp(r.pattern).test(pathname) && ![...(r.excluded_patterns ?? []), ...alsoExcluded].some((e) => new RegExp(e).test(pathname)),
+    (r) =>
+      r.function === name &&
+      new RegExp(r.pattern).test(pathname) &&
+      ![...(r.excluded_patterns ?? []), ...alsoExcluded].some((e) => new RegExp(e).test(pathname)),
   );
 }
 
@@ -117,7 +128,9 @@ function edgeRuns(name: string, pathname: string): boolean {
  */
 async function apiPaths(): Promise<string[]> {
   const key = `faa_${'A'.repeat(32)}`;
-  const routes = ROUTES.flatMap((route) => route.roots.map((root) => examplePath(route, key).replace(`/${route.roots[0]}/`, `/${root}/`)));
+  const routes = ROUTES.flatMap((route) =>
+    route.roots.map((root) => examplePath(route, key).replace(`/${route.roots[0]}/`, `/${root}/`)),
+  );
   const data = (await filesUnder(path.join(publish, '_data'))).slice(0, 3).map((f) => `/_data/${f}`);
   // `/` goes through the function: JSON clients get the service description, browsers the page (context.next()).
   return [...routes, `/${MANIFEST_PATH}`, ...data, '/', HEALTH_PATH, '/no/such/route'];
@@ -129,17 +142,23 @@ async function apiPaths(): Promise<string[]> {
  */
 async function publicPaths(): Promise<string[]> {
   const files = (await filesUnder(publish)).filter((f) => !f.startsWith('_data/'));
-  const pretty = files.filter((f) => f.endsWith('.html') && f !== 'index.html').map((f) => `/${f.slice(0, -'.html'.length)}`);
+  const pretty = files
+    .filter((f) => f.endsWith('.html') && f !== 'index.html')
+    .map((f) => `/${f.slice(0, -'.html'.length)}`);
   const portal = [portalConfig.path].flat().map((p) => p.replace('*', 'anything'));
   return [...files.map((f) => `/${f}`), ...pretty, ...portal];
 }
 
 describe('npm run check:netlify (netlify build --offline) on a clean copy', () => {
-  it('prints no error, only the line saying why offline it leaves one of netlify-cli\'s out, and what is ready', () => {
+  it("prints no error, only the line saying why offline it leaves one of netlify-cli's out, and what is ready", () => {
     expect(output).not.toMatch(/^error:/m);
     expect(output).not.toContain('edge.netlify.com/bootstrap/globals/types.ts');
-    expect(output).toContain("(offline: netlify-cli could not fetch the edge functions' inline-config helper from edge.netlify.com");
-    expect(output).toContain('check:netlify: the build, its stored files, the edge function and the portal function are ready');
+    expect(output).toContain(
+      "(offline: netlify-cli could not fetch the edge functions' inline-config helper from edge.netlify.com",
+    );
+    expect(output).toContain(
+      'check:netlify: the build, its stored files, the edge function and the portal function are ready',
+    );
   });
 
   it('checks every stored file the manifest names after the build, before anything is published', () => {
@@ -162,18 +181,21 @@ describe('npm run check:netlify (netlify build --offline) on a clean copy', () =
     expect(files.filter((f) => f.startsWith('_data/r/')).length).toBeGreaterThan(1000);
   });
 
-  it('keeps every published folder under Netlify\'s files-per-directory limit', async () => {
+  it("keeps every published folder under Netlify's files-per-directory limit", async () => {
     const perDir = new Map<string, number>();
-    for (const file of await filesUnder(publish)) perDir.set(path.dirname(file), (perDir.get(path.dirname(file)) ?? 0) + 1);
+    for (const file of await filesUnder(publish))
+      perDir.set(path.dirname(file), (perDir.get(path.dirname(file)) ?? 0) + 1);
     expect(Math.max(...perDir.values())).toBeLessThan(FILES_PER_DIRECTORY_LIMIT);
   });
 
   it('routes every API path, under every root, and the private data prefix to the edge function', async () => {
-    for (const pathname of await apiPaths()) expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: true });
+    for (const pathname of await apiPaths())
+      expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: true });
   });
 
-  it('leaves every public file and the portal function\'s routes to the CDN', async () => {
-    for (const pathname of await publicPaths()) expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: false });
+  it("leaves every public file and the portal function's routes to the CDN", async () => {
+    for (const pathname of await publicPaths())
+      expect({ pathname, runs: edgeRuns('api', pathname) }).toEqual({ pathname, runs: false });
   });
 
   it('routes exactly as the CDN stand-in the behaviour suite uses, both reading netlify.toml', async () => {
@@ -183,10 +205,11 @@ describe('npm run check:netlify (netlify build --offline) on a clean copy', () =
     }
   });
 
-  it('bundles the edge function within Netlify\'s 20 MB', async () => {
+  it("bundles the edge function within Netlify's 20 MB", async () => {
     expect(edge.bundles.length).toBeGreaterThan(0);
     let bytes = 0;
-    for (const bundle of edge.bundles) bytes += (await stat(path.join(copy, '.netlify/edge-functions-dist', bundle.asset))).size;
+    for (const bundle of edge.bundles)
+      bytes += (await stat(path.join(copy, '.netlify/edge-functions-dist', bundle.asset))).size;
     expect(bytes).toBeGreaterThan(10_000);
     expect(bytes).toBeLessThanOrEqual(EDGE_BUNDLE_LIMIT);
   });
@@ -209,10 +232,20 @@ const WORKER_LIMITS = { assetFiles: 20_000, assetBytes: 25 * 1024 * 1024, compre
 
 /** `npm run deploy:cloudflare -- --dry-run` in the clean copy. */
 async function deployDryRun(outdir: string): Promise<{ code: number | null; output: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ARCHIVE_SOURCE: FULL_SOURCE, NO_COLOR: '1', FORCE_COLOR: '0', WRANGLER_SEND_METRICS: 'false' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ARCHIVE_SOURCE: FULL_SOURCE,
+    NO_COLOR: '1',
+    FORCE_COLOR: '0',
+    WRANGLER_SEND_METRICS: 'false',
+  };
   delete env.DIST_DIR;
   env.TMPDIR = path.join(copy, '.tmp');
-  const child = spawn(process.execPath, [path.join(copy, 'cli/cloudflare-deploy.ts'), '--dry-run', '--outdir', outdir], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [path.join(copy, 'cli/cloudflare-deploy.ts'), '--dry-run', '--outdir', outdir],
+    { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
@@ -249,7 +282,8 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
     const read = Number(/Read (\d+) files from the assets directory/.exec(dryRun.output)?.[1]);
     expect(read).toBeGreaterThanOrEqual(files.length);
     expect(read).toBeLessThanOrEqual(WORKER_LIMITS.assetFiles);
-    for (const file of files) expect([file, (await stat(path.join(publish, file))).size <= WORKER_LIMITS.assetBytes]).toEqual([file, true]);
+    for (const file of files)
+      expect([file, (await stat(path.join(publish, file))).size <= WORKER_LIMITS.assetBytes]).toEqual([file, true]);
   });
 
   it('refuses to deploy a build whose stored file no longer hashes to its name (the Worker streams answers unchecked)', async () => {
@@ -263,7 +297,9 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
     try {
       const refused = await deployDryRun(path.join(copy, '.worker-bundle-refused'));
       expect(refused.code, refused.output).toBe(1);
-      expect(refused.output).toContain(`deploy:cloudflare: 1 file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${file}: rebuild with npm run build`);
+      expect(refused.output).toContain(
+        `deploy:cloudflare: 1 file(s) of dist/ no longer hold the bytes their names (hashes) promise, ${file}: rebuild with npm run build`,
+      );
       expect(refused.output).not.toContain('--dry-run: exiting now');
     } finally {
       await unlink(path.join(publish, file));
@@ -273,7 +309,11 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
 
   /** `node cli/check-stored.ts` as the Netlify build runs it after `npm run build`. */
   async function netlifyCheck(): Promise<{ code: number | null; output: string }> {
-    const child = spawn(process.execPath, [path.join(copy, 'cli/check-stored.ts')], { cwd: copy, env: { ...process.env, DIST_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(copy, 'cli/check-stored.ts')], {
+      cwd: copy,
+      env: { ...process.env, DIST_DIR: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
@@ -286,7 +326,10 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
     for (const shardRef of manifest.shards) {
       const at = parseRef(shardRef)!.at;
       const bytes = await readFile(path.join(publish, dataPath(at.file)!));
-      const shard = JSON.parse((at.range ? bytes.subarray(...at.range) : bytes).toString('utf8')) as Record<string, [string, Record<string, string>]>;
+      const shard = JSON.parse((at.range ? bytes.subarray(...at.range) : bytes).toString('utf8')) as Record<
+        string,
+        [string, Record<string, string>]
+      >;
       for (const [all] of Object.values(shard)) {
         const file = parseRef(all)!.at.file;
         if (!direct.has(file)) return dataPath(file)!;
@@ -315,11 +358,15 @@ describe('wrangler deploy --dry-run on the same clean copy, after the Netlify bu
       try {
         const refused = await deployDryRun(path.join(copy, '.worker-bundle-missing'));
         expect(refused.code, refused.output).toBe(1);
-        expect(refused.output).toContain(`deploy:cloudflare: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build`);
+        expect(refused.output).toContain(
+          `deploy:cloudflare: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build`,
+        );
         expect(refused.output).not.toContain('--dry-run: exiting now');
         const netlify = await netlifyCheck();
         expect(netlify.code, netlify.output).toBe(1);
-        expect(netlify.output).toBe(`check-stored: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build\n`);
+        expect(netlify.output).toBe(
+          `check-stored: 1 file(s) the manifest names are missing from dist/, ${file}: rebuild with npm run build\n`,
+        );
       } finally {
         await writeFile(path.join(publish, file), original);
       }

@@ -28,7 +28,8 @@ const NODE_24 = path.join(ROOT, 'node_modules/.bin/node');
  */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!/^npm_/i.test(name) && name !== 'ARCHIVE_SOURCE') env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!/^npm_/i.test(name) && name !== 'ARCHIVE_SOURCE') env[name] = value;
   env.PATH = (process.env.PATH ?? '')
     .split(path.delimiter)
     .filter((dir) => !path.resolve(dir).startsWith(path.join(ROOT, 'node_modules')))
@@ -79,7 +80,8 @@ describe('a fresh clone installed with npm ci --omit=dev && npm start', () => {
   it('installs no development tool: no TypeScript loader, no test runner', () => {
     const installed = readdirSync(path.join(clone, 'node_modules'));
     expect(installed).toContain('node');
-    for (const tool of ['tsx', 'vitest', 'deno', 'netlify-cli', 'playwright-core']) expect(installed).not.toContain(tool);
+    for (const tool of ['tsx', 'vitest', 'deno', 'netlify-cli', 'playwright-core'])
+      expect(installed).not.toContain(tool);
   });
 
   it('builds and serves the full archive on Node 24, answering /archive/year=2026 with the development key', async () => {
@@ -102,7 +104,10 @@ describe('the client package', () => {
 
   beforeAll(async () => {
     const out = await tempDir('client-pack');
-    const packed = await run('npm', ['run', '--silent', 'pack:client', '--', '--out', out], { cwd: ROOT, maxBuffer: 1 << 24 });
+    const packed = await run('npm', ['run', '--silent', 'pack:client', '--', '--out', out], {
+      cwd: ROOT,
+      maxBuffer: 1 << 24,
+    });
     tarball = packed.stdout.trim().split('\n').at(-1)!;
     project = await tempDir('client-project');
     await writeFile(path.join(project, 'package.json'), '{ "private": true, "type": "module" }\n');
@@ -117,14 +122,20 @@ describe('the client package', () => {
   it('ships JavaScript with type declarations, ESM, and depends on nothing', () => {
     const installed = path.join(project, 'node_modules/film-awards-archive-client');
     const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8'));
-    expect(manifest).toMatchObject({ name: 'film-awards-archive-client', type: 'module', exports: { '.': { types: './client.d.ts', default: './client.js' } } });
+    expect(manifest).toMatchObject({
+      name: 'film-awards-archive-client',
+      type: 'module',
+      exports: { '.': { types: './client.d.ts', default: './client.js' } },
+    });
     expect(manifest.dependencies ?? {}).toEqual({});
     const files = readdirSync(installed);
     expect(files).toEqual(expect.arrayContaining(['client.js', 'client.d.ts', 'types.d.ts', 'LICENSE', 'README.md']));
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     // Nothing to resolve at run time, so a browser can load client.js as it is.
     expect(readFileSync(path.join(installed, 'client.js'), 'utf8')).not.toMatch(/^\s*import\s|\brequire\(|node:/m);
-    expect(readdirSync(path.join(project, 'node_modules')).filter((f) => !f.startsWith('.'))).toEqual(['film-awards-archive-client']);
+    expect(readdirSync(path.join(project, 'node_modules')).filter((f) => !f.startsWith('.'))).toEqual([
+      'film-awards-archive-client',
+    ]);
   });
 
   it('has a README whose example compiles under strict TypeScript and that names every method the client has', async () => {
@@ -133,10 +144,35 @@ describe('the client package', () => {
     const example = /```ts\n([\s\S]*?)```/.exec(readme)![1];
     await writeFile(path.join(project, 'example.ts'), example);
     const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
-    const args = ['--strict', '--noEmit', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types'), 'example.ts'];
-    const compiled = await run(tsc, args, { cwd: project }).then(() => 'compiles', (error: { stdout: string }) => error.stdout);
+    const args = [
+      '--strict',
+      '--noEmit',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules/@types'),
+      'example.ts',
+    ];
+    const compiled = await run(tsc, args, { cwd: project }).then(
+      () => 'compiles',
+      (error: { stdout: string }) => error.stdout,
+    );
     expect(compiled).toBe('compiles');
-    const { stdout } = await run(NODE_24, ['--input-type=module', '-e', "import { createClient } from 'film-awards-archive-client'; const c = createClient({ baseUrl: 'http://x', apiKey: 'k' }); console.log(JSON.stringify(Object.keys(c)));"], { cwd: project });
+    const { stdout } = await run(
+      NODE_24,
+      [
+        '--input-type=module',
+        '-e',
+        "import { createClient } from 'film-awards-archive-client'; const c = createClient({ baseUrl: 'http://x', apiKey: 'k' }); console.log(JSON.stringify(Object.keys(c)));",
+      ],
+      { cwd: project },
+    );
     for (const method of JSON.parse(stdout) as string[]) expect(readme).toContain(`\`${method}`);
     expect(readme).toMatch(/1929 to 2026/);
   });

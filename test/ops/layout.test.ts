@@ -37,7 +37,21 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['adapters/_netlify', ['src/shared', 'src/keys']], // Netlify's parts: the Blobs key store and its wiring
   ['adapters/_cloudflare', ['src/shared', 'src/store', 'src/keys', 'src/keys/stores']], // Cloudflare's parts: the D1 key store, the files the Worker carries
   ['adapters/_node', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal']], // the Node server's parts, the PostgreSQL key store among them
-  ['adapters', ['adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'src/api']],
+  [
+    'adapters',
+    [
+      'adapters/_netlify',
+      'adapters/_cloudflare',
+      'adapters/_node',
+      'src/shared',
+      'src/store',
+      'src/http',
+      'src/keys',
+      'src/keys/stores',
+      'src/portal',
+      'src/api',
+    ],
+  ],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
   ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
@@ -51,10 +65,58 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   // the build itself: dist/ written, and whether it is stale
   ['build', ['src/shared', 'src/store', 'data', 'lib', 'build/archive', 'build/answers', 'build/site']],
   // what the commands share
-  ['cli/lib', ['src/shared', 'src/keys', 'src/keys/stores', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build']],
+  [
+    'cli/lib',
+    [
+      'src/shared',
+      'src/keys',
+      'src/keys/stores',
+      'adapters/_cloudflare',
+      'adapters/_node',
+      'netlify/edge-functions',
+      'lib',
+      'build',
+    ],
+  ],
   // the commands
-  ['cli', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/portal', 'adapters/_node', 'adapters', 'netlify/functions', 'lib', 'build/archive', 'build/answers', 'cli/lib']],
-  ['bench', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/keys/stores', 'src/api', 'adapters/_netlify', 'adapters/_cloudflare', 'adapters/_node', 'netlify/edge-functions', 'lib', 'build/archive', 'build/answers', 'build', 'cli/lib']],
+  [
+    'cli',
+    [
+      'src/shared',
+      'src/store',
+      'src/http',
+      'src/keys',
+      'src/keys/stores',
+      'src/portal',
+      'adapters/_node',
+      'adapters',
+      'netlify/functions',
+      'lib',
+      'build/archive',
+      'build/answers',
+      'cli/lib',
+    ],
+  ],
+  [
+    'bench',
+    [
+      'src/shared',
+      'src/store',
+      'src/http',
+      'src/keys',
+      'src/keys/stores',
+      'src/api',
+      'adapters/_netlify',
+      'adapters/_cloudflare',
+      'adapters/_node',
+      'netlify/edge-functions',
+      'lib',
+      'build/archive',
+      'build/answers',
+      'build',
+      'cli/lib',
+    ],
+  ],
 ];
 
 /** Each import between folders that the map does not allow, as `file -> target (folder -> folder)`. */
@@ -94,7 +156,12 @@ export function tiesToPlatform(file: string, spec: string): boolean {
 }
 
 /** Each import of `files` that ties it to one platform, as `file: specifier`. */
-export const platformImports = (files: string[]): string[] => files.flatMap((file) => importsOf(file).filter((spec) => tiesToPlatform(file, spec)).map((spec) => `${file}: ${spec}`));
+export const platformImports = (files: string[]): string[] =>
+  files.flatMap((file) =>
+    importsOf(file)
+      .filter((spec) => tiesToPlatform(file, spec))
+      .map((spec) => `${file}: ${spec}`),
+  );
 
 const MAX_FUNCTION_LINES = 60;
 /** An adapter wires one runtime's abilities to the front door: a few dozen lines. */
@@ -109,7 +176,11 @@ const sourceFiles = (dir: string): string[] =>
 function importsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
   return source.statements.flatMap((s) =>
-    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? [s.moduleSpecifier.text] : [],
+    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+    s.moduleSpecifier &&
+    ts.isStringLiteral(s.moduleSpecifier)
+      ? [s.moduleSpecifier.text]
+      : [],
   );
 }
 
@@ -135,7 +206,8 @@ function runtimeGraph(entry: string): Set<string> {
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
     for (const s of source.statements) {
       // A re-export (`export { default } from`) loads its module as an import does.
-      const loads = (ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly) || (ts.isExportDeclaration(s) && !s.isTypeOnly);
+      const loads =
+        (ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly) || (ts.isExportDeclaration(s) && !s.isTypeOnly);
       if (!loads || !s.moduleSpecifier || !ts.isStringLiteral(s.moduleSpecifier)) continue;
       const spec = s.moduleSpecifier.text;
       if (spec.startsWith('.')) visit(path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec)));
@@ -166,7 +238,15 @@ function longFunctions(file: string): string[] {
 /** Import cycles among `files` (relative imports, type-only ones included), each as `a -> b -> a`. */
 function importCycles(files: string[]): string[] {
   const known = new Set(files);
-  const edges = new Map(files.map((f) => [f, importsOf(f).filter((spec) => spec.startsWith('.')).map((spec) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, f)), spec))).filter((to) => known.has(to))]));
+  const edges = new Map(
+    files.map((f) => [
+      f,
+      importsOf(f)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, f)), spec)))
+        .filter((to) => known.has(to)),
+    ]),
+  );
   const cycles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
   const visit = (file: string, trail: string[]) => {
@@ -186,60 +266,110 @@ describe('the layout', () => {
     expect(files.length).toBeGreaterThan(80);
     expect(wrongWayImports(files)).toEqual([]);
     // The map itself points down: no folder may import one listed after it.
-    for (const [i, [, may]] of FLOORS.entries()) for (const to of may) expect(FLOORS.findIndex(([f]) => f === to), `${FLOORS[i][0]} -> ${to}`).toBeLessThan(i);
+    for (const [i, [, may]] of FLOORS.entries())
+      for (const to of may)
+        expect(
+          FLOORS.findIndex(([f]) => f === to),
+          `${FLOORS[i][0]} -> ${to}`,
+        ).toBeLessThan(i);
   });
 
   it('refuses an import that runs up a floor, one between siblings, and one from a folder off the map', () => {
-    const floors: typeof FLOORS = [['src/shared', []], ['src/client', ['src/shared']], ['src/store', ['src/shared', 'src/client']], ['src/keys', ['src/shared']]];
+    const floors: typeof FLOORS = [
+      ['src/shared', []],
+      ['src/client', ['src/shared']],
+      ['src/store', ['src/shared', 'src/client']],
+      ['src/keys', ['src/shared']],
+    ];
     expect(wrongWayImports(['src/store/archive.ts'], floors)).toEqual([]);
-    expect(wrongWayImports(['src/store/archive.ts'], [['src/shared', ['src/store']], ['src/store', []]])).toEqual(expect.arrayContaining([expect.stringMatching(/^src\/store\/archive\.ts -> src\/shared\/.* \(src\/store -> src\/shared\)$/)]));
-    expect(wrongWayImports(['src/keys/rules.ts'], floors.slice(0, 3))).toEqual(expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]));
+    expect(
+      wrongWayImports(
+        ['src/store/archive.ts'],
+        [
+          ['src/shared', ['src/store']],
+          ['src/store', []],
+        ],
+      ),
+    ).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^src\/store\/archive\.ts -> src\/shared\/.* \(src\/store -> src\/shared\)$/),
+      ]),
+    );
+    expect(wrongWayImports(['src/keys/rules.ts'], floors.slice(0, 3))).toEqual(
+      expect.arrayContaining([expect.stringContaining('src/keys is not on the map')]),
+    );
     // Named as allowed but listed above the importer: still an arrow running up.
-    const upward: typeof FLOORS = [['src/shared', []], ['src/http', ['src/shared']], ['src/store', []], ['src/portal', ['src/shared', 'src/http', 'src/keys']], ['src/keys', ['src/shared']]];
+    const upward: typeof FLOORS = [
+      ['src/shared', []],
+      ['src/http', ['src/shared']],
+      ['src/store', []],
+      ['src/portal', ['src/shared', 'src/http', 'src/keys']],
+      ['src/keys', ['src/shared']],
+    ];
     expect(wrongWayImports(['src/portal/portal.ts'], upward)).toEqual([
       expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/contract\.ts \(src\/portal -> src\/keys\)$/),
       expect.stringMatching(/^src\/portal\/portal\.ts -> src\/keys\/rules\.ts \(src\/portal -> src\/keys\)$/),
     ]);
   });
 
-  it.each(['netlify/edge-functions/api.ts', 'adapters/cloudflare.ts'])('loads nothing Node-only into %s: no node: module, nothing of adapters/_node/ or *.node.ts, no build/ or test/ file', (entry) => {
-    const graph = [...runtimeGraph(entry)];
-    expect(graph).toContain('src/api/handler.ts');
-    const offending = graph.filter((f) => f.startsWith('package:node:') || f.endsWith('.node.ts') || /^(lib|build|test|bench|cli|adapters\/_node)\//.test(f));
-    expect(offending).toEqual([]);
-  });
+  it.each(['netlify/edge-functions/api.ts', 'adapters/cloudflare.ts'])(
+    'loads nothing Node-only into %s: no node: module, nothing of adapters/_node/ or *.node.ts, no build/ or test/ file',
+    (entry) => {
+      const graph = [...runtimeGraph(entry)];
+      expect(graph).toContain('src/api/handler.ts');
+      const offending = graph.filter(
+        (f) =>
+          f.startsWith('package:node:') ||
+          f.endsWith('.node.ts') ||
+          /^(lib|build|test|bench|cli|adapters\/_node)\//.test(f),
+      );
+      expect(offending).toEqual([]);
+    },
+  );
 
-  it.each(['build/build.ts', 'cli/start.ts'])('loads into %s only packages a production install has (`dependencies`: no TypeScript)', (entry) => {
-    const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const packages = [...runtimeGraph(entry)].filter((f) => f.startsWith('package:') && !f.startsWith('package:node:')).map((f) => packageOf(f.slice('package:'.length)));
-    expect(packages).toContain('p-limit');
-    expect(packages.filter((name) => !(name in dependencies))).toEqual([]);
-  });
+  it.each(['build/build.ts', 'cli/start.ts'])(
+    'loads into %s only packages a production install has (`dependencies`: no TypeScript)',
+    (entry) => {
+      const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      const packages = [...runtimeGraph(entry)]
+        .filter((f) => f.startsWith('package:') && !f.startsWith('package:node:'))
+        .map((f) => packageOf(f.slice('package:'.length)));
+      expect(packages).toContain('p-limit');
+      expect(packages.filter((name) => !(name in dependencies))).toEqual([]);
+    },
+  );
 
   it(`keeps every runtime's adapter short: one file each in adapters/, at most ${MAX_ADAPTER_LINES} lines`, () => {
     const adapters = sourceFiles('adapters').filter((f) => !path.basename(f).startsWith('_') && !f.includes('/_'));
     expect(adapters.length).toBeGreaterThanOrEqual(4);
-    const long = adapters.map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`).filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
+    const long = adapters
+      .map((f) => `${f} (${readFileSync(path.join(ROOT, f), 'utf8').trimEnd().split('\n').length} lines)`)
+      .filter((line) => Number(/\((\d+) lines\)/.exec(line)![1]) > MAX_ADAPTER_LINES);
     expect(long).toEqual([]);
     // Netlify finds its functions only in its own folders: what is
     // there only re-exports an adapter (and the portal's paths).
-    for (const entry of sourceFiles('netlify')) expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
+    for (const entry of sourceFiles('netlify'))
+      expect(readFileSync(path.join(ROOT, entry), 'utf8')).toMatch(/export \{ default \} from '\.\.\/\.\.\/adapters\//);
   });
 
   it('lets only the tests import the spec oracle', () => {
     const files = ['src', 'adapters', 'lib', 'build', 'cli', 'netlify', 'test', 'bench'].flatMap(sourceFiles);
-    const importers = files.filter((f) => importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'));
+    const importers = files.filter((f) =>
+      importsOf(f).some((spec) => spec.endsWith('/oracle.ts') || spec === './oracle.ts'),
+    );
     expect(importers.length).toBeGreaterThan(2);
     expect(importers.filter((f) => !f.startsWith('test/'))).toEqual([]);
   });
 
-  it('has no import cycle among the project\'s own files', () => {
+  it("has no import cycle among the project's own files", () => {
     const files = ['src', 'lib', 'build', 'cli', 'netlify', 'adapters', 'bench'].flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(40);
     expect(importCycles(files)).toEqual([]);
   });
 
-  it('loads no platform\'s package in src/: portable packages only, and node: modules only in *.node.ts files', () => {
+  it("loads no platform's package in src/: portable packages only, and node: modules only in *.node.ts files", () => {
     const files = sourceFiles('src');
     expect(files.length).toBeGreaterThan(30);
     expect(files.some((file) => importsOf(file).some((spec) => spec.startsWith('@noble/hashes')))).toBe(true);
@@ -262,13 +392,22 @@ describe('the layout', () => {
   });
 
   it('finds the platform packages of the stores that left src/, were they back in it', () => {
-    expect(platformImports(['adapters/_netlify/blobs-keys.ts'])).toEqual(['adapters/_netlify/blobs-keys.ts: @netlify/blobs']);
-    expect(platformImports(['adapters/_node/postgres-keys.ts'])).toEqual(['adapters/_node/postgres-keys.ts: node:crypto', 'adapters/_node/postgres-keys.ts: pg']);
+    expect(platformImports(['adapters/_netlify/blobs-keys.ts'])).toEqual([
+      'adapters/_netlify/blobs-keys.ts: @netlify/blobs',
+    ]);
+    expect(platformImports(['adapters/_node/postgres-keys.ts'])).toEqual([
+      'adapters/_node/postgres-keys.ts: node:crypto',
+      'adapters/_node/postgres-keys.ts: pg',
+    ]);
   });
 
-  it('names no platform\'s shared-cache header or purge in src/: each adapter names its own', () => {
+  it("names no platform's shared-cache header or purge in src/: each adapter names its own", () => {
     const PLATFORM = /cdn-cache-control|cache-tag|xkey|ctx\.cache|purgeCache/i;
-    const named = sourceFiles('src').flatMap((file) => stringsOf(file).filter((text) => PLATFORM.test(text)).map((text) => `${file}: '${text}'`));
+    const named = sourceFiles('src').flatMap((file) =>
+      stringsOf(file)
+        .filter((text) => PLATFORM.test(text))
+        .map((text) => `${file}: '${text}'`),
+    );
     expect(named).toEqual([]);
   });
 

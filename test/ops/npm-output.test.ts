@@ -23,7 +23,9 @@ function olderSystemNode(): { node: string; npm: string } | null {
     if (!dir || path.resolve(dir).startsWith(ROOT)) continue;
     const [node, npm] = [path.join(dir, 'node'), path.join(dir, 'npm')];
     if (!existsSync(node) || !existsSync(npm)) continue;
-    const major = Number(execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
+    const major = Number(
+      execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim(),
+    );
     return major < 24 ? { node, npm } : null;
   }
   return null;
@@ -34,7 +36,11 @@ describe.skipIf(!system)('npm on a system Node older than 24', () => {
   it('prints no wall of engine warnings, though the engines are checked', { timeout: 240_000 }, async () => {
     const clone = await cleanCopy('npm-output');
     const npm = async (...extra: string[]) => {
-      const { stderr } = await run(system!.node, [system!.npm, 'install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...extra], { cwd: clone, maxBuffer: 1 << 24 });
+      const { stderr } = await run(
+        system!.node,
+        [system!.npm, 'install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...extra],
+        { cwd: clone, maxBuffer: 1 << 24 },
+      );
       return stderr.split('\n').filter((line) => line.includes('EBADENGINE')).length;
     };
     expect(await npm()).toBe(0);

@@ -25,12 +25,18 @@ let dist: string;
 const FULL_ARCHIVE = `the full archive, revision ${source.commit.slice(0, 7)} (12137 nominations; 97 ceremony years, 1929-2026; sha256 ${source.sha256.slice(0, 12)})`;
 
 /** `npm run build` in the clone (build/build.ts under this Node), with no ARCHIVE_SOURCE unless `env` gives one. */
-function buildCommand(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function buildCommand(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   delete fullEnv.ARCHIVE_SOURCE;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['build/build.ts', ...args], { cwd: clone, env: { ...fullEnv, ...env }, maxBuffer: 1 << 24 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['build/build.ts', ...args],
+      { cwd: clone, env: { ...fullEnv, ...env }, maxBuffer: 1 << 24 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
 }
@@ -91,7 +97,8 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
       const full = path.join(data, file);
       // The SQLite files are only touched (a made-up WAL would be read as one); the others are written if missing
       // (an old key file as the JSON store wrote it: npm start imports it once, and refuses a broken one).
-      if (!existsSync(full) && !file.startsWith('keys.db')) await writeFile(full, file === 'keys.json' ? '{"keys": []}\n' : 'written after the build\n');
+      if (!existsSync(full) && !file.startsWith('keys.db'))
+        await writeFile(full, file === 'keys.json' ? '{"keys": []}\n' : 'written after the build\n');
       if (existsSync(full)) await utimes(full, later, later);
     }
     // With the source given, staleness is checked in full: only key files are newer than dist/.
@@ -105,7 +112,9 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     const later = new Date(Date.now() + 120_000);
     await utimes(path.join(clone, 'src/shared/routes.ts'), later, later);
     const { output, status } = await startAndAsk();
-    expect(output).toContain('src changed since the last build; set ARCHIVE_SOURCE=/path/to/oscars.csv to rebuild dist/ with it');
+    expect(output).toContain(
+      'src changed since the last build; set ARCHIVE_SOURCE=/path/to/oscars.csv to rebuild dist/ with it',
+    );
     expect(output).not.toContain('building:');
     expect(status).toBe(200);
   });
@@ -123,7 +132,9 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
           'and no source was given, so this build would replace it with the small sample; ' +
           'set ARCHIVE_SOURCE=/path/to/oscars.csv (or run npm run data:fetch) to rebuild it, or run again with --accept-changes to replace it.',
       ]);
-      await expect(startServer({}, { cwd: clone })).rejects.toThrow(/exited 1:[\s\S]*building: dist\/'s manifest is missing or damaged[\s\S]*npm start: refusing to build: dist\/ holds an archive of 12137 nominations/);
+      await expect(startServer({}, { cwd: clone })).rejects.toThrow(
+        /exited 1:[\s\S]*building: dist\/'s manifest is missing or damaged[\s\S]*npm start: refusing to build: dist\/ holds an archive of 12137 nominations/,
+      );
       expect(await treeDigest(dist)).toEqual(before);
     } finally {
       await writeFile(manifestFile, manifest);

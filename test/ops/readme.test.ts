@@ -17,7 +17,9 @@ afterAll(() => local?.close());
 
 it('has one example of each lookup of the route table, and each answers 200 on the built-in sample', async () => {
   const examples = readmeExamples();
-  expect(examples.map((e) => e.request.replace(/=[^/]*/g, '=')).sort()).toEqual(ROUTES.map((r) => template(r).replace(/=\{[^}]*\}/g, '=')).sort());
+  expect(examples.map((e) => e.request.replace(/=[^/]*/g, '=')).sort()).toEqual(
+    ROUTES.map((r) => template(r).replace(/=\{[^}]*\}/g, '=')).sort(),
+  );
   for (const { request } of examples) {
     const response = await fetch(local.baseUrl + request.replace('apikey=KEY', `apikey=${local.key}`));
     expect([request, response.status]).toEqual([request, 200]);

@@ -39,7 +39,12 @@ describe('the yearly-update workflow', () => {
   });
 
   it('installs, updates, tests, then opens a pull request whose body is the report the update wrote', () => {
-    const steps = ['run: npm ci', 'npm run data:update -- --report "$report"', 'run: npm test', 'uses: peter-evans/create-pull-request@'];
+    const steps = [
+      'run: npm ci',
+      'npm run data:update -- --report "$report"',
+      'run: npm test',
+      'uses: peter-evans/create-pull-request@',
+    ];
     const at = steps.map((s) => text.indexOf(s));
     expect(at.every((i) => i > 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -73,7 +78,11 @@ describe('the CI workflow', () => {
   });
 
   it('runs the bursts and the answer cache at full size after npm test on the main branch, as the README says', () => {
-    expect(ci).toMatch(/run: npm test\n[\s\S]*\n {8}if: github\.ref == 'refs\/heads\/main'\n {8}run: npm run test:stress\n/);
-    expect(readme).toMatch(/`npm run test:stress` bursts 20,000 requests [^.]*, as CI does on every push to the main branch\./);
+    expect(ci).toMatch(
+      /run: npm test\n[\s\S]*\n {8}if: github\.ref == 'refs\/heads\/main'\n {8}run: npm run test:stress\n/,
+    );
+    expect(readme).toMatch(
+      /`npm run test:stress` bursts 20,000 requests [^.]*, as CI does on every push to the main branch\./,
+    );
   });
 });

@@ -34,16 +34,30 @@ afterAll(() => api?.stop());
 
 function setup(mailer: Mailer, keys = new Keys(new SqliteKeyBackend(':memory:'))) {
   const lines: string[] = [];
-  const portal = portalFront({ keys, sendMail: mailer.send, publicBaseUrl: ORIGIN, issueLimitPerMinute: 1000, log: (line) => lines.push(line) });
+  const portal = portalFront({
+    keys,
+    sendMail: mailer.send,
+    publicBaseUrl: ORIGIN,
+    issueLimitPerMinute: 1000,
+    log: (line) => lines.push(line),
+  });
   const post = async (path: string, body: unknown) => {
-    const response = await portal.handle(new Request(`${ORIGIN}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), '203.0.113.9');
+    const response = await portal.handle(
+      new Request(`${ORIGIN}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+      '203.0.113.9',
+    );
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
   return { portal, keys, lines, post };
 }
 
 const apiMailer = (timeoutMs?: number) => httpMailer({ url: api.url, token: TOKEN, from: FROM, timeoutMs });
-const linkIn = (html: string) => /href="(https:\/\/api\.example\.org\/portal#token=(fat_[A-Za-z0-9_-]{43}))"/.exec(html);
+const linkIn = (html: string) =>
+  /href="(https:\/\/api\.example\.org\/portal#token=(fat_[A-Za-z0-9_-]{43}))"/.exec(html);
 
 describe('the portal over the HTTP e-mail API', () => {
   it('posts the sign-in mail as JSON with the Bearer token, and the link in it signs in', async () => {
@@ -51,7 +65,12 @@ describe('the portal over the HTTP e-mail API', () => {
     const email = address();
     expect((await post('/portal/sign-in', { email })).status).toBe(202);
     const [call] = api.to(email);
-    expect(call).toMatchObject({ method: 'POST', path: '/emails', authorization: `Bearer ${TOKEN}`, contentType: 'application/json' });
+    expect(call).toMatchObject({
+      method: 'POST',
+      path: '/emails',
+      authorization: `Bearer ${TOKEN}`,
+      contentType: 'application/json',
+    });
     expect(Object.keys(call.body).sort()).toEqual(['from', 'html', 'subject', 'text', 'to']);
     expect(call.body).toMatchObject({ from: FROM, to: email, subject: expect.stringMatching(/sign-in link/) });
     const html = linkIn(call.body.html!)!;
@@ -68,7 +87,11 @@ describe('the portal over the HTTP e-mail API', () => {
         const { post, lines } = setup(apiMailer());
         const email = address();
         const out = await post('/portal/sign-in', { email });
-        expect([out.status, out.headers.get('retry-after'), JSON.parse(out.text)]).toEqual([503, '60', { error: PORTAL_MESSAGES.mailFailed }]);
+        expect([out.status, out.headers.get('retry-after'), JSON.parse(out.text)]).toEqual([
+          503,
+          '60',
+          { error: PORTAL_MESSAGES.mailFailed },
+        ]);
         expect(api.to(email)).toHaveLength(1);
         expect(lines).toContain(`portal mail failed: the mail API at ${api.url} answered ${status}`);
         expect([out.text, ...lines].join('\n')).not.toContain(TOKEN);
@@ -127,7 +150,9 @@ describe('the transport the environment picks', () => {
   it('is the HTTP API for MAIL_API_URL (before SMTP_URL), SMTP for SMTP_URL, else the outbox where there is one, else none', async () => {
     const dir = await tempDir('mail-choice');
     const outbox = path.join(dir, 'mail');
-    expect(kind(nodeMailer({ MAIL_API_URL: api.url, MAIL_API_TOKEN: TOKEN, SMTP_URL: 'smtp://127.0.0.1:2525' }, outbox))).toBe('HTTP');
+    expect(
+      kind(nodeMailer({ MAIL_API_URL: api.url, MAIL_API_TOKEN: TOKEN, SMTP_URL: 'smtp://127.0.0.1:2525' }, outbox)),
+    ).toBe('HTTP');
     expect(kind(nodeMailer({ SMTP_URL: 'smtp://127.0.0.1:2525' }, outbox))).toBe('SMTP');
     expect(nodeMailer({}, outbox)?.describe).toContain(outbox);
     expect(nodeMailer({})).toBeNull();
@@ -146,14 +171,26 @@ describe('the transport the environment picks', () => {
     expect(refusal({ MAIL_API_URL: api.url, SMTP_URL: 'smtp://127.0.0.1:2525' })).toBe(
       'RangeError: MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token',
     );
-    expect(refusal({ MAIL_API_URL: 'api.resend.com/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL to be the e-mail API endpoint/);
-    expect(refusal({ MAIL_API_URL: 'ftp://mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL to start with https:\/\//);
-    expect(refusal({ MAIL_API_URL: 'https://user:pw@mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(/^RangeError: Expected MAIL_API_URL without a user or password/);
+    expect(refusal({ MAIL_API_URL: 'api.resend.com/emails', MAIL_API_TOKEN: TOKEN })).toMatch(
+      /^RangeError: Expected MAIL_API_URL to be the e-mail API endpoint/,
+    );
+    expect(refusal({ MAIL_API_URL: 'ftp://mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(
+      /^RangeError: Expected MAIL_API_URL to start with https:\/\//,
+    );
+    expect(refusal({ MAIL_API_URL: 'https://user:pw@mail.example.org/emails', MAIL_API_TOKEN: TOKEN })).toMatch(
+      /^RangeError: Expected MAIL_API_URL without a user or password/,
+    );
     expect(refusal({ MAIL_API_URL: api.url, MAIL_API_TOKEN: `${TOKEN}\n` })).toBe(
       'RangeError: Expected MAIL_API_TOKEN to be one word, without spaces, line breaks or control characters',
     );
-    expect(refusal({ SMTP_URL: 'smtp://127.0.0.1:2525' }, false)).toMatch(/^RangeError: SMTP_URL is set, but this runtime cannot speak SMTP/);
-    for (const env of [{ MAIL_API_URL: api.url }, { MAIL_API_URL: 'nope', MAIL_API_TOKEN: TOKEN }] as Record<string, string>[]) expect(refusal(env)).not.toContain(TOKEN);
+    expect(refusal({ SMTP_URL: 'smtp://127.0.0.1:2525' }, false)).toMatch(
+      /^RangeError: SMTP_URL is set, but this runtime cannot speak SMTP/,
+    );
+    for (const env of [{ MAIL_API_URL: api.url }, { MAIL_API_URL: 'nope', MAIL_API_TOKEN: TOKEN }] as Record<
+      string,
+      string
+    >[])
+      expect(refusal(env)).not.toContain(TOKEN);
   });
 });
 
@@ -165,15 +202,31 @@ describe('npm start with MAIL_API_URL', () => {
 
   it('sends the sign-in mail through the API, names it at start, and never shows the token', async () => {
     const dir = await tempDir('mail-api-start');
-    const env = { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), MAIL_API_URL: api.url, MAIL_API_TOKEN: TOKEN, MAIL_FROM: FROM };
+    const env = {
+      DIST_DIR: path.join(dir, 'dist'),
+      KEYS_DB: path.join(dir, 'keys.db'),
+      MAIL_API_URL: api.url,
+      MAIL_API_TOKEN: TOKEN,
+      MAIL_FROM: FROM,
+    };
     const server = await startServer(env, { cwd: clone });
     try {
       expect(server.output()).toContain(`mail: HTTP mail API ${api.url}`);
-      const post = (path: string, body: unknown) => fetch(`${server.base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (path: string, body: unknown) =>
+        fetch(`${server.base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const email = address();
       expect((await post('/portal/sign-in', { email })).status).toBe(202);
       const [call] = api.to(email);
-      expect(call).toMatchObject({ method: 'POST', path: '/emails', authorization: `Bearer ${TOKEN}`, body: { from: FROM, to: email } });
+      expect(call).toMatchObject({
+        method: 'POST',
+        path: '/emails',
+        authorization: `Bearer ${TOKEN}`,
+        body: { from: FROM, to: email },
+      });
       const link = /(http:\/\/127\.0\.0\.1:\d+)\/portal#token=(fat_[A-Za-z0-9_-]{43})/.exec(call.body.text!)!;
       expect(link[1]).toBe(server.base);
       expect((await post('/portal/session', { token: link[2] })).status).toBe(200);
@@ -190,8 +243,16 @@ describe('npm start with MAIL_API_URL', () => {
 
   it('refuses to start, in one line, with MAIL_API_URL and no MAIL_API_TOKEN', async () => {
     const dir = await tempDir('mail-api-refuse');
-    const started = startServer({ DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), MAIL_API_URL: api.url }, { cwd: clone });
-    const error = String(await started.then((s) => s.stop().then(() => 'started'), (e: Error) => e.message));
+    const started = startServer(
+      { DIST_DIR: path.join(dir, 'dist'), KEYS_DB: path.join(dir, 'keys.db'), MAIL_API_URL: api.url },
+      { cwd: clone },
+    );
+    const error = String(
+      await started.then(
+        (s) => s.stop().then(() => 'started'),
+        (e: Error) => e.message,
+      ),
+    );
     expect(error.split('\n').filter(Boolean)).toEqual([
       'cli/start.ts exited 1:',
       'npm start: MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token',

@@ -39,7 +39,10 @@ afterAll(async () => {
 /** What a page did that a person would notice: failed requests and console errors. */
 function watch(page: Page) {
   const problems: string[] = [];
-  page.on('response', (r) => r.status() >= 400 && !r.url().includes('/portal/') && problems.push(`${r.status()} ${r.url()}`));
+  page.on(
+    'response',
+    (r) => r.status() >= 400 && !r.url().includes('/portal/') && problems.push(`${r.status()} ${r.url()}`),
+  );
   page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
   return problems;
 }
@@ -96,7 +99,8 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   const page = await context.newPage();
   const problems = watch(page);
   const status = async (key: string) => (await fetch(`${base}/archive/year=2026/apikey=${key}`)).status;
-  const becomes = (key: string, code: number) => expect.poll(() => status(key), { timeout: 10_000, interval: 200 }).toBe(code);
+  const becomes = (key: string, code: number) =>
+    expect.poll(() => status(key), { timeout: 10_000, interval: 200 }).toBe(code);
 
   expect((await page.goto(`${base}/portal/`))?.status()).toBe(200);
   expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Your API key');
@@ -124,10 +128,14 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   await page.getByRole('button', { name: 'Rotate key' }).click();
   const confirm = page.getByRole('dialog', { name: 'Rotate your key?' });
   await confirm.waitFor();
-  expect(await confirm.innerText()).toContain(`your key ${first.slice(0, 12)}… stops working everywhere it is used: at once, or after the time you choose`);
+  expect(await confirm.innerText()).toContain(
+    `your key ${first.slice(0, 12)}… stops working everywhere it is used: at once, or after the time you choose`,
+  );
   // "Now" is the default, and says it is the one for a leaked key.
   expect(await confirm.getByRole('radio', { name: /Now/ }).isChecked()).toBe(true);
-  expect(await confirm.getByRole('group', { name: 'When should the old key stop working?' }).innerText()).toContain('choose this if the key leaked');
+  expect(await confirm.getByRole('group', { name: 'When should the old key stop working?' }).innerText()).toContain(
+    'choose this if the key leaked',
+  );
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-confirm.png') });
   await confirm.getByRole('button', { name: 'Yes, rotate' }).click();
   await page.locator('.key-box .done').filter({ hasText: 'old one no longer works' }).waitFor();
@@ -145,13 +153,18 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   const second = await shownKey(page, base);
   await becomes(second, 200);
   expect(await status(rotated)).toBe(200);
-  expect(await page.locator('#ending-state').innerText()).toContain(`Your old key ${rotated.slice(0, 12)}… keeps working until`);
+  expect(await page.locator('#ending-state').innerText()).toContain(
+    `Your old key ${rotated.slice(0, 12)}… keeps working until`,
+  );
   await page.reload();
   await page.getByRole('heading', { name: `Signed in as ${email}` }).waitFor();
   expect(await page.locator('#ending-state').innerText()).toContain(rotated.slice(0, 12));
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-grace.png'), fullPage: true });
   await page.getByRole('button', { name: 'Stop the old key now' }).click();
-  await page.getByRole('dialog', { name: 'Stop the old key now?' }).getByRole('button', { name: 'Yes, stop it' }).click();
+  await page
+    .getByRole('dialog', { name: 'Stop the old key now?' })
+    .getByRole('button', { name: 'Yes, stop it' })
+    .click();
   await page.locator('#account-result .ok').filter({ hasText: 'Old key stopped' }).waitFor();
   const stopped = Date.now();
   await becomes(rotated, 403);
@@ -175,7 +188,10 @@ async function flow(base: string, email: string, screenshot: string): Promise<vo
   expect(token).toMatch(/^fas_/);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.locator('#sign-in-result .ok').filter({ hasText: 'Signed out.' }).waitFor();
-  const after = await fetch(`${base}/portal/account`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const after = await fetch(`${base}/portal/account`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(after.status).toBe(401);
   await page.reload();
   await page.getByRole('button', { name: 'Send me a sign-in link' }).waitFor();
@@ -195,7 +211,12 @@ describe('the key portal page against npm start', () => {
   let server: Started;
   beforeAll(async () => {
     const dir = await tempDir('portal-browser-node');
-    server = await startServer({ DIST_DIR: dist, KEYS_DB: path.join(dir, 'keys.db'), SMTP_URL: smtp.url, PORTAL_ISSUE_LIMIT_PER_MINUTE: '100' });
+    server = await startServer({
+      DIST_DIR: dist,
+      KEYS_DB: path.join(dir, 'keys.db'),
+      SMTP_URL: smtp.url,
+      PORTAL_ISSUE_LIMIT_PER_MINUTE: '100',
+    });
   });
   afterAll(() => server?.stop());
 
@@ -213,10 +234,17 @@ describe('the key portal page against npm start', () => {
     await shownKey(page, server.base);
     await mkdir(path.resolve('test-results'), { recursive: true });
     for (const width of SCREEN_WIDTHS) {
-      for (const [state, shown] of [['signed out', signedOut], ['signed in', page]] as const) {
+      for (const [state, shown] of [
+        ['signed out', signedOut],
+        ['signed in', page],
+      ] as const) {
         await shown.setViewportSize({ width, height: 900 });
         expect([width, state, await misfits(shown)]).toEqual([width, state, []]);
-        if (width === 1024 || width === 320) await shown.screenshot({ path: path.resolve(`test-results/portal-${state.replace(' ', '-')}-${width}.png`), fullPage: true });
+        if (width === 1024 || width === 320)
+          await shown.screenshot({
+            path: path.resolve(`test-results/portal-${state.replace(' ', '-')}-${width}.png`),
+            fullPage: true,
+          });
       }
     }
     await context.close();
@@ -242,7 +270,12 @@ describe('the key portal page against npm run dev:cloudflare', () => {
   beforeAll(async () => {
     mailApi = await startMailApi();
     const api = mailApi;
-    worker = await startWorker(dist, { ARCHIVE_SOURCE: SAMPLE_SOURCE, MAIL_API_URL: api.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100' });
+    worker = await startWorker(dist, {
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      MAIL_API_URL: api.url,
+      MAIL_API_TOKEN: 'test-token',
+      PORTAL_ISSUE_LIMIT_PER_MINUTE: '100',
+    });
     base = `http://127.0.0.1:${worker.port}`;
     mailbox = {
       count: (email) => api.to(email).length,

@@ -37,7 +37,15 @@ function setup(options: Partial<PortalOptions> = {}) {
   const clock = { t: Date.now() };
   const keys = options.keys ?? new Keys(new SqliteKeyBackend(':memory:'), () => clock.t);
   const lines: string[] = [];
-  const portal = portalFront({ sendMail, publicBaseUrl: ORIGIN, issueLimitPerMinute: 100, log: (line) => lines.push(line), now: () => clock.t, ...options, keys });
+  const portal = portalFront({
+    sendMail,
+    publicBaseUrl: ORIGIN,
+    issueLimitPerMinute: 100,
+    log: (line) => lines.push(line),
+    now: () => clock.t,
+    ...options,
+    keys,
+  });
   return { keys, portal, lines, clock };
 }
 
@@ -73,7 +81,8 @@ describe('signing in', () => {
     const withKey = address();
     await send(portal, post('/portal/keys', undefined, (await signIn(portal, withKey)).bearer));
     const answers = [];
-    for (const email of [address(), withKey, address().toUpperCase()]) answers.push(await send(portal, post('/portal/sign-in', { email })));
+    for (const email of [address(), withKey, address().toUpperCase()])
+      answers.push(await send(portal, post('/portal/sign-in', { email })));
     for (const a of answers) expect([a.status, a.json]).toEqual([202, { message: PORTAL_MESSAGES.sent }]);
     const mail = await smtp.mailTo(withKey, 1);
     expect(mail.from).toContain('portal@example.org');
@@ -92,11 +101,19 @@ describe('signing in', () => {
 
   it('refuses a malformed address with 400, and a body that is not JSON with 415, 400 or 413', async () => {
     const { portal } = setup();
-    for (const email of ['nope', '', 'a@b', 7]) expect((await send(portal, post('/portal/sign-in', { email }))).json).toEqual({ error: PORTAL_MESSAGES.badEmail });
+    for (const email of ['nope', '', 'a@b', 7])
+      expect((await send(portal, post('/portal/sign-in', { email }))).json).toEqual({
+        error: PORTAL_MESSAGES.badEmail,
+      });
     expect((await send(portal, post('/portal/sign-in', '{"email": '))).status).toBe(400);
     expect((await send(portal, post('/portal/sign-in', '[]'))).json).toEqual({ error: PORTAL_MESSAGES.badJson });
-    expect((await send(portal, post('/portal/sign-in', { email: 'a@example.org' }, { 'content-type': 'text/plain' }))).status).toBe(415);
-    expect((await send(portal, post('/portal/sign-in', { email: 'a@example.org', pad: 'x'.repeat(MAX_BODY_BYTES) }))).status).toBe(413);
+    expect(
+      (await send(portal, post('/portal/sign-in', { email: 'a@example.org' }, { 'content-type': 'text/plain' })))
+        .status,
+    ).toBe(415);
+    expect(
+      (await send(portal, post('/portal/sign-in', { email: 'a@example.org', pad: 'x'.repeat(MAX_BODY_BYTES) }))).status,
+    ).toBe(413);
   });
 
   it('sends at most 5 links in 10 minutes to one address: the sixth gets our 429 with Retry-After', async () => {
@@ -105,15 +122,28 @@ describe('signing in', () => {
     for (let i = 0; i < 5; i++) expect((await send(portal, post('/portal/sign-in', { email }))).status).toBe(202);
     const refused = await send(portal, post('/portal/sign-in', { email }));
     expect(refused.status).toBe(429);
-    expect(refused.json).toEqual({ error: 'Too Many Requests', limit: '5 sign-in links per 10 minutes per e-mail address', retryAfter: 600 });
+    expect(refused.json).toEqual({
+      error: 'Too Many Requests',
+      limit: '5 sign-in links per 10 minutes per e-mail address',
+      retryAfter: 600,
+    });
     expect(refused.headers.get('retry-after')).toBe('600');
   });
 
   it('refuses an address with a control or format character with 400 and a message saying so, and mails nothing', async () => {
     const { portal } = setup();
     const email = address();
-    for (const variant of [email.replace('@', '\u0000@'), `\u001bc${email}`, `${email}\u007f`, email.replace('user', 'us\u202eer'), email.replace('@', '\u0085@')]) {
-      expect(await send(portal, post('/portal/sign-in', { email: variant }))).toMatchObject({ status: 400, json: { error: PORTAL_MESSAGES.controlInEmail } });
+    for (const variant of [
+      email.replace('@', '\u0000@'),
+      `\u001bc${email}`,
+      `${email}\u007f`,
+      email.replace('user', 'us\u202eer'),
+      email.replace('@', '\u0085@'),
+    ]) {
+      expect(await send(portal, post('/portal/sign-in', { email: variant }))).toMatchObject({
+        status: 400,
+        json: { error: PORTAL_MESSAGES.controlInEmail },
+      });
     }
     expect(PORTAL_MESSAGES.controlInEmail).toMatch(/^Invalid email: control and format characters .* are not allowed/);
     expect(smtp.count(email.replace('@', '\u0000@').replace('\u0000', ''))).toBe(0);
@@ -122,12 +152,15 @@ describe('signing in', () => {
   it("lets nobody lock an owner out for long: a stranger's links hold it off for 10 minutes at most", async () => {
     const { portal, clock } = setup({ issueLimitPerMinute: 5 });
     const owner = address();
-    for (let i = 0; i < 5; i++) await send(portal, post('/portal/sign-in', { email: owner.toUpperCase() }), '198.51.100.66');
+    for (let i = 0; i < 5; i++)
+      await send(portal, post('/portal/sign-in', { email: owner.toUpperCase() }), '198.51.100.66');
     expect((await send(portal, post('/portal/sign-in', { email: owner }), '203.0.113.1')).status).toBe(429);
     clock.t += 10 * 60_000;
     expect((await send(portal, post('/portal/sign-in', { email: owner }), '203.0.113.1')).status).toBe(202);
     // The per-client limit stops one client asking for more than 5 a minute, whatever the addresses.
-    const many = await Promise.all(Array.from({ length: 6 }, () => send(portal, post('/portal/sign-in', { email: address() }), '198.51.100.66')));
+    const many = await Promise.all(
+      Array.from({ length: 6 }, () => send(portal, post('/portal/sign-in', { email: address() }), '198.51.100.66')),
+    );
     expect(many.map((m) => m.status).sort()).toEqual([202, 202, 202, 202, 202, 429]);
   });
 
@@ -162,7 +195,9 @@ describe('signing in', () => {
   it('reads PORTAL_ISSUE_LIMIT_PER_MINUTE, and says what it expected when the value is wrong', () => {
     expect(issueLimitFrom(undefined)).toBe(5);
     expect(issueLimitFrom('12')).toBe(12);
-    expect(() => issueLimitFrom('lots')).toThrow('Expected PORTAL_ISSUE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "lots"');
+    expect(() => issueLimitFrom('lots')).toThrow(
+      'Expected PORTAL_ISSUE_LIMIT_PER_MINUTE to be a whole number from 1 and up, got "lots"',
+    );
   });
 });
 
@@ -195,7 +230,9 @@ describe('keys with a session', () => {
     expect(issued.status).toBe(201);
     const first = issued.json.apiKey;
     expect(keys.verify(first)).toBe(true);
-    expect((await send(portal, post('/portal/keys', undefined, bearer))).json).toEqual({ error: PORTAL_MESSAGES.hasKey });
+    expect((await send(portal, post('/portal/keys', undefined, bearer))).json).toEqual({
+      error: PORTAL_MESSAGES.hasKey,
+    });
     const rotated = await send(portal, post('/portal/keys/rotate', {}, bearer));
     expect(rotated.status).toBe(200);
     expect([keys.verify(first), keys.verify(rotated.json.apiKey)]).toEqual([false, true]);
@@ -203,7 +240,9 @@ describe('keys with a session', () => {
     expect([revoked.status, revoked.json]).toEqual([200, { revoked: true }]);
     expect(keys.verify(rotated.json.apiKey)).toBe(false);
     expect((await send(portal, post('/portal/keys/revoke', undefined, bearer))).status).toBe(409);
-    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).json).toEqual({ error: PORTAL_MESSAGES.noKey });
+    expect((await send(portal, post('/portal/keys/rotate', undefined, bearer))).json).toEqual({
+      error: PORTAL_MESSAGES.noKey,
+    });
     expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201);
   });
 
@@ -214,16 +253,25 @@ describe('keys with a session', () => {
     const first = (await send(portal, post('/portal/keys', undefined, bearer))).json.apiKey;
     const rotated = await send(portal, post('/portal/keys/rotate', { grace: '1h' }, bearer));
     const endsAt = new Date(clock.t + 3_600_000).toISOString();
-    expect([rotated.status, rotated.json]).toEqual([200, { apiKey: expect.stringMatching(/^faa_/), ending: { id: first.slice(0, 12), endsAt } }]);
+    expect([rotated.status, rotated.json]).toEqual([
+      200,
+      { apiKey: expect.stringMatching(/^faa_/), ending: { id: first.slice(0, 12), endsAt } },
+    ]);
     const second = rotated.json.apiKey;
     expect([keys.verify(first), keys.verify(second)]).toEqual([true, true]);
     const account = await send(portal, post('/portal/account', undefined, bearer));
-    expect(account.json).toEqual({ email, key: { id: second.slice(0, 12), createdAt: expect.any(String) }, ending: { id: first.slice(0, 12), endsAt } });
+    expect(account.json).toEqual({
+      email,
+      key: { id: second.slice(0, 12), createdAt: expect.any(String) },
+      ending: { id: first.slice(0, 12), endsAt },
+    });
     const ended = await send(portal, post('/portal/keys/end-grace', undefined, bearer));
     expect([ended.status, ended.json]).toEqual([200, { ended: true }]);
     expect([keys.verify(first), keys.verify(second)]).toEqual([false, true]);
     expect((await send(portal, post('/portal/account', undefined, bearer))).json.ending).toBeNull();
-    expect((await send(portal, post('/portal/keys/end-grace', undefined, bearer))).json).toEqual({ error: PORTAL_MESSAGES.noEnding });
+    expect((await send(portal, post('/portal/keys/end-grace', undefined, bearer))).json).toEqual({
+      error: PORTAL_MESSAGES.noEnding,
+    });
 
     // A choice it does not offer is refused and changes nothing; "now" stops the old key at once.
     for (const grace of ['2h', 3600, '', null]) {
@@ -250,7 +298,11 @@ describe('keys with a session', () => {
   it('needs a live session: none, a made-up one, an expired one or an e-mail in the body all get 401', async () => {
     const { portal, clock } = setup();
     const { bearer } = await signIn(portal, address());
-    for (const headers of [{}, { authorization: 'Bearer fas_' + 'A'.repeat(43) }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer fas_' + 'A'.repeat(43) },
+      { authorization: 'Basic abc' },
+    ] as Record<string, string>[]) {
       for (const path of ['/portal/keys', '/portal/keys/rotate', '/portal/keys/end-grace', '/portal/keys/revoke']) {
         const out = await send(portal, post(path, { email: 'victim@example.org', apiKey: 'faa_x' }, headers));
         expect([path, out.status, out.json]).toEqual([path, 401, { error: PORTAL_MESSAGES.badSession }]);
@@ -266,7 +318,10 @@ describe('keys with a session', () => {
     const { bearer } = await signIn(portal, email);
     const { apiKey } = (await send(portal, post('/portal/keys', undefined, bearer))).json;
     const account = await send(portal, post('/portal/account', undefined, bearer));
-    expect([account.status, account.json]).toEqual([200, { email, key: { id: apiKey.slice(0, 12), createdAt: expect.any(String) }, ending: null }]);
+    expect([account.status, account.json]).toEqual([
+      200,
+      { email, key: { id: apiKey.slice(0, 12), createdAt: expect.any(String) }, ending: null },
+    ]);
     const out = await send(portal, post('/portal/sign-out', undefined, bearer));
     expect([out.status, out.json]).toEqual([200, { signedOut: true }]);
     for (const path of ['/portal/account', '/portal/sign-out', '/portal/keys/rotate']) {
@@ -290,7 +345,10 @@ describe('keys with a session', () => {
     expect([refused.status, refused.json.limit]).toEqual([429, '4 key actions per minute per client address']);
     // ... and the sign-in limit is still its own: a new key is refused by it, not by the owner's.
     const another = await send(portal, post('/portal/keys', undefined, bearer));
-    expect([another.status, another.json.limit]).toEqual([429, '2 sign-in links and new keys per minute per client address']);
+    expect([another.status, another.json.limit]).toEqual([
+      429,
+      '2 sign-in links and new keys per minute per client address',
+    ]);
   });
 
   it('counts only signed-in owners against the owner’s limit: posts without a session answer 401 and leave it alone', async () => {
@@ -299,7 +357,10 @@ describe('keys with a session', () => {
     expect((await send(portal, post('/portal/keys', undefined, bearer))).status).toBe(201);
     for (let i = 0; i < 10; i++) {
       for (const path of ['/portal/account', '/portal/sign-out', '/portal/keys/revoke']) {
-        const anonymous = await send(portal, post(path, undefined, i % 2 ? {} : { authorization: `Bearer fas_${'x'.repeat(43)}` }));
+        const anonymous = await send(
+          portal,
+          post(path, undefined, i % 2 ? {} : { authorization: `Bearer fas_${'x'.repeat(43)}` }),
+        );
         expect([path, anonymous.status]).toEqual([path, 401]);
       }
     }
@@ -312,7 +373,11 @@ describe('keys with a session', () => {
     const email = address();
     const { bearer, token, session } = await signIn(portal, email);
     const key = (await send(portal, post('/portal/keys', undefined, bearer))).json.apiKey;
-    expect(lines.map((l) => l.replace(/\d+ms$/, 'Nms'))).toEqual(['POST /portal/sign-in 202 Nms', 'POST /portal/session 200 Nms', 'POST /portal/keys 201 Nms']);
+    expect(lines.map((l) => l.replace(/\d+ms$/, 'Nms'))).toEqual([
+      'POST /portal/sign-in 202 Nms',
+      'POST /portal/session 200 Nms',
+      'POST /portal/keys 201 Nms',
+    ]);
     for (const secret of [key, token, session, email]) expect(lines.join('\n')).not.toContain(secret);
   });
 });
@@ -325,20 +390,26 @@ describe('request rules', () => {
       expect([method, response.status, response.headers.get('allow')]).toEqual([method, 405, 'POST, OPTIONS']);
     }
     const preflight = await portal.handle(
-      new Request(`${ORIGIN}/portal/keys`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-headers': 'authorization' } }),
+      new Request(`${ORIGIN}/portal/keys`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example', 'access-control-request-headers': 'authorization' },
+      }),
       '203.0.113.7',
     );
     expect(preflight.status).toBe(204);
-    for (const name of ['access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers']) expect(preflight.headers.get(name)).toBeNull();
+    for (const name of ['access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers'])
+      expect(preflight.headers.get(name)).toBeNull();
     const ok = await send(portal, post('/portal/sign-in', { email: address() }));
     expect(ok.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('answers an unknown path under /portal/ with a JSON 404, and leaves the page paths to the rest of the front door', async () => {
     const { portal } = setup();
-    for (const path of ['/portal/keys/list', '/portal/keys/faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) expect((await send(portal, post(path, {}))).json).toEqual({ error: PORTAL_MESSAGES.notFound });
+    for (const path of ['/portal/keys/list', '/portal/keys/faa_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'])
+      expect((await send(portal, post(path, {}))).json).toEqual({ error: PORTAL_MESSAGES.notFound });
     // The page (/portal, /portal/) is a public file: a POST to it is the API's 405, not the portal's.
-    for (const path of ['/portal', '/portal/']) expect((await send(portal, post(path, {}))).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    for (const path of ['/portal', '/portal/'])
+      expect((await send(portal, post(path, {}))).headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
 });
 
@@ -360,7 +431,11 @@ describe('the portal on the Node server', () => {
   });
 
   const postJson = (p: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${base}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const api = async (key: string) => (await fetch(`${base}/archive/year=1930/apikey=${key}`)).status;
 
   it('signs in by mail, issues, rotates and revokes over HTTP, and the API follows on the next request', async () => {
@@ -378,10 +453,14 @@ describe('the portal on the Node server', () => {
 
   it('refuses a large body sent without a length with a 413, and stays up', async () => {
     const out = await new Promise<number>((resolve) => {
-      const req = http.request(`${base}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = http.request(
+        `${base}/portal/sign-in`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', () => resolve(-1));
       for (let i = 0; i < 64; i++) req.write('x'.repeat(16 * 1024));
       req.end();
@@ -395,7 +474,9 @@ describe('the portal on the Node server', () => {
     let received = '';
     socket.on('data', (c) => (received += c));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write('POST /portal/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"email":');
+    socket.write(
+      'POST /portal/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"email":',
+    );
     const started = Date.now();
     await closed;
     expect(Date.now() - started).toBeLessThan(3000);
@@ -427,6 +508,13 @@ describe('the portal page files', () => {
     expect([...files.keys()]).toEqual(['portal.html', 'portal.css', 'portal.js', 'favicon.svg', 'portal/index.html']);
     expect(files.get('portal/index.html')).toEqual(files.get('portal.html'));
     const html = new TextDecoder().decode(files.get('portal.html'));
-    for (const link of ['href="/portal.css"', 'src="/portal.js"', 'href="/favicon.svg"', 'aria-live="polite"', '<label for="email">']) expect(html).toContain(link);
+    for (const link of [
+      'href="/portal.css"',
+      'src="/portal.js"',
+      'href="/favicon.svg"',
+      'aria-live="polite"',
+      '<label for="email">',
+    ])
+      expect(html).toContain(link);
   });
 });

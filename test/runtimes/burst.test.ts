@@ -57,12 +57,21 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 let resent = 0;
 
 /** One request's status (0: no answer within 30 s) and, for a 5xx, the start of its body. */
-function ask(port: number, method: string, path: string, headers: Record<string, string>, body?: string, again = true): Promise<{ status: number; text: string }> {
+function ask(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+  again = true,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent, timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8').slice(0, 200) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8').slice(0, 200) }),
+      );
       res.on('error', (error) => resolve({ status: 0, text: String(error) }));
     });
     req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
@@ -103,7 +112,12 @@ function pathsOf(archive: Archive): Paths {
  * The i-th request of a burst: mostly lookups and searches (some
  * repeated, some new), and `/`, `/health` and portal calls.
  */
-function requestOf(i: number, key: string, p: Paths, session: string | undefined): { method: string; path: string; headers: Record<string, string>; body?: string } {
+function requestOf(
+  i: number,
+  key: string,
+  p: Paths,
+  session: string | undefined,
+): { method: string; path: string; headers: Record<string, string>; body?: string } {
   const pick = <T>(list: T[]) => list[Math.floor(i / 13) % list.length];
   const k = `apikey=${key}`;
   const get = (path: string, headers: Record<string, string> = {}) => ({ method: 'GET', path, headers });
@@ -131,9 +145,19 @@ function requestOf(i: number, key: string, p: Paths, session: string | undefined
     case 9:
       return get('/', { accept: i % 2 ? 'text/html' : 'application/json' });
     case 10:
-      return { method: 'POST', path: '/portal/account', headers: { authorization: `Bearer ${session ?? 'none'}`, 'content-type': 'application/json' }, body: '{}' };
+      return {
+        method: 'POST',
+        path: '/portal/account',
+        headers: { authorization: `Bearer ${session ?? 'none'}`, 'content-type': 'application/json' },
+        body: '{}',
+      };
     case 11:
-      return { method: 'POST', path: '/portal/session', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: `not-a-token-${i}` }) };
+      return {
+        method: 'POST',
+        path: '/portal/session',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: `not-a-token-${i}` }),
+      };
     default:
       return get(`/person/name=${encodeURIComponent(pick(p.names))}/apikey=faa_${String(i).padStart(32, '0')}`);
   }
@@ -148,7 +172,14 @@ interface Tally {
 }
 
 /** `count` requests, `concurrency` at once, each with one of `keys` (in turn); stops at the deadline. */
-async function burst(port: number, count: number, concurrency: number, keys: string[], p: Paths, sessions: Map<string, string>): Promise<Tally> {
+async function burst(
+  port: number,
+  count: number,
+  concurrency: number,
+  keys: string[],
+  p: Paths,
+  sessions: Map<string, string>,
+): Promise<Tally> {
   const tally: Tally = { requests: 0, fiveHundreds: 0, unanswered: 0, statuses: {}, samples: [] };
   const deadline = Date.now() + BURST_DEADLINE_MS;
   let next = 0;
@@ -162,7 +193,8 @@ async function burst(port: number, count: number, concurrency: number, keys: str
       tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
       if (status >= 500) tally.fiveHundreds++;
       if (status === 0) tally.unanswered++;
-      if ((status >= 500 || status === 0) && tally.samples.length < 5) tally.samples.push(`${status} ${method} ${path.replace(/faa_\w+/, 'faa_…')}: ${text}`);
+      if ((status >= 500 || status === 0) && tally.samples.length < 5)
+        tally.samples.push(`${status} ${method} ${path.replace(/faa_\w+/, 'faa_…')}: ${text}`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -170,19 +202,44 @@ async function burst(port: number, count: number, concurrency: number, keys: str
 }
 
 /** The four bursts on one runtime, printed as they end. */
-async function bursts(label: string, port: number, keys: string[], p: Paths, sessions: Map<string, string>): Promise<Tally[]> {
+async function bursts(
+  label: string,
+  port: number,
+  keys: string[],
+  p: Paths,
+  sessions: Map<string, string>,
+): Promise<Tally[]> {
   const tallies: Tally[] = [];
   for (const { keys: which, concurrency } of BURSTS) {
-    const tally = await burst(port, Math.ceil(TOTAL / BURSTS.length), concurrency, which === 'one' ? keys.slice(0, 1) : keys, p, sessions);
-    console.log(`${label}: ${tally.requests} requests, ${concurrency} at once, ${which} key${which === 'one' ? '' : 's'}: ${tally.fiveHundreds} 5xx, ${tally.unanswered} unanswered ${JSON.stringify(tally.statuses)}, ${resent} sent again on a new connection so far`);
+    const tally = await burst(
+      port,
+      Math.ceil(TOTAL / BURSTS.length),
+      concurrency,
+      which === 'one' ? keys.slice(0, 1) : keys,
+      p,
+      sessions,
+    );
+    console.log(
+      `${label}: ${tally.requests} requests, ${concurrency} at once, ${which} key${which === 'one' ? '' : 's'}: ${tally.fiveHundreds} 5xx, ${tally.unanswered} unanswered ${JSON.stringify(tally.statuses)}, ${resent} sent again on a new connection so far`,
+    );
     tallies.push(tally);
   }
   return tallies;
 }
 
 /** The figures a failure shows: each burst's 5xx and a few of their bodies, and whether it sent enough. */
-const summary = (tallies: Tally[]) => tallies.map((t, i) => ({ ...BURSTS[i], enough: t.requests >= AT_LEAST, fiveHundreds: t.fiveHundreds, unanswered: t.unanswered, samples: t.samples }));
-const expectNo5xx = (tallies: Tally[]) => expect(summary(tallies)).toEqual(summary(tallies).map((t) => ({ ...t, enough: true, fiveHundreds: 0, unanswered: 0, samples: [] })));
+const summary = (tallies: Tally[]) =>
+  tallies.map((t, i) => ({
+    ...BURSTS[i],
+    enough: t.requests >= AT_LEAST,
+    fiveHundreds: t.fiveHundreds,
+    unanswered: t.unanswered,
+    samples: t.samples,
+  }));
+const expectNo5xx = (tallies: Tally[]) =>
+  expect(summary(tallies)).toEqual(
+    summary(tallies).map((t) => ({ ...t, enough: true, fiveHundreds: 0, unanswered: 0, samples: [] })),
+  );
 
 /** Keys had through the Worker's portal (so each has a session for portal calls), then the bursts. */
 async function workerBursts(port: number, mailApi: MailApi): Promise<void> {
@@ -203,7 +260,8 @@ async function workerBursts(port: number, mailApi: MailApi): Promise<void> {
 async function edgeBursts(port: number, access: BlobsKeyStoreOptions): Promise<void> {
   const store = portalKeys(access);
   const keys: string[] = [];
-  for (let i = 0; i < MANY; i++) keys.push(await store.issue(`burst-${i}-${Math.random().toString(36).slice(2)}@example.org`));
+  for (let i = 0; i < MANY; i++)
+    keys.push(await store.issue(`burst-${i}-${Math.random().toString(36).slice(2)}@example.org`));
   const archive = (await (await fetch(`http://127.0.0.1:${port}/archive/apikey=${keys[0]}`)).json()) as Archive;
   const tallies = await bursts('edge', port, keys, pathsOf(archive), new Map());
   expectNo5xx(tallies);
@@ -225,7 +283,12 @@ describe('bursts on the runtimes that tie I/O to one request', () => {
   it(`the Worker under wrangler dev answers ${TOTAL.toLocaleString('en')} requests, 8 to 32 at once, one key and many, with no 5xx`, async () => {
     const mailApi: MailApi = await startMailApi();
     stops.push(() => mailApi.stop());
-    const worker = await startWorker(box.dist, { MAIL_API_URL: mailApi.url, MAIL_API_TOKEN: 'test-token', PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '1000000' });
+    const worker = await startWorker(box.dist, {
+      MAIL_API_URL: mailApi.url,
+      MAIL_API_TOKEN: 'test-token',
+      PORTAL_ISSUE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
     try {
       await workerBursts(worker.port, mailApi);
     } finally {

@@ -30,13 +30,23 @@ describe('dev:netlify', () => {
   let local: string;
   beforeAll(async () => {
     local = await tempDir('cache-netlify');
-    server = await startNetlifyLocal({ DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: local, KEY_CACHE_TTL_MS: '0' });
+    server = await startNetlifyLocal({
+      DIST_DIR: dist,
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      NETLIFY_LOCAL_DIR: local,
+      KEY_CACHE_TTL_MS: '0',
+    });
   }, 120_000);
   afterAll(() => server?.stop());
 
   /** A key through the portal, its sign-in mail read from the local outbox. */
   async function key(email: string) {
-    const post = (p: string, body?: unknown) => fetch(`${server.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (p: string, body?: unknown) =>
+      fetch(`${server.base}${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const before = (await readdir(path.join(local, 'mail')).catch(() => [])).length;
     expect((await post('/portal/sign-in', { email })).status).toBe(202);
     let mail = '';
@@ -75,7 +85,9 @@ describe('dev:netlify', () => {
     expect(server.output()).not.toContain(keyTag(keyId(second)));
     expect((await fetch(`${server.base}/portal/keys/revoke`, bearer(session))).status).toBe(200);
     expect(server.output()).toContain(`cache purge skipped (no Netlify CDN here): ${keyTag(keyId(second))}`);
-    expect(await eventually(async () => (await fetch(`${server.base}${LOOKUP}/apikey=${second}`)).status === 403, 2000)).toBe(true);
+    expect(
+      await eventually(async () => (await fetch(`${server.base}${LOOKUP}/apikey=${second}`)).status === 403, 2000),
+    ).toBe(true);
   });
 });
 
@@ -109,9 +121,22 @@ describe('dev:cloudflare', () => {
     const rotated = await fetch(`${base()}/portal/keys/rotate`, bearer(session));
     expect(rotated.status).toBe(200);
     const { apiKey } = (await rotated.json()) as { apiKey: string };
-    expect(await eventually(async () => worker!.logs.join('\n').includes(`cache purge skipped (no ctx.cache here): ${keyTag(keyId(key))}`), 3000)).toBe(true);
+    expect(
+      await eventually(
+        async () => worker!.logs.join('\n').includes(`cache purge skipped (no ctx.cache here): ${keyTag(keyId(key))}`),
+        3000,
+      ),
+    ).toBe(true);
     expect((await fetch(`${base()}/portal/keys/revoke`, bearer(session))).status).toBe(200);
-    expect(await eventually(async () => worker!.logs.join('\n').includes(`cache purge skipped (no ctx.cache here): ${keyTag(keyId(apiKey))}`), 3000)).toBe(true);
-    expect(await eventually(async () => (await fetch(`${base()}${LOOKUP}/apikey=${apiKey}`)).status === 403, 2000)).toBe(true);
+    expect(
+      await eventually(
+        async () =>
+          worker!.logs.join('\n').includes(`cache purge skipped (no ctx.cache here): ${keyTag(keyId(apiKey))}`),
+        3000,
+      ),
+    ).toBe(true);
+    expect(
+      await eventually(async () => (await fetch(`${base()}${LOOKUP}/apikey=${apiKey}`)).status === 403, 2000),
+    ).toBe(true);
   });
 });

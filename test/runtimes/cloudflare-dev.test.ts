@@ -38,7 +38,6 @@ function commandLines(group?: number): { pid: number; args: string[] }[] {
   return lines;
 }
 
-
 let box: Sandbox;
 let mailApi: MailApi;
 let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
@@ -60,9 +59,13 @@ describe('dev:cloudflare and its secrets', () => {
   it('puts no secret on any command line; wrangler reads them from a private env file', () => {
     // The secret is on no command line anywhere on the machine;
     // wrangler's own is looked up among the processes this test started.
-    const carrying = commandLines().filter(({ args }) => args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))));
+    const carrying = commandLines().filter(({ args }) =>
+      args.some((a) => a.includes(secret) || a.includes(secret.slice(0, 16))),
+    );
     expect(carrying.map(({ pid, args }) => `${pid}: ${args.join(' ')}`)).toEqual([]);
-    const dev = commandLines(worker!.pid).filter(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'));
+    const dev = commandLines(worker!.pid).filter(
+      ({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('dev'),
+    );
     expect(dev.length).toBeGreaterThan(0);
     const envFile = dev[0].args[dev[0].args.indexOf('--env-file') + 1];
     expect(envFile).toMatch(/faa-worker-env-[^/]+\/worker\.env$/);
@@ -72,13 +75,24 @@ describe('dev:cloudflare and its secrets', () => {
 
   it('still gives the Worker the secret as it was: the sign-in mail goes out with it', async () => {
     const email = 'secret@example.org';
-    const asked = await fetch(`http://127.0.0.1:${worker!.port}/portal/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+    const asked = await fetch(`http://127.0.0.1:${worker!.port}/portal/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email }),
+    });
     expect(asked.status).toBe(202);
     expect(mailApi.to(email).map((c) => c.authorization)).toEqual([`Bearer ${secret}`]);
   });
 
   it('answers 400 with a JSON error to a path that does not parse as a URL, and keeps running', async () => {
-    for (const line of ['GET //x:y@%zz/ HTTP/1.1', 'GET //x:y@%zz/health HTTP/1.1', 'GET %zz HTTP/1.1', 'GET http://x:y@%zz/ HTTP/1.1', 'GET * HTTP/1.1', 'GET /a b/c HTTP/1.1']) {
+    for (const line of [
+      'GET //x:y@%zz/ HTTP/1.1',
+      'GET //x:y@%zz/health HTTP/1.1',
+      'GET %zz HTTP/1.1',
+      'GET http://x:y@%zz/ HTTP/1.1',
+      'GET * HTTP/1.1',
+      'GET /a b/c HTTP/1.1',
+    ]) {
       const answer = await rawRequestLine(worker!.port, line);
       expect([line, answer.status]).toEqual([line, 400]);
       expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
@@ -89,7 +103,12 @@ describe('dev:cloudflare and its secrets', () => {
   it('never prints or stores a whole key: not in wrangler’s lines, not in its local state', async () => {
     const base = `http://127.0.0.1:${worker!.port}`;
     const { key } = await keyThroughPortal(base, mailApi);
-    const paths = [`/person/name=Emil%20Jannings/apikey=${key}`, `/ceremony/year=1928/apikey=${key}`, `/search/name=${key}/apikey=${key}`, `/person/name=${encodeURIComponent(key)}/apikey=faa_${'x'.repeat(32)}`];
+    const paths = [
+      `/person/name=Emil%20Jannings/apikey=${key}`,
+      `/ceremony/year=1928/apikey=${key}`,
+      `/search/name=${key}/apikey=${key}`,
+      `/person/name=${encodeURIComponent(key)}/apikey=faa_${'x'.repeat(32)}`,
+    ];
     for (const p of paths) await (await fetch(`${base}${p}`)).arrayBuffer();
     expect((await fetch(`${base}${paths[0]}`)).status).toBe(200);
     // wrangler's own lines and stores are written after the reply
@@ -101,7 +120,8 @@ describe('dev:cloudflare and its secrets', () => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const file = path.join(dir, entry.name);
         if (entry.isDirectory()) walk(file);
-        else if (entry.isFile() && readFileSync(file).includes(key.slice(4))) stored.push(path.relative(worker!.state, file));
+        else if (entry.isFile() && readFileSync(file).includes(key.slice(4)))
+          stored.push(path.relative(worker!.state, file));
       }
     };
     walk(worker!.state);
@@ -115,7 +135,9 @@ describe('dev:cloudflare and its secrets', () => {
   });
 
   it('removes the env file when it stops', async () => {
-    const dev = commandLines(worker!.pid).find(({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'))!;
+    const dev = commandLines(worker!.pid).find(
+      ({ args }) => args.some((a) => a.endsWith('wrangler.js')) && args.includes('--env-file'),
+    )!;
     const folder = path.dirname(dev.args[dev.args.indexOf('--env-file') + 1]);
     await worker!.stop();
     worker = undefined;

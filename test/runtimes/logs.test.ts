@@ -23,7 +23,8 @@ let key: string;
 let token: string;
 let session: string;
 
-const pct = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`).join('');
+const pct = (s: string) =>
+  [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`).join('');
 
 /** One request with the path and headers exactly as given. */
 function raw(method: string, target: string, headers: Record<string, string> = {}, body?: string): Promise<number> {
@@ -41,12 +42,27 @@ beforeAll(async () => {
   smtp = await startSmtp();
   const dist = await buildInto(SAMPLE_SOURCE, 'logs');
   const dir = await tempDir('logs');
-  server = await startServer({ DIST_DIR: dist, KEYS_DB: path.join(dir, 'keys.db'), SMTP_URL: smtp.url, PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000' });
+  server = await startServer({
+    DIST_DIR: dist,
+    KEYS_DB: path.join(dir, 'keys.db'),
+    SMTP_URL: smtp.url,
+    PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000',
+  });
   const json = { 'content-type': 'application/json' };
   await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: json, body: '{"email":"logs@example.org"}' });
-  const opened = await (await fetch(`${server.base}/portal/session`, { method: 'POST', headers: json, body: JSON.stringify({ token: tokenIn(await smtp.mailTo('logs@example.org')) }) })).json();
+  const opened = await (
+    await fetch(`${server.base}/portal/session`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ token: tokenIn(await smtp.mailTo('logs@example.org')) }),
+    })
+  ).json();
   session = opened.session;
-  key = (await (await fetch(`${server.base}/portal/keys`, { method: 'POST', headers: { authorization: `Bearer ${session}` } })).json()).apiKey;
+  key = (
+    await (
+      await fetch(`${server.base}/portal/keys`, { method: 'POST', headers: { authorization: `Bearer ${session}` } })
+    ).json()
+  ).apiKey;
   // A second link whose token is never used: only ever sent in URLs below.
   await fetch(`${server.base}/portal/sign-in`, { method: 'POST', headers: json, body: '{"email":"logs@example.org"}' });
   token = tokenIn(await smtp.mailTo('logs@example.org', 1));
@@ -96,14 +112,32 @@ describe('the logs of a running server', () => {
     for (const [method, target, headers] of ways) await raw(method, target, headers);
     await new Promise((r) => setTimeout(r, 300));
     await server.stop(); // the logger flushes on the way out
-    const lines = server.output().split('\n').filter((l) => l.trim() !== '');
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const logLines = lines.filter((l) => l.startsWith('{'));
     expect(logLines.length).toBeGreaterThanOrEqual(34);
     const access = logLines.map((l) => JSON.parse(l).msg as string);
-    expect(access).toContain(`GET /archive/year=1930/apikey=${k.slice(0, 12)}... 200 ${/\d+/.exec(access.find((a) => a.startsWith('GET /archive/year=1930/apikey=faa_'))!.split(' ').at(-1)!)![0]}ms`);
+    expect(access).toContain(
+      `GET /archive/year=1930/apikey=${k.slice(0, 12)}... 200 ${
+        /\d+/.exec(
+          access
+            .find((a) => a.startsWith('GET /archive/year=1930/apikey=faa_'))!
+            .split(' ')
+            .at(-1)!,
+        )![0]
+      }ms`,
+    );
     for (const secret of [key, token, session]) {
       const body = secret.slice(4);
-      for (const form of [body.slice(0, 20), body.slice(-20), pct(body).slice(0, 30), pct(body).slice(0, 30).toLowerCase(), body.slice(8, 28).toLowerCase()]) {
+      for (const form of [
+        body.slice(0, 20),
+        body.slice(-20),
+        pct(body).slice(0, 30),
+        pct(body).slice(0, 30).toLowerCase(),
+        body.slice(8, 28).toLowerCase(),
+      ]) {
         const leak = lines.find((l) => l.includes(form) || l.toLowerCase().includes(form.toLowerCase()));
         expect(leak, `${secret.slice(0, 4)} leaked as ${form}`).toBeUndefined();
       }
@@ -140,7 +174,10 @@ describe('the logger', () => {
     reader.destroy();
     expect(text.split('\n').filter(Boolean)).toHaveLength(1000);
     expect(text).not.toContain(k);
-    expect(JSON.parse(text.split('\n')[0])).toMatchObject({ level: 'info', msg: `GET /archive/apikey=${k.slice(0, 12)}... 200 1ms` });
+    expect(JSON.parse(text.split('\n')[0])).toMatchObject({
+      level: 'info',
+      msg: `GET /archive/apikey=${k.slice(0, 12)}... 200 1ms`,
+    });
   });
 
   it('writes every line once, whole and in order, across batches of any size and characters of any width', async () => {
@@ -149,7 +186,10 @@ describe('the logger', () => {
     const log = createLog({ destination: fd, flushBytes: 4096, flushMs: 600_000 });
     const k = generateKey();
     const wide = 'é"\\\u0001 \u{1F3AC} Amélie\t';
-    const lines = Array.from({ length: 400 }, (_, i) => `GET /person/name=${wide.repeat(i % 60)}/apikey=${k.slice(0, 12)}... 200 ${i}ms`);
+    const lines = Array.from(
+      { length: 400 },
+      (_, i) => `GET /person/name=${wide.repeat(i % 60)}/apikey=${k.slice(0, 12)}... 200 ${i}ms`,
+    );
     for (const line of lines) log(line);
     const read = readLines(reader, lines.length);
     await new Promise((resolve) => reader.once('data', resolve)); // handed over while nobody flushed
@@ -176,8 +216,13 @@ describe('the logger', () => {
     for (let i = 1000; i < 1100; i++) log(line(i));
     await log.flush();
     const total = 1100;
-    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    const notices = lines.filter((l) => l.level === 'error').map((l) => /^log: (\d+) lines dropped: the destination was too slow$/.exec(l.msg));
+    const lines = (await readFile(file, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const notices = lines
+      .filter((l) => l.level === 'error')
+      .map((l) => /^log: (\d+) lines dropped: the destination was too slow$/.exec(l.msg));
     const dropped = notices.reduce((sum, m) => sum + Number(m![1]), 0);
     expect(dropped).toBeGreaterThan(0);
     const kept = lines.filter((l) => l.level === 'info').map((l) => Number(/ (\d+)ms$/.exec(l.msg)![1]));

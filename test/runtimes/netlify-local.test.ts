@@ -31,7 +31,8 @@ async function edgeProcesses(dist: string): Promise<string[]> {
   return found;
 }
 
-const run = (...args: string[]) => spawnSync(process.execPath, ['cli/netlify-local.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, ['cli/netlify-local.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('npm run dev:netlify, its command line', () => {
   it('prints its usage for --help and exits 0 without starting anything', () => {
@@ -49,23 +50,41 @@ describe('npm run dev:netlify, its command line', () => {
   });
 
   it('stops with one line and exit 1, before building, for MAIL_API_URL without MAIL_API_TOKEN', () => {
-    const env = { ...process.env, MAIL_API_URL: 'https://mail.example.org/emails', MAIL_API_TOKEN: '', DIST_DIR: '/nonexistent/dist' };
+    const env = {
+      ...process.env,
+      MAIL_API_URL: 'https://mail.example.org/emails',
+      MAIL_API_TOKEN: '',
+      DIST_DIR: '/nonexistent/dist',
+    };
     const refused = spawnSync(process.execPath, ['cli/netlify-local.ts'], { cwd: ROOT, encoding: 'utf8', env });
     expect(refused.status).toBe(1);
-    expect(refused.stderr.trim().split('\n')).toEqual(['dev:netlify: MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token']);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      'dev:netlify: MAIL_API_URL is set but MAIL_API_TOKEN is not: set the e-mail API token, which is sent as a Bearer token',
+    ]);
   });
 });
 
 describe('npm run dev:netlify with MAIL_API_URL', () => {
-  it('sends the portal function\'s sign-in mail through the HTTP e-mail API, and the link in it signs in', async () => {
+  it("sends the portal function's sign-in mail through the HTTP e-mail API, and the link in it signs in", async () => {
     const api = await startMailApi();
     const dist = await buildInto(SAMPLE_SOURCE, 'netlify-local-mail');
     const token = 're_netlify_local_SECRET';
-    const env = { DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: await tempDir('netlify-local-mail'), MAIL_API_URL: api.url, MAIL_API_TOKEN: token };
+    const env = {
+      DIST_DIR: dist,
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      NETLIFY_LOCAL_DIR: await tempDir('netlify-local-mail'),
+      MAIL_API_URL: api.url,
+      MAIL_API_TOKEN: token,
+    };
     const server = await startNetlifyLocal(env);
     try {
       expect(server.output()).toContain(`mail: HTTP mail API ${api.url}`);
-      const post = (p: string, body: unknown) => fetch(`${server.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (p: string, body: unknown) =>
+        fetch(`${server.base}${p}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       expect((await post('/portal/sign-in', { email: 'api@example.org' })).status).toBe(202);
       const [call] = api.to('api@example.org');
       expect(call).toMatchObject({ method: 'POST', path: '/emails', authorization: `Bearer ${token}` });
@@ -86,13 +105,22 @@ describe('npm run dev:netlify, running', () => {
   beforeAll(async () => {
     dist = await buildInto(SAMPLE_SOURCE, 'netlify-local');
     local = await tempDir('netlify-local-data');
-    server = await startNetlifyLocal({ DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: local, KEY_CACHE_TTL_MS: '0' });
+    server = await startNetlifyLocal({
+      DIST_DIR: dist,
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      NETLIFY_LOCAL_DIR: local,
+      KEY_CACHE_TTL_MS: '0',
+    });
   });
   afterAll(() => server?.stop());
 
   const get = (p: string, headers: Record<string, string> = {}) => fetch(`${server.base}${p}`, { headers });
   const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${server.base}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   it('listens on loopback only, every helper included: the local Blobs server, the edge function, the mail outbox', () => {
     const addresses = listeningAddresses(server.child.pid!);
@@ -103,7 +131,10 @@ describe('npm run dev:netlify, running', () => {
   it('answers /health from the edge function, without a key', async () => {
     const health = await get('/health');
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', archive: { sample: true, firstYear: 1929, lastYear: 2026 } });
+    expect(await health.json()).toMatchObject({
+      status: 'ok',
+      archive: { sample: true, firstYear: 1929, lastYear: 2026 },
+    });
   });
 
   it('serves the public files and the portal page, and never the data folder', async () => {
@@ -152,7 +183,6 @@ describe('npm run dev:netlify, running', () => {
   });
 });
 
-
 /** A request with `path` as the client sends it (curl --path-as-is): Node's client leaves the path as given. */
 function pathAsIs(port: number, pathname: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -175,8 +205,16 @@ describe('npm run dev:netlify and a path that does not parse as a URL', () => {
   afterAll(() => server?.stop());
 
   it('answers 400 with a JSON error and keeps running', async () => {
-    server = await startNetlifyLocal({ DIST_DIR: dist, ARCHIVE_SOURCE: SAMPLE_SOURCE, NETLIFY_LOCAL_DIR: await tempDir('netlify-local-bad') });
-    const answers = [await pathAsIs(server.port, '//x:y@%zz/'), await rawRequestLine(server.port, 'GET //x:y@%zz/ HTTP/1.1'), await rawRequestLine(server.port, 'GET //x:y@%zz/health HTTP/1.1')];
+    server = await startNetlifyLocal({
+      DIST_DIR: dist,
+      ARCHIVE_SOURCE: SAMPLE_SOURCE,
+      NETLIFY_LOCAL_DIR: await tempDir('netlify-local-bad'),
+    });
+    const answers = [
+      await pathAsIs(server.port, '//x:y@%zz/'),
+      await rawRequestLine(server.port, 'GET //x:y@%zz/ HTTP/1.1'),
+      await rawRequestLine(server.port, 'GET //x:y@%zz/health HTTP/1.1'),
+    ];
     for (const answer of answers) {
       expect(answer.status).toBe(400);
       expect(Object.keys(JSON.parse(answer.body))).toEqual(['error']);
@@ -188,7 +226,11 @@ describe('npm run dev:netlify and a path that does not parse as a URL', () => {
   it('takes the edge function under Deno with it however it ends, killed outright included', async () => {
     expect(await edgeProcesses(dist)).toHaveLength(1);
     server!.child.kill('SIGKILL');
-    await new Promise((resolve) => (server!.child.exitCode !== null || server!.child.signalCode !== null ? resolve(null) : server!.child.once('exit', resolve)));
+    await new Promise((resolve) =>
+      server!.child.exitCode !== null || server!.child.signalCode !== null
+        ? resolve(null)
+        : server!.child.once('exit', resolve),
+    );
     server = undefined;
     expect(await eventually(async () => (await edgeProcesses(dist)).length === 0, 5_000)).toBe(true);
   });

@@ -13,12 +13,21 @@ import { buildInto, tempDir } from '../helpers/temp.ts';
 
 /** What each base answers at /health and /portal. */
 async function answers(bases: string[]): Promise<[string, number, number][]> {
-  return Promise.all(bases.map(async (base): Promise<[string, number, number]> => [base, (await fetch(`${base}/health`)).status, (await fetch(`${base}/portal`)).status]));
+  return Promise.all(
+    bases.map(async (base): Promise<[string, number, number]> => [
+      base,
+      (await fetch(`${base}/health`)).status,
+      (await fetch(`${base}/portal`)).status,
+    ]),
+  );
 }
 
 describe('two of each local stand-in at once', () => {
   it('runs two npm run dev:cloudflare at once, each answering on its own port', { timeout: 400_000 }, async () => {
-    const dists = await Promise.all([buildInto(SAMPLE_SOURCE, 'twin-worker-a'), buildInto(SAMPLE_SOURCE, 'twin-worker-b')]);
+    const dists = await Promise.all([
+      buildInto(SAMPLE_SOURCE, 'twin-worker-a'),
+      buildInto(SAMPLE_SOURCE, 'twin-worker-b'),
+    ]);
     const started = await Promise.allSettled(dists.map((dist) => startWorker(dist)));
     try {
       const workers = started.map((s) => {
@@ -35,8 +44,13 @@ describe('two of each local stand-in at once', () => {
 
   it('runs two npm run dev:netlify at once, each answering on its own port', { timeout: 300_000 }, async () => {
     const dirs = await Promise.all([tempDir('twin-netlify-a'), tempDir('twin-netlify-b')]);
-    const dists = await Promise.all([buildInto(SAMPLE_SOURCE, 'twin-netlify-a'), buildInto(SAMPLE_SOURCE, 'twin-netlify-b')]);
-    const started = await Promise.allSettled(dirs.map((dir, i) => startNetlifyLocal({ DIST_DIR: dists[i], NETLIFY_LOCAL_DIR: path.join(dir, 'state') })));
+    const dists = await Promise.all([
+      buildInto(SAMPLE_SOURCE, 'twin-netlify-a'),
+      buildInto(SAMPLE_SOURCE, 'twin-netlify-b'),
+    ]);
+    const started = await Promise.allSettled(
+      dirs.map((dir, i) => startNetlifyLocal({ DIST_DIR: dists[i], NETLIFY_LOCAL_DIR: path.join(dir, 'state') })),
+    );
     try {
       const servers = started.map((s) => {
         if (s.status === 'rejected') throw s.reason;

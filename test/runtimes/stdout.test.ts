@@ -33,7 +33,9 @@ async function flood(port: number, count: number, at = 0): Promise<number> {
   let answered = 0;
   const long = 'x'.repeat(4000);
   for (let i = 0; i < count; i += 8) {
-    const batch = Array.from({ length: Math.min(8, count - i) }, (_, j) => rawRequest(port, 'GET', `/${long}/${at + i + j}`));
+    const batch = Array.from({ length: Math.min(8, count - i) }, (_, j) =>
+      rawRequest(port, 'GET', `/${long}/${at + i + j}`),
+    );
     for (const reply of await Promise.all(batch)) if (reply.status === 404) answered++;
   }
   return answered;
@@ -56,8 +58,12 @@ describe('npm start with its stdout closed under it', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await flood(server.port, 400, 400)).toBe(400);
     expect(server.child.exitCode).toBeNull();
-    const notices = stderr().split('\n').filter((l) => l.startsWith('log: cannot write to stdout'));
-    expect(notices).toEqual(['log: cannot write to stdout (EPIPE); the server goes on, and log lines are dropped and counted from now on']);
+    const notices = stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('log: cannot write to stdout'));
+    expect(notices).toEqual([
+      'log: cannot write to stdout (EPIPE); the server goes on, and log lines are dropped and counted from now on',
+    ]);
     expect(await stopTimed(server)).toBeLessThan(5000);
     expect(server.child.exitCode).toBe(0);
     const count = /log: (\d+) lines dropped in all/.exec(stderr());
@@ -89,7 +95,9 @@ describe('the logger over a pipe whose reader went away', () => {
     expect(await log.flush(1000)).toBe(true);
     for (let i = 0; i < 25; i++) log(`GET /y/${i} 404 0ms`);
     expect(await log.flush(1000)).toBe(true);
-    expect(warnings).toEqual([`log: cannot write to file descriptor ${fd} (EPIPE); the server goes on, and log lines are dropped and counted from now on`]);
+    expect(warnings).toEqual([
+      `log: cannot write to file descriptor ${fd} (EPIPE); the server goes on, and log lines are dropped and counted from now on`,
+    ]);
     expect(log.dropped).toBe(35); // the 10 it held when the pipe broke, and the 25 after
   });
 });

@@ -54,72 +54,138 @@ let varnishDir: string;
 let front: string;
 const servers: Started[] = [];
 
-describe.skipIf(!hasVarnish)('two servers on one PostgreSQL database behind Varnish, as docs/deploy.md sets them up', () => {
-  beforeAll(async () => {
-    cluster = await startPostgres('varnish');
-    const databaseUrl = await cluster.database('varnish');
-    mailApi = await startMailApi();
-    const dist = await buildInto(SAMPLE_SOURCE, 'pg-varnish-dist');
-    const [portA, portB, port] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
-    varnishDir = await mkdtemp(path.join(os.tmpdir(), 'varnish-pg-'));
-    await writeFile(path.join(varnishDir, 'two.vcl'), await guideVcl(portA, portB));
-    varnish = spawn('varnishd', ['-F', '-j', 'none', '-n', path.join(varnishDir, 'work'), '-a', `127.0.0.1:${port}`, '-f', path.join(varnishDir, 'two.vcl'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    varnish.stdout!.on('data', (c) => (varnishOutput += c));
-    varnish.stderr!.on('data', (c) => (varnishOutput += c));
-    front = `http://127.0.0.1:${port}`;
-    // Varnish answers a PURGE naming no tags itself (400): up, without asking a backend that is not there yet.
-    if (!(await eventually(async () => fetch(front, { method: 'PURGE' }).then((r) => r.status === 400, () => false), 20_000, 100))) throw new Error(`varnishd did not answer:\n${varnishOutput}`);
-    const env = async (name: string, serverPort: number) => ({
-      PORT: String(serverPort),
-      DIST_DIR: dist,
-      KEYS_DB: path.join(await tempDir(`pg-varnish-${name}`), 'keys.db'),
-      DATABASE_URL: databaseUrl,
-      MAIL_API_URL: mailApi.url,
-      MAIL_API_TOKEN: 'test-token',
-      NODE_ENV: 'production',
-      CACHE_PURGE_URL: `${front}/`,
-      TRUSTED_PROXIES: '127.0.0.1',
-      PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000',
+describe.skipIf(!hasVarnish)(
+  'two servers on one PostgreSQL database behind Varnish, as docs/deploy.md sets them up',
+  () => {
+    beforeAll(async () => {
+      cluster = await startPostgres('varnish');
+      const databaseUrl = await cluster.database('varnish');
+      mailApi = await startMailApi();
+      const dist = await buildInto(SAMPLE_SOURCE, 'pg-varnish-dist');
+      const [portA, portB, port] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
+      varnishDir = await mkdtemp(path.join(os.tmpdir(), 'varnish-pg-'));
+      await writeFile(path.join(varnishDir, 'two.vcl'), await guideVcl(portA, portB));
+      varnish = spawn(
+        'varnishd',
+        [
+          '-F',
+          '-j',
+          'none',
+          '-n',
+          path.join(varnishDir, 'work'),
+          '-a',
+          `127.0.0.1:${port}`,
+          '-f',
+          path.join(varnishDir, 'two.vcl'),
+          '-s',
+          'malloc,32m',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      varnish.stdout!.on('data', (c) => (varnishOutput += c));
+      varnish.stderr!.on('data', (c) => (varnishOutput += c));
+      front = `http://127.0.0.1:${port}`;
+      // Varnish answers a PURGE naming no tags itself (400): up, without asking a backend that is not there yet.
+      if (
+        !(await eventually(
+          async () =>
+            fetch(front, { method: 'PURGE' }).then(
+              (r) => r.status === 400,
+              () => false,
+            ),
+          20_000,
+          100,
+        ))
+      )
+        throw new Error(`varnishd did not answer:\n${varnishOutput}`);
+      const env = async (name: string, serverPort: number) => ({
+        PORT: String(serverPort),
+        DIST_DIR: dist,
+        KEYS_DB: path.join(await tempDir(`pg-varnish-${name}`), 'keys.db'),
+        DATABASE_URL: databaseUrl,
+        MAIL_API_URL: mailApi.url,
+        MAIL_API_TOKEN: 'test-token',
+        NODE_ENV: 'production',
+        CACHE_PURGE_URL: `${front}/`,
+        TRUSTED_PROXIES: '127.0.0.1',
+        PORTAL_ISSUE_LIMIT_PER_MINUTE: '1000',
+      });
+      const started = await Promise.allSettled([
+        startServer(await env('a', portA)),
+        startServer(await env('b', portB)),
+      ]);
+      for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      // Both backends healthy to the probe (two good probes of three,
+      // every 2 s): each of three requests in a row reaches a server.
+      const healthy = await eventually(
+        async () => {
+          for (let i = 0; i < 3; i++) if ((await fetch(`${front}/health`)).status !== 200) return false;
+          return true;
+        },
+        30_000,
+        500,
+      );
+      if (!healthy) throw new Error(`Varnish did not find both servers healthy:\n${varnishOutput}`);
     });
-    const started = await Promise.allSettled([startServer(await env('a', portA)), startServer(await env('b', portB))]);
-    for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
-    // Both backends healthy to the probe (two good probes of three,
-    // every 2 s): each of three requests in a row reaches a server.
-    const healthy = await eventually(async () => {
-      for (let i = 0; i < 3; i++) if ((await fetch(`${front}/health`)).status !== 200) return false;
-      return true;
-    }, 30_000, 500);
-    if (!healthy) throw new Error(`Varnish did not find both servers healthy:\n${varnishOutput}`);
-  });
 
-  afterAll(async () => {
-    await Promise.all(servers.map((s) => s.stop()));
-    if (varnish && varnish.exitCode === null) {
-      const exited = new Promise((resolve) => varnish.once('exit', resolve));
-      varnish.kill('SIGTERM');
-      await exited;
-    }
-    if (varnishDir) await rm(varnishDir, { recursive: true, force: true });
-    await mailApi?.stop();
-    await cluster?.remove();
-  });
+    afterAll(async () => {
+      await Promise.all(servers.map((s) => s.stop()));
+      if (varnish && varnish.exitCode === null) {
+        const exited = new Promise((resolve) => varnish.once('exit', resolve));
+        varnish.kill('SIGTERM');
+        await exited;
+      }
+      if (varnishDir) await rm(varnishDir, { recursive: true, force: true });
+      await mailApi?.stop();
+      await cluster?.remove();
+    });
 
-  it('serves a key had through the portal from both servers and the cache, and refuses it through the cache once revoked', async () => {
-    const { key, session } = await keyThroughPortal(front, mailApi);
-    const lookup = `${front}${examplePath(ROUTES.find((r) => r.id === 'ceremonyByYear')!, key)}`;
-    // Both servers know the key, whichever issued it.
-    for (const server of servers) expect((await fetch(`${server.base}${examplePath(ROUTES.find((r) => r.id === 'ceremonyByYear')!, key)}`)).status).toBe(200);
-    expect((await fetch(lookup)).status).toBe(200);
-    const kept = await fetch(lookup);
-    expect([kept.status, kept.headers.get('x-varnish')]).toEqual([200, expect.stringMatching(/^\d+ \d+$/)]); // a hit
-    const revokedAt = Date.now();
-    const revoked = await fetch(`${front}/portal/keys/revoke`, { method: 'POST', headers: { authorization: `Bearer ${session}` } });
-    expect(revoked.status).toBe(200);
-    let refusedAfter = Infinity;
-    for (let i = 0; i < 100 && refusedAfter === Infinity; i++, await new Promise((r) => setTimeout(r, 20))) if ((await fetch(lookup)).status === 403) refusedAfter = Date.now() - revokedAt;
-    expect(refusedAfter).toBeLessThan(2_000);
-    for (const server of servers) expect((await fetch(`${server.base}${examplePath(ROUTES.find((r) => r.id === 'ceremonyByYear')!, key)}`)).status).toBe(403);
-    console.log(`behind Varnish: a key revoked through the portal was refused through the cache ${refusedAfter} ms after the revoke began`);
-  });
-});
+    it('serves a key had through the portal from both servers and the cache, and refuses it through the cache once revoked', async () => {
+      const { key, session } = await keyThroughPortal(front, mailApi);
+      const lookup = `${front}${examplePath(
+        ROUTES.find((r) => r.id === 'ceremonyByYear')!,
+        key,
+      )}`;
+      // Both servers know the key, whichever issued it.
+      for (const server of servers)
+        expect(
+          (
+            await fetch(
+              `${server.base}${examplePath(
+                ROUTES.find((r) => r.id === 'ceremonyByYear')!,
+                key,
+              )}`,
+            )
+          ).status,
+        ).toBe(200);
+      expect((await fetch(lookup)).status).toBe(200);
+      const kept = await fetch(lookup);
+      expect([kept.status, kept.headers.get('x-varnish')]).toEqual([200, expect.stringMatching(/^\d+ \d+$/)]); // a hit
+      const revokedAt = Date.now();
+      const revoked = await fetch(`${front}/portal/keys/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}` },
+      });
+      expect(revoked.status).toBe(200);
+      let refusedAfter = Infinity;
+      for (let i = 0; i < 100 && refusedAfter === Infinity; i++, await new Promise((r) => setTimeout(r, 20)))
+        if ((await fetch(lookup)).status === 403) refusedAfter = Date.now() - revokedAt;
+      expect(refusedAfter).toBeLessThan(2_000);
+      for (const server of servers)
+        expect(
+          (
+            await fetch(
+              `${server.base}${examplePath(
+                ROUTES.find((r) => r.id === 'ceremonyByYear')!,
+                key,
+              )}`,
+            )
+          ).status,
+        ).toBe(403);
+      console.log(
+        `behind Varnish: a key revoked through the portal was refused through the cache ${refusedAfter} ms after the revoke began`,
+      );
+    });
+  },
+);

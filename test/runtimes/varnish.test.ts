@@ -52,14 +52,32 @@ interface Varnish {
  */
 async function startVarnish(backendPort: number): Promise<Varnish> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'varnish-'));
-  const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace('.port = "8888";', `.port = "${backendPort}";`);
+  const vcl = (await readFile(path.join(ROOT, 'deploy/varnish/default.vcl'), 'utf8')).replace(
+    '.port = "8888";',
+    `.port = "${backendPort}";`,
+  );
   expect(vcl).toContain(`"${backendPort}"`);
   await writeFile(path.join(dir, 'test.vcl'), vcl);
   const port = await freeLoopbackPort();
   // -j none: no privilege separation, so a private temp folder is readable; -s malloc keeps it off the disk.
   const storage = await documentedStorage();
   const work = path.join(dir, 'work');
-  const child: ChildProcess = spawn('varnishd', ['-F', '-j', 'none', '-n', work, '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'test.vcl'), ...(storage.length ? storage : ['-s', 'malloc,32m'])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    'varnishd',
+    [
+      '-F',
+      '-j',
+      'none',
+      '-n',
+      work,
+      '-a',
+      `127.0.0.1:${port}`,
+      '-f',
+      path.join(dir, 'test.vcl'),
+      ...(storage.length ? storage : ['-s', 'malloc,32m']),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
   child.stderr!.on('data', (c) => (output += c));
@@ -67,7 +85,15 @@ async function startVarnish(backendPort: number): Promise<Varnish> {
   // Asked something Varnish answers itself (a PURGE naming no tags: its own 400), never the backend: a request
   // passed to a backend that is not listening yet makes Varnish refuse every request to it for the next 250 ms
   // (backend_remote_error_holddown), which failed the first sign-ins whenever npm start came up within that time.
-  const up = await eventually(async () => fetch(`http://127.0.0.1:${port}/`, { method: 'PURGE' }).then((r) => r.status === 400, () => false), 20_000, 100);
+  const up = await eventually(
+    async () =>
+      fetch(`http://127.0.0.1:${port}/`, { method: 'PURGE' }).then(
+        (r) => r.status === 400,
+        () => false,
+      ),
+    20_000,
+    100,
+  );
   if (!up) throw new Error(`varnishd did not answer:\n${output}`);
   return {
     port,
@@ -86,11 +112,24 @@ async function startVarnish(backendPort: number): Promise<Varnish> {
  * and the resident memory of its two processes, bytes.
  */
 async function varnishUsage(varnish: Varnish): Promise<{ transient: number; rss: number }> {
-  const { stdout } = await promisify(execFile)('varnishstat', ['-n', varnish.work, '-1', '-j', '-f', 'SMA.Transient.g_bytes']);
-  const stats = JSON.parse(stdout) as { counters?: Record<string, { value: number }> } & Record<string, { value: number }>;
+  const { stdout } = await promisify(execFile)('varnishstat', [
+    '-n',
+    varnish.work,
+    '-1',
+    '-j',
+    '-f',
+    'SMA.Transient.g_bytes',
+  ]);
+  const stats = JSON.parse(stdout) as { counters?: Record<string, { value: number }> } & Record<
+    string,
+    { value: number }
+  >;
   const transient = (stats.counters ?? stats)['SMA.Transient.g_bytes'].value;
-  const rssOf = async (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-  const children = (await readdir(`/proc/${varnish.pid}/task`)).map((t) => readFile(`/proc/${varnish.pid}/task/${t}/children`, 'utf8').catch(() => ''));
+  const rssOf = async (pid: number) =>
+    Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  const children = (await readdir(`/proc/${varnish.pid}/task`)).map((t) =>
+    readFile(`/proc/${varnish.pid}/task/${t}/children`, 'utf8').catch(() => ''),
+  );
   const pids = [varnish.pid, ...(await Promise.all(children)).join(' ').split(/\s+/).filter(Boolean).map(Number)];
   let rss = 0;
   for (const pid of pids) rss += await rssOf(pid);
@@ -105,7 +144,11 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   const { keys, records } = makeKeys(7, 'varnish');
   let via: (p: string, headers?: Record<string, string>) => Promise<Response>;
   /** Access lines the server wrote for a path (with its key's id, never the key). */
-  const reached = (pathname: string) => server.output().split('\n').filter((l) => l.includes(`GET ${pathname}`)).length;
+  const reached = (pathname: string) =>
+    server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(`GET ${pathname}`)).length;
   const logged = (key: string, rest: string) => `${rest}/apikey=${key.slice(0, 12)}...`;
   /**
    * `npm run keys -- …` on the server's database, purging through
@@ -113,12 +156,18 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
    */
   const keysCli = (...args: string[]) => keysCliWith({ CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, ...args);
   const keysCliWith = (env: Record<string, string>, ...args: string[]) => {
-    const cli = spawn(process.execPath, ['cli/keys.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(process.execPath, ['cli/keys.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let said = '';
     cli.stdout!.on('data', (c) => (out += c));
     cli.stderr!.on('data', (c) => (said += c));
-    return new Promise<{ code: number | null; out: string; said: string }>((resolve) => cli.once('close', (code) => resolve({ code, out, said })));
+    return new Promise<{ code: number | null; out: string; said: string }>((resolve) =>
+      cli.once('close', (code) => resolve({ code, out, said })),
+    );
   };
 
   beforeAll(async () => {
@@ -127,7 +176,14 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     const backendPort = await freeLoopbackPort();
     varnish = await startVarnish(backendPort);
     storeKeys(keysDb, records);
-    server = await startServer({ PORT: String(backendPort), DIST_DIR: dist, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`, RATE_LIMIT_PER_MINUTE: '3', NODE_ENV: 'production' });
+    server = await startServer({
+      PORT: String(backendPort),
+      DIST_DIR: dist,
+      KEYS_DB: keysDb,
+      CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`,
+      RATE_LIMIT_PER_MINUTE: '3',
+      NODE_ENV: 'production',
+    });
     via = (p, headers = {}) => fetch(`http://127.0.0.1:${varnish.port}${p}`, { headers });
   }, 180_000);
 
@@ -160,7 +216,12 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     for (let i = 0; i < 3; i++) expect((await via(missing)).status).toBe(404);
     const refused = `/person/name=Emil%20Jannings/apikey=faa_${'x'.repeat(32)}`;
     for (let i = 0; i < 3; i++) expect((await via(refused)).status).toBe(403);
-    await eventually(async () => reached('/person/name=Nobody%20At%20All') >= 1 && reached('/person/name=Emil%20Jannings/apikey=faa_xxxxxxxx...') >= 3, 3000);
+    await eventually(
+      async () =>
+        reached('/person/name=Nobody%20At%20All') >= 1 &&
+        reached('/person/name=Emil%20Jannings/apikey=faa_xxxxxxxx...') >= 3,
+      3000,
+    );
     expect(reached('/person/name=Nobody%20At%20All')).toBe(1);
     expect(reached('/person/name=Emil%20Jannings/apikey=faa_xxxxxxxx...')).toBe(3);
   });
@@ -181,7 +242,11 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
   it('answers 403 through the cache once `npm run keys -- revoke` returns', async () => {
     const url = `/person/name=Emil%20Jannings/apikey=${keys[2]}`;
     for (let i = 0; i < 3; i++) expect((await via(url)).status).toBe(200);
-    const cli = spawn(process.execPath, ['cli/keys.ts', 'revoke', keys[2]], { cwd: ROOT, env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(process.execPath, ['cli/keys.ts', 'revoke', keys[2]], {
+      cwd: ROOT,
+      env: { ...process.env, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
     let said = '';
     cli.stderr!.on('data', (c) => (said += c));
@@ -214,7 +279,13 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     const revoked = await keysCli('revoke', current);
     expect(revoked.code, revoked.said).toBe(0);
     expect(revoked.said).toContain('the old key in its grace period with it');
-    expect(await eventually(async () => (await via(oldUrl)).status === 403 && (await via(currentUrl)).status === 403, 2000, 100)).toBe(true);
+    expect(
+      await eventually(
+        async () => (await via(oldUrl)).status === 403 && (await via(currentUrl)).status === 403,
+        2000,
+        100,
+      ),
+    ).toBe(true);
   });
 
   it('stops serving the earlier key in grace once a second rotate ends its grace', async () => {
@@ -263,7 +334,9 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     await flood(2_000, 2_000 + URLS);
     const after = await varnishUsage(varnish);
     const mb = (n: number) => (n / 1048576).toFixed(1);
-    console.log(`varnish, ${URLS.toLocaleString('en')} keyless URLs: Transient ${mb(before.transient)} -> ${mb(after.transient)} MB, RSS ${mb(before.rss)} -> ${mb(after.rss)} MB`);
+    console.log(
+      `varnish, ${URLS.toLocaleString('en')} keyless URLs: Transient ${mb(before.transient)} -> ${mb(after.transient)} MB, RSS ${mb(before.rss)} -> ${mb(after.rss)} MB`,
+    );
     expect([...statuses]).toEqual([403]);
     expect(after.transient - before.transient).toBeLessThan(2 * 1048576);
     expect(after.rss - before.rss).toBeLessThan(8 * 1048576);
@@ -275,14 +348,19 @@ describe.skipIf(!hasVarnish)('Varnish in front of npm start', () => {
     // The new revision: the sample without Richard Barthelmess, built and put where the server reads.
     const sample = await readFile(SAMPLE_SOURCE, 'utf8');
     const source = path.join(await tempDir('varnish-source'), 'oscars-sample.tsv');
-    await writeFile(source, sample.split('\n').filter((l) => !l.includes('Richard Barthelmess')).join('\n'));
+    await writeFile(
+      source,
+      sample
+        .split('\n')
+        .filter((l) => !l.includes('Richard Barthelmess'))
+        .join('\n'),
+    );
     const next = await buildInto(source, 'varnish-dist-2');
     await rename(dist, `${dist}-old`);
     await rename(next, dist);
     expect(await eventually(async () => (await via(url)).status === 404, 5000, 100)).toBe(true);
   });
 });
-
 
 /**
  * The first `bytes` bytes of a GET's body as sent (no decoding), then the
@@ -296,7 +374,8 @@ function cutShort(port: number, pathname: string, headers: Record<string, string
       let got = 0;
       const done = () => {
         const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
         resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks).subarray(0, bytes) });
       };
       res.on('data', (c: Buffer) => {
@@ -319,7 +398,8 @@ function cutShort(port: number, pathname: string, headers: Record<string, string
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 /** A client that sends no Accept-Encoding, and one that takes gzip. */
 const ENCODINGS: Record<string, string>[] = [{}, { 'accept-encoding': 'gzip' }];
-const said = (headers: Record<string, string>) => (headers['accept-encoding'] ? `Accept-Encoding: ${headers['accept-encoding']}` : 'no Accept-Encoding');
+const said = (headers: Record<string, string>) =>
+  headers['accept-encoding'] ? `Accept-Encoding: ${headers['accept-encoding']}` : 'no Accept-Encoding';
 
 describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full archive', () => {
   let server: Started;
@@ -337,10 +417,21 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
     storeKeys(keysDb, records);
     const backendPort = await freeLoopbackPort();
     varnish = await startVarnish(backendPort);
-    server = await startServer({ PORT: String(backendPort), DIST_DIR: dist, KEYS_DB: keysDb, CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`, RATE_LIMIT_PER_MINUTE: '10000', NODE_ENV: 'production' });
+    server = await startServer({
+      PORT: String(backendPort),
+      DIST_DIR: dist,
+      KEYS_DB: keysDb,
+      CACHE_PURGE_URL: `http://127.0.0.1:${varnish.port}/`,
+      RATE_LIMIT_PER_MINUTE: '10000',
+      NODE_ENV: 'production',
+    });
     const list = await via(`/dataset/apikey=${keys[0]}`, { 'accept-encoding': 'gzip' });
     expect(list.status).toBe(200);
-    const files = (JSON.parse(decodedBody(list.body, list.headers['content-encoding']).toString('utf8')) as { files: { name: string; bytes: number; sha256: string }[] }).files;
+    const files = (
+      JSON.parse(decodedBody(list.body, list.headers['content-encoding']).toString('utf8')) as {
+        files: { name: string; bytes: number; sha256: string }[];
+      }
+    ).files;
     file = files.reduce((a, b) => (b.bytes > a.bytes ? b : a));
     url = `/dataset/file=${file.name}/apikey=${keys[0]}`;
     console.log(`varnish ranges: the largest file is ${file.name}, ${file.bytes} bytes, sha256 ${file.sha256}`);
@@ -359,14 +450,32 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
       for (const encoding of ENCODINGS) {
         // Cut short at `point`, then the rest asked with the ETag the first part came with.
         const first = await cutShort(varnish.port, url, encoding, point);
-        const rest = await via(url, { ...encoding, range: `bytes=${first.body.length}-`, 'if-range': first.headers.etag ?? '' });
+        const rest = await via(url, {
+          ...encoding,
+          range: `bytes=${first.body.length}-`,
+          'if-range': first.headers.etag ?? '',
+        });
         const whole = Buffer.concat([first.body, rest.body]);
         const got = sha256(whole);
-        console.log(`varnish resume at ${point}, ${said(encoding)}: ${first.status} (${first.body.length} bytes, ETag ${first.headers.etag}, ${first.headers['content-encoding'] ?? 'identity'}), then ${rest.status} ${rest.headers['content-range'] ?? '(no Content-Range)'} ${rest.headers['content-encoding'] ?? 'identity'}; ${whole.length} bytes, sha256 ${got} (listed ${file.sha256})`);
+        console.log(
+          `varnish resume at ${point}, ${said(encoding)}: ${first.status} (${first.body.length} bytes, ETag ${first.headers.etag}, ${first.headers['content-encoding'] ?? 'identity'}), then ${rest.status} ${rest.headers['content-range'] ?? '(no Content-Range)'} ${rest.headers['content-encoding'] ?? 'identity'}; ${whole.length} bytes, sha256 ${got} (listed ${file.sha256})`,
+        );
         // `hit`: the rest came from Varnish's copy (X-Varnish with two ids), not from the server.
         const hit = /^\d+ \d+$/.test(rest.headers['x-varnish'] ?? '');
-        seen.push({ point, encoding: said(encoding), first: [first.status, first.body.length, first.headers['content-encoding']], rest: [rest.status, rest.headers['content-range'], rest.headers['content-encoding'], hit], whole: [whole.length, got] });
-        expected.push({ point, encoding: said(encoding), first: [200, point, undefined], rest: [206, `bytes ${point}-${file.bytes - 1}/${file.bytes}`, undefined, true], whole: [file.bytes, file.sha256] });
+        seen.push({
+          point,
+          encoding: said(encoding),
+          first: [first.status, first.body.length, first.headers['content-encoding']],
+          rest: [rest.status, rest.headers['content-range'], rest.headers['content-encoding'], hit],
+          whole: [whole.length, got],
+        });
+        expected.push({
+          point,
+          encoding: said(encoding),
+          first: [200, point, undefined],
+          rest: [206, `bytes ${point}-${file.bytes - 1}/${file.bytes}`, undefined, true],
+          whole: [file.bytes, file.sha256],
+        });
       }
     }
     expect(seen).toEqual(expected);
@@ -384,11 +493,23 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
       expected.push([said(encoding), true, 206, `bytes 100-199/${file.bytes}`, 100]);
       for (const other of ['"0123456789abcdef0123"', `W/${etag}`]) {
         const whole = await via(url, { ...encoding, range: 'bytes=100-199', 'if-range': other });
-        seen.push([said(encoding), other, whole.status, whole.headers['content-range'], whole.headers['content-encoding'], whole.body.length, sha256(whole.body)]);
+        seen.push([
+          said(encoding),
+          other,
+          whole.status,
+          whole.headers['content-range'],
+          whole.headers['content-encoding'],
+          whole.body.length,
+          sha256(whole.body),
+        ]);
         expected.push([said(encoding), other, 200, undefined, undefined, file.bytes, file.sha256]);
         // The server answers it so too (with the copy the client accepts).
         const onServer = await direct(url, { ...encoding, range: 'bytes=100-199', 'if-range': other });
-        expect([other, onServer.status, sha256(decodedBody(onServer.body, onServer.headers['content-encoding']))]).toEqual([other, 200, file.sha256]);
+        expect([
+          other,
+          onServer.status,
+          sha256(decodedBody(onServer.body, onServer.headers['content-encoding'])),
+        ]).toEqual([other, 200, file.sha256]);
       }
     }
     expect(seen).toEqual(expected);
@@ -401,9 +522,20 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
       for (const encoding of ENCODINGS) {
         const label = `${range}, ${said(encoding)}`;
         const onServer = await direct(url, { ...encoding, range });
-        expect([label, onServer.status, sha256(decodedBody(onServer.body, onServer.headers['content-encoding']))]).toEqual([label, 200, file.sha256]);
+        expect([
+          label,
+          onServer.status,
+          sha256(decodedBody(onServer.body, onServer.headers['content-encoding'])),
+        ]).toEqual([label, 200, file.sha256]);
         const reply = await via(url, { ...encoding, range });
-        seen.push([label, reply.status, reply.headers['content-range'], reply.headers['content-encoding'], reply.body.length, sha256(reply.body)]);
+        seen.push([
+          label,
+          reply.status,
+          reply.headers['content-range'],
+          reply.headers['content-encoding'],
+          reply.body.length,
+          sha256(reply.body),
+        ]);
         expected.push([label, 200, undefined, undefined, file.bytes, file.sha256]);
       }
     }
@@ -417,7 +549,11 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
       for (const encoding of ENCODINGS) {
         const label = `${range}, ${said(encoding)}`;
         const onServer = await direct(url, { ...encoding, range });
-        expect([label, onServer.status, onServer.headers['content-range']]).toEqual([label, 416, `bytes */${file.bytes}`]);
+        expect([label, onServer.status, onServer.headers['content-range']]).toEqual([
+          label,
+          416,
+          `bytes */${file.bytes}`,
+        ]);
         const reply = await via(url, { ...encoding, range });
         seen.push([label, reply.status, reply.headers['content-range'], reply.body.length]);
         expected.push([label, 416, `bytes */${file.bytes}`, 0]);
@@ -433,7 +569,11 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
     for (const encoding of ENCODINGS) {
       const onServer = await direct(answer, { ...encoding, range: 'bytes=0-9' });
       const body = decodedBody(onServer.body, onServer.headers['content-encoding']);
-      expect([said(encoding), onServer.status, onServer.headers['accept-ranges']]).toEqual([said(encoding), 200, undefined]);
+      expect([said(encoding), onServer.status, onServer.headers['accept-ranges']]).toEqual([
+        said(encoding),
+        200,
+        undefined,
+      ]);
       // Twice: the second time from Varnish's copy.
       for (let i = 0; i < 2; i++) {
         const reply = await via(answer, { ...encoding, range: 'bytes=0-9' });
@@ -445,7 +585,14 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
             return false;
           }
         })();
-        seen.push([said(encoding), i, reply.status, reply.headers['content-range'], reply.headers['accept-ranges'], same]);
+        seen.push([
+          said(encoding),
+          i,
+          reply.status,
+          reply.headers['content-range'],
+          reply.headers['accept-ranges'],
+          same,
+        ]);
         expected.push([said(encoding), i, 200, undefined, undefined, true]);
       }
     }
@@ -457,13 +604,27 @@ describe.skipIf(!hasVarnish)('dataset downloads through Varnish, over the full a
  * A POST through Varnish from a given loopback address (127.0.0.2,
  * 127.0.0.3, ...: each a client of its own): its status.
  */
-function postFrom(localAddress: string, port: number, pathname: string, body: string | null, headers: Record<string, string> = {}): Promise<number> {
+function postFrom(
+  localAddress: string,
+  port: number,
+  pathname: string,
+  body: string | null,
+  headers: Record<string, string> = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    const all = { ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers };
-    const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'POST', localAddress, headers: all, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const all = {
+      ...(body === null
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+      ...headers,
+    };
+    const req = http.request(
+      { host: '127.0.0.1', port, path: pathname, method: 'POST', localAddress, headers: all, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body ?? undefined);
   });
@@ -498,7 +659,14 @@ describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROX
     await mail?.stop();
   });
 
-  const signIn = (from: string, n: number, headers?: Record<string, string>) => postFrom(from, varnish.port, '/portal/sign-in', JSON.stringify({ email: `client-${from}-${n}@example.org` }), headers);
+  const signIn = (from: string, n: number, headers?: Record<string, string>) =>
+    postFrom(
+      from,
+      varnish.port,
+      '/portal/sign-in',
+      JSON.stringify({ email: `client-${from}-${n}@example.org` }),
+      headers,
+    );
 
   it('gives two clients their own 5 sign-ins, however a client writes its X-Forwarded-For', async () => {
     const first: number[] = [];
@@ -517,6 +685,8 @@ describe.skipIf(!hasVarnish)('the portal’s limits behind Varnish (TRUSTED_PROX
     const anonymous: number[] = [];
     for (let i = 0; i < 60; i++) anonymous.push(await postFrom('127.0.0.1', varnish.port, '/portal/account', null));
     expect(new Set(anonymous)).toEqual(new Set([401]));
-    expect(await postFrom('127.0.0.1', varnish.port, '/portal/keys/revoke', null, { authorization: `Bearer ${session}` })).toBe(200);
+    expect(
+      await postFrom('127.0.0.1', varnish.port, '/portal/keys/revoke', null, { authorization: `Bearer ${session}` }),
+    ).toBe(200);
   });
 });

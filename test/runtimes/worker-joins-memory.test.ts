@@ -51,7 +51,9 @@ afterAll(async () => {
 });
 
 async function get(pathname: string) {
-  const response = await fetch(`${worker.base}${pathname}/apikey=${worker.key}`, { headers: { 'accept-encoding': 'identity' } });
+  const response = await fetch(`${worker.base}${pathname}/apikey=${worker.key}`, {
+    headers: { 'accept-encoding': 'identity' },
+  });
   const body = Buffer.from(await response.arrayBuffer());
   return { status: response.status, etag: response.headers.get('etag'), body };
 }
@@ -89,7 +91,8 @@ describe('the Worker in workerd, joining', () => {
     expect(texts.length).toBeGreaterThan(100);
 
     // Warm: the code compiled, the category index parsed, the file joins are cut from read.
-    for (const text of texts.slice(0, 3)) expect((await get(`/award/name=${encodeURIComponent(text)}`)).status).toBe(200);
+    for (const text of texts.slice(0, 3))
+      expect((await get(`/award/name=${encodeURIComponent(text)}`)).status).toBe(200);
     const warm = await worker.isolateBytes(poke);
     const rssWarm = residentBytes(worker.pid);
 

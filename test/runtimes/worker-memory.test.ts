@@ -31,7 +31,8 @@ const WORKER_LIMIT = 128_000_000;
 const COUNT = 2_000;
 
 /** A text no one asked before, `i` apart: some find names, most nothing. */
-const distinctText = (i: number) => `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
+const distinctText = (i: number) =>
+  `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
 
 let box: Sandbox;
 let worker: Workerd;
@@ -50,7 +51,9 @@ afterAll(async () => {
  * cache entry counts (SEARCH_ENTRY_BYTES, its body and its key).
  */
 async function search(text: string): Promise<number> {
-  const response = await fetch(`${worker.base}/search/name=${encodeURIComponent(text)}/apikey=${worker.key}`, { headers: { 'accept-encoding': 'identity' } });
+  const response = await fetch(`${worker.base}/search/name=${encodeURIComponent(text)}/apikey=${worker.key}`, {
+    headers: { 'accept-encoding': 'identity' },
+  });
   const body = new Uint8Array(await response.arrayBuffer());
   expect(response.status).toBe(200);
   return SEARCH_ENTRY_BYTES + body.length + `search\u0000${text}`.length * 2;

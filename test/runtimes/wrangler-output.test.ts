@@ -21,7 +21,7 @@ const OFFLINE_START = [
   '    at somewhere (file.js:1:1)',
 ];
 
-it('passes wrangler\'s lines on, its offline noise said once in one line, any other error whole', async () => {
+it("passes wrangler's lines on, its offline noise said once in one line, any other error whole", async () => {
   const input = new PassThrough();
   const written: string[] = [];
   withoutOfflineNoise(input, (line) => written.push(line));

@@ -48,15 +48,25 @@ interface Sample {
 
 function sample(): Sample {
   const live = heapUsed();
-  const young = v8.getHeapSpaceStatistics().filter((s) => s.space_name.startsWith('new_')).reduce((sum, s) => sum + s.space_size, 0);
+  const young = v8
+    .getHeapSpaceStatistics()
+    .filter((s) => s.space_name.startsWith('new_'))
+    .reduce((sum, s) => sum + s.space_size, 0);
   return { rss: process.memoryUsage().rss, live, young };
 }
 
 /** Distinct searches through the front door (ANSWER_CACHE_SEARCHES, see above): 50,000 when unset. */
-const SEARCHES = wholeNumberSetting('ANSWER_CACHE_SEARCHES', process.env.ANSWER_CACHE_SEARCHES, 50_000, 20_000, 10_000_000);
+const SEARCHES = wholeNumberSetting(
+  'ANSWER_CACHE_SEARCHES',
+  process.env.ANSWER_CACHE_SEARCHES,
+  50_000,
+  20_000,
+  10_000_000,
+);
 
 /** A text no one asked before, `i` apart: some find names, most nothing. */
-const distinctText = (i: number) => `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
+const distinctText = (i: number) =>
+  `${['emma', 'stone', 'janet', 'wings', 'actor', 'jannings', 'best'][i % 7]}${i % 3 ? ' ' : ''}${i.toString(36)}`;
 
 let box: Sandbox;
 
@@ -68,9 +78,17 @@ afterAll(() => box?.remove());
 describe('what the answer cache counts', () => {
   it(`keeps the process within the bound through ${SEARCHES.toLocaleString('en')} distinct searches with one key`, async () => {
     const { keys, records } = makeKeys(1, 'answer-cache');
-    const api = createApi({ data: new DiskData(box.dist, { revalidateMs: 600_000 }), keys: new Keys(memoryKeys(records)), rateLimitPerMinute: 1e9 });
+    const api = createApi({
+      data: new DiskData(box.dist, { revalidateMs: 600_000 }),
+      keys: new Keys(memoryKeys(records)),
+      rateLimitPerMinute: 1e9,
+    });
     const ask = async (text: string) => {
-      const out = await api.reply({ method: 'GET', url: `/search/name=${encodeURIComponent(text)}/apikey=${keys[0]}`, header: () => null });
+      const out = await api.reply({
+        method: 'GET',
+        url: `/search/name=${encodeURIComponent(text)}/apikey=${keys[0]}`,
+        header: () => null,
+      });
       expect(out.status).toBe(200);
     };
     // warm: every file read and parsed, the code compiled
@@ -87,7 +105,9 @@ describe('what the answer cache counts', () => {
       }
     }
     const mib = (n: number) => (n / MiB).toFixed(1);
-    console.log(`${SEARCHES.toLocaleString('en')} distinct searches: RSS ${mib(start.rss)} -> ${mib(atFull?.rss ?? 0)} MiB when the cache was full -> ${mib(end.rss)} MiB, of which V8's young generation ${mib(start.young)} -> ${mib(end.young)} MiB; live heap ${mib(start.live)} -> ${mib(atFull?.live ?? 0)} MiB when the cache was full -> ${mib(end.live)} MiB; the answer cache counts ${mib(api.archive.answerBytes)} MiB`);
+    console.log(
+      `${SEARCHES.toLocaleString('en')} distinct searches: RSS ${mib(start.rss)} -> ${mib(atFull?.rss ?? 0)} MiB when the cache was full -> ${mib(end.rss)} MiB, of which V8's young generation ${mib(start.young)} -> ${mib(end.young)} MiB; live heap ${mib(start.live)} -> ${mib(atFull?.live ?? 0)} MiB when the cache was full -> ${mib(end.live)} MiB; the answer cache counts ${mib(api.archive.answerBytes)} MiB`,
+    );
     expect(api.archive.answerBytes).toBeLessThanOrEqual(ANSWER_BYTES);
     // Full, so what was measured is a cache dropping entries at its bound, not one still filling.
     expect(atFull).not.toBeNull();
@@ -116,10 +136,13 @@ describe('what the answer cache counts', () => {
     }
     const before = await retained();
     const counted = reader.answerBytes;
-    for (const name of names) expect(await reader.find(source, { route: 'personByName', name } as never)).not.toBeNull();
+    for (const name of names)
+      expect(await reader.find(source, { route: 'personByName', name } as never)).not.toBeNull();
     const perEntry = ((await retained()) - before) / names.length;
     const countedPerEntry = (reader.answerBytes - counted) / names.length;
-    console.log(`${names.length} stored answers: ${countedPerEntry.toFixed(0)} B counted, ${perEntry.toFixed(0)} B held each`);
+    console.log(
+      `${names.length} stored answers: ${countedPerEntry.toFixed(0)} B counted, ${perEntry.toFixed(0)} B held each`,
+    );
     expect(names.length).toBeGreaterThan(10_000);
     expect(countedPerEntry).toBeGreaterThanOrEqual(perEntry / 2);
     expect(countedPerEntry).toBeLessThanOrEqual(perEntry * 2);
@@ -139,5 +162,4 @@ describe('what the answer cache counts', () => {
     expect(countedPerEntry).toBeGreaterThanOrEqual(perEntry / 2);
     expect(countedPerEntry).toBeLessThanOrEqual(perEntry * 2);
   }, 120_000);
-
 });

@@ -32,7 +32,13 @@ beforeAll(async () => {
   const made = makeKeys(1, 'faults');
   key = made.keys[0];
   storeKeys(box.keysDb, made.records);
-  server = await listen({ dist: box.dist, keysDb: box.keysDb, rateLimitPerMinute: 1_000_000, revalidateMs: 20, log: log.log });
+  server = await listen({
+    dist: box.dist,
+    keysDb: box.keysDb,
+    rateLimitPerMinute: 1_000_000,
+    revalidateMs: 20,
+    log: log.log,
+  });
   manifest = JSON.parse(await readFile(path.join(box.dist, MANIFEST_PATH), 'utf8'));
 }, 60_000);
 
@@ -41,11 +47,21 @@ afterAll(async () => {
   await box?.remove();
 });
 
-const get = (route: string, headers: Record<string, string> = {}): Promise<RawReply> => rawRequest(server.port, 'GET', `${route}/apikey=${key}`, headers);
+const get = (route: string, headers: Record<string, string> = {}): Promise<RawReply> =>
+  rawRequest(server.port, 'GET', `${route}/apikey=${key}`, headers);
 /** Where the identity bytes of a manifest reference live under dist/. */
 const fileOf = (ref: string) => path.join(box.dist, dataPath(parseRef(ref)!.id)!);
 
-const ROUTES = ['/archive/year=1930', '/archive/year=2026', '/archive', '/person/name=Emma%20Stone', '/person/name=Metro-Goldwyn-Mayer', '/movie/name=Sinners/year=2026', '/award/name=Actor', '/award/name=Best%20Picture/year=2026'];
+const ROUTES = [
+  '/archive/year=1930',
+  '/archive/year=2026',
+  '/archive',
+  '/person/name=Emma%20Stone',
+  '/person/name=Metro-Goldwyn-Mayer',
+  '/movie/name=Sinners/year=2026',
+  '/award/name=Actor',
+  '/award/name=Best%20Picture/year=2026',
+];
 
 /** Every route's identity answer now. */
 async function snapshot(): Promise<Map<string, string>> {
@@ -86,7 +102,17 @@ async function damaged(file: string, damage: (bytes: Buffer) => Promise<void>, b
 
 /** A name in the sample whose person-index shard is `shard`. */
 function nameIn(shard: number): string {
-  const names = ['Emma Stone', 'Metro-Goldwyn-Mayer', 'Sinners', 'Fox', 'Wings', 'Hamnet', 'Bugonia', 'Emil Jannings', 'Timothée Chalamet'];
+  const names = [
+    'Emma Stone',
+    'Metro-Goldwyn-Mayer',
+    'Sinners',
+    'Fox',
+    'Wings',
+    'Hamnet',
+    'Bugonia',
+    'Emil Jannings',
+    'Timothée Chalamet',
+  ];
   return names.find((n) => shardOf(n, manifest.shards.length) === shard)!;
 }
 
@@ -98,7 +124,12 @@ describe('a year file', () => {
   });
 
   it('corrupted: the same, since its bytes no longer match their hash', async () => {
-    await damaged(file(), (bytes) => writeFile(file(), Buffer.concat([bytes.subarray(0, 10), Buffer.from('XXXX'), bytes.subarray(14)])), '/archive/year=2026', ['/archive/year=2026']);
+    await damaged(
+      file(),
+      (bytes) => writeFile(file(), Buffer.concat([bytes.subarray(0, 10), Buffer.from('XXXX'), bytes.subarray(14)])),
+      '/archive/year=2026',
+      ['/archive/year=2026'],
+    );
   });
 });
 
@@ -112,15 +143,22 @@ describe('a person-index shard', () => {
   });
 
   // Every name in that shard fails; Sinners shares it or not depending on the hash, so it is listed only if it does.
-  const affected = () =>
-    ['/person/name=Emma%20Stone', ...(shardOf('Sinners', manifest.shards.length) === shard() ? ['/movie/name=Sinners/year=2026'] : [])];
+  const affected = () => [
+    '/person/name=Emma%20Stone',
+    ...(shardOf('Sinners', manifest.shards.length) === shard() ? ['/movie/name=Sinners/year=2026'] : []),
+  ];
 
   it('deleted: names in it answer 500, names elsewhere and other routes keep working, and it comes back when restored', async () => {
     await damaged(file(), () => unlink(file()), '/person/name=Emma%20Stone', affected());
   });
 
   it('corrupted: the same', async () => {
-    await damaged(file(), (bytes) => writeFile(file(), bytes.subarray(0, bytes.length - 3)), '/person/name=Emma%20Stone', affected());
+    await damaged(
+      file(),
+      (bytes) => writeFile(file(), bytes.subarray(0, bytes.length - 3)),
+      '/person/name=Emma%20Stone',
+      affected(),
+    );
   });
 
   it('replaced by valid JSON that is not the indexed file: refused too, by its hash', async () => {
@@ -138,20 +176,33 @@ describe('the pack of a person-index shard', () => {
   };
   const file = async () => path.join(box.dist, dataPath((await emmaStone()).file)!);
   // The pack holds the answers of every name in that shard, and only theirs.
-  const affected = () =>
-    ['/person/name=Emma%20Stone', ...(shardOf('Sinners', manifest.shards.length) === shard() ? ['/movie/name=Sinners/year=2026'] : [])];
+  const affected = () => [
+    '/person/name=Emma%20Stone',
+    ...(shardOf('Sinners', manifest.shards.length) === shard() ? ['/movie/name=Sinners/year=2026'] : []),
+  ];
 
-  it('holds Emma Stone\'s answer as a range of a gzipped file shared with other answers', async () => {
+  it("holds Emma Stone's answer as a range of a gzipped file shared with other answers", async () => {
     const { file: pack, range } = await emmaStone();
     expect(range).not.toBeNull();
     const inflated = gunzipSync(await readFile(path.join(box.dist, dataPath(pack)!)));
     expect(inflated.length).toBeGreaterThan(range![1] - range![0]);
-    expect(JSON.parse(inflated.subarray(...range!).toString('utf8'))).toEqual(JSON.parse((await get('/person/name=Emma%20Stone')).body.toString('utf8')));
+    expect(JSON.parse(inflated.subarray(...range!).toString('utf8'))).toEqual(
+      JSON.parse((await get('/person/name=Emma%20Stone')).body.toString('utf8')),
+    );
   });
 
   it('corrupted in one byte: names in it answer 500, the rest keeps working, and it comes back when restored', async () => {
     const pack = await file();
-    await damaged(pack, (bytes) => writeFile(pack, Buffer.from(bytes).fill(bytes[bytes.length >> 1] ^ 0x20, bytes.length >> 1, (bytes.length >> 1) + 1)), '/person/name=Emma%20Stone', affected());
+    await damaged(
+      pack,
+      (bytes) =>
+        writeFile(
+          pack,
+          Buffer.from(bytes).fill(bytes[bytes.length >> 1] ^ 0x20, bytes.length >> 1, (bytes.length >> 1) + 1),
+        ),
+      '/person/name=Emma%20Stone',
+      affected(),
+    );
   });
 
   it('deleted: the same', async () => {
@@ -178,34 +229,43 @@ describe('a manifest of another layout', () => {
 
 // A build process: not in npm run test:quick, which starts none.
 describe.skipIf(QUICK)('a build killed midway', () => {
-  it(
-    'leaves the previous dist/ serving identical answers',
-    async () => {
-      const before = await snapshot();
-      const tree = await readdir(box.dist, { recursive: true });
-      // Kill the build as soon as its temporary output folder appears: the
-      // full archive is about 1,200 files, written in well under a second.
-      const child = spawn(process.execPath, ['build/build.ts', '--source', FULL_SOURCE, '--out', box.dist, '--summary', path.join(box.dir, 'killed-summary.json')], {
+  it('leaves the previous dist/ serving identical answers', async () => {
+    const before = await snapshot();
+    const tree = await readdir(box.dist, { recursive: true });
+    // Kill the build as soon as its temporary output folder appears: the
+    // full archive is about 1,200 files, written in well under a second.
+    const child = spawn(
+      process.execPath,
+      [
+        'build/build.ts',
+        '--source',
+        FULL_SOURCE,
+        '--out',
+        box.dist,
+        '--summary',
+        path.join(box.dir, 'killed-summary.json'),
+      ],
+      {
         cwd: ROOT,
         stdio: 'ignore',
         detached: true,
-      });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      const writing = async () => (await readdir(box.dir)).some((n) => n.startsWith('dist.tmp-'));
-      // A full build under load (at load 13 beside another full build) took over 90 s to reach its writes
-      // when it also compressed every answer (this case failed so). Wait up to 170 s.
-      const sawWriting = await eventually(writing, 170_000, 5);
-      process.kill(-child.pid!, 'SIGKILL');
-      expect(await exited).toBe(null);
-      expect(sawWriting).toBe(true);
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const writing = async () => (await readdir(box.dir)).some((n) => n.startsWith('dist.tmp-'));
+    // A full build under load (at load 13 beside another full build) took over 90 s to reach its writes
+    // when it also compressed every answer (this case failed so). Wait up to 170 s.
+    const sawWriting = await eventually(writing, 170_000, 5);
+    process.kill(-child.pid!, 'SIGKILL');
+    expect(await exited).toBe(null);
+    expect(sawWriting).toBe(true);
 
-      expect(await snapshot()).toEqual(before);
-      expect((await readdir(box.dist, { recursive: true })).sort()).toEqual(tree.sort());
-      // Leftovers of the killed build sit beside dist/, never inside it; the next build clears them.
-      for (const leftover of (await readdir(box.dir)).filter((n) => n.startsWith('dist.tmp-'))) await rm(path.join(box.dir, leftover), { recursive: true, force: true });
-    },
-    200_000,
-  );
+    expect(await snapshot()).toEqual(before);
+    expect((await readdir(box.dist, { recursive: true })).sort()).toEqual(tree.sort());
+    // Leftovers of the killed build sit beside dist/, never inside it; the next build clears them.
+    for (const leftover of (await readdir(box.dir)).filter((n) => n.startsWith('dist.tmp-')))
+      await rm(path.join(box.dir, leftover), { recursive: true, force: true });
+  }, 200_000);
 });
 
 describe('logs', () => {

@@ -48,8 +48,14 @@ describe('a text matching several category names', () => {
     const textOf = new Map<string, string>();
     let joins = 0;
     for (const word of words) {
-      const asks: [string, ReturnType<typeof expected.categoryByName>][] = [[`/award/name=${encodeURIComponent(word)}`, expected.categoryByName(archive, word)]];
-      for (const year of Object.keys(archive)) asks.push([`/award/name=${encodeURIComponent(word)}/year=${year}`, expected.categoryByNameAndYear(archive, word, Number(year))]);
+      const asks: [string, ReturnType<typeof expected.categoryByName>][] = [
+        [`/award/name=${encodeURIComponent(word)}`, expected.categoryByName(archive, word)],
+      ];
+      for (const year of Object.keys(archive))
+        asks.push([
+          `/award/name=${encodeURIComponent(word)}/year=${year}`,
+          expected.categoryByNameAndYear(archive, word, Number(year)),
+        ]);
       for (const [pathname, want] of asks) {
         const got = await served(pathname);
         expect([pathname, got.status, got.text]).toEqual([pathname, want.status, want.text]);
@@ -91,7 +97,8 @@ describe("the full archive's dist/", () => {
       files++;
       bytes += (await stat(path.join(entry.parentPath, entry.name))).size;
     }
-    const manifest = (await import(path.join(dist, '_data/manifest.json'), { with: { type: 'json' } })).default as Manifest;
+    const manifest = (await import(path.join(dist, '_data/manifest.json'), { with: { type: 'json' } }))
+      .default as Manifest;
     let dataset = 0;
     for (const ref of Object.values(manifest.dataset?.files ?? {})) {
       dataset += (await stat(path.join(dist, dataPath(parseRef(ref)!.at.file)!))).size;

@@ -118,7 +118,9 @@ describe('answers from a source that streams', () => {
     const indexFile = dataPath(parseRef(manifest.categories)!.id)!;
     const index = await storedCategoryIndex(dist);
     const joinedFile = dataPath(parseRef(index.joined)!.id)!;
-    const words = [...new Set(index.names.flatMap((name) => [...name.split(/[ ()]+/), ...name]))].filter((w) => w && index.names.filter((n) => n.includes(w)).length > 1);
+    const words = [...new Set(index.names.flatMap((name) => [...name.split(/[ ()]+/), ...name]))].filter(
+      (w) => w && index.names.filter((n) => n.includes(w)).length > 1,
+    );
     expect(words.length).toBeGreaterThan(20);
     const [api, disk] = [streaming(), onDisk()];
     for (const word of words) {
@@ -146,7 +148,8 @@ describe('answers from a source that streams', () => {
     expect(sets.size).toBeGreaterThan(10);
     const api = streaming();
     fetched.length = 0;
-    for (const word of sets.values()) expect((await get(api, `/award/name=${encodeURIComponent(word)}`)).status).toBe(200);
+    for (const word of sets.values())
+      expect((await get(api, `/award/name=${encodeURIComponent(word)}`)).status).toBe(200);
     expect(fetched.filter((f) => f === joinedFile)).toEqual([joinedFile]);
   });
 
@@ -157,7 +160,11 @@ describe('answers from a source that streams', () => {
     await unlink(file);
     try {
       const reply = await get(streaming(), `/award/name=${encodeURIComponent(index.names[0].slice(-1))}`);
-      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([500, undefined, '{"error":"Error fetching data"}']);
+      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([
+        500,
+        undefined,
+        '{"error":"Error fetching data"}',
+      ]);
     } finally {
       await writeFile(file, original);
     }
@@ -167,21 +174,29 @@ describe('answers from a source that streams', () => {
     const lines: string[] = [];
     let cancelledHuge = 0;
     const huge = async () =>
-      new Response(new ReadableStream({ cancel: () => void cancelledHuge++ }), { headers: { 'content-length': String(MAX_FILE_BYTES + 1) } });
+      new Response(new ReadableStream({ cancel: () => void cancelledHuge++ }), {
+        headers: { 'content-length': String(MAX_FILE_BYTES + 1) },
+      });
     const api = createApi({ ...options(), data: new FetchedFiles().through(huge), log: (line) => lines.push(line) });
     const reply = await get(api, '/archive/year=1930');
     expect([reply.status, (await bodyOf(reply)).toString()]).toEqual([500, '{"error":"Error fetching data"}']);
     expect(cancelledHuge).toBe(1);
-    expect(lines.some((line) => line.includes(`data error: ${MANIFEST_PATH} is said to be ${MAX_FILE_BYTES + 1} bytes`))).toBe(true);
+    expect(
+      lines.some((line) => line.includes(`data error: ${MANIFEST_PATH} is said to be ${MAX_FILE_BYTES + 1} bytes`)),
+    ).toBe(true);
   });
 
-  it('answers 500 when an answer\'s own file is missing', async () => {
+  it("answers 500 when an answer's own file is missing", async () => {
     const file = path.join(dist, dataPath(parseRef(manifest.archive)!.at.file)!);
     const original = await readFile(file);
     await unlink(file);
     try {
       const reply = await get(streaming(), '/archive');
-      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([500, undefined, '{"error":"Error fetching data"}']);
+      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([
+        500,
+        undefined,
+        '{"error":"Error fetching data"}',
+      ]);
     } finally {
       await writeFile(file, original);
     }

@@ -41,12 +41,20 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 describe('the files the Worker carries', () => {
-  it('are the manifest, the category index, every file of the search index and the rankings\' table, each its stored bytes', async () => {
+  it("are the manifest, the category index, every file of the search index and the rankings' table, each its stored bytes", async () => {
     const files = bundledFiles(dist);
-    const expected = [MANIFEST_PATH, fileOf(manifest.categories), ...manifest.search.map(fileOf), fileOf(manifest.rankings!)];
+    const expected = [
+      MANIFEST_PATH,
+      fileOf(manifest.categories),
+      ...manifest.search.map(fileOf),
+      fileOf(manifest.rankings!),
+    ];
     expect(Object.keys(files).sort()).toEqual([...new Set(expected)].sort());
-    for (const [file, text] of Object.entries(files)) expect([file, Buffer.from(text, 'utf8').equals(await readFile(path.join(dist, file)))]).toEqual([file, true]);
-    expect(Object.values(files).reduce((n, text) => n + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(MAX_BUNDLED_BYTES);
+    for (const [file, text] of Object.entries(files))
+      expect([file, Buffer.from(text, 'utf8').equals(await readFile(path.join(dist, file)))]).toEqual([file, true]);
+    expect(Object.values(files).reduce((n, text) => n + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(
+      MAX_BUNDLED_BYTES,
+    );
   });
 
   it('leave out a file that no longer hashes to its name, and all of them without a manifest of this layout', async () => {
@@ -83,7 +91,8 @@ describe('a source over bundled files', () => {
     const bytes = await readFile(path.join(dist, file)).catch(() => null);
     return bytes ? new Response(new Uint8Array(bytes)) : new Response('Not Found', { status: 404 });
   };
-  const get = (api: ReturnType<typeof createApi>, pathname: string) => api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
+  const get = (api: ReturnType<typeof createApi>, pathname: string) =>
+    api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
   const body = (reply: Awaited<ReturnType<typeof get>>) => Buffer.from(reply.body ?? new Uint8Array(0));
 
   it('fetches nothing for a search, and for a join only the answer it joins from; every answer as from disk', async () => {
@@ -111,7 +120,9 @@ describe('a source over bundled files', () => {
     for (const [file, text] of Object.entries(files)) expect(source.checkedText!(file)).toBe(text);
     expect(source.checkedText!(fileOf(manifest.archive))).toBeUndefined();
     fetched.length = 0;
-    expect(Buffer.from((await source.read(MANIFEST_PATH))!).equals(await readFile(path.join(dist, MANIFEST_PATH)))).toBe(true);
+    expect(
+      Buffer.from((await source.read(MANIFEST_PATH))!).equals(await readFile(path.join(dist, MANIFEST_PATH))),
+    ).toBe(true);
     expect(fetched).toEqual([MANIFEST_PATH]);
   });
 });

@@ -31,13 +31,15 @@ function fail(file: string, reason: string): never {
   );
 }
 
-const time = (value: unknown): number | null => (typeof value === 'string' && Number.isFinite(Date.parse(value)) ? Date.parse(value) : null);
+const time = (value: unknown): number | null =>
+  typeof value === 'string' && Number.isFinite(Date.parse(value)) ? Date.parse(value) : null;
 
 function record(file: string, value: unknown, index: number): LegacyRecord {
   const r = value as Record<string, unknown>;
   const where = `record ${index + 1}`;
   if (typeof r !== 'object' || r === null) fail(file, `${where} is not an object`);
-  if (typeof r.id !== 'string' || !/^faa_[A-Za-z0-9_-]{8}$/.test(r.id)) fail(file, `${where} has no key id like faa_xxxxxxxx`);
+  if (typeof r.id !== 'string' || !/^faa_[A-Za-z0-9_-]{8}$/.test(r.id))
+    fail(file, `${where} has no key id like faa_xxxxxxxx`);
   if (typeof r.hash !== 'string' || !/^[0-9a-f]{64}$/.test(r.hash)) fail(file, `${where} has no sha256 hash`);
   if (typeof r.email !== 'string' || r.email === '') fail(file, `${where} has no email`);
   const created = time(r.created);

@@ -65,9 +65,13 @@ export const keySql = {
       quota.max,
     ),
   /** The first counted link of an address (`oldest`), for Retry-After once `addToken` refused. */
-  oldestToken: (email: string, since: number) => q('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?', email, since),
+  oldestToken: (email: string, since: number) =>
+    q('SELECT min(created_at) AS oldest FROM tokens WHERE email = ? AND created_at > ?', email, since),
   dropToken: (hash: string) => q('DELETE FROM tokens WHERE hash = ?', hash),
-  purge: (tokensBy: number, now: number) => [q('DELETE FROM tokens WHERE created_at <= ?', tokensBy), q('DELETE FROM sessions WHERE expires_at <= ?', now)],
+  purge: (tokensBy: number, now: number) => [
+    q('DELETE FROM tokens WHERE created_at <= ?', tokensBy),
+    q('DELETE FROM sessions WHERE expires_at <= ?', now),
+  ],
 
   /**
    * Stores the session from the token's row on the same condition the UPDATE
@@ -75,21 +79,44 @@ export const keySql = {
    * statement's row) only to the one use that won.
    */
   openSession: (tokenHash: string, sessionHash: string, now: number, sessionExpiresAt: number) => [
-    q('INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?', sessionHash, sessionExpiresAt, tokenHash, now),
-    q('UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email', now, tokenHash, now),
+    q(
+      'INSERT INTO sessions (hash, email, expires_at) SELECT ?, email, ? FROM tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?',
+      sessionHash,
+      sessionExpiresAt,
+      tokenHash,
+      now,
+    ),
+    q(
+      'UPDATE tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email',
+      now,
+      tokenHash,
+      now,
+    ),
   ],
-  sessionEmail: (hash: string, now: number) => q('SELECT email FROM sessions WHERE hash = ? AND expires_at > ?', hash, now),
+  sessionEmail: (hash: string, now: number) =>
+    q('SELECT email FROM sessions WHERE hash = ? AND expires_at > ?', hash, now),
   endSession: (hash: string) => q('DELETE FROM sessions WHERE hash = ?', hash),
 
   activeKey: (email: string) => q('SELECT id, created_at FROM keys WHERE email = ? AND revoked_at IS NULL', email),
   /** The address's key in its grace period (its end after `now`), if any. */
-  endingKey: (email: string, now: number) => q('SELECT id, revoked_at FROM keys WHERE email = ? AND revoked_at > ? ORDER BY revoked_at DESC LIMIT 1', email, now),
+  endingKey: (email: string, now: number) =>
+    q(
+      'SELECT id, revoked_at FROM keys WHERE email = ? AND revoked_at > ? ORDER BY revoked_at DESC LIMIT 1',
+      email,
+      now,
+    ),
   /**
    * Stores `key` active unless its address has an active key
    * (the partial unique index refuses it): one change, or none.
    */
   issue: (key: NewKey) =>
-    q(`INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`, key.hash, key.id, key.email, key.createdAt),
+    q(
+      `INSERT INTO keys (hash, id, email, created_at, seq) VALUES (?, ?, ?, ?, ${NEXT_SEQ}) ON CONFLICT DO NOTHING`,
+      key.hash,
+      key.id,
+      key.email,
+      key.createdAt,
+    ),
   /**
    * Revokes the address's active key (if it is `expected`, when given) and,
    * in the same transaction, ends now the key in its grace period: the first
@@ -106,11 +133,24 @@ export const keySql = {
       expected ?? null,
       expected ?? null,
     ),
-    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash, id`, now, email, expected ?? null, expected ?? null),
+    q(
+      `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} RETURNING hash, id`,
+      now,
+      email,
+      expected ?? null,
+      expected ?? null,
+    ),
   ],
   /** Ends now the address's key in its grace period (if it is `expected`, when given): the key ended, or no row. */
   endGrace: (email: string, now: number, expected?: string) =>
-    q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (${EXPECTED_NONE} OR hash = ?) RETURNING hash, id`, now, email, now, expected ?? null, expected ?? null),
+    q(
+      `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND (${EXPECTED_NONE} OR hash = ?) RETURNING hash, id`,
+      now,
+      email,
+      now,
+      expected ?? null,
+      expected ?? null,
+    ),
 
   /**
    * Replaces the address's active key (if it is `expected`, when given) by
@@ -138,8 +178,21 @@ export const keySql = {
         old,
         old,
       ),
-      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`, now, key.email, now, key.hash),
-      q(`UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`, endsAt, key.email, old, old, key.hash),
+      q(
+        `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE email = ? AND revoked_at > ? AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`,
+        now,
+        key.email,
+        now,
+        key.hash,
+      ),
+      q(
+        `UPDATE keys SET revoked_at = ?, seq = ${NEXT_SEQ} WHERE ${ACTIVE_AS_EXPECTED} AND EXISTS (SELECT 1 FROM keys WHERE hash = ?) RETURNING hash, id`,
+        endsAt,
+        key.email,
+        old,
+        old,
+        key.hash,
+      ),
       q(
         `UPDATE keys SET revoked_at = NULL, seq = ${NEXT_SEQ} WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE email = ? AND revoked_at IS NULL) RETURNING hash, id`,
         key.hash,

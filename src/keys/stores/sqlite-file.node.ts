@@ -46,7 +46,9 @@ export function unreadable(file: string, reason: string): KeyDatabaseError {
 }
 
 const busy = (file: string, waitedMs: number) =>
-  new KeyDatabaseBusy(`another process holds the key database; try again (${file} was waited for ${waitedMs / 1000} s; nothing is wrong with it)`);
+  new KeyDatabaseBusy(
+    `another process holds the key database; try again (${file} was waited for ${waitedMs / 1000} s; nothing is wrong with it)`,
+  );
 
 /** Why `file` (or its folder, where SQLite keeps its -wal and -shm files) may not be written, or null. */
 export function notWritable(file: string): string | null {
@@ -85,10 +87,18 @@ export function classified(file: string, error: unknown, waitedMs = LOCK_WAIT_MS
 function damageIn(db: DatabaseSync): string | null {
   const problems = (db.prepare('PRAGMA quick_check(3)').all() as { quick_check: string }[]).map((r) => r.quick_check);
   // One line: its first findings (a row may hold several lines).
-  if (problems.join() !== 'ok') return problems.join('\n').split('\n').filter((p) => p && !p.startsWith('***')).slice(0, 3).join('; ');
+  if (problems.join() !== 'ok')
+    return problems
+      .join('\n')
+      .split('\n')
+      .filter((p) => p && !p.startsWith('***'))
+      .slice(0, 3)
+      .join('; ');
   // One statement, so one snapshot: counted in two, a key another process issues between them looks like damage.
   const { active, indexed } = db
-    .prepare('SELECT (SELECT count(*) FROM keys NOT INDEXED WHERE revoked_at IS NULL) AS active, (SELECT count(*) FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL) AS indexed')
+    .prepare(
+      'SELECT (SELECT count(*) FROM keys NOT INDEXED WHERE revoked_at IS NULL) AS active, (SELECT count(*) FROM keys INDEXED BY keys_one_active WHERE revoked_at IS NULL) AS indexed',
+    )
     .get() as { active: number; indexed: number };
   return active === indexed ? null : `the one-active-key index holds ${indexed} of the ${active} active keys`;
 }
@@ -116,10 +126,18 @@ export function checkReadable(file: string): void {
   try {
     db = new DatabaseSync(file, { readOnly: true, timeout: LOCK_WAIT_MS });
     const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-    if (version > SCHEMA_VERSION) throw unreadable(file, `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`);
-    if (version === 0 && tables.length > 0) throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
-    if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t))) throw unreadable(file, 'tables of the key schema are missing');
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((t) => t.name);
+    if (version > SCHEMA_VERSION)
+      throw unreadable(
+        file,
+        `its schema version ${version} is newer than this code knows (${SCHEMA_VERSION}); run a newer version`,
+      );
+    if (version === 0 && tables.length > 0)
+      throw unreadable(file, `it holds tables (${tables.join(', ')}) but no key schema`);
+    if (version === SCHEMA_VERSION && TABLES.some((t) => !tables.includes(t)))
+      throw unreadable(file, 'tables of the key schema are missing');
     const damage = version === SCHEMA_VERSION ? damageIn(db) : null;
     if (damage) throw unreadable(file, `it is damaged (PRAGMA quick_check: ${damage})`);
   } catch (error) {

@@ -27,7 +27,18 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import type { EndingKey, KeyBackend, KeyEnd, KeyInfo, KeyListing, NewKey, NewToken, StoppedKey, TokenOutcome, TokenQuota } from '../contract.ts';
+import type {
+  EndingKey,
+  KeyBackend,
+  KeyEnd,
+  KeyInfo,
+  KeyListing,
+  NewKey,
+  NewToken,
+  StoppedKey,
+  TokenOutcome,
+  TokenQuota,
+} from '../contract.ts';
 import { endingInfo, keyInfo, keySql, type KeyRow, listing, type Query, stoppedKey } from './sql.ts';
 import { WorkingKeys } from './sqlite-view.ts';
 import { importLegacyJson, LEGACY_IMPORT, type LegacyImport, LegacyKeysError } from './legacy.node.ts';
@@ -103,7 +114,8 @@ export class SqliteKeyBackend implements KeyBackend {
       // A 64 MiB page cache keeps the hot index pages of a million keys in memory, so a write seldom reads.
       this.db.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;');
       // Only a new file needs the write lock here: an existing key database opens while another process writes.
-      if ((this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode !== 'wal') this.db.exec('PRAGMA journal_mode = WAL');
+      if ((this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode !== 'wal')
+        this.db.exec('PRAGMA journal_mode = WAL');
       if (this.schemaVersion() < SCHEMA_VERSION) this.blockingWrite(() => this.migrate());
       // The server never blocks its event loop on another process's lock: writes wait asynchronously (see `write`).
       this.db.exec('PRAGMA busy_timeout = 0');
@@ -147,7 +159,10 @@ export class SqliteKeyBackend implements KeyBackend {
    */
   private failure(error: unknown): KeyDatabaseError {
     if (this.damaged) return this.damaged;
-    if (!isDamage(error)) return error instanceof KeyDatabaseError || isBusy(error) || isReadOnly(error) ? classified(this.file, error, this.lockWaitMs) : (error as KeyDatabaseError);
+    if (!isDamage(error))
+      return error instanceof KeyDatabaseError || isBusy(error) || isReadOnly(error)
+        ? classified(this.file, error, this.lockWaitMs)
+        : (error as KeyDatabaseError);
     return this.markDamaged((error as Error).message);
   }
 
@@ -156,7 +171,9 @@ export class SqliteKeyBackend implements KeyBackend {
     if (this.damaged) return this.damaged;
     this.damaged = unreadable(this.file, `it was found damaged while running (${what})`);
     clearInterval(this.timer);
-    this.onDamage?.(`key database damaged: ${this.damaged.message} Key checks and the portal answer errors until it is restored and the server restarted.`);
+    this.onDamage?.(
+      `key database damaged: ${this.damaged.message} Key checks and the portal answer errors until it is restored and the server restarted.`,
+    );
     return this.damaged;
   }
 
@@ -166,7 +183,11 @@ export class SqliteKeyBackend implements KeyBackend {
    */
   private loadWorking(): WorkingKeys {
     const working = new WorkingKeys();
-    const rows = this.db.prepare('SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?').iterate(Date.now()) as Iterable<{
+    const rows = this.db
+      .prepare(
+        'SELECT hash, revoked_at FROM keys WHERE revoked_at IS NULL UNION ALL SELECT hash, revoked_at FROM keys WHERE revoked_at > ?',
+      )
+      .iterate(Date.now()) as Iterable<{
       hash: string;
       revoked_at: number | null;
     }>;
@@ -205,7 +226,9 @@ export class SqliteKeyBackend implements KeyBackend {
       this.working.forgetEnded();
       const version = this.readDataVersion();
       if (version === this.dataVersion) return;
-      const rows = this.db.prepare('SELECT hash, id, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq').all(this.lastSeq) as {
+      const rows = this.db
+        .prepare('SELECT hash, id, revoked_at, seq FROM keys WHERE seq > ? ORDER BY seq')
+        .all(this.lastSeq) as {
         hash: string;
         id: string;
         revoked_at: number | null;
@@ -213,7 +236,8 @@ export class SqliteKeyBackend implements KeyBackend {
       }[];
       const stopped: string[] = [];
       for (const row of rows) {
-        if (this.working.change(row.hash, row.revoked_at === null ? null : Number(row.revoked_at))) stopped.push(row.id);
+        if (this.working.change(row.hash, row.revoked_at === null ? null : Number(row.revoked_at)))
+          stopped.push(row.id);
         this.lastSeq = Math.max(this.lastSeq, Number(row.seq));
       }
       this.dataVersion = version;
@@ -329,7 +353,10 @@ export class SqliteKeyBackend implements KeyBackend {
       fresh.prepare(keySql.probe().sql).get();
     } catch (error) {
       if (isBusy(error)) return;
-      if (isDamage(error)) throw this.markDamaged(resultCode(error) === 26 ? 'it is not an SQLite database any more' : (error as Error).message);
+      if (isDamage(error))
+        throw this.markDamaged(
+          resultCode(error) === 26 ? 'it is not an SQLite database any more' : (error as Error).message,
+        );
       throw unreadable(this.file, `it cannot be opened any more (${(error as Error).message})`);
     } finally {
       if (fresh?.isOpen) fresh.close();
@@ -339,14 +366,19 @@ export class SqliteKeyBackend implements KeyBackend {
   /** Number of active keys (the in-memory count when kept). */
   activeCount(): number {
     if (this.working) return this.working.currentCount;
-    return Number((this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n);
+    return Number(
+      (this.db.prepare('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL').get() as { n: number }).n,
+    );
   }
 
   /** One conditional INSERT decides; only a refusal reads the oldest counted link, for Retry-After. */
   addToken(token: NewToken, quota: TokenQuota): Promise<TokenOutcome> {
     return this.write((): TokenOutcome => {
       if (this.run(keySql.addToken(token, quota)) === 1) return { stored: true };
-      return { stored: false, oldest: Number(this.get<{ oldest: number }>(keySql.oldestToken(token.email, quota.since))!.oldest) };
+      return {
+        stored: false,
+        oldest: Number(this.get<{ oldest: number }>(keySql.oldestToken(token.email, quota.since))!.oldest),
+      };
     });
   }
 
@@ -382,7 +414,8 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   private currentHash(email: string): string | null {
-    const row = this.db.prepare('SELECT hash FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as { hash: string } | undefined;
+    const row = this.db.prepare('SELECT hash FROM keys WHERE email = ? AND revoked_at IS NULL').get(email) as
+      { hash: string } | undefined;
     return row?.hash ?? null;
   }
 
@@ -464,7 +497,9 @@ export class SqliteKeyBackend implements KeyBackend {
 
   /** insertMany's inserts, inside a write transaction the caller holds; the hashes it stored active. */
   private insertKeys(keys: Iterable<NewKey & { revokedAt?: number | null }>, now: number) {
-    const insert = this.db.prepare('INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING');
+    const insert = this.db.prepare(
+      'INSERT INTO keys (hash, id, email, created_at, revoked_at, seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING',
+    );
     let stored = 0;
     let revoked = 0;
     const live: string[] = [];
@@ -472,7 +507,9 @@ export class SqliteKeyBackend implements KeyBackend {
     for (const k of keys) {
       const active = k.revokedAt == null && this.currentHash(k.email) === null;
       if (k.revokedAt == null && !active) revoked++;
-      const added = Number(insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes);
+      const added = Number(
+        insert.run(k.hash, k.id, k.email, k.createdAt, active ? null : (k.revokedAt ?? now), ++seq).changes,
+      );
       stored += added;
       if (added && active) live.push(k.hash);
     }
@@ -481,7 +518,8 @@ export class SqliteKeyBackend implements KeyBackend {
 
   private importLegacy(file: string): LegacyImport | null {
     if (!existsSync(file)) return null;
-    const done = this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT) as { value: string } | undefined;
+    const done = this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT) as
+      { value: string } | undefined;
     if (done) return null;
     const bytes = readFileSync(file);
     const records = importLegacyJson(file, bytes);
@@ -490,7 +528,10 @@ export class SqliteKeyBackend implements KeyBackend {
       if (this.db.prepare('SELECT value FROM meta WHERE name = ?').get(LEGACY_IMPORT)) return null;
       const now = Date.now();
       // Newest first, so the newest active key of an address stays active if an old bug left two.
-      const { revoked } = this.insertKeys([...records].sort((a, b) => b.createdAt - a.createdAt), now);
+      const { revoked } = this.insertKeys(
+        [...records].sort((a, b) => b.createdAt - a.createdAt),
+        now,
+      );
       const summary: LegacyImport = { file, keys: records.length, revoked, at: iso(now) };
       this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run(LEGACY_IMPORT, JSON.stringify(summary));
       return summary;
