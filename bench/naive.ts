@@ -1,13 +1,14 @@
 /**
  * The benchmark's naive answers: each lookup the obvious way, a scan of the
  * whole archive in memory and a fresh JSON.stringify on every request, as a
- * first implementation of the spec would do it. It reads the archive and each
- * nomination's IMDb ids as the build's importer gives them, and nothing the
- * build stores. Its own code, not the tests' oracle (test/oracle.ts, which
+ * first implementation of the spec would do it. It reads the archive as the
+ * build's importer gives it, each nomination's IMDb ids as the things model
+ * credits them (build/answers/things.ts), and nothing the build stores. Its own code, not the tests' oracle (test/oracle.ts, which
  * nothing outside test/ imports); test/ops/bench-naive.test.ts holds the two
  * to the same answers.
  */
-import type { ImportResult } from '../build/archive/import.ts';
+import type { ImportResult, NominationIds } from '../build/archive/import.ts';
+import { nominationIds } from '../build/answers/things.ts';
 import { ROUTES, type RouteId } from '../src/shared/routes.ts';
 import type { Category, Nomination } from '../src/shared/types.ts';
 
@@ -35,10 +36,15 @@ function* categories(archive: ImportResult['archive'], year?: number): Generator
 
 const names = (n: Nomination, name: string) => n.primary.includes(name) || (n.secondary ?? []).includes(name);
 
-/** Every nomination whose source row carries `id` (FilmId or NomineeIds), as the person lookup shows it. */
-function byId({ archive, ids }: ImportResult, id: string) {
+/** Each import's ids by nomination, as the things model credits them: worked out on the first id lookup. */
+const credited = new WeakMap<ImportResult, NominationIds>();
+
+/** Every nomination crediting `id` (FilmId or NomineeIds, or a name only `id` stands for), as the person lookup shows it. */
+function byId(data: ImportResult, id: string) {
+  let ids = credited.get(data);
+  if (!ids) credited.set(data, (ids = nominationIds(data.rows)));
   const out = [];
-  for (const [year, c] of categories(archive))
+  for (const [year, c] of categories(data.archive))
     for (const n of c.nominations)
       if (ids.get(n)?.includes(id)) out.push({ year, category: c.category, nomination: n });
   return out;
