@@ -371,3 +371,29 @@ export function readSource(text: string): SourceLine[] {
     };
   });
 }
+
+/**
+ * docs/records.md's things over the source as readSource reads it: each
+ * film's id and each place's ids, a text without one belonging to the one
+ * id credited with that text, if exactly one is; a country has none.
+ */
+export function sourceThings(lines: SourceLine[]) {
+  const idsOfText = (pick: (l: SourceLine) => [string, string[]][]) => {
+    const map = new Map<string, Set<string>>();
+    for (const l of lines)
+      for (const [text, ids] of pick(l)) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
+    return map;
+  };
+  const titleIds = idsOfText((l) => l.films.map((f) => [f.title, f.id ? [f.id] : []]));
+  const nameIds = idsOfText((l) => l.people.map((p) => [p.name, p.ids]));
+  const only = (ids: Set<string> | undefined) => (ids?.size === 1 ? [...ids][0] : null);
+  const isCountry = (l: SourceLine) => l.nameAlone && l.canonical === 'INTERNATIONAL FEATURE FILM';
+  return {
+    titleIds,
+    nameIds,
+    isCountry,
+    filmIdAt: (f: SourceLine['films'][number]) => f.id ?? only(titleIds.get(f.title)),
+    peopleIdsAt: (l: SourceLine, p: SourceLine['people'][number]): string[] =>
+      p.ids.length > 0 ? p.ids : isCountry(l) ? [] : [only(nameIds.get(p.name))].filter((id) => id !== null),
+  };
+}

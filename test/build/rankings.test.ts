@@ -14,7 +14,7 @@ import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
-import { readSource, type SourceLine } from '../oracle.ts';
+import { readSource, sourceThings, type SourceLine } from '../oracle.ts';
 
 let api: Api;
 let key: string;
@@ -31,33 +31,17 @@ const awardIdOf = (canonical: string) =>
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
-const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
 
-/** docs/records.md's things: an IMDb id each; a text without one is the one id credited with that text, if exactly one is; a country is none. */
-const idsOfText = (pick: (l: SourceLine) => [string, string[]][]) => {
-  const map = new Map<string, Set<string>>();
-  for (const l of lines)
-    for (const [text, ids] of pick(l)) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
-  return map;
-};
-const titleIds = idsOfText((l) => l.films.map((f) => [f.title, f.id ? [f.id] : []]));
-const nameIds = idsOfText((l) => l.people.map((p) => [p.name, p.ids]));
-const only = (ids: Set<string> | undefined) => (ids?.size === 1 ? [...ids][0] : null);
-const isCountry = (l: SourceLine) => l.nameAlone && l.canonical === COUNTRY_AWARD;
+/** docs/records.md's things, read by the oracle from the source. */
+const { filmIdAt, peopleIdsAt } = sourceThings(lines);
 
 /** Each id's nominations, each once (a thing named twice in one counts it once), with the text it was last credited by. */
 const rowsOf = new Map<string, SourceLine[]>();
 const nameOf = new Map<string, string>();
 for (const l of lines) {
   const credits: [string, string][] = [
-    ...l.films.flatMap((f): [string, string][] =>
-      [f.id ?? only(titleIds.get(f.title))].filter((id) => id !== null).map((id) => [id, f.title]),
-    ),
-    ...l.people.flatMap((p): [string, string][] =>
-      (p.ids.length > 0 ? p.ids : isCountry(l) ? [] : [only(nameIds.get(p.name))].filter((id) => id !== null)).map(
-        (id) => [id!, p.name],
-      ),
-    ),
+    ...l.films.flatMap((f): [string, string][] => [filmIdAt(f)].filter((id) => id !== null).map((id) => [id, f.title])),
+    ...l.people.flatMap((p): [string, string][] => peopleIdsAt(l, p).map((id) => [id, p.name])),
   ];
   for (const [id, text] of credits) if (!nameOf.has(`${id} ${l.index}`)) nameOf.set(`${id} ${l.index}`, text);
   for (const id of new Set(credits.map(([id]) => id))) {

@@ -14,7 +14,7 @@ import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { FULL_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild } from '../helpers/temp.ts';
-import { readSource, type SourceLine } from '../oracle.ts';
+import { readSource, sourceThings, type SourceLine } from '../oracle.ts';
 
 let api: Api;
 let key: string;
@@ -33,7 +33,6 @@ const awardIdOf = (canonical: string) =>
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
-const COUNTRY_AWARD = 'INTERNATIONAL FEATURE FILM';
 
 /** Archive order: ceremony, each ceremony's categories in order of first appearance, rows in source order. */
 const firstOfCategory = new Map<string, number>();
@@ -47,23 +46,8 @@ const ordered = [...lines].sort(
     a.index - b.index,
 );
 
-/**
- * The issue's merge rule: a text with no id at a place belongs
- * to the one id credited with that text, if exactly one is.
- */
-const idsOfText = (pick: (l: SourceLine) => [string, string[]][]) => {
-  const map = new Map<string, Set<string>>();
-  for (const l of lines)
-    for (const [text, ids] of pick(l)) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
-  return map;
-};
-const titleIds = idsOfText((l) => l.films.map((f) => [f.title, f.id ? [f.id] : []]));
-const nameIds = idsOfText((l) => l.people.map((p) => [p.name, p.ids]));
-const only = (ids: Set<string> | undefined) => (ids?.size === 1 ? [...ids][0] : null);
-const isCountry = (l: SourceLine) => l.nameAlone && l.canonical === COUNTRY_AWARD;
-const filmIdAt = (f: SourceLine['films'][number]) => f.id ?? only(titleIds.get(f.title));
-const peopleIdsAt = (l: SourceLine, p: SourceLine['people'][number]) =>
-  p.ids.length > 0 ? p.ids : isCountry(l) ? [] : [only(nameIds.get(p.name))].filter((id) => id !== null);
+/** The merge rule (docs/records.md), read by the oracle from the source. */
+const { titleIds, nameIds, isCountry, filmIdAt, peopleIdsAt } = sourceThings(lines);
 
 /** Every id's nominations, in archive order, each once. */
 const rowsOf = new Map<string, SourceLine[]>();
