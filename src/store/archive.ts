@@ -159,6 +159,15 @@ function storedAnswer(parsed: ParsedRef): Answer {
   return { id: parsed.id, etag: `"${parsed.id}"`, at: { path: dataPath(file)!, file, range } };
 }
 
+/** The same bytes as before: the same text, or a view of the same memory (a range of an inflated pack is a new view each time it is cut). */
+const sameBytes = (a: Uint8Array | string, b: Uint8Array | string): boolean =>
+  a === b ||
+  (typeof a !== 'string' &&
+    typeof b !== 'string' &&
+    a.buffer === b.buffer &&
+    a.byteOffset === b.byteOffset &&
+    a.byteLength === b.byteLength);
+
 /** A pack of answers is at most this long inflated (the full archive's largest is 0.24 MiB): a longer one is a damaged build. */
 const PACK_LIMIT = 4 * 1024 * 1024;
 
@@ -673,7 +682,7 @@ export class ArchiveReader {
    */
   private parsedIndex<T>(id: string, bytes: Uint8Array | string, parse: (text: string) => T): T {
     const hit = this.parsed.peek(id);
-    if (hit?.bytes === bytes) return hit.parsed as T;
+    if (hit && sameBytes(hit.bytes, bytes)) return hit.parsed as T;
     let parsed: T;
     try {
       parsed = parse(typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes));
