@@ -58,7 +58,7 @@ const routePath = (id: string, key: string | null, params: Record<string, string
   return `/${segments.join('/')}`;
 };
 
-/** Each record's text as the first runtime answered it, by path: every later one must answer the same bytes. */
+/** Each record's and ranking's text as the first runtime answered it, by path: every later one must answer the same bytes. */
 const RECORD_TEXTS = new Map<string, string>();
 
 /** The parts of the suite, each a describe block below. */
@@ -86,6 +86,15 @@ export function behaviourSuite(
   };
   /** A fresh key, so that no test eats into another's rate limit. */
   const key = () => target().issueKey();
+  /** A 200's JSON, its text byte for byte what the first runtime answered for `path` (the core, in-process, runs first). */
+  const answeredAlike = async (path: string, k: string) => {
+    const reply = await get(`${path}/apikey=${k}`);
+    expect([path, reply.status]).toEqual([path, 200]);
+    const text = decoded(reply).toString('utf8');
+    expect([path, text]).toEqual([path, RECORD_TEXTS.get(path) ?? text]);
+    RECORD_TEXTS.set(path, text);
+    return JSON.parse(text);
+  };
   const same = (reply: RawReply, want: Expected) => {
     expect(want.status).toBe(200); // each lookup below is chosen to find something
     expect(reply.status).toBe(200);
@@ -187,15 +196,7 @@ export function behaviourSuite(
 
     it('answers the records, every runtime alike, each as the served archive and the source’s ids say', async () => {
       const k = await key();
-      const record = async (path: string) => {
-        const reply = await get(`${path}/apikey=${k}`);
-        expect([path, reply.status]).toEqual([path, 200]);
-        const text = decoded(reply).toString('utf8');
-        // Byte for byte what the first runtime answered (the core, in-process, runs first).
-        expect([path, text]).toEqual([path, RECORD_TEXTS.get(path) ?? text]);
-        RECORD_TEXTS.set(path, text);
-        return JSON.parse(text);
-      };
+      const record = (path: string) => answeredAlike(path, k);
       type Entry = { year: string; category: string; won: boolean };
       const fields = (e: Entry) => [e.year, e.category, e.won];
       const byId = (list: { year: string; category: string; nomination: { won: boolean } }[]) =>
@@ -268,14 +269,7 @@ export function behaviourSuite(
 
     it('answers rankings, every runtime alike, each film’s counts at a ceremony as its id’s nominations there', async () => {
       const k = await key();
-      const ranking = async (path: string) => {
-        const reply = await get(`${path}/apikey=${k}`);
-        expect([path, reply.status]).toEqual([path, 200]);
-        const text = decoded(reply).toString('utf8');
-        expect([path, text]).toEqual([path, RECORD_TEXTS.get(path) ?? text]);
-        RECORD_TEXTS.set(path, text);
-        return JSON.parse(text);
-      };
+      const ranking = (path: string) => answeredAlike(path, k);
       // The issue's questions, one call each: stored (all years) and made at run time (a span, winners only, without a win, per ceremony).
       const acting = await ranking('/rankings/of=people/by=wins/class=Acting/from=2000');
       expect([acting.from, acting.to, acting.entries[0].rank, acting.entries.length]).toEqual(['2000', '2026', 1, 100]);
