@@ -176,49 +176,6 @@ const idsIn = (text: string) =>
   );
 
 /**
- * Each row's ids as docs/records.md counts them: the ids its columns carry,
- * and for a title or nominee written without an id (not a country), the one
- * id that text is credited with elsewhere, if exactly one is.
- */
-function creditedIds(rows: string[][], column: Record<string, number>) {
-  const places = (texts: string, ids: string) => {
-    const at = ids.split('|');
-    return texts
-      .split('|')
-      .filter((t) => t !== '')
-      .map((text, i): [string, string[]] => [text, (at[i] ?? '').split(',').filter((id) => id !== '' && id !== '?')]);
-  };
-  const films = (f: string[]) => places(f[column.Film] ?? '', f[column.FilmId] ?? '');
-  const nominees = (f: string[]) => places(f[column.Nominees] ?? '', f[column.NomineeIds] ?? '');
-  /** The Name standing alone (no Nominees) takes a lone id; an International Feature Film's is a country, never merged. */
-  const alone = (f: string[]): [string, string[]][] =>
-    (f[column.Nominees] ?? '') !== '' || (f[column.Name] ?? '') === ''
-      ? []
-      : [[f[column.Name], idsIn(f[column.NomineeIds] ?? '').size === 1 ? [...idsIn(f[column.NomineeIds] ?? '')] : []]];
-  const country = (f: string[]) =>
-    (f[column.Nominees] ?? '') === '' && f[column.CanonicalCategory] === 'INTERNATIONAL FEATURE FILM';
-  const byText = (pairs: [string, string[]][]) => {
-    const map = new Map<string, Set<string>>();
-    for (const [text, ids] of pairs) for (const id of ids) map.set(text, (map.get(text) ?? new Set()).add(id));
-    return map;
-  };
-  const titleIds = byText(rows.flatMap(films));
-  const nameIds = byText(rows.flatMap((f) => [...nominees(f), ...alone(f)]));
-  const withMerged = (pairs: [string, string[]][], known: Map<string, Set<string>>, carried: Set<string>) => {
-    for (const [text, ids] of pairs)
-      if (ids.length === 0 && known.get(text)?.size === 1) carried.add([...known.get(text)!][0]);
-    return carried;
-  };
-  return {
-    titles: (f: string[]) => withMerged(films(f), titleIds, idsIn(f[column.FilmId] ?? '')),
-    names: (f: string[]) =>
-      country(f)
-        ? idsIn(f[column.NomineeIds] ?? '')
-        : withMerged([...nominees(f), ...alone(f)], nameIds, idsIn(f[column.NomineeIds] ?? '')),
-  };
-}
-
-/**
  * Pairs every source row with its nomination in the served archive. The
  * archive lists, per held year, each ceremony's categories in order of first
  * appearance with their rows in source order; the rows are grouped the same
@@ -232,20 +189,19 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
     .split('\n')
     .filter((line) => line !== '');
   const column = Object.fromEntries(header.split('\t').map((name, i) => [name, i]));
-  const groups = new Map<string, { ceremony: number; category: string; rows: string[][] }>();
-  for (const line of lines) {
+  // The same lines as readSource reads them, for the ids docs/records.md credits each with.
+  const read = readSource(source);
+  const { filmIdAt, peopleIdsAt } = sourceThings(read);
+  const groups = new Map<string, { ceremony: number; category: string; rows: [string[], SourceLine][] }>();
+  lines.forEach((line, index) => {
     const f = line.split('\t').map((v) => v.replaceAll('\\"', '"'));
     const ceremony = Number(f[column.Ceremony]);
     const key = `${ceremony}\t${f[column.Category]}`;
     if (!groups.has(key)) groups.set(key, { ceremony, category: f[column.Category], rows: [] });
-    groups.get(key)!.rows.push(f);
-  }
+    groups.get(key)!.rows.push([f, read[index]]);
+  });
   // stable: first appearance within a ceremony
   const ordered = [...groups.values()].sort((a, b) => a.ceremony - b.ceremony);
-  const credited = creditedIds(
-    lines.map((line) => line.split('\t').map((v) => v.replaceAll('\\"', '"'))),
-    column,
-  );
   const out: SpecIdRow[] = [];
   for (const [year, categories] of Object.entries(archive).sort(([a], [b]) => Number(a) - Number(b))) {
     const held = ordered.filter((g) => String(heldIn(g.ceremony)) === year);
@@ -258,12 +214,15 @@ export function idRows(archive: SpecArchive, source: string): SpecIds {
           `oracle: ${year} category ${i} is ${c.category} (${c.nominations.length}) served, ${g.category} (${g.rows.length}) in the source`,
         );
       }
-      g.rows.forEach((f, j) => {
+      g.rows.forEach(([f, l], j) => {
         const n = c.nominations[j];
         const films = (f[column.Film] ?? '').split('|').filter((v) => v !== '');
         if (!films.every((film) => names(n, film)))
           throw new Error(`oracle: ${year} ${c.category} row ${j} names ${films.join('|')}, not in its nomination`);
-        out.push({ year, category: c.category, nomination: n, titles: credited.titles(f), names: credited.names(f) });
+        // The ids its columns carry, and those of a title or name written without one (docs/records.md).
+        const titles = new Set([...idsIn(f[column.FilmId] ?? ''), ...l.films.flatMap((film) => filmIdAt(film) ?? [])]);
+        const people = new Set([...idsIn(f[column.NomineeIds] ?? ''), ...l.people.flatMap((p) => peopleIdsAt(l, p))]);
+        out.push({ year, category: c.category, nomination: n, titles, names: people });
       });
     });
   }
