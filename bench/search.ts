@@ -27,7 +27,7 @@ import { searchIndex } from '../build/answers/search-index.ts';
 import { nominationIds } from '../build/answers/things.ts';
 import { resolveSource } from '../build/archive/source.ts';
 import { titleCaseCategory } from '../src/shared/category-name.ts';
-import { searchOver, storedFiles } from '../src/store/search.ts';
+import { searchOver, storedFiles } from '../src/shared/search.ts';
 import {
   ALL,
   type Engine,

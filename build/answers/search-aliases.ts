@@ -9,7 +9,7 @@
  * name's word as people spell it, from real searches). A short form that is
  * a word of some name is left out: that word finds what holds it. Pure.
  */
-import { searchKey } from '../../src/store/search.ts';
+import { searchKey } from '../../src/shared/search.ts';
 
 /** Nominations from which a name is found by its initials. */
 export const INITIALS_FROM = 5;

@@ -9,7 +9,7 @@
  * the names people give its award). Also the list of every category name
  * with its years and its award. Pure: archive in, JSON out.
  */
-import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/store/search.ts';
+import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/shared/search.ts';
 import type { Archive, CategoryName } from '../../src/shared/types.ts';
 import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
@@ -100,11 +100,11 @@ interface Entry {
   record?: string;
 }
 
-/** What a row may not hold: the stored index separates with these (src/store/search.ts); the source's TSV format keeps them out of every name. */
+/** What a row may not hold: the stored index separates with these (src/shared/search.ts); the source's TSV format keeps them out of every name. */
 // eslint-disable-next-line no-control-regex -- NUL is one of the separators it looks for
 const SEPARATORS = /[\u0000\t\n|~]/;
 
-/** The search index of an archive (src/store/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored). */
+/** The search index of an archive (src/shared/search.ts: StoredSearchIndex; `storedFiles` cuts it into the files stored). */
 export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationIds = new Map()): StoredSearchIndex {
   const names = new Map<string, Tally>();
   const byId = new Map<string, Tally>();

@@ -24,7 +24,7 @@ import {
   type Tag,
   template,
 } from '../../src/shared/routes.ts';
-import { SEARCH_LIMIT } from '../../src/store/search.ts';
+import { SEARCH_LIMIT } from '../../src/shared/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { RANKING, RANKING_ERRORS } from '../../src/client/client.ts';
 

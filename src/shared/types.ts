@@ -287,7 +287,7 @@ export interface Manifest {
   /** IMDb id index shards, by shard number of the id (see shardOf); the answers a shard names are in one pack. */
   ids: FileRef[];
   /**
-   * The stored search index (src/store/search.ts: storedFiles): its core (vocabulary, postings and
+   * The stored search index (src/shared/search.ts: storedFiles): its core (vocabulary, postings and
    * keys), then its files of rows, in the order the core counts them; read by searches, never sent.
    */
   search: FileRef[];

@@ -40,7 +40,7 @@ import { andThen, isPromise, type Maybe } from '../shared/maybe.ts';
 import { etagMatches } from '../shared/etag.ts';
 import { type Answer, type DataSource, type StoredStream } from './answer.ts';
 import type { Lookup } from '../shared/routes.ts';
-import { Lines, NeedFiles, SearchIndex, searchKey } from './search.ts';
+import { Lines, NeedFiles, SearchIndex, searchKey } from '../shared/search.ts';
 import { parseRankingTable, RANKING, rankingKey, rankingText } from '../client/client.ts';
 
 /** The archive's files are missing, corrupt or of another layout: section 7's 500. */

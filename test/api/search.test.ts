@@ -28,7 +28,7 @@ import {
   searchKey,
   searchOver,
   storedFiles,
-} from '../../src/store/search.ts';
+} from '../../src/shared/search.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { categoryByName, idRows, personByName, type SpecArchive } from '../oracle.ts';
 import { ALL, FAMILIES, querySet, score, sourceFacts } from '../../bench/search-queries.ts';

@@ -38,8 +38,8 @@
  * the name.
  */
 
-import type { SearchResult } from '../shared/types.ts';
-import { recordPath } from '../shared/routes.ts';
+import type { SearchResult } from './types.ts';
+import { recordPath } from './routes.ts';
 
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
