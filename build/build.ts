@@ -261,9 +261,9 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         : 'revision: not the one data/source.json pins, so unnamed',
     );
   log('storing every answer once, as sent: small ones packed');
-  const dataset = () => {
+  const dataset = (search: string[]) => {
     const started = performance.now();
-    const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision }, model);
+    const files = datasetFiles(rows, { sha256, rows: stats.rows, sample, revision }, model, search);
     log(
       `dataset: ${files.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; made in ${((performance.now() - started) / 1000).toFixed(2)} s`,
     );

@@ -38,7 +38,7 @@ import {
 } from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
 import { categoryList, searchIndex } from './search-index.ts';
-import { storedFiles } from '../../src/store/search.ts';
+import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
 
@@ -344,9 +344,10 @@ export interface ArtifactOptions {
   records?: Records;
   /**
    * Makes the dataset's files (build/answers/dataset.ts), stored with their list
-   * (`/dataset`): called once the answers are queued for compression, so the two overlap.
+   * (`/dataset`): called once the answers are queued for compression, so the two overlap, with the
+   * search index's stored files (the offline client's search reads them from the dataset).
    */
-  dataset?: () => DatasetFile[];
+  dataset?: (search: string[]) => DatasetFile[];
 }
 
 /**
@@ -437,15 +438,16 @@ export async function buildArtifacts(
     return { name, ...stored };
   });
   const idRefs = idAnswers(store, byId);
-  const searchRefs = heardLater(
-    Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
-  );
+  const searchFiles = storedFiles(searchIndex(archive, facts, ids));
+  const searchRefs = heardLater(Promise.all(searchFiles.map((text) => store.put(text, { variants: false }))));
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
   const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
   // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
   const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
-  const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
+  const datasetRef = options.dataset
+    ? heardLater(storeDataset(store, options.dataset(searchFiles), source))
+    : undefined;
   await store.seal();
 
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));

@@ -14,6 +14,7 @@ import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
+import { SEARCH_DATASET_FILE, searchDatasetText } from '../../src/shared/search.ts';
 
 /**
  * The tables, their columns in order (the CSV header) and their
@@ -369,10 +370,21 @@ export interface DatasetFile {
   bytes: Uint8Array;
 }
 
-/** Every file of the dataset, in the order the list names them: the SQLite file, the NDJSON, then a CSV per table. */
-export function datasetFiles(rows: SourceRow[], source: DatasetSource, model: Things = things(rows)): DatasetFile[] {
+/**
+ * Every file of the dataset, in the order the list names them: the SQLite
+ * file, the NDJSON, a CSV per table, then the search index's `stored` files
+ * when given (src/shared/search.ts: storedFiles), which the offline client
+ * searches: its first line the meta table's rows, as each file carries them.
+ */
+export function datasetFiles(
+  rows: SourceRow[],
+  source: DatasetSource,
+  model: Things = things(rows),
+  search?: string[],
+): DatasetFile[] {
   const tables = datasetRows(rows, source, model);
   const text = (s: string) => new TextEncoder().encode(s);
+  const about = { file: 'the search index (src/shared/search.ts)', ...Object.fromEntries(metaRows(source)) };
   return [
     { name: 'oscars.sqlite', format: 'sqlite', bytes: sqlite(tables) },
     { name: 'oscars.ndjson', format: 'ndjson', bytes: text(ndjson(tables)) },
@@ -381,5 +393,8 @@ export function datasetFiles(rows: SourceRow[], source: DatasetSource, model: Th
       format: 'csv' as const,
       bytes: text(csv(table, tables[table])),
     })),
+    ...(search
+      ? [{ name: SEARCH_DATASET_FILE, format: 'search' as const, bytes: text(searchDatasetText(search, about)) }]
+      : []),
   ];
 }

@@ -978,9 +978,37 @@ function resultOf(row: string, key: number): SearchResult {
   return found;
 }
 
-/** A search over an index with every stored file at hand (`storedFiles`), as the benchmark and tests read it: answered at once. */
+/** The index's name in the dataset (`/dataset/file=search.ndjson`), which the offline client searches. */
+export const SEARCH_DATASET_FILE = 'search.ndjson';
+
+/**
+ * The stored files of an index as one file of the dataset: a first line
+ * saying what it is (an object: its licence and attribution, as every file
+ * of the dataset carries them), then each stored file as a JSON string on
+ * a line of its own, the core first.
+ */
+export const searchDatasetText = (stored: string[], about: Record<string, string>): string =>
+  [about, ...stored].map((line) => JSON.stringify(line)).join('\n') + '\n';
+
+/** The stored files a `searchDatasetText` holds; throws when the text is not one. */
+export function storedOfDataset(text: string): string[] {
+  const [about, ...stored] = (text.endsWith('\n') ? text.slice(0, -1).split('\n') : []).map(
+    (line) => JSON.parse(line) as unknown,
+  );
+  if (
+    about === null ||
+    typeof about !== 'object' ||
+    stored.length < 2 ||
+    !stored.every((file) => typeof file === 'string')
+  )
+    throw new Error('not a search index');
+  return stored as string[];
+}
+
+/** A search over an index with every stored file at hand (`storedFiles`), as the offline client, the benchmark and tests read it: answered at once. */
 export function searchOver(stored: string[]): (text: string) => SearchResult[] {
   const index = SearchIndex.parse(stored[0]);
+  if (index.files !== stored.length) throw new Error('a search index whose files disagree with its core');
   const files = new Map(stored.slice(1).map((text, n) => [n + 1, Lines.parse(text)]));
   return (text) => {
     const found = index.find(text, searchKey(text), files);

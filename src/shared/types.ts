@@ -311,8 +311,12 @@ export interface Manifest {
 export interface DatasetEntry {
   /** Its name: `/dataset/file={name}` downloads it. */
   name: string;
-  /** `sqlite`, `ndjson` or `csv`. */
-  format: 'sqlite' | 'ndjson' | 'csv';
+  /**
+   * `sqlite`, `ndjson` or `csv`: the tables (docs/dataset.md); `search`: the
+   * search index the offline client searches (`search.ndjson`: a line saying
+   * what it is, then the index's stored files, a JSON string each).
+   */
+  format: 'sqlite' | 'ndjson' | 'csv' | 'search';
   /** Its size in bytes, as stored (uncompressed). */
   bytes: number;
   /** Lower-case hex sha256 of its bytes: check a download against it. */

@@ -16,6 +16,7 @@ import { build } from '../../build/build.ts';
 import { createApi, type Api } from '../../src/api/handler.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import type { DatasetList } from '../../src/shared/types.ts';
+import { searchOver, storedOfDataset } from '../../src/shared/search.ts';
 import { FULL_SOURCE, SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { sharedBuild, tempDir } from '../helpers/temp.ts';
 
@@ -120,6 +121,7 @@ describe('the dataset of the full archive', () => {
         'nomination_people',
         'meta',
       ].map((t) => `${t}.csv`),
+      'search.ndjson',
     ]);
     const pinned = sha256(readFileSync(FULL_SOURCE));
     for (const f of list.files) {
@@ -134,6 +136,22 @@ describe('the dataset of the full archive', () => {
       expect(bytes.length).toBeLessThan(25 * 1024 * 1024);
     }
     expect(list.files.reduce((n, f) => n + f.bytes, 0)).toBeLessThan(20_000_000);
+  });
+
+  it('has the service’s search index, which answers as /search does, and says what it is and whose', async () => {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(files.get('search.ndjson')!);
+    const about = JSON.parse(text.slice(0, text.indexOf('\n')));
+    expect([about.licence, about.attribution, about.source_sha256]).toEqual([
+      'BSD-2-Clause',
+      expect.stringContaining('David V. Lu'),
+      sha256(readFileSync(FULL_SOURCE)),
+    ]);
+    const search = searchOver(storedOfDataset(text));
+    for (const query of ['meryl strep', 'lotr', 'best actress', 'the godfather part 2', 'zzqxjvwk'])
+      expect([query, JSON.stringify(search(query))]).toEqual([
+        query,
+        new TextDecoder().decode((await get(api, `/search/name=${encodeURIComponent(query)}`)).bytes),
+      ]);
   });
 
   it('has a SQLite file that the sqlite3 tool opens and finds whole', () => {
