@@ -1,9 +1,11 @@
 /**
  * npm run pack:client: the typed client (src/client/client.ts) as a package anyone
- * can install, `film-awards-archive-client`. It is compiled to ES2022
- * JavaScript with type declarations, because Node refuses to strip types
- * under node_modules and browsers run no TypeScript; it has no dependencies,
- * so the same files load in Node, Deno and browsers. The package is written
+ * can install, `film-awards-archive-client`. It is checked and declared by
+ * TypeScript and bundled by esbuild into one minified ES2022 file with what
+ * it imports of src/shared/ (the service's own search among it), because
+ * Node refuses to strip types under node_modules and browsers run no
+ * TypeScript; it has no dependencies, so the same file loads in Node, Deno
+ * and browsers, and a source map gives the TypeScript back to a debugger. The package is written
  * to OUT/package, packed there by `npm pack`, and the tarball's path is the
  * last line printed, so a script can hand it to `npm install`.
  */
@@ -13,6 +15,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CompilerOptions } from 'typescript';
+import { build } from 'esbuild';
 import { commandLine, refuser } from '../../lib/command-line.ts';
 import { API_VERSION } from './openapi.ts';
 import { createClient } from '../../src/client/client.ts';
@@ -48,8 +51,11 @@ async function typescript(): Promise<TypeScript | null> {
   }
 }
 
-/** Compiles the client and the shapes it names; throws with TypeScript's messages if anything does not compile. */
-function compile(ts: TypeScript, outDir: string): void {
+/**
+ * Checks the client and declares it and the shapes it names; bundles it;
+ * throws with TypeScript's messages if anything does not compile.
+ */
+async function compile(ts: TypeScript, outDir: string): Promise<void> {
   const options: CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.NodeNext,
@@ -65,11 +71,10 @@ function compile(ts: TypeScript, outDir: string): void {
     rootDir: path.join(ROOT, 'src'),
     newLine: ts.NewLineKind.LineFeed,
   };
-  // The JavaScript without comments (a browser loads it); the declarations keep them, where editors read them.
-  const program = ts.createProgram([ENTRY], { ...options, declaration: false, removeComments: true });
+  // The declarations keep the comments, where editors read them.
   const declarations = ts.createProgram([ENTRY], { ...options, emitDeclarationOnly: true });
-  const emitted = [program.emit(), declarations.emit()];
-  const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.flatMap((e) => e.diagnostics)];
+  const emitted = declarations.emit();
+  const problems = [...ts.getPreEmitDiagnostics(declarations), ...emitted.diagnostics];
   if (problems.length > 0) {
     throw new Error(
       ts.formatDiagnostics(problems, {
@@ -79,23 +84,41 @@ function compile(ts: TypeScript, outDir: string): void {
       }),
     );
   }
+  // The JavaScript a browser loads, in one file: minified, its names and the TypeScript in the source map.
+  await build({
+    entryPoints: [ENTRY],
+    outfile: path.join(outDir, 'client.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    minify: true,
+    sourcemap: 'external',
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
 }
 
 /**
- * What ships is flat: the compiler writes src/'s folders (client/client.*,
- * shared/types.*), the package holds client.* and types.* side by side, the
- * client naming `./types.js` (declarations keep the source's `.ts` specifiers).
- */
-/**
- * The modules of src/shared/ the client names (its shapes, types
- * only: client.js itself imports nothing), shipped beside it.
+ * The modules of src/shared/ whose declarations the client's name (its
+ * shapes: client.js holds all the code it runs), shipped beside it.
  */
 const SHARED = ['types'];
 
+/**
+ * What ships is flat: the compiler declares src/'s folders (client/client.d.ts,
+ * shared/types.d.ts), the package holds them side by side, the client naming
+ * `./types.js` (declarations keep the source's `.ts` specifiers); the source
+ * map names the sources as the repository does (`src/client/client.ts`).
+ */
 async function flatten(dir: string): Promise<void> {
+  const mapFile = path.join(dir, 'client.js.map');
+  const map = JSON.parse(await readFile(mapFile, 'utf8')) as { sources: string[] };
+  map.sources = map.sources.map((source) => path.relative(ROOT, path.resolve(dir, source)).split(path.sep).join('/'));
+  await writeFile(mapFile, JSON.stringify(map));
   const moves = [['client/client', 'client'], ...SHARED.map((name) => [`shared/${name}`, name])];
   for (const [from, to] of moves) {
-    for (const ext of ['.js', '.d.ts']) {
+    for (const ext of ['.d.ts']) {
       const text = await readFile(path.join(dir, `${from}${ext}`), 'utf8');
       await writeFile(
         path.join(dir, `${to}${ext}`),
@@ -157,10 +180,11 @@ Failures are \`ApiError\` (\`status\`, \`message\`, \`path\` with the key masked
 
 ## Offline: your own copy
 
-\`createOfflineClient\` downloads the service's dataset once (\`oscars.ndjson\`,
-checked against the sha256 its list gives) and then answers every lookup
-above but \`search\` from memory, with no key and no network, byte for byte
-as the service would (its errors too: status, message and \`path\`). Give it a
+\`createOfflineClient\` downloads the service's dataset once (\`oscars.ndjson\`
+and the search index \`search.ndjson\`, each checked against the sha256 its
+list gives) and then answers every lookup above, \`search\` included, from
+memory, with no key and no network, byte for byte as the service would (its
+errors too: status, message and \`path\`). Give it a
 \`store\` to keep the copy between runs (a file in Node or Deno, IndexedDB in a
 browser). The copy is hashed whenever it is loaded and on \`update()\`: one that
 no longer matches its sha256 (edited, cut short) or that cannot be read counts
@@ -186,12 +210,18 @@ await api.update(); // once a year is plenty
 \`\`\`
 
 With no network at all (a CI job, a laptop on a plane), seed it from the
-file downloaded elsewhere with \`curl -o oscars.ndjson "$BASE/dataset/file=oscars.ndjson/apikey=$KEY"\`
-and the \`sha256\` that \`/dataset\`'s list gives for it. The seed is used when
-the store holds no good copy, checked against that sha256, and kept in the store:
+files downloaded elsewhere with \`curl -o oscars.ndjson "$BASE/dataset/file=oscars.ndjson/apikey=$KEY"\`
+(and \`search.ndjson\` alike) and the \`sha256\` that \`/dataset\`'s list gives for each.
+The seed is used when the store holds no good copy, checked against those sha256s,
+and kept in the store; seeded without \`search\`, every lookup but search answers
+until \`update()\` takes the index:
 
 \`\`\`js
-const seed = { text: await readFile('oscars.ndjson'), sha256: process.env.OSCARS_NDJSON_SHA256 };
+const seed = {
+  text: await readFile('oscars.ndjson'),
+  sha256: process.env.OSCARS_NDJSON_SHA256,
+  search: { text: await readFile('search.ndjson'), sha256: process.env.SEARCH_NDJSON_SHA256 },
+};
 const api = await createOfflineClient({ baseUrl: 'http://127.0.0.1:8888', apiKey: process.env.FAA_KEY, store, seed });
 \`\`\`
 `;
@@ -213,8 +243,9 @@ async function manifest(): Promise<Record<string, unknown>> {
     sideEffects: false,
     files: [
       'client.js',
+      'client.js.map',
       'client.d.ts',
-      ...SHARED.flatMap((name) => [`${name}.js`, `${name}.d.ts`]),
+      ...SHARED.map((name) => `${name}.d.ts`),
       'README.md',
       'LICENSE',
     ],
@@ -228,7 +259,7 @@ export async function packClient(out: string): Promise<string> {
   if (!ts) throw new Error(`pack:client: ${NO_TYPESCRIPT}`);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  compile(ts, dir);
+  await compile(ts, dir);
   await flatten(dir);
   await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(await manifest(), null, 2)}\n`);
   await writeFile(path.join(dir, 'README.md'), packageReadme());

@@ -20,6 +20,9 @@ import type {
   SearchResult,
 } from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
+import { SEARCH_DATASET_FILE, searchOver, storedOfDataset } from '../shared/search.ts';
+import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH } from '../shared/routes.ts';
+import { MESSAGES } from '../shared/messages.ts';
 import type {
   AwardRecord,
   AwardSummary,
@@ -386,7 +389,7 @@ async function checkedFile(
   held?: string,
 ): Promise<{ bytes: Uint8Array; etag: string | null; sha256: string } | null> {
   const path = shown(PATHS.datasetFile(name));
-  if (!OFFLINE_ERRORS.fileName.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, path);
+  if (!DATASET_FILE_NAME.test(name)) throw new ApiError(400, OFFLINE_ERRORS.badFileName, path);
   for (let again = false; ; again = true) {
     if (again) api.forget(PATHS.dataset());
     const entry = (await api.get<DatasetList>(PATHS.dataset())).files.find((f) => f.name === name);
@@ -400,11 +403,16 @@ async function checkedFile(
   }
 }
 
-/** The dataset as the offline client holds it: the NDJSON's text, its ETag and sha256. */
-export interface HeldDataset {
+/** A file of the dataset as the offline client holds it: its text, ETag and sha256. */
+export interface HeldFile {
   text: string;
   etag: string | null;
   sha256: string;
+}
+
+/** The dataset as the offline client holds it: the NDJSON, and beside it the search index (`search.ndjson`) once held. */
+export interface HeldDataset extends HeldFile {
+  search?: HeldFile;
 }
 
 /**
@@ -421,9 +429,15 @@ export interface DatasetStore {
 
 /**
  * The NDJSON file downloaded by other means (`curl -o oscars.ndjson
- * …`), for an offline client whose store holds no good copy.
+ * …`), for an offline client whose store holds no good copy; with the
+ * search index (`search.ndjson`) beside it, search too needs no network.
  */
-export interface DatasetSeed {
+export interface DatasetSeed extends SeedFile {
+  search?: SeedFile;
+}
+
+/** A file of the dataset downloaded by other means. */
+export interface SeedFile {
   /** The file's text (or bytes), as downloaded. */
   text: string | Uint8Array;
   /** The sha256 the service's list gives for it: checked when given. */
@@ -633,9 +647,10 @@ class OfflineArchive {
 }
 
 /**
- * The service's own 400 and 404 messages (src/shared/messages.ts, the route
- * table), written out so that client.js loads alone, imports nothing (a
- * browser takes it as it is); test/build/client.test.ts holds them equal.
+ * The service's own 400 and 404 messages, which the offline client answers
+ * with: the 400s from src/shared/messages.ts; the 404s written out (the route
+ * table holds them with far more that client.js need not carry),
+ * test/build/client.test.ts holds them equal.
  */
 export const OFFLINE_ERRORS = {
   notFound: {
@@ -652,19 +667,13 @@ export const OFFLINE_ERRORS = {
     awardRecord: 'Award not found',
     rankings: 'Award not found',
   } as Record<string, string>,
-  badYear: 'Invalid year: expected a whole number, the year the ceremony was held',
-  badName: 'Invalid name: expected 1 to 512 characters',
-  badTitleId: 'Invalid title id: expected `tt` followed by digits (an IMDb title id such as tt0120338)',
-  badNameId:
-    'Invalid name id: expected `nm` or `co` followed by digits (an IMDb name id such as nm0000658, or a company id such as co0028775)',
-  badAwardId:
-    'Invalid award id: expected lower-case letters and digits in words joined by `-` (an award id from /awards, such as best-picture)',
-  badFileName:
-    'Invalid file: expected a name from the dataset list, such as oscars.sqlite, oscars.ndjson or nominations.csv',
-  titleId: /^tt[0-9]+$/,
-  nameId: /^(?:nm|co)[0-9]+$/,
-  awardId: /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
-  fileName: /^[a-z0-9_]{1,64}\.(?:sqlite|ndjson|csv)$/,
+  badYear: MESSAGES.badYear,
+  badName: MESSAGES.badName,
+  badSearch: MESSAGES.badSearch,
+  badTitleId: MESSAGES.badTitleId,
+  badNameId: MESSAGES.badNameId,
+  badAwardId: MESSAGES.badAwardId,
+  badFileName: MESSAGES.badFileName,
 };
 
 /** A year as the service reads it (digits, leading zeros dropped), or its 400. */
@@ -674,9 +683,9 @@ function year(value: number | string, path: string): string {
   return text.replace(/^0+(?=.)/, '');
 }
 
-/** A name as the service takes it (1 to 512 characters), or its 400. */
+/** A name as the service takes it (1 to MAX_NAME_LENGTH characters), or its 400. */
 function name(value: string, path: string): string {
-  if (value.length === 0 || [...value].length > 512) throw new ApiError(400, OFFLINE_ERRORS.badName, path);
+  if (value.length === 0 || [...value].length > MAX_NAME_LENGTH) throw new ApiError(400, OFFLINE_ERRORS.badName, path);
   return value;
 }
 
@@ -684,10 +693,10 @@ function name(value: string, path: string): string {
 function id(form: 'title' | 'name' | 'award', value: string, path: string): string {
   const [pattern, message] =
     form === 'title'
-      ? [OFFLINE_ERRORS.titleId, OFFLINE_ERRORS.badTitleId]
+      ? [ID_FORMS.titleById, OFFLINE_ERRORS.badTitleId]
       : form === 'name'
-        ? [OFFLINE_ERRORS.nameId, OFFLINE_ERRORS.badNameId]
-        : [OFFLINE_ERRORS.awardId, OFFLINE_ERRORS.badAwardId];
+        ? [ID_FORMS.nameById, OFFLINE_ERRORS.badNameId]
+        : [ID_FORMS.awardRecord, OFFLINE_ERRORS.badAwardId];
   if (!pattern.test(value)) throw new ApiError(400, message, path);
   return value;
 }
@@ -716,19 +725,41 @@ function readable(text: string): OfflineArchive | null {
   }
 }
 
-/**
- * The held copy's archive, when `copy` is a HeldDataset whose
- * text hashes to its sha256 and reads as the dataset; else null.
- */
-async function trusted(copy: unknown): Promise<OfflineArchive | null> {
-  const held = copy as HeldDataset | null;
-  if (
-    typeof held?.text !== 'string' ||
-    typeof held.sha256 !== 'string' ||
-    (held.etag !== null && typeof held.etag !== 'string')
-  )
+/** The search over the index `text` holds (`search.ndjson`), the service's own; null when it is not one. */
+function searchable(text: string): Finder | null {
+  try {
+    return searchOver(storedOfDataset(text));
+  } catch {
     return null;
-  return (await textSha256(held.text)) === held.sha256 ? readable(held.text) : null;
+  }
+}
+
+type Finder = (text: string) => SearchResult[];
+
+/** What the offline client answers from: the archive, and its search index once held. */
+interface OfflineCopy {
+  archive: OfflineArchive;
+  search: Finder | null;
+}
+
+/** `file` when it is a HeldFile whose text hashes to its sha256; else null. */
+async function intact(file: unknown): Promise<HeldFile | null> {
+  const f = file as HeldFile | null | undefined;
+  if (typeof f?.text !== 'string' || typeof f.sha256 !== 'string' || (f.etag !== null && typeof f.etag !== 'string'))
+    return null;
+  return (await textSha256(f.text)) === f.sha256 ? { text: f.text, etag: f.etag, sha256: f.sha256 } : null;
+}
+
+/**
+ * A copy as held and read: `text` the NDJSON, `search` the search index, or
+ * null (the copy is then kept without it). Null when the NDJSON does not read
+ * as the dataset.
+ */
+function copyOf(text: HeldFile, search: HeldFile | null): { held: HeldDataset; data: OfflineCopy } | null {
+  const archive = readable(text.text);
+  const finder = search && searchable(search.text);
+  if (!archive) return null;
+  return { held: finder ? { ...text, search: search! } : text, data: { archive, search: finder } };
 }
 
 /** What the store holds, or null when it holds nothing or cannot be read. */
@@ -740,76 +771,104 @@ async function readStore(store: DatasetStore | undefined): Promise<unknown> {
   }
 }
 
-/** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset). */
-async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineArchive }> {
+/** A seed's file as held (null when its bytes are not UTF-8), or the ApiError that says it is not the file its sha256 names. */
+async function seededFile(seed: SeedFile, name: string): Promise<HeldFile | null> {
   const [text, sha256] =
     typeof seed.text === 'string'
       ? [seed.text, await textSha256(seed.text)]
       : [decoded(seed.text), await sha256Of(seed.text)];
-  const path = shown(PATHS.datasetFile('oscars.ndjson'));
   if (seed.sha256 !== undefined && seed.sha256 !== sha256)
-    throw new ApiError(0, 'The seed does not match its sha256: download oscars.ndjson again', path);
-  const data = text === null ? null : readable(text);
-  if (text === null || !data)
-    throw new ApiError(0, 'The seed is not the dataset: expected the oscars.ndjson file the service lists', path);
-  return { held: { text, etag: null, sha256 }, data };
+    throw new ApiError(0, `The seed does not match its sha256: download ${name} again`, shown(PATHS.datasetFile(name)));
+  return text === null ? null : { text, etag: null, sha256 };
+}
+
+/** A seed as a held copy, or the ApiError that says it is not the file its sha256 names (or not the dataset, or its index not one). */
+async function seeded(seed: DatasetSeed): Promise<{ held: HeldDataset; data: OfflineCopy }> {
+  const text = await seededFile(seed, 'oscars.ndjson');
+  const search = seed.search ? await seededFile(seed.search, SEARCH_DATASET_FILE) : null;
+  const copy = text && copyOf(text, search);
+  if (!copy)
+    throw new ApiError(
+      0,
+      'The seed is not the dataset: expected the oscars.ndjson file the service lists',
+      shown(PATHS.datasetFile('oscars.ndjson')),
+    );
+  if (seed.search && !copy.data.search)
+    throw new ApiError(
+      0,
+      `The seed's search index is not one: expected the ${SEARCH_DATASET_FILE} file the service lists`,
+      shown(PATHS.datasetFile(SEARCH_DATASET_FILE)),
+    );
+  return copy;
+}
+
+const unreadable = (name: string) =>
+  new ApiError(
+    0,
+    'The dataset the service sent cannot be read by this client: update the client',
+    shown(PATHS.datasetFile(name)),
+  );
+
+/** A dataset file downloaded afresh, as held; `current` when the service's is the same. */
+async function fresh(api: Requester, name: string, current: HeldFile | null): Promise<HeldFile> {
+  const got = await checkedFile(api, name, current?.etag ?? null, current?.sha256);
+  if (!got) return current!;
+  // Its bytes were hashed as they came (checkedFile): read, not hashed again.
+  const text = decoded(got.bytes);
+  if (text === null) throw unreadable(name);
+  return { text, etag: got.etag, sha256: got.sha256 };
 }
 
 /**
- * A client that answers every lookup but search from its own copy of the
- * dataset, with no key and no network. The copy comes from `store` when its
- * text hashes to the sha256 it was kept with; else from `seed` (the NDJSON
- * file downloaded by other means); else it is downloaded, checked against
- * the sha256 the list gives. `update()` hashes the copy again and takes the
- * service's when the two differ. Its answers are the service's, byte for
- * byte once serialised; a 404 or 400 is the same ApiError (status, message,
- * path) the service's answer would give.
+ * A client that answers every lookup, search included, from its own copy
+ * of the dataset (`oscars.ndjson` and the search index, `search.ndjson`),
+ * with no key and no network. The copy comes from `store` when its texts
+ * hash to the sha256s they were kept with (a copy without a good index is
+ * completed from the service); else from `seed` (the files downloaded by
+ * other means); else it is downloaded, checked against the sha256s the list
+ * gives. `update()` hashes the copy again and takes the service's files
+ * that differ. Its answers are the service's, byte for byte once serialised;
+ * a 404 or 400 is the same ApiError (status, message, path) the service's
+ * answer would give.
  */
 export async function createOfflineClient(
   options: ClientOptions & { store?: DatasetStore; seed?: DatasetSeed },
 ): Promise<OfflineClient> {
   const api = new Requester(options);
   let held: HeldDataset | null = null;
-  let data: OfflineArchive | null = null;
-  const keep = async (copy: HeldDataset, archive: OfflineArchive) => {
-    [held, data] = [copy, archive];
-    await options.store?.write(copy);
+  let data: OfflineCopy | null = null;
+  const keep = async (copy: { held: HeldDataset; data: OfflineCopy }) => {
+    [held, data] = [copy.held, copy.data];
+    await options.store?.write(copy.held);
   };
   const take = async (): Promise<boolean> => {
     api.clear(); // ask the list afresh
-    // The copy as held now, hashed again: one that no longer matches its sha256 is asked for whole.
-    const current = held && (await textSha256(held.text)) === held.sha256 ? held : null;
-    const got = await checkedFile(api, 'oscars.ndjson', current?.etag ?? null, current?.sha256);
-    if (!got) return false;
-    // Its bytes were hashed as they came (checkedFile): read, not hashed again.
-    const text = decoded(got.bytes);
-    const archive = text === null ? null : readable(text);
-    if (text === null || !archive)
-      throw new ApiError(
-        0,
-        'The dataset the service sent cannot be read by this client: update the client',
-        shown(PATHS.datasetFile('oscars.ndjson')),
-      );
-    await keep({ text, etag: got.etag, sha256: got.sha256 }, archive);
+    // Each file as held now, hashed again: one that no longer matches its sha256 is asked for whole.
+    const [text, search] = [await intact(held), await intact(held?.search)];
+    const next = [await fresh(api, 'oscars.ndjson', text), await fresh(api, SEARCH_DATASET_FILE, search)] as const;
+    if (next[0] === text && next[1] === search) return false;
+    const copy = copyOf(...next);
+    if (!copy?.data.search) throw unreadable(copy ? SEARCH_DATASET_FILE : 'oscars.ndjson');
+    await keep(copy);
     return true;
   };
   const stored = await readStore(options.store);
-  const fromStore = await trusted(stored);
-  if (fromStore) [held, data] = [stored as HeldDataset, fromStore];
-  else if (options.seed) {
-    const seed = await seeded(options.seed);
-    await keep(seed.held, seed.data);
-  } else await take();
+  const text = await intact(stored);
+  const fromStore = text && copyOf(text, await intact((stored as HeldDataset).search));
+  if (fromStore) [held, data] = [fromStore.held, fromStore.data];
+  if (!fromStore && options.seed) await keep(await seeded(options.seed));
+  else if (!fromStore?.data.search) await take(); // nothing held, or held without its index
 
   const online = createClient(options);
   return {
-    ...offlineLookups(() => data!),
+    ...offlineLookups(() => data!.archive),
     search: async (text) => {
-      throw new ApiError(
-        0,
-        'search needs the service: the offline client answers every other lookup',
-        shown(PATHS.search(text)),
-      );
+      const at = shown(PATHS.search(text));
+      if (text.length === 0 || [...text].length > MAX_SEARCH_LENGTH)
+        throw new ApiError(400, OFFLINE_ERRORS.badSearch, at);
+      if (!data!.search)
+        throw new ApiError(0, `search needs the search index, ${SEARCH_DATASET_FILE}: seed it too, or update()`, at);
+      return data!.search(text);
     },
     dataset: online.dataset,
     datasetFile: online.datasetFile,

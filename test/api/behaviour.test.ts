@@ -18,6 +18,7 @@ import { createNodeServer } from '../../adapters/node.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { dataPath, parseRef, shardOf } from '../../src/store/refs.ts';
 import { ROUTES } from '../../src/shared/routes.ts';
+import { MESSAGES } from '../../src/shared/messages.ts';
 import type { Manifest, Shard } from '../../src/shared/types.ts';
 import { startBlobs } from '../helpers/blobs.ts';
 import { behaviourSuite, decoded, type Target } from './behaviour.ts';
@@ -119,16 +120,22 @@ async function offlineTarget(port: number, apiKey: string): Promise<Target> {
     async request(method, pathname) {
       const m = matchRoute(pathname);
       if (method !== 'GET' || m === null || m === 'root') return reply(404, { error: 'Not Found' });
-      // A ranking's segments are one query object (its keys in the path's order); any other route's, its method's arguments in order.
-      const query =
-        m.rest &&
-        Object.fromEntries(
-          m.rest.map((segment) => [
-            segment.slice(0, segment.indexOf('=')),
-            decodeURIComponent(segment.slice(segment.indexOf('=') + 1)),
-          ]),
-        );
-      const args = query ? [query] : m.route.params.map((p) => decodeURIComponent(m.raw[p]!));
+      let args: unknown[];
+      try {
+        // A ranking's segments are one query object (its keys in the path's order); any other route's, its method's arguments in order.
+        const query =
+          m.rest &&
+          Object.fromEntries(
+            m.rest.map((segment) => [
+              segment.slice(0, segment.indexOf('=')),
+              decodeURIComponent(segment.slice(segment.indexOf('=') + 1)),
+            ]),
+          );
+        args = query ? [query] : m.route.params.map((p) => decodeURIComponent(m.raw[p]!));
+      } catch {
+        // A path no method can be called with: the service's parser answers it before any lookup.
+        return reply(400, { error: MESSAGES.badEncoding });
+      }
       try {
         return reply(
           200,
@@ -301,7 +308,7 @@ if (!QUICK)
     () => offline,
     () => archive,
     () => ids,
-    ['lookups'],
+    ['lookups', 'search'],
   );
 for (const t of RUNNING)
   conformanceSuite(

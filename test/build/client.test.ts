@@ -14,7 +14,7 @@ import {
   parseRetryAfter,
   type ClientOptions,
 } from '../../src/client/client.ts';
-import { DATASET_FILE_NAME, ID_FORMS, ROUTES } from '../../src/shared/routes.ts';
+import { ROUTES } from '../../src/shared/routes.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { MESSAGES } from '../../src/shared/messages.ts';
 import type { DatasetList } from '../../src/shared/types.ts';
@@ -266,6 +266,7 @@ describe('the offline client', () => {
     expect(net.state.asked.map((a) => a.path)).toEqual([
       '/dataset/apikey=KEY',
       '/dataset/file=oscars.ndjson/apikey=KEY',
+      '/dataset/file=search.ndjson/apikey=KEY',
     ]);
     net.state.online = false;
     const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
@@ -279,6 +280,10 @@ describe('the offline client', () => {
       ['titleById', (c) => c.titleById('tt0018578')],
       ['nameById', (c) => c.nameById('nm0417837')],
       ['categories', (c) => c.categories()],
+      // Search from the service's own index: typos, short forms, categories, nothing close, no letter at all.
+      ...['meryl strep', 'lotr', 'best picture', 'emma st', 'zzqxjvwk qqzzpx', '!!!', 'x'.repeat(200)].map(
+        (text): [string, (c: Client) => Promise<unknown>] => [`search ${text.slice(0, 20)}`, (c) => c.search(text)],
+      ),
     ];
     for (const [name, call] of calls)
       expect([name, JSON.stringify(await call(offline))]).toEqual([name, JSON.stringify(await call(online))]);
@@ -292,22 +297,24 @@ describe('the offline client', () => {
       ['categoryAt', (c) => c.categoryAt('Picture', '1.5')],
       ['titleById', (c) => c.titleById('nm1')],
       ['nameById', (c) => c.nameById('nm1')],
+      ['search', (c) => c.search('')],
+      ['search', (c) => c.search('é'.repeat(201))],
     ];
     for (const [name, call] of failing) {
       const [mine, theirs] = [await errorOf(call(offline)), await errorOf(call(online))];
       expect([name, mine.status, mine.message, mine.path]).toEqual([name, theirs.status, theirs.message, theirs.path]);
     }
-    expect(net.state.asked).toHaveLength(2);
+    expect(net.state.asked).toHaveLength(3);
   });
 
-  /** The NDJSON file and its listed sha256 as someone fetches them with curl: plain requests, no client. */
-  async function downloaded() {
+  /** A file of the dataset (the NDJSON unless named) and its listed sha256 as someone fetches them with curl: plain requests, no client. */
+  async function downloaded(name = 'oscars.ndjson') {
     const list = (await (await fetch(`${local.baseUrl}/dataset/apikey=${local.key}`)).json()) as DatasetList;
-    const response = await fetch(`${local.baseUrl}/dataset/file=oscars.ndjson/apikey=${local.key}`);
+    const response = await fetch(`${local.baseUrl}/dataset/file=${name}/apikey=${local.key}`);
     return {
       text: await response.text(),
       etag: response.headers.get('etag'),
-      sha256: list.files.find((f) => f.name === 'oscars.ndjson')!.sha256,
+      sha256: list.files.find((f) => f.name === name)!.sha256,
     };
   }
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -331,7 +338,7 @@ describe('the offline client', () => {
         .split('\n')
         .filter((line) => line.includes('"held_year":1929,'))
         .join('\n') + '\n';
-    kept.push({ text: older, etag: '"0123456789abcdef0123"', sha256: sha256(older) });
+    kept.push({ ...kept[0], text: older, etag: '"0123456789abcdef0123"', sha256: sha256(older) });
     net.state.asked.length = 0;
     const old = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
     expect(net.state.asked).toEqual([]);
@@ -370,6 +377,7 @@ describe('the offline client', () => {
         [
           { path: '/dataset/apikey=KEY', ifNoneMatch: null },
           { path: '/dataset/file=oscars.ndjson/apikey=KEY', ifNoneMatch: null },
+          { path: '/dataset/file=search.ndjson/apikey=KEY', ifNoneMatch: null }, // never held
         ],
       ]);
       expect([what, kept.at(-1)!.text === good.text]).toEqual([what, true]);
@@ -457,8 +465,9 @@ describe('the offline client', () => {
     expect((await again.ceremony(1929)).length).toBeGreaterThan(0);
   });
 
-  it('is seeded from the NDJSON file downloaded by hand, with the network cut, and keeps it', async () => {
+  it('is seeded from the NDJSON file and the search index downloaded by hand, with the network cut, and keeps them', async () => {
     const good = await downloaded();
+    const index = await downloaded('search.ndjson');
     const net = network();
     net.state.online = false;
     const kept: HeldDataset[] = [];
@@ -468,14 +477,19 @@ describe('the offline client', () => {
       apiKey: local.key,
       fetch: net.fetch,
       store,
-      seed: { text: new TextEncoder().encode(good.text), sha256: good.sha256 },
+      seed: {
+        text: new TextEncoder().encode(good.text),
+        sha256: good.sha256,
+        search: { text: index.text, sha256: index.sha256 },
+      },
     });
     expect(net.state.asked).toEqual([]);
-    expect(kept.map((h) => h.sha256)).toEqual([good.sha256]);
+    expect(kept.map((h) => [h.sha256, h.search?.sha256])).toEqual([[good.sha256, index.sha256]]);
     const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
     expect(JSON.stringify(await offline.person('Emil Jannings'))).toBe(
       JSON.stringify(await online.person('Emil Jannings')),
     );
+    expect(JSON.stringify(await offline.search('jannings'))).toBe(JSON.stringify(await online.search('jannings')));
     // A later start takes the store's copy, not the seed; a seed that is not the file its sha256 names is refused.
     const next = await createOfflineClient({
       baseUrl: local.baseUrl,
@@ -494,9 +508,67 @@ describe('the offline client', () => {
       }),
     );
     expect(error.message).toMatch(/does not match its sha256/);
-    // Back online, update() compares with the list: the seeded copy is the service's, nothing to take.
+    const badIndex = await errorOf(
+      createOfflineClient({
+        baseUrl: local.baseUrl,
+        apiKey: local.key,
+        fetch: net.fetch,
+        seed: { text: good.text, search: { text: index.text, sha256: good.sha256 } },
+      }),
+    );
+    expect(badIndex.message).toBe('The seed does not match its sha256: download search.ndjson again');
+    const notIndex = await errorOf(
+      createOfflineClient({
+        baseUrl: local.baseUrl,
+        apiKey: local.key,
+        seed: { text: good.text, search: { text: good.text } },
+      }),
+    );
+    expect(notIndex.message).toMatch(/^The seed's search index is not one/);
+    // Seeded without the index: every lookup but search, which says what it needs, until update() takes the index.
+    const plain = await createOfflineClient({
+      baseUrl: local.baseUrl,
+      apiKey: local.key,
+      fetch: net.fetch,
+      seed: { text: good.text },
+    });
+    expect((await plain.ceremony(1929)).length).toBeGreaterThan(0);
+    expect(await errorOf(plain.search('jannings'))).toMatchObject({
+      status: 0,
+      message: 'search needs the search index, search.ndjson: seed it too, or update()',
+      path: '/search/name=jannings/apikey=…',
+    });
+    // Back online, update() compares with the list: the seeded copy is the service's, nothing to take, but the missing index.
     net.state.online = true;
     expect(await offline.update()).toBe(false);
+    net.state.asked.length = 0;
+    expect(await plain.update()).toBe(true);
+    expect(net.state.asked.map((a) => a.path)).toEqual([
+      '/dataset/apikey=KEY',
+      '/dataset/file=search.ndjson/apikey=KEY',
+    ]);
+    expect(JSON.stringify(await plain.search('jannings'))).toBe(JSON.stringify(await online.search('jannings')));
+  });
+
+  it('completes a copy kept without the search index (by a client before offline search) with the index alone', async () => {
+    const good = await downloaded();
+    const net = network();
+    const kept: HeldDataset[] = [{ text: good.text, etag: good.etag, sha256: good.sha256 }];
+    const store = { read: () => kept.at(-1)!, write: (held: HeldDataset) => void kept.push(held) };
+    const offline = await createOfflineClient({ baseUrl: local.baseUrl, apiKey: local.key, fetch: net.fetch, store });
+    expect(net.state.asked.map((a) => a.path)).toEqual([
+      '/dataset/apikey=KEY',
+      '/dataset/file=search.ndjson/apikey=KEY',
+    ]);
+    expect(kept.at(-1)).toMatchObject({
+      text: good.text,
+      search: { sha256: (await downloaded('search.ndjson')).sha256 },
+    });
+    net.state.online = false;
+    const online = createClient({ baseUrl: local.baseUrl, apiKey: local.key });
+    expect(JSON.stringify(await offline.search('oppenhiemer'))).toBe(
+      JSON.stringify(await online.search('oppenhiemer')),
+    );
   });
 
   it('reads the list again when a file does not match the sha256 of the list it kept, before giving up', async () => {
@@ -520,25 +592,10 @@ describe('the offline client', () => {
     expect([lists, createHash('sha256').update(bytes).digest('hex')]).toEqual([2, listed]);
   });
 
-  it('gives the service’s own 400 and 404 messages and forms, written out so that client.js imports nothing', () => {
-    const { notFound, titleId, nameId, awardId, fileName, ...messages } = OFFLINE_ERRORS;
-    expect(notFound).toEqual(
+  it('gives the service’s own 404 messages, written out so that client.js carries no route table', () => {
+    expect(OFFLINE_ERRORS.notFound).toEqual(
       Object.fromEntries(ROUTES.filter((r) => r.notFound && r.tag !== 'dataset').map((r) => [r.client, r.notFound])),
     );
-    expect(messages).toEqual({
-      badYear: MESSAGES.badYear,
-      badName: MESSAGES.badName,
-      badTitleId: MESSAGES.badTitleId,
-      badNameId: MESSAGES.badNameId,
-      badAwardId: MESSAGES.badAwardId,
-      badFileName: MESSAGES.badFileName,
-    });
-    expect([titleId.source, nameId.source, awardId.source, fileName.source]).toEqual([
-      ID_FORMS.titleById.pattern,
-      ID_FORMS.nameById.pattern,
-      ID_FORMS.awardRecord.pattern,
-      DATASET_FILE_NAME.source,
-    ]);
   });
 
   it('refuses a download whose bytes do not hash to the sha256 the list gives', async () => {

@@ -27,7 +27,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  */
 export const FLOORS: [folder: string, mayImport: string[]][] = [
   ['src/shared', []], // shapes of the answers, the routes, limits, messages, small tools
-  ['src/client', ['src/shared']], // the client package, which imports nothing at run time (client.js loads alone)
+  ['src/client', ['src/shared']], // the client package: bundled with what it uses of src/shared into client.js, which loads alone
   ['src/store', ['src/shared', 'src/client']], // the stored layout and its reader; rankings through the client's ranking maker, so the offline client's are the service's
   ['src/http', ['src/shared', 'src/store', 'src/client']], // a request read (a ranking's segments checked by the client's own rules), a reply made, shared-cache headers
   ['src/keys', ['src/shared']], // the key contract, secrets, address and key rules, their cache
