@@ -326,13 +326,13 @@ export const ID_FORMS = {
   ),
 } as const;
 
+/** The path of the record of the film (`tt…`), person or company (`nm…`, `co…`) with this IMDb id. */
+export const recordPath = (id: string) => `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
+
 /**
  * A dataset file's name, as the list names them: lower-case
  * letters, digits and `_`, then `.sqlite`, `.ndjson` or `.csv`.
  */
-/** The path of the record of the film (`tt…`), person or company (`nm…`, `co…`) with this IMDb id. */
-export const recordPath = (id: string) => `/${id.startsWith('tt') ? 'film' : 'people'}/id=${id}`;
-
 export const DATASET_FILE_NAME = /^[a-z0-9_]{1,64}\.(?:sqlite|ndjson|csv)$/;
 
 /** The path template of a route, as documented: `/person/name={name}/apikey={apikey}`. */
