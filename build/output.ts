@@ -10,6 +10,7 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import pLimit from 'p-limit';
+import { MANIFEST_PATH } from '../src/store/refs.ts';
 
 /** Parallel file writes. */
 export const WRITE_CONCURRENCY = 32;
@@ -101,7 +102,8 @@ export async function writeOutput(target: string, files: Map<string, Uint8Array>
     const put = async (file: string, bytes: Uint8Array) => {
       const previous = path.join(target, file);
       // The previous dist/ is only ever renamed away and removed, never written, so a shared file stays these bytes.
-      if (await holds(previous, bytes)) {
+      // Not the manifest: written afresh, its mtime says when dist/ was built (build/dist-state.ts).
+      if (file !== MANIFEST_PATH && (await holds(previous, bytes))) {
         const linked = await io.link(previous, path.join(tmp, file)).then(
           () => true,
           () => false,

@@ -148,6 +148,14 @@ describe('a machine whose dist/ holds the full archive, with no source given', (
     expect(await heldSource()).toMatchObject({ sample: true });
   });
 
+  it('npm start rebuilds once after a change that leaves every answer the same, then serves what it built', async () => {
+    // Touched, not edited (routes.ts back from the future an earlier test gave it): the build makes the same bytes.
+    const now = new Date();
+    for (const file of ['src/shared/routes.ts', 'src/shared/limits.ts']) await utimes(path.join(clone, file), now, now);
+    expect((await startAndAsk()).output).toContain('building: src changed since the last build');
+    expect((await startAndAsk()).output).not.toContain('building:');
+  });
+
   it('npm start then rebuilds the sample when the code changed, and says it serves the sample', async () => {
     const later = new Date(Date.now() + 180_000);
     await utimes(path.join(clone, 'src/shared/routes.ts'), later, later);
