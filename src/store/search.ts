@@ -16,8 +16,12 @@
  *
  * What is forgiven: case, marks, punctuation and spacing; one typo in a word
  * of 4 letters or more, two in one of 8 or more, and in a text of 10
- * letters or more one in a word of 3 and two in one of 6 (a letter wrong,
- * missing, added, or two swapped, the first letters too); `&` for "and" and
+ * letters or more (or of 8 asking a name of 10) one in a word of 3 and two
+ * in one of 5 (a letter wrong, missing, added, or two swapped, with or
+ * without a letter between them, the first letters too), two in all, each
+ * mistyped word matched to the name's word it is closest to even when a
+ * word written right is as close to that one ("life for lief": Live for
+ * Life); `&` for "and" and
  * a leading article (such small words, and initials, are optional on either
  * side); digits, number words and roman numerals (1 to 20); words in any
  * order; words the name does not have, when they are small words or a year
@@ -308,15 +312,28 @@ export class Lines {
 
 /** Edits allowed in a word asked: none under 4 letters, one under 8, two from 8. */
 const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
+/** The most typos forgiven in a word, and in a name. */
+const MOST_TYPOS = 2;
 
 /** Rows of the edit table, kept between calls: a comparison makes no garbage. */
-const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current: new Int32Array(64) };
+const ROWS = {
+  older: new Int32Array(64),
+  before: new Int32Array(64),
+  previous: new Int32Array(64),
+  current: new Int32Array(64),
+};
 
-/** Edits (insertions, deletions, substitutions, swaps of neighbours) between `a` and `b`, or `max + 1` once more than `max`. */
+/**
+ * Edits (insertions, deletions, substitutions, swaps of neighbours) between
+ * `a` and `b`, or `max + 1` once more than `max`. Two neighbours swapped
+ * with a letter added or dropped between them are two edits, as a person
+ * counts them ("hgmuhes" for "hughes", "asfrley" for "farley"), not three
+ * as the usual table (which edits no letter twice) has it.
+ */
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
-  let { before, previous, current } = ROWS;
+  let { older, before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
     current[0] = i;
@@ -327,11 +344,16 @@ export function editsWithin(a: string, b: string, max: number): number {
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ai === bj ? 0 : 1));
       if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d)
         d = before[j - 2] + 1;
+      // Swapped with a letter between: one added to `a` ("xzy" for "yx"), or one dropped from it ("yx" for "xzy").
+      if (i > 2 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 3) === bj && older[j - 2] + 2 < d)
+        d = older[j - 2] + 2;
+      if (i > 1 && j > 2 && ai === b.charCodeAt(j - 3) && a.charCodeAt(i - 2) === bj && before[j - 3] + 2 < d)
+        d = before[j - 3] + 2;
       current[j] = d;
       if (d < best) best = d;
     }
     if (best > max) return max + 1;
-    [before, previous, current] = [previous, current, before];
+    [older, before, previous, current] = [before, previous, current, older];
   }
   return previous[b.length];
 }
@@ -365,9 +387,9 @@ interface Asked {
   bare: string;
   bareNoYear: string;
   years: string[];
-  /** A long text (LONG_TEXT): a word of it may hold a typo more. */
+  /** A long text (LONG_TEXT): a word of it may hold a typo more (so may one of a long name). */
   long: boolean;
-  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
+  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond MOST_TYPOS (null: the word itself only). */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
@@ -403,16 +425,22 @@ function asked(text: string, key: string): Asked {
   return q;
 }
 
-/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 (either's: "fred oneedl", "laurence ennet"). */
-function typosBetween(q: Asked, asked: string, word: string): number {
+/**
+ * Typos forgiven between a word asked and a word of a name: one from 4
+ * letters (either's), two from 8; when the text or the name is long
+ * (LONG_TEXT), one from 3 ("raiders of the lost arc") and two from 5
+ * (either's: "fred oneedl", "laurence ennet", "cgina king" for Regina King).
+ */
+function typosBetween(asked: string, word: string, long: boolean): number {
   if (asked.length < 3) return 0;
-  return Math.max(
-    typosFor(Math.max(asked.length, word.length)),
-    q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0,
-  );
+  const length = Math.max(asked.length, word.length);
+  return Math.max(typosFor(length), long ? (length >= LONG_WORD ? 2 : 1) : 0);
 }
 
-/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
+/** Letters from which a word of a long text or name may hold two typos. */
+const LONG_WORD = 5;
+
+/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text or name forgives a word of 5 to 7 letters is looked for only in those). */
 const mostTypos = (asked: string) => (asked.length < 3 ? 0 : typosFor(asked.length + 1));
 
 /** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
@@ -460,48 +488,67 @@ const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
  * start when the key does not start as asked.
  */
 function fit(q: Asked, key: Key): Fit {
-  const { compact, bare: keyBare, words: k, article } = key;
+  const { compact, bare: keyBare, words: k } = key;
   if (compact === q.compact || keyBare === q.bare) return fitOf(1, true, false);
   if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return fitOf(1, true, true);
   if (k.length > 30) return NO_FIT;
+  // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King).
+  const long = q.long || (compact.length >= LONG_TEXT && q.compact.length >= LONG_TEXT - MOST_TYPOS);
+  const inOrder = fitPlacing(q, key, long, false);
+  // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
+  return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
+}
+
+/** No fit, but a word asked was close only to words of the key other words asked took: `fit` places it again. */
+const TAKEN = -2;
+
+/** Where each word asked was found among a key's words, as `fit` places them (-1: not found). */
+const PLACES = new Int32Array(SEARCH_WORDS);
+
+/**
+ * How well a key answers the words asked (`fit`), each placed in turn among
+ * its words not yet taken (`placeOf`): in the order asked, or, when
+ * `mistypedFirst`, the words the key does not hold as written before the
+ * others. `long`: the text or the key is long (a typo more is forgiven).
+ */
+function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): Fit {
+  const { words: k, article } = key;
   const words = q.words;
   let used = 0;
   let prefix = false;
   let edits = 0;
   let yearAside = false;
   let unasked = 0; // 1 when a small word or a year asked is not in the key
-  let lead = -1; // where the first word asked that is not a small word was found
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i];
-    // Two words asked that are one word of the name ("god father").
-    const pair = q.pairs[i];
-    const j = pair === null ? -1 : k.indexOf(pair);
-    if (j >= 0 && !(used & (1 << j))) {
-      used |= 1 << j;
-      if (lead < 0) lead = j;
-      i++;
-      continue;
-    }
-    const place = placeOf(q, i, k, used);
-    if (place < 0) {
-      // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
-      if (SMALL.has(w) || w.length === 1) {
-        unasked = 1;
+  PLACES.fill(-2, 0, words.length); // -2: not placed yet
+  for (let pass = mistypedFirst ? 0 : 1; pass < 2; pass++) {
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i];
+      if (PLACES[i] !== -2 || (pass === 0 && (SMALL.has(w) || k.includes(w)))) continue;
+      // Two words asked that are one word of the name ("god father").
+      const pair = q.pairs[i];
+      const j = pair === null || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair);
+      if (j >= 0 && !(used & (1 << j))) {
+        used |= 1 << j;
+        [PLACES[i], PLACES[i + 1]] = [j, j];
+        i++;
         continue;
       }
-      if (isYear(w)) {
-        [yearAside, unasked] = [true, 1];
-        continue;
-      }
-      return NO_FIT;
+      const place = placeOf(q, i, k, used, long);
+      PLACES[i] = place < 0 ? -1 : place & 31;
+      if (place >= 0) {
+        used |= ((1 << ((place >> 5) & 3)) - 1) << (place & 31);
+        edits += (place >> 7) & 3;
+        if (place & 512) prefix = true;
+        // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
+      } else if (SMALL.has(w) || w.length === 1) unasked = 1;
+      else if (isYear(w)) [yearAside, unasked] = [true, 1];
+      else return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
     }
-    const found = place & 31;
-    used |= ((1 << ((place >> 5) & 3)) - 1) << found;
-    edits += (place >> 7) & 3;
-    if (place & 512) prefix = true;
-    if (lead < 0 && !SMALL.has(w)) lead = found;
   }
-  if (used === 0 || edits > 2) return NO_FIT;
+  if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
+  // Where the first word asked that is not a small word was found.
+  let lead = -1;
+  for (let i = 0; i < words.length && lead < 0; i++) if (!SMALL.has(words[i])) lead = PLACES[i];
   const starts = lead === (article ? 1 : 0);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
@@ -514,11 +561,12 @@ function fit(q: Asked, key: Key): Fit {
 /**
  * Where the `i`th word asked stands among a key's words `k` not yet `used`,
  * best first: the word itself; two or three of them run together
- * ("otoole"); the start of one (the last word asked); one within its typos,
- * the fewest. As one number (no garbage): the place, plus 32 times the words
- * it takes, 128 times its edits, 512 for a start; -1 nowhere.
+ * ("otoole"); the start of one (the last word asked); one within its typos
+ * (`long`: more of them, `typosBetween`), the fewest. As one number (no
+ * garbage): the place, plus 32 times the words it takes, 128 times its
+ * edits, 512 for a start; -1 nowhere.
  */
-function placeOf(q: Asked, i: number, k: string[], used: number): number {
+function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean): number {
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
@@ -532,20 +580,31 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
     for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
   }
-  const close = q.close[i];
   let [found, cost] = [-1, 0];
-  for (let j = 0; close && j < k.length; j++) {
+  for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
-    const word = written(k[j]); // a typo in a number written as a word ("thre") is against the word
-    let d = close.get(k[j]);
-    if (d === undefined) {
-      const typos = typosBetween(q, w, word);
-      d = editsWithin(w, word, typos);
-      close.set(k[j], d > typos ? -1 : d);
-    }
-    if (d > 0 && d <= typosBetween(q, w, word) && (found < 0 || d < cost)) [found, cost] = [j, d];
+    const d = typoOf(q, i, k[j], long);
+    if (d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
+}
+
+/** The typos between the `i`th word asked and a word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
+function typoOf(q: Asked, i: number, word: string, long: boolean): number {
+  const close = q.close[i]!;
+  const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
+  let d = close.get(word);
+  if (d === undefined) {
+    d = editsWithin(q.words[i], spoken, MOST_TYPOS);
+    close.set(word, d > MOST_TYPOS ? -1 : d);
+  }
+  return d <= typosBetween(q.words[i], spoken, long) ? d : -1;
+}
+
+/** Whether the `i`th word asked, found nowhere among a key's words, is within its typos of one other words asked took (`used`). */
+function taken(q: Asked, i: number, k: string[], used: number, long: boolean): boolean {
+  for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
+  return false;
 }
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
@@ -728,15 +787,13 @@ export class SearchIndex {
   private closeTo(q: Asked, i: number, add: (word: string) => void) {
     const w = q.words[i];
     this.near(w, mostTypos(w), (word, edits) => {
-      if (edits <= typosBetween(q, w, word)) {
-        q.close[i]!.set(word, edits);
-        add(word);
-      }
+      q.close[i]!.set(word, edits);
+      if (edits <= typosBetween(w, word, q.long)) add(word);
     });
     // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
     for (let n = 1; n < NUMBER_WORDS.length; n++) {
-      const edits = editsWithin(w, NUMBER_WORDS[n], typosBetween(q, w, NUMBER_WORDS[n]));
-      if (edits > 0 && edits <= typosBetween(q, w, NUMBER_WORDS[n])) {
+      const edits = editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS);
+      if (edits > 0 && edits <= typosBetween(w, NUMBER_WORDS[n], q.long)) {
         q.close[i]!.set(String(n), edits);
         add(String(n));
       }
