@@ -36,8 +36,10 @@
  * written (a category so named after a film, person or company so named,
  * unless the text starts with "best"); every word asked a whole word of the
  * name (those naming all of its words first); a word asked the start of
- * one; the same two leaving a small word or a year asked out; a typo or two
- * (the fewer the better, a name named whole first). Within one class: the
+ * one (a name starting as typed first: "united ar" for United Artists, not
+ * United States Army Air Force); the same two leaving a small word or a
+ * year asked out; a typo or two (the fewer the better, a name named whole
+ * first, then one naming the words in the order asked). Within one class: the
  * year asked, then more nominations, then a name starting as asked, then
  * the name.
  */
@@ -383,6 +385,8 @@ interface Asked {
   /** The words run together, and without the years asked (a year may be no part of the name). */
   compact: string;
   compactNoYear: string;
+  /** The words as written run together (roman numerals as letters: "dark vi" may be the start of Dark Victory). */
+  typed: string;
   /** The same without a leading article. */
   bare: string;
   bareNoYear: string;
@@ -413,6 +417,7 @@ function asked(text: string, key: string): Asked {
     written,
     compact,
     compactNoYear: join(kept),
+    typed: join(written),
     bare: join(strip(all)),
     bareNoYear: join(strip(kept)),
     years: words.filter(isYear),
@@ -474,7 +479,7 @@ type Fit = number;
 
 const NO_FIT = -1;
 /** The rank from which a key needs two typos. */
-const TWO_TYPOS = 20;
+const TWO_TYPOS = 24;
 const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
   rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
@@ -482,10 +487,11 @@ const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
  * caller); then by what the words asked are to the key's words: whole words
  * (8), a word asked the start of one (10), the same leaving out a small
- * word or a year asked (12 and 14), a typo (16) or two (20), 2 more when a
- * small word or a year asked is not in it; and 1 more for whole words and
- * typos when some of the key's words (but small ones) were not asked, for a
- * start when the key does not start as asked.
+ * word or a year asked (12 and 14), a typo (16) or two (24), 4 more when a
+ * small word or a year asked is not in it; and 1 more for whole words, 2
+ * for typos, when some of the key's words (but small ones) were not asked;
+ * for a start when the key does not start as typed; for typos when it does
+ * not start as asked.
  */
 function fit(q: Asked, key: Key): Fit {
   const { compact, bare: keyBare, words: k } = key;
@@ -497,6 +503,17 @@ function fit(q: Asked, key: Key): Fit {
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
+}
+
+/** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
+function readsAsTyped(q: Asked, key: Key): boolean {
+  const { compact, bare } = key;
+  return (
+    compact.startsWith(q.compact) ||
+    compact.startsWith(q.typed) ||
+    bare.startsWith(q.compact) ||
+    bare.startsWith(q.typed)
+  );
 }
 
 /** No fit, but a word asked was close only to words of the key other words asked took: `fit` places it again. */
@@ -552,9 +569,11 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   const starts = lead === (article ? 1 : 0);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
-  if (edits > 0) return fitOf((3 + edits) * 4 + 2 * unasked + some, starts, yearAside);
-  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an").
-  if (prefix) return fitOf(10 + 4 * unasked + (starts ? 0 : 1), starts, yearAside);
+  // With typos, a name of the words in the order asked before another ("nichoas ike": Nicholas Pike, not Mike Nichols).
+  if (edits > 0) return fitOf(8 + 8 * edits + 4 * unasked + 2 * some + (starts ? 0 : 1), starts, yearAside);
+  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an");
+  // one that starts as typed first ("united ar": United Artists before United States Army Air Force).
+  if (prefix) return fitOf(10 + 4 * unasked + (readsAsTyped(q, key) ? 0 : 1), starts, yearAside);
   return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
 
@@ -578,7 +597,9 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
   }
   // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
   if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
-    for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
+    const typed = q.written[i]; // a roman numeral as the letters it is ("dark vi": Dark Victory)
+    for (let j = 0; j < k.length; j++)
+      if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
   }
   let [found, cost] = [-1, 0];
   for (let j = 0; q.close[i] && j < k.length; j++) {
