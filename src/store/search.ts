@@ -35,7 +35,9 @@
  * case, marks, punctuation, spacing, small words and how numbers are
  * written (a category so named after a film, person or company so named,
  * unless the text starts with "best"); every word asked a whole word of the
- * name (those naming all of its words first); a word asked the start of
+ * name (those naming all of its words first), or the name starting as typed
+ * when the last of several words asked has one or two letters ("the in":
+ * The Insider, not A Place in the Sun); a word asked the start of
  * one (a name starting as typed first: "united ar" for United Artists, not
  * United States Army Air Force); the same two leaving a small word or a
  * year asked out; a typo or two (the fewer the better, a name named whole
@@ -491,7 +493,8 @@ const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
  * small word or a year asked is not in it; and 1 more for whole words, 2
  * for typos, when some of the key's words (but small ones) were not asked;
  * for a start when the key does not start as typed; for typos when it does
- * not start as asked.
+ * not start as asked. A key starting as typed is 8 when the last of
+ * several words asked has one or two letters.
  */
 function fit(q: Asked, key: Key): Fit {
   const { compact, bare: keyBare, words: k } = key;
@@ -571,6 +574,10 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
   // With typos, a name of the words in the order asked before another ("nichoas ike": Nicholas Pike, not Mike Nichols).
   if (edits > 0) return fitOf(8 + 8 * edits + 4 * unasked + 2 * some + (starts ? 0 : 1), starts, yearAside);
+  // A last word of one or two letters is more often a word being typed than a whole one: a name starting as typed is
+  // as good as one naming every word ("the in": The Insider before A Place in the Sun).
+  const last = q.written[words.length - 1];
+  if (words.length > 1 && last.length < 3 && unasked === 0 && readsAsTyped(q, key)) return fitOf(8, starts, yearAside);
   // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an");
   // one that starts as typed first ("united ar": United Artists before United States Army Air Force).
   if (prefix) return fitOf(10 + 4 * unasked + (readsAsTyped(q, key) ? 0 : 1), starts, yearAside);
@@ -724,11 +731,12 @@ export class SearchIndex {
   private search(text: string, key: string, files: SearchFiles): SearchResult[] {
     if (key === '') return [];
     const q = asked(text, key);
-    // The most telling words first: the longest that are neither small words, years nor a short start; then any.
+    // The most telling words first: the longest that are neither small words, years nor a short start; then any, a short
+    // start last (the names holding it whole miss those it starts: "a ha" is A Hard Day's Night, not Lee Ha Jun).
     const weak = (i: number) =>
-      Number(
-        SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3),
-      );
+      i === q.words.length - 1 && i > 0 && q.words[i].length < 3
+        ? 2
+        : Number(SMALL.has(q.words[i]) || isYear(q.words[i]));
     // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
