@@ -16,12 +16,12 @@
  *
  * What is forgiven: case, marks, punctuation and spacing; one typo in a word
  * of 4 letters or more, two in one of 8 or more, and in a text of 10
- * letters or more (or of 8 asking a name of 10) one in a word of 3 and two
- * in one of 5 (a letter wrong, missing, added, or two swapped, with or
- * without a letter between them, the first letters too), two in all, each
- * mistyped word matched to the name's word it is closest to even when a
- * word written right is as close to that one ("life for lief": Live for
- * Life); `&` for "and" and
+ * letters or more (or of 8 asking a name of 10, at most two letters longer)
+ * one in a word of 3 and two in one of 5 (a letter wrong, missing, added,
+ * or two swapped, with or without a letter between them, the first letters
+ * too), two in all, each mistyped word matched to the name's word it is
+ * closest to even when a word written right is as close to that one ("life
+ * for lief": Live for Life); `&` for "and" and
  * a leading article (such small words, and initials, are optional on either
  * side); digits, number words and roman numerals (1 to 20); words in any
  * order; words the name does not have, when they are small words or a year
@@ -501,8 +501,9 @@ function fit(q: Asked, key: Key): Fit {
   if (compact === q.compact || keyBare === q.bare) return fitOf(1, true, false);
   if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return fitOf(1, true, true);
   if (k.length > 30) return NO_FIT;
-  // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King).
-  const long = q.long || (compact.length >= LONG_TEXT && q.compact.length >= LONG_TEXT - MOST_TYPOS);
+  // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
+  // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
+  const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
