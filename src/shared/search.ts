@@ -16,8 +16,12 @@
  *
  * What is forgiven: case, marks, punctuation and spacing; one typo in a word
  * of 4 letters or more, two in one of 8 or more, and in a text of 10
- * letters or more one in a word of 3 and two in one of 6 (a letter wrong,
- * missing, added, or two swapped, the first letters too); `&` for "and" and
+ * letters or more (or of 8 asking a name of 10, at most two letters longer)
+ * one in a word of 3 and two in one of 5 (a letter wrong, missing, added,
+ * or two swapped, with or without a letter between them, the first letters
+ * too), two in all, each mistyped word matched to the name's word it is
+ * closest to even when a word written right is as close to that one ("life
+ * for lief": Live for Life); `&` for "and" and
  * a leading article (such small words, and initials, are optional on either
  * side); digits, number words and roman numerals (1 to 20); words in any
  * order; words the name does not have, when they are small words or a year
@@ -31,9 +35,13 @@
  * case, marks, punctuation, spacing, small words and how numbers are
  * written (a category so named after a film, person or company so named,
  * unless the text starts with "best"); every word asked a whole word of the
- * name (those naming all of its words first); a word asked the start of
- * one; the same two leaving a small word or a year asked out; a typo or two
- * (the fewer the better, a name named whole first). Within one class: the
+ * name (those naming all of its words first), or the name starting as typed
+ * when the last of several words asked has one or two letters ("the in":
+ * The Insider, not A Place in the Sun); a word asked the start of
+ * one (a name starting as typed first: "united ar" for United Artists, not
+ * United States Army Air Force); the same two leaving a small word or a
+ * year asked out; a typo or two (the fewer the better, a name named whole
+ * first, then one naming the words in the order asked). Within one class: the
  * year asked, then more nominations, then a name starting as asked, then
  * the name.
  */
@@ -308,15 +316,28 @@ export class Lines {
 
 /** Edits allowed in a word asked: none under 4 letters, one under 8, two from 8. */
 const typosFor = (length: number) => (length < 4 ? 0 : length < 8 ? 1 : 2);
+/** The most typos forgiven in a word, and in a name. */
+const MOST_TYPOS = 2;
 
 /** Rows of the edit table, kept between calls: a comparison makes no garbage. */
-const ROWS = { before: new Int32Array(64), previous: new Int32Array(64), current: new Int32Array(64) };
+const ROWS = {
+  older: new Int32Array(64),
+  before: new Int32Array(64),
+  previous: new Int32Array(64),
+  current: new Int32Array(64),
+};
 
-/** Edits (insertions, deletions, substitutions, swaps of neighbours) between `a` and `b`, or `max + 1` once more than `max`. */
+/**
+ * Edits (insertions, deletions, substitutions, swaps of neighbours) between
+ * `a` and `b`, or `max + 1` once more than `max`. Two neighbours swapped
+ * with a letter added or dropped between them are two edits, as a person
+ * counts them ("hgmuhes" for "hughes", "asfrley" for "farley"), not three
+ * as the usual table (which edits no letter twice) has it.
+ */
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
-  let { before, previous, current } = ROWS;
+  let { older, before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
     current[0] = i;
@@ -327,11 +348,16 @@ export function editsWithin(a: string, b: string, max: number): number {
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ai === bj ? 0 : 1));
       if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && before[j - 2] + 1 < d)
         d = before[j - 2] + 1;
+      // Swapped with a letter between: one added to `a` ("xzy" for "yx"), or one dropped from it ("yx" for "xzy").
+      if (i > 2 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 3) === bj && older[j - 2] + 2 < d)
+        d = older[j - 2] + 2;
+      if (i > 1 && j > 2 && ai === b.charCodeAt(j - 3) && a.charCodeAt(i - 2) === bj && before[j - 3] + 2 < d)
+        d = before[j - 3] + 2;
       current[j] = d;
       if (d < best) best = d;
     }
     if (best > max) return max + 1;
-    [before, previous, current] = [previous, current, before];
+    [older, before, previous, current] = [before, previous, current, older];
   }
   return previous[b.length];
 }
@@ -361,13 +387,15 @@ interface Asked {
   /** The words run together, and without the years asked (a year may be no part of the name). */
   compact: string;
   compactNoYear: string;
+  /** The words as written run together (roman numerals as letters: "dark vi" may be the start of Dark Victory). */
+  typed: string;
   /** The same without a leading article. */
   bare: string;
   bareNoYear: string;
   years: string[];
-  /** A long text (LONG_TEXT): a word of it may hold a typo more. */
+  /** A long text (LONG_TEXT): a word of it may hold a typo more (so may one of a long name). */
   long: boolean;
-  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond its typos (null: the word itself only). */
+  /** Per word asked, words of names compared with it so far: their edits, or -1 beyond MOST_TYPOS (null: the word itself only). */
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
@@ -391,6 +419,7 @@ function asked(text: string, key: string): Asked {
     written,
     compact,
     compactNoYear: join(kept),
+    typed: join(written),
     bare: join(strip(all)),
     bareNoYear: join(strip(kept)),
     years: words.filter(isYear),
@@ -403,16 +432,22 @@ function asked(text: string, key: string): Asked {
   return q;
 }
 
-/** Typos forgiven between a word asked and a word of a name: one from 4 letters (either's), two from 8; in a long text one from 3 ("raiders of the lost arc") and two from 6 (either's: "fred oneedl", "laurence ennet"). */
-function typosBetween(q: Asked, asked: string, word: string): number {
+/**
+ * Typos forgiven between a word asked and a word of a name: one from 4
+ * letters (either's), two from 8; when the text or the name is long
+ * (LONG_TEXT), one from 3 ("raiders of the lost arc") and two from 5
+ * (either's: "fred oneedl", "laurence ennet", "cgina king" for Regina King).
+ */
+function typosBetween(asked: string, word: string, long: boolean): number {
   if (asked.length < 3) return 0;
-  return Math.max(
-    typosFor(Math.max(asked.length, word.length)),
-    q.long ? (Math.max(asked.length, word.length) >= 6 ? 2 : 1) : 0,
-  );
+  const length = Math.max(asked.length, word.length);
+  return Math.max(typosFor(length), long ? (length >= LONG_WORD ? 2 : 1) : 0);
 }
 
-/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text forgives one word of 6 or 7 letters is looked for only in those). */
+/** Letters from which a word of a long text or name may hold two typos. */
+const LONG_WORD = 5;
+
+/** The typos forgiven a word asked, against a word of any length, when it finds the names to rank (the second typo a long text or name forgives a word of 5 to 7 letters is looked for only in those). */
 const mostTypos = (asked: string) => (asked.length < 3 ? 0 : typosFor(asked.length + 1));
 
 /** Two words asked as one word: as written, in digits if it is a number ("one" "teen" is no number, but "hartst" "one" is "hartstone"). */
@@ -446,7 +481,7 @@ type Fit = number;
 
 const NO_FIT = -1;
 /** The rank from which a key needs two typos. */
-const TWO_TYPOS = 20;
+const TWO_TYPOS = 24;
 const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
   rank * 4 + (yearAside ? 2 : 0) + (starts ? 0 : 1);
 
@@ -454,71 +489,111 @@ const fitOf = (rank: number, starts: boolean, yearAside: boolean): Fit =>
  * Ranks: 1 the same key (0, the name exactly as asked, is told apart by the
  * caller); then by what the words asked are to the key's words: whole words
  * (8), a word asked the start of one (10), the same leaving out a small
- * word or a year asked (12 and 14), a typo (16) or two (20), 2 more when a
- * small word or a year asked is not in it; and 1 more for whole words and
- * typos when some of the key's words (but small ones) were not asked, for a
- * start when the key does not start as asked.
+ * word or a year asked (12 and 14), a typo (16) or two (24), 4 more when a
+ * small word or a year asked is not in it; and 1 more for whole words, 2
+ * for typos, when some of the key's words (but small ones) were not asked;
+ * for a start when the key does not start as typed; for typos when it does
+ * not start as asked. A key starting as typed is 8 when the last of
+ * several words asked has one or two letters.
  */
 function fit(q: Asked, key: Key): Fit {
-  const { compact, bare: keyBare, words: k, article } = key;
+  const { compact, bare: keyBare, words: k } = key;
   if (compact === q.compact || keyBare === q.bare) return fitOf(1, true, false);
   if (q.years.length > 0 && (compact === q.compactNoYear || keyBare === q.bareNoYear)) return fitOf(1, true, true);
   if (k.length > 30) return NO_FIT;
+  // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
+  // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
+  const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
+  const inOrder = fitPlacing(q, key, long, false);
+  // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
+  return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
+}
+
+/** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
+function readsAsTyped(q: Asked, key: Key): boolean {
+  const { compact, bare } = key;
+  return (
+    compact.startsWith(q.compact) ||
+    compact.startsWith(q.typed) ||
+    bare.startsWith(q.compact) ||
+    bare.startsWith(q.typed)
+  );
+}
+
+/** No fit, but a word asked was close only to words of the key other words asked took: `fit` places it again. */
+const TAKEN = -2;
+
+/** Where each word asked was found among a key's words, as `fit` places them (-1: not found). */
+const PLACES = new Int32Array(SEARCH_WORDS);
+
+/**
+ * How well a key answers the words asked (`fit`), each placed in turn among
+ * its words not yet taken (`placeOf`): in the order asked, or, when
+ * `mistypedFirst`, the words the key does not hold as written before the
+ * others. `long`: the text or the key is long (a typo more is forgiven).
+ */
+function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): Fit {
+  const { words: k, article } = key;
   const words = q.words;
   let used = 0;
   let prefix = false;
   let edits = 0;
   let yearAside = false;
   let unasked = 0; // 1 when a small word or a year asked is not in the key
-  let lead = -1; // where the first word asked that is not a small word was found
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i];
-    // Two words asked that are one word of the name ("god father").
-    const pair = q.pairs[i];
-    const j = pair === null ? -1 : k.indexOf(pair);
-    if (j >= 0 && !(used & (1 << j))) {
-      used |= 1 << j;
-      if (lead < 0) lead = j;
-      i++;
-      continue;
-    }
-    const place = placeOf(q, i, k, used);
-    if (place < 0) {
-      // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
-      if (SMALL.has(w) || w.length === 1) {
-        unasked = 1;
+  PLACES.fill(-2, 0, words.length); // -2: not placed yet
+  for (let pass = mistypedFirst ? 0 : 1; pass < 2; pass++) {
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i];
+      if (PLACES[i] !== -2 || (pass === 0 && (SMALL.has(w) || k.includes(w)))) continue;
+      // Two words asked that are one word of the name ("god father").
+      const pair = q.pairs[i];
+      const j = pair === null || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair);
+      if (j >= 0 && !(used & (1 << j))) {
+        used |= 1 << j;
+        [PLACES[i], PLACES[i + 1]] = [j, j];
+        i++;
         continue;
       }
-      if (isYear(w)) {
-        [yearAside, unasked] = [true, 1];
-        continue;
-      }
-      return NO_FIT;
+      const place = placeOf(q, i, k, used, long);
+      PLACES[i] = place < 0 ? -1 : place & 31;
+      if (place >= 0) {
+        used |= ((1 << ((place >> 5) & 3)) - 1) << (place & 31);
+        edits += (place >> 7) & 3;
+        if (place & 512) prefix = true;
+        // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
+      } else if (SMALL.has(w) || w.length === 1) unasked = 1;
+      else if (isYear(w)) [yearAside, unasked] = [true, 1];
+      else return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
     }
-    const found = place & 31;
-    used |= ((1 << ((place >> 5) & 3)) - 1) << found;
-    edits += (place >> 7) & 3;
-    if (place & 512) prefix = true;
-    if (lead < 0 && !SMALL.has(w)) lead = found;
   }
-  if (used === 0 || edits > 2) return NO_FIT;
+  if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
+  // Where the first word asked that is not a small word was found.
+  let lead = -1;
+  for (let i = 0; i < words.length && lead < 0; i++) if (!SMALL.has(words[i])) lead = PLACES[i];
   const starts = lead === (article ? 1 : 0);
   let some = 0;
   for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
-  if (edits > 0) return fitOf((3 + edits) * 4 + 2 * unasked + some, starts, yearAside);
-  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an").
-  if (prefix) return fitOf(10 + 4 * unasked + (starts ? 0 : 1), starts, yearAside);
+  // With typos, a name of the words in the order asked before another ("nichoas ike": Nicholas Pike, not Mike Nichols).
+  if (edits > 0) return fitOf(8 + 8 * edits + 4 * unasked + 2 * some + (starts ? 0 : 1), starts, yearAside);
+  // A last word of one or two letters is more often a word being typed than a whole one: a name starting as typed is
+  // as good as one naming every word ("the in": The Insider before A Place in the Sun).
+  const last = q.written[words.length - 1];
+  if (words.length > 1 && last.length < 3 && unasked === 0 && readsAsTyped(q, key)) return fitOf(8, starts, yearAside);
+  // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an");
+  // one that starts as typed first ("united ar": United Artists before United States Army Air Force).
+  if (prefix) return fitOf(10 + 4 * unasked + (readsAsTyped(q, key) ? 0 : 1), starts, yearAside);
   return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
 
 /**
  * Where the `i`th word asked stands among a key's words `k` not yet `used`,
  * best first: the word itself; two or three of them run together
- * ("otoole"); the start of one (the last word asked); one within its typos,
- * the fewest. As one number (no garbage): the place, plus 32 times the words
- * it takes, 128 times its edits, 512 for a start; -1 nowhere.
+ * ("otoole"); the start of one (the last word asked); one within its typos
+ * (`long`: more of them, `typosBetween`), the fewest. As one number (no
+ * garbage): the place, plus 32 times the words it takes, 128 times its
+ * edits, 512 for a start; -1 nowhere.
  */
-function placeOf(q: Asked, i: number, k: string[], used: number): number {
+function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean): number {
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
@@ -530,22 +605,35 @@ function placeOf(q: Asked, i: number, k: string[], used: number): number {
   }
   // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
   if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
-    for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j].startsWith(w)) return j | 32 | 512;
+    const typed = q.written[i]; // a roman numeral as the letters it is ("dark vi": Dark Victory)
+    for (let j = 0; j < k.length; j++)
+      if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
   }
-  const close = q.close[i];
   let [found, cost] = [-1, 0];
-  for (let j = 0; close && j < k.length; j++) {
+  for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
-    const word = written(k[j]); // a typo in a number written as a word ("thre") is against the word
-    let d = close.get(k[j]);
-    if (d === undefined) {
-      const typos = typosBetween(q, w, word);
-      d = editsWithin(w, word, typos);
-      close.set(k[j], d > typos ? -1 : d);
-    }
-    if (d > 0 && d <= typosBetween(q, w, word) && (found < 0 || d < cost)) [found, cost] = [j, d];
+    const d = typoOf(q, i, k[j], long);
+    if (d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
+}
+
+/** The typos between the `i`th word asked and a word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
+function typoOf(q: Asked, i: number, word: string, long: boolean): number {
+  const close = q.close[i]!;
+  const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
+  let d = close.get(word);
+  if (d === undefined) {
+    d = editsWithin(q.words[i], spoken, MOST_TYPOS);
+    close.set(word, d > MOST_TYPOS ? -1 : d);
+  }
+  return d <= typosBetween(q.words[i], spoken, long) ? d : -1;
+}
+
+/** Whether the `i`th word asked, found nowhere among a key's words, is within its typos of one other words asked took (`used`). */
+function taken(q: Asked, i: number, k: string[], used: number, long: boolean): boolean {
+  for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
+  return false;
 }
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
@@ -644,11 +732,12 @@ export class SearchIndex {
   private search(text: string, key: string, files: SearchFiles): SearchResult[] {
     if (key === '') return [];
     const q = asked(text, key);
-    // The most telling words first: the longest that are neither small words, years nor a short start; then any.
+    // The most telling words first: the longest that are neither small words, years nor a short start; then any, a short
+    // start last (the names holding it whole miss those it starts: "a ha" is A Hard Day's Night, not Lee Ha Jun).
     const weak = (i: number) =>
-      Number(
-        SMALL.has(q.words[i]) || isYear(q.words[i]) || (i === q.words.length - 1 && i > 0 && q.words[i].length < 3),
-      );
+      i === q.words.length - 1 && i > 0 && q.words[i].length < 3
+        ? 2
+        : Number(SMALL.has(q.words[i]) || isYear(q.words[i]));
     // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
@@ -728,15 +817,13 @@ export class SearchIndex {
   private closeTo(q: Asked, i: number, add: (word: string) => void) {
     const w = q.words[i];
     this.near(w, mostTypos(w), (word, edits) => {
-      if (edits <= typosBetween(q, w, word)) {
-        q.close[i]!.set(word, edits);
-        add(word);
-      }
+      q.close[i]!.set(word, edits);
+      if (edits <= typosBetween(w, word, q.long)) add(word);
     });
     // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
     for (let n = 1; n < NUMBER_WORDS.length; n++) {
-      const edits = editsWithin(w, NUMBER_WORDS[n], typosBetween(q, w, NUMBER_WORDS[n]));
-      if (edits > 0 && edits <= typosBetween(q, w, NUMBER_WORDS[n])) {
+      const edits = editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS);
+      if (edits > 0 && edits <= typosBetween(w, NUMBER_WORDS[n], q.long)) {
         q.close[i]!.set(String(n), edits);
         add(String(n));
       }

@@ -327,6 +327,14 @@ describe('search, against the source', () => {
       ['the god father', 'The Godfather'],
       ['casa blanca', 'Casablanca'],
       ['kings speech', "The King's Speech"],
+      // Each mistyped word the name's word closest to it, though a word written right is as close to that one.
+      ['life for lief', 'Live for Life'],
+      // A text cut short by its typos, of a long name; two neighbours swapped with a letter added between.
+      ['cgina king', 'Regina King'],
+      ['robert hgmuhes', 'Robert Hughes'],
+      // A start typed: the name starting so, the last word of one or two letters a word being typed.
+      ['united ar', 'United Artists'],
+      ['the in', 'The Insider'],
     ];
     for (const [text, name] of meant)
       expectThing(text, ((await ask(`/search/name=${encodeURIComponent(text)}`)).body as Result[])[0], name);
