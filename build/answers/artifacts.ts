@@ -122,11 +122,15 @@ class Store {
     return ref;
   }
 
-  /** Writes every pack and resolves the refs into them; call once every answer is put (again after putting more). */
-  async seal(): Promise<void> {
-    const groups = [...this.packs.values()];
-    this.packs.clear();
-    await Promise.all(groups.map((slots) => this.sealGroup(slots)));
+  /**
+   * Writes every pack but those of the groups `open` (still being filled)
+   * and resolves the refs into them; call once every answer of a pack is
+   * put (again after putting more).
+   */
+  async seal(open: string[] = []): Promise<void> {
+    const groups = [...this.packs].filter(([group]) => !open.includes(group));
+    for (const [group] of groups) this.packs.delete(group);
+    await Promise.all(groups.map(([, slots]) => this.sealGroup(slots)));
   }
 
   /** One group's pack, gzipped; every group at once, so their gzip runs on the thread pool together. */
@@ -437,15 +441,19 @@ export async function buildArtifacts(
     return { name, ...stored };
   });
   const idRefs = idAnswers(store, byId);
-  const searchRefs = heardLater(
-    Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
-  );
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
   const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
   // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
   const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
+  // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
+  // here, while this thread makes the search index and the dataset (on two cores, the rebuild's longest wait).
+  const sealed = heardLater(store.seal([LISTS]));
+  const searchRefs = heardLater(
+    Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
+  );
   const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
+  await sealed;
   await store.seal();
 
   const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
