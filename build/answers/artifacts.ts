@@ -348,10 +348,11 @@ export interface ArtifactOptions {
   /** The records (build/answers/records.ts), stored with the award list and the record index. */
   records?: Records;
   /**
-   * Makes the dataset's files (build/answers/dataset.ts), stored with their list
-   * (`/dataset`): called once the answers are queued for compression, so the two overlap.
+   * The dataset's files (build/answers/dataset.ts), stored with their list
+   * (`/dataset`): awaited once the answers are queued for compression and the
+   * search index is made.
    */
-  dataset?: () => DatasetFile[];
+  dataset?: () => Promise<DatasetFile[]>;
 }
 
 /**
@@ -448,12 +449,12 @@ export async function buildArtifacts(
   // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
   const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
   // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
-  // here, while this thread makes the search index and the dataset (on two cores, the rebuild's longest wait).
+  // here, while this thread makes the search index (on two cores, the rebuild's longest wait).
   const sealed = heardLater(store.seal([LISTS]));
   const searchRefs = heardLater(
     Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
   );
-  const datasetRef = options.dataset ? heardLater(storeDataset(store, options.dataset(), source)) : undefined;
+  const datasetRef = options.dataset ? heardLater(storeDataset(store, await options.dataset(), source)) : undefined;
   await sealed;
   await store.seal();
 
