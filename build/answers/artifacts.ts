@@ -422,6 +422,10 @@ export async function buildArtifacts(
   const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY } = options;
   const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
+  // The records first, their packs (most of the bytes gzipped) sealed at once: gzipped on the thread pool
+  // while this thread makes the other answers. Each pack is the same whenever it is sealed.
+  const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
+  const recordsSealed = heardLater(store.seal());
   const { byName, byPerson, byId } = fragments(archive, ids);
 
   // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
@@ -444,7 +448,6 @@ export async function buildArtifacts(
   });
   const idRefs = idAnswers(store, byId);
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
-  const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
   // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
   const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
@@ -455,6 +458,7 @@ export async function buildArtifacts(
     Promise.all(storedFiles(searchIndex(archive, facts, ids)).map((text) => store.put(text, { variants: false }))),
   );
   const datasetRef = options.dataset ? heardLater(storeDataset(store, await options.dataset(), source)) : undefined;
+  await recordsSealed;
   await sealed;
   await store.seal();
 
