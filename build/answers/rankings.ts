@@ -6,8 +6,9 @@
  * most asked. Any other (a span of years, winners only or without a win,
  * another limit) is made at run time from the table they are made from
  * (stored as a file of its own, the manifest's `rankings`). Both through the one ranking maker (rankingText in
- * src/client/client.ts), so a stored ranking is byte for byte the one made
- * at run time. Pure: the table's text in, records out.
+ * src/client/client.ts; rankingTexts here, which tallies each scope once for
+ * both counts), so a stored ranking is byte for byte the one made at run
+ * time. Pure: the table's text in, records out.
  */
 import {
   type MadeRecords,
@@ -15,7 +16,7 @@ import {
   RANKING,
   type RankingAsk,
   rankingKey,
-  rankingText,
+  rankingTexts,
 } from '../../src/client/client.ts';
 
 export function rankingRecords(table: string): MadeRecords['records'] {
@@ -31,9 +32,10 @@ export function rankingRecords(table: string): MadeRecords['records'] {
       scopes.map((scope): RankingAsk => ({ of, by: by as RankingAsk['by'], limit: RANKING.limit, ...scope })),
     ),
   );
-  return asks.map((ask) => ({
+  const texts = rankingTexts(t, asks);
+  return asks.map((ask, i) => ({
     key: `ranking ${rankingKey(ask)}`,
-    text: rankingText(t, ask)!,
+    text: texts[i]!,
     group: 'ranking' as const,
   }));
 }

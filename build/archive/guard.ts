@@ -3,10 +3,11 @@
  * committed data/archive-summary.json so that a new source can add years and
  * winners but never silently drop a year, a nomination or a win.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Archive, ArchiveSummary, Nomination } from '../../src/shared/types.ts';
 
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+/** One-shot `hash`, not a Hash object each: it is called for every nomination. */
+const sha = (text: string) => hash('sha256', text);
 
 /** Identity of a nomination within its year: category, primary and secondary, not the outcome. */
 export function fingerprint(category: string, n: Nomination): string {

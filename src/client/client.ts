@@ -1463,6 +1463,16 @@ export interface RankingTable {
 
 interface ReadTable extends RankingTable {
   split: Record<string, { ids: string[]; names: string[] }>;
+  /** Each kind's codes, read once: not at every ranking (a build makes hundreds from one table). */
+  decoded: Record<string, Decoded>;
+}
+
+/** A kind's codes read, in the table's order (each one's ceremony, place class × awards + award, and win), and where each thing's end. */
+interface Decoded {
+  at: Int32Array;
+  place: Int32Array;
+  won: Uint8Array;
+  ends: number[];
 }
 
 const base36 = (value: number, width: number) => value.toString(36).padStart(width, '0');
@@ -1531,7 +1541,32 @@ export function parseRankingTable(text: string): RankingTable {
       { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') },
     ]),
   );
+  t.decoded = Object.fromEntries(Object.values(RANKED_KINDS).map((k) => [k, readCodes(t, t.kinds[k])]));
   return t;
+}
+
+/** A kind's codes and counts, read: each thing's count of codes (`countWidth` digits) says where its codes end. */
+function readCodes(t: RankingTable, { counts, codes }: RankingTable['kinds']['film']): Decoded {
+  const places = t.classes.length * t.awards.length;
+  const length = Math.floor(codes.length / t.width);
+  const out: Decoded = {
+    at: new Int32Array(length),
+    place: new Int32Array(length),
+    won: new Uint8Array(length),
+    ends: [],
+  };
+  let read = 0;
+  for (let thing = 0, next = 0; thing * t.countWidth < counts.length; thing++) {
+    const end = next + codeAt(counts, thing * t.countWidth, t.countWidth) * t.width;
+    for (; next < end && read < length; next += t.width, read++) {
+      const code = codeAt(codes, next, t.width);
+      out.at[read] = Math.floor(code / 2 / places);
+      out.place[read] = Math.floor(code / 2) % places;
+      out.won[read] = code % 2;
+    }
+    out.ends.push(read);
+  }
+  return out;
 }
 
 /** The span's first and last place in `years`; empty when first > last. */
@@ -1563,21 +1598,19 @@ function codeAt(codes: string, at: number, width: number): number {
 /** Each thing of the kind asked (at each ceremony, `per`) nominated in the span and scope, with its counts, as `won` filters them. */
 function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
   const [first, last] = spanOf(t.years, ask.from, ask.to);
-  const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
-  const { counts, codes } = t.kinds[RANKED_KINDS[ask.of]];
+  const per = ask.per !== undefined;
+  const { at: ats, place, won, ends } = (t as ReadTable).decoded[RANKED_KINDS[ask.of]];
   const out: Tallied[] = [];
   const keep = (c: Tallied) => (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) && out.push(c);
-  for (let thing = 0, next = 0; thing * t.countWidth < counts.length; thing++) {
-    const end = next + codeAt(counts, thing * t.countWidth, t.countWidth) * width;
+  for (let thing = 0, next = 0; thing < ends.length; thing++) {
     let c: Tallied | undefined;
-    for (; next < end; next += width) {
-      const code = codeAt(codes, next, width);
-      const at = Math.floor(code / 2 / places);
-      if (at < first || at > last || inScope[Math.floor(code / 2) % places] === 0) continue;
+    for (; next < ends[thing]; next++) {
+      const at = ats[next];
+      if (at < first || at > last || inScope[place[next]] === 0) continue;
       if (c && per && c.at !== at) c = void keep(c);
       c ??= { thing, at: per ? at : -1, nominations: 0, wins: 0 };
       c.nominations++;
-      c.wins += code % 2;
+      c.wins += won[next];
     }
     if (c) keep(c);
   }
@@ -1625,10 +1658,31 @@ function ranksOf(all: Tallied[], by: 'wins' | 'nominations', limit: number): { r
 /** A ranking's text, or null for an award the table lacks. Ties share a rank (1, 2, 2, 4), ordered by the other count, then the name. */
 export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const inScope = scopeOf(t, ask);
-  if (!inScope) return null;
+  return inScope && textOf(t, ask, tallied(t, ask, inScope));
+}
+
+/**
+ * Rankings' texts, each as rankingText makes it: those asking alike but for
+ * `by` and `limit` share one tally (the build's stored rankings, each scope
+ * counted by nominations and by wins, tallied once, not twice).
+ */
+export function rankingTexts(t: RankingTable, asks: RankingAsk[]): (string | null)[] {
+  const tallies = new Map<string, Tallied[] | null>();
+  return asks.map((ask) => {
+    const key = rankingKey({ ...ask, by: 'nominations', limit: RANKING.limit });
+    if (!tallies.has(key)) {
+      const inScope = scopeOf(t, ask);
+      tallies.set(key, inScope && tallied(t, ask, inScope));
+    }
+    const all = tallies.get(key)!;
+    return all && textOf(t, ask, all);
+  });
+}
+
+/** The text of the ranking `ask` asks for, from its tally. */
+function textOf(t: RankingTable, ask: RankingAsk, all: Tallied[]): string {
   const { ids, names } = (t as ReadTable).split[RANKED_KINDS[ask.of]];
   const by = ask.by === 'wins' ? 'wins' : 'nominations';
-  const all = tallied(t, ask, inScope);
   // Only those that can be among the first `limit` are sorted.
   const { rank: more, least } = ranksOf(all, by, ask.limit);
   const entries = all
