@@ -1388,9 +1388,13 @@ export function rankingKey(ask: RankingAsk): string {
 /**
  * The rankings' table: held years, ceremonies, classes and awards in archive
  * order; of each kind, in a few long strings (one quick parse), the recorded
- * things' ids (`,`-separated), names (latest credit, `\n`-separated), counts
- * (`countWidth` base-36 digits each) and nominations, each `width` base-36
- * digits: ((ceremony × classes + class) × awards + award) × 2 + won.
+ * things' ids (`,`-separated) and names (latest credit, `\n`-separated),
+ * and its nominations as entries of `width` base-36 digits (award × 2 +
+ * won) then `thingWidth` (the thing's place), grouped by ceremony, then
+ * class (group ceremony × classes + class), each group's entries in order;
+ * `starts[g]` is where group g's first entry is (one past the last group:
+ * their count). A span of years in a class reads only its groups' entries
+ * (540 of the 16,826 people's for acting since 2000), not every thing's.
  */
 export interface RankingTable {
   years: string[];
@@ -1398,15 +1402,26 @@ export interface RankingTable {
   classes: string[];
   awards: string[];
   width: number;
-  countWidth: number;
-  kinds: Record<'film' | 'person' | 'company', { ids: string; names: string; counts: string; codes: string }>;
+  thingWidth: number;
+  kinds: Record<'film' | 'person' | 'company', { ids: string; names: string; entries: string; starts: number[] }>;
 }
 
 interface ReadTable extends RankingTable {
-  split: Record<string, { ids: string[]; names: string[] }>;
+  /** Each kind's ids and names as lists, split on its first ranking (a cold Worker splits only the kind it is asked). */
+  split: Partial<Record<string, { ids: string[]; names: string[] }>>;
 }
 
 const base36 = (value: number, width: number) => value.toString(36).padStart(width, '0');
+
+/** A kind's nominations as the table stores them: entries grouped by ceremony and class, and where each group starts. */
+function entriesOf(of: Credited[], at: (r: number) => [group: number, key: number], groups: number) {
+  const rows = of.flatMap((c, thing) => c.rows.map((r) => [...at(r), thing]));
+  rows.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  const starts = new Array<number>(groups + 1).fill(0);
+  for (const [group] of rows) starts[group + 1]++;
+  for (let g = 0; g < groups; g++) starts[g + 1] += starts[g];
+  return { rows, starts };
+}
 
 function rankingTable(m: Made): string {
   const held = new Map(m.order.map((r) => [m.rows[r].ceremony, m.rows[r].year]));
@@ -1415,32 +1430,24 @@ function rankingTable(m: Made): string {
   const [ceremonyAt, classAt, awardAt] = [[...held.keys()], classes, awards].map(
     (list: (string | number)[]) => new Map(list.map((v, i) => [v, i])),
   );
-  const width = base36(held.size * classes.length * awards.length * 2 - 1, 1).length;
-  // Of one width, codes sort as their values do: a thing's are stored in that order, so each ceremony's lie together.
-  const code = ({ ceremony, klass, won }: RecordRow, award: string) =>
-    base36(
-      ((ceremonyAt.get(ceremony)! * classes.length + classAt.get(klass)!) * awards.length + awardAt.get(award)!) * 2 +
-        (won ? 1 : 0),
-      width,
-    );
+  const width = base36(awards.length * 2 - 1, 1).length;
+  const at = (r: number): [number, number] => [
+    ceremonyAt.get(m.rows[r].ceremony)! * classes.length + classAt.get(m.rows[r].klass)!,
+    awardAt.get(m.awardOf[r])! * 2 + (m.rows[r].won ? 1 : 0),
+  ];
   const recorded = [...m.things.values()].filter((c) => c.thing.id !== null && c.thing.kind !== 'country');
-  const countWidth = base36(Math.max(1, ...recorded.map((c) => c.rows.length)), 1).length;
+  const thingWidth = base36(Math.max(1, recorded.length - 1), 1).length;
   const kinds = Object.fromEntries(
     Object.values(RANKED_KINDS).map((kind) => {
       const of = recorded.filter((c) => c.thing.kind === kind);
-      const codes = of.map((c) =>
-        c.rows
-          .map((r) => code(m.rows[r], m.awardOf[r]))
-          .sort()
-          .join(''),
-      );
+      const { rows, starts } = entriesOf(of, at, held.size * classes.length);
       return [
         kind,
         {
           ids: of.map((c) => c.thing.id).join(','),
           names: of.map((c) => latestFirst(c)[0].name).join('\n'),
-          counts: of.map((c) => base36(c.rows.length, countWidth)).join(''),
-          codes: codes.join(''),
+          entries: rows.map(([, key, thing]) => base36(key, width) + base36(thing, thingWidth)).join(''),
+          starts,
         },
       ];
     }),
@@ -1451,7 +1458,7 @@ function rankingTable(m: Made): string {
     classes,
     awards,
     width,
-    countWidth,
+    thingWidth,
     kinds,
   });
 }
@@ -1460,19 +1467,21 @@ function rankingTable(m: Made): string {
 export function parseRankingTable(text: string): RankingTable {
   const t = JSON.parse(text) as ReadTable;
   const kinds = Object.values(RANKED_KINDS).map((k) => t.kinds?.[k]);
+  const groups = t?.ceremonies?.length * t?.classes?.length + 1;
   if (
     ![t?.years, t.ceremonies, t.classes, t.awards].every(Array.isArray) ||
-    !(t.width > 0 && t.countWidth > 0) ||
-    !kinds.every((k) => typeof k?.codes === 'string')
+    !(t.width > 0 && t.thingWidth > 0) ||
+    !kinds.every((k) => typeof k?.entries === 'string' && Array.isArray(k.starts) && k.starts.length === groups)
   )
     throw new Error('not a ranking table');
-  t.split = Object.fromEntries(
-    Object.values(RANKED_KINDS).map((k) => [
-      k,
-      { ids: t.kinds[k].ids === '' ? [] : t.kinds[k].ids.split(','), names: t.kinds[k].names.split('\n') },
-    ]),
-  );
+  t.split = {};
   return t;
+}
+
+/** A kind's ids and names as lists, split once, when a ranking of that kind is first made. */
+function splitOf(t: RankingTable, kind: 'film' | 'person' | 'company'): { ids: string[]; names: string[] } {
+  const { ids, names } = t.kinds[kind];
+  return ((t as ReadTable).split[kind] ??= { ids: ids === '' ? [] : ids.split(','), names: names.split('\n') });
 }
 
 /** The span's first and last place in `years`; empty when first > last. */
@@ -1501,27 +1510,44 @@ function codeAt(codes: string, at: number, width: number): number {
   return value;
 }
 
-/** Each thing of the kind asked (at each ceremony, `per`) nominated in the span and scope, with its counts, as `won` filters them. */
+/**
+ * Each thing of the kind asked (at each ceremony, `per`) nominated in the
+ * span and scope, with its counts, as `won` filters them: the entries of the
+ * span's groups of a class in scope, counted by thing (in no set order: the
+ * ranking's order is total).
+ */
 function tallied(t: RankingTable, ask: RankingAsk, inScope: Uint8Array): Tallied[] {
   const [first, last] = spanOf(t.years, ask.from, ask.to);
-  const [places, width, per] = [t.classes.length * t.awards.length, t.width, ask.per !== undefined];
-  const { counts, codes } = t.kinds[RANKED_KINDS[ask.of]];
+  const [classes, awards, width, size] = [t.classes.length, t.awards.length, t.width, t.width + t.thingWidth];
+  const { entries, starts } = t.kinds[RANKED_KINDS[ask.of]];
+  const things = splitOf(t, RANKED_KINDS[ask.of]).ids.length;
+  const [nominations, wins, seen] = [new Int32Array(things), new Int32Array(things), [] as number[]];
+  const classWanted = Array.from({ length: classes }, (_, k) =>
+    inScope.subarray(k * awards, (k + 1) * awards).includes(1),
+  );
   const out: Tallied[] = [];
-  const keep = (c: Tallied) => (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) && out.push(c);
-  for (let thing = 0, next = 0; thing * t.countWidth < counts.length; thing++) {
-    const end = next + codeAt(counts, thing * t.countWidth, t.countWidth) * width;
-    let c: Tallied | undefined;
-    for (; next < end; next += width) {
-      const code = codeAt(codes, next, width);
-      const at = Math.floor(code / 2 / places);
-      if (at < first || at > last || inScope[Math.floor(code / 2) % places] === 0) continue;
-      if (c && per && c.at !== at) c = void keep(c);
-      c ??= { thing, at: per ? at : -1, nominations: 0, wins: 0 };
-      c.nominations++;
-      c.wins += code % 2;
+  const flush = (at: number) => {
+    for (const thing of seen) {
+      const c = { thing, at, nominations: nominations[thing], wins: wins[thing] };
+      if (ask.won === undefined || (ask.won === 'yes') === c.wins > 0) out.push(c);
+      nominations[thing] = wins[thing] = 0;
     }
-    if (c) keep(c);
+    seen.length = 0;
+  };
+  for (let at = first; at <= last; at++) {
+    for (let k = 0; k < classes; k++) {
+      if (!classWanted[k]) continue;
+      for (let e = starts[at * classes + k] * size; e < starts[at * classes + k + 1] * size; e += size) {
+        const key = codeAt(entries, e, width);
+        if (inScope[k * awards + (key >> 1)] === 0) continue;
+        const thing = codeAt(entries, e + width, t.thingWidth);
+        if (nominations[thing]++ === 0) seen.push(thing);
+        wins[thing] += key & 1;
+      }
+    }
+    if (ask.per !== undefined) flush(at);
   }
+  flush(-1);
   return out;
 }
 
@@ -1567,7 +1593,7 @@ function ranksOf(all: Tallied[], by: 'wins' | 'nominations', limit: number): { r
 export function rankingText(t: RankingTable, ask: RankingAsk): string | null {
   const inScope = scopeOf(t, ask);
   if (!inScope) return null;
-  const { ids, names } = (t as ReadTable).split[RANKED_KINDS[ask.of]];
+  const { ids, names } = splitOf(t, RANKED_KINDS[ask.of]);
   const by = ask.by === 'wins' ? 'wins' : 'nominations';
   const all = tallied(t, ask, inScope);
   // Only those that can be among the first `limit` are sorted.
