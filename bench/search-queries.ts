@@ -166,6 +166,11 @@ export function sourceFacts(text: string, titleCase: (raw: string) => string): S
   return { things: things.filter((t) => bare(t.name) !== ''), awards };
 }
 
+/**
+ * Numbers as people write them, the bench's own rather than imported from
+ * src/shared/search.ts: the queries are written from how people type, never
+ * from the tables of the search they measure.
+ */
 const NUMBER_WORDS = [
   'zero',
   'one',
