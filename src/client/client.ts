@@ -21,7 +21,7 @@ import type {
 } from '../shared/types.ts';
 import type { Category, DatasetList, Nomination } from '../shared/types.ts';
 import { SEARCH_DATASET_FILE, searchOver, storedOfDataset } from '../shared/search.ts';
-import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH } from '../shared/routes.ts';
+import { DATASET_FILE_NAME, ID_FORMS, MAX_NAME_LENGTH, MAX_SEARCH_LENGTH, recordPath } from '../shared/routes.ts';
 import { MESSAGES } from '../shared/messages.ts';
 import type {
   AwardRecord,
@@ -1716,7 +1716,7 @@ function textOf(t: RankingTable, ask: RankingAsk, all: Tallied[]): string {
       id: e.id,
       name: e.name,
       kind,
-      record: `/${e.id.startsWith('tt') ? 'film' : 'people'}/id=${e.id}`,
+      record: recordPath(e.id),
       ...(e.at < 0 ? {} : { year: t.years[e.at], ceremony: t.ceremonies[e.at] }),
       nominations: e.nominations,
       wins: e.wins,
