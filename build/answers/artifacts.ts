@@ -37,7 +37,8 @@ import {
   type DatasetList,
 } from '../../src/shared/types.ts';
 import { type NameFacts, type NominationIds, noFacts } from '../archive/import.ts';
-import { categoryList, searchIndex } from './search-index.ts';
+import { searchIndex } from './search-index.ts';
+import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
@@ -448,7 +449,7 @@ export async function buildArtifacts(
     return { name, ...stored };
   });
   const idRefs = idAnswers(store, byId);
-  const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts)), { group: LISTS });
+  const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts.awards)), { group: LISTS });
   const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
   // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
   const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;

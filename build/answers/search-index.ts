@@ -10,7 +10,7 @@
  * with its years and its award. Pure: archive in, JSON out.
  */
 import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/shared/search.ts';
-import type { Archive, CategoryName } from '../../src/shared/types.ts';
+import type { Archive } from '../../src/shared/types.ts';
 import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
 import { recordPath } from '../../src/shared/routes.ts';
@@ -251,24 +251,4 @@ function stored(entries: Entry[]): StoredSearchIndex {
     weights,
     rows,
   };
-}
-
-/** Every full category name, in order of first appearance, with its first and last held year and its award. */
-export function categoryList(archive: Archive, facts: NameFacts): CategoryName[] {
-  const out = new Map<string, CategoryName>();
-  for (const [year, ceremony] of Object.entries(archive)) {
-    for (const { category } of ceremony) {
-      const entry = out.get(category);
-      if (entry) entry.lastYear = year;
-      else
-        out.set(category, {
-          name: category,
-          award: facts.awards.get(category) ?? category,
-          firstYear: year,
-          lastYear: year,
-          path: `/award/name=${encodeURIComponent(category)}`,
-        });
-    }
-  }
-  return [...out.values()];
 }

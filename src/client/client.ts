@@ -627,23 +627,32 @@ class OfflineArchive {
 
   /** Every full category name in order of first appearance, as the build's category list. */
   categoryList(): CategoryName[] {
-    const out = new Map<string, CategoryName>();
-    for (const [y, list] of Object.entries(this.archive)) {
-      for (const { category } of list) {
-        const entry = out.get(category);
-        if (entry) entry.lastYear = y;
-        else
-          out.set(category, {
-            name: category,
-            award: this.awards.get(category) ?? category,
-            firstYear: y,
-            lastYear: y,
-            path: `/award/name=${encodeURIComponent(category)}`,
-          });
-      }
-    }
-    return [...out.values()];
+    return categoryList(this.archive, this.awards);
   }
+}
+
+/**
+ * Every full category name in order of first appearance, with its first and
+ * last held year and its award (`awards`, by category; the name itself where
+ * it has none): the build's `/categories` and the offline client's alike.
+ */
+export function categoryList(archive: Archive, awards: ReadonlyMap<string, string>): CategoryName[] {
+  const out = new Map<string, CategoryName>();
+  for (const [year, categories] of Object.entries(archive)) {
+    for (const { category } of categories) {
+      const entry = out.get(category);
+      if (entry) entry.lastYear = year;
+      else
+        out.set(category, {
+          name: category,
+          award: awards.get(category) ?? category,
+          firstYear: year,
+          lastYear: year,
+          path: `/award/name=${encodeURIComponent(category)}`,
+        });
+    }
+  }
+  return [...out.values()];
 }
 
 /**
