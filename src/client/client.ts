@@ -761,13 +761,18 @@ async function intact(file: unknown): Promise<HeldFile | null> {
 
 /**
  * A copy as held and read: `text` the NDJSON, `search` the search index, or
- * null (the copy is then kept without it). Null when the NDJSON does not read
- * as the dataset.
+ * null (the copy is then kept without it); each read afresh unless `known`
+ * gives it already read (a file an update left as it was). Null when the
+ * NDJSON does not read as the dataset.
  */
-function copyOf(text: HeldFile, search: HeldFile | null): { held: HeldDataset; data: OfflineCopy } | null {
-  const archive = readable(text.text);
-  const finder = search && searchable(search.text);
+function copyOf(
+  text: HeldFile,
+  search: HeldFile | null,
+  known: Partial<OfflineCopy> = {},
+): { held: HeldDataset; data: OfflineCopy } | null {
+  const archive = known.archive ?? readable(text.text);
   if (!archive) return null;
+  const finder = known.search ?? (search && searchable(search.text));
   return { held: finder ? { ...text, search: search! } : text, data: { archive, search: finder } };
 }
 
@@ -856,7 +861,11 @@ export async function createOfflineClient(
     const [text, search] = [await intact(held), await intact(held?.search)];
     const next = [await fresh(api, 'oscars.ndjson', text), await fresh(api, SEARCH_DATASET_FILE, search)] as const;
     if (next[0] === text && next[1] === search) return false;
-    const copy = copyOf(...next);
+    // A file the service still has as held is not read again (the archive's 6 MB take a while).
+    const copy = copyOf(next[0], next[1], {
+      archive: next[0] === text ? data?.archive : undefined,
+      search: next[1] === search ? data?.search : undefined,
+    });
     if (!copy?.data.search) throw unreadable(copy ? SEARCH_DATASET_FILE : 'oscars.ndjson');
     await keep(copy);
     return true;
