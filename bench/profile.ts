@@ -19,6 +19,7 @@ import path from 'node:path';
 import { build } from '../build/build.ts';
 import { CACHE_FILE } from '../build/archive/source.ts';
 import { commandLine, refuser } from '../lib/command-line.ts';
+import { freeLoopbackPort } from '../lib/ports.ts';
 import { Keys } from '../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 
@@ -87,7 +88,7 @@ const store = new SqliteKeyBackend(keysDb, { view: false });
 const key = await new Keys(store).issue('profile@example.org');
 store.close();
 
-const port = 20_000 + (process.pid % 20_000);
+const port = await freeLoopbackPort();
 const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${tmp}`, 'cli/start.ts'], {
   cwd: ROOT,
   env: {
@@ -108,6 +109,7 @@ for (let tries = 0; ; tries++) {
     () => false,
   );
   if (answered) break;
+  if (child.exitCode !== null) throw new Error(`cli/start.ts exited with ${child.exitCode} before answering`);
   if (tries > 300) throw new Error('the server never answered');
   await new Promise((r) => setTimeout(r, 100));
 }
