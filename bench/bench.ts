@@ -15,11 +15,10 @@
  * its report without writing bench/results.md), BENCH_LONG_PATHS (requests
  * for 15 KB paths that answer 404 in the memory phase; 260000).
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { benchVarnish, varnishTable } from './varnish.ts';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -29,6 +28,7 @@ import { CACHE_FILE } from '../build/archive/source.ts';
 import { Keys } from '../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
 import { captureKey, type Captured } from './server.ts';
+import { startOurs, type Started } from './ours.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCE = path.resolve(process.env.ARCHIVE_SOURCE || CACHE_FILE);
@@ -196,11 +196,6 @@ interface RunResult {
   unexpected: number;
 }
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-}
-
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -235,38 +230,14 @@ function get(
   });
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-
-async function untilAnswering(port: number, child: ChildProcess, what: string): Promise<void> {
-  for (let i = 0; i < 3000; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before answering`);
-    if ((await get(port, '/openapi.json').catch(() => null)) !== null) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`${what} never answered on ${port}`);
-}
-
-/**
- * Ours exactly as `npm start` runs it (node cli/start.ts, Node's own type
- * stripping), pinned, its stdout (the access log) going to `logFile`.
- */
-async function startOurs(env: Record<string, string>, logFile: string): Promise<Started> {
-  const port = await freePort();
+/** Ours as `npm start` runs it, pinned, its stdout (the access log) appended to `logFile`. */
+async function startOursLogging(env: Record<string, string>, logFile: string): Promise<Started> {
   const log = openSync(logFile, 'a');
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, 'cli/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', log, 'inherit'],
-  });
-  closeSync(log);
-  await untilAnswering(port, child, 'npm start');
-  return { child, port };
+  try {
+    return await startOurs({ cpu: SERVER_CPU, env, stdout: log });
+  } finally {
+    closeSync(log);
+  }
 }
 
 /** The ceiling or the naive server (bench/server.ts), pinned like ours. */
@@ -401,7 +372,7 @@ interface Context {
  * Every workload on the three servers in turn, repetition by repetition: a slow spell of the machine hits all alike.
  */
 async function throughput(ctx: Context, workloads: Workload[]) {
-  const ours = await startOurs(ctx.ourEnv, ctx.accessLog);
+  const ours = await startOursLogging(ctx.ourEnv, ctx.accessLog);
   const captureFile = path.join(ctx.tmp, 'captured.json');
   writeFileSync(captureFile, JSON.stringify(await capture(ours, workloads, ctx.urlOf)));
   const running: Record<ServerName, Started> = {
@@ -466,7 +437,7 @@ async function flood(port: number, count: number, pathOf: (i: number) => string)
  * 20,000 distinct URLs, then LONG_PATHS 15 KB paths that answer 404.
  */
 async function memory(ctx: Context) {
-  const ours = await startOurs(ctx.ourEnv, ctx.accessLog);
+  const ours = await startOursLogging(ctx.ourEnv, ctx.accessLog);
   try {
     // Warmed by ordinary traffic first (the benchmark's lookups, every ceremony year, people by many names), so the
     // baseline holds what serving takes: files read, name shards parsed, caches filled, the young generation grown.

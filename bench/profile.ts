@@ -12,18 +12,17 @@
  *
  * PATH takes `{key}` where the key goes, as in bench/bench.ts's workloads.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from '../build/build.ts';
 import { CACHE_FILE } from '../build/archive/source.ts';
 import { commandLine, refuser } from '../lib/command-line.ts';
-import { freeLoopbackPort } from '../lib/ports.ts';
 import { Keys } from '../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../src/keys/stores/sqlite.node.ts';
+import { startOurs } from './ours.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = `usage: npm run bench:profile -- PATH [SECONDS]
 
 Profiles ours (cli/start.ts over the full archive, access log on) while wrk
@@ -88,31 +87,13 @@ const store = new SqliteKeyBackend(keysDb, { view: false });
 const key = await new Keys(store).issue('profile@example.org');
 store.close();
 
-const port = await freeLoopbackPort();
-const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${tmp}`, 'cli/start.ts'], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    DIST_DIR: dist,
-    KEYS_DB: keysDb,
-    ARCHIVE_SOURCE: source,
-    RATE_LIMIT_PER_MINUTE: '1000000000',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
+const { child, port } = await startOurs({
+  cpu: '0',
+  env: { DIST_DIR: dist, KEYS_DB: keysDb, ARCHIVE_SOURCE: source, RATE_LIMIT_PER_MINUTE: '1000000000' },
+  stdout: 'ignore',
+  nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${tmp}`],
 });
 const url = `http://127.0.0.1:${port}${pathTemplate.replace('{key}', key)}`;
-for (let tries = 0; ; tries++) {
-  const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
-    () => true,
-    () => false,
-  );
-  if (answered) break;
-  if (child.exitCode !== null) throw new Error(`cli/start.ts exited with ${child.exitCode} before answering`);
-  if (tries > 300) throw new Error('the server never answered');
-  await new Promise((r) => setTimeout(r, 100));
-}
 const status = (await fetch(url)).status;
 const wrk = (s: string) =>
   execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${s}s`, url], { encoding: 'utf8' });
