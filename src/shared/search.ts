@@ -520,6 +520,15 @@ function readsAsTyped(q: Asked, key: Key): boolean {
   );
 }
 
+/** Whether a key is the text asked and one letter more at its end, run together (or both without a leading article). */
+function oneShort(q: Asked, key: Key): boolean {
+  const { compact, bare } = key;
+  return (
+    (compact.length === q.compact.length + 1 && compact.startsWith(q.compact)) ||
+    (bare.length === q.bare.length + 1 && bare.startsWith(q.bare))
+  );
+}
+
 /** No fit, but a word asked was close only to words of the key other words asked took: `fit` places it again. */
 const TAKEN = -2;
 
@@ -581,6 +590,10 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   if (words.length > 1 && last.length < 3 && unasked === 0 && readsAsTyped(q, key)) return fitOf(8, starts, yearAside);
   // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an");
   // one that starts as typed first ("united ar": United Artists before United States Army Air Force).
+  // A name typed whole but for the last letter of its last word, asked with 4 letters or more (a typo is forgiven in
+  // such a word: "chan" for Chang), is as close as one holding every word asked among others (Jackie Chan): weight,
+  // then starting as asked, tells them apart. A shorter word is more likely a start being typed ("the pos").
+  if (prefix && unasked === 0 && last.length >= 4 && oneShort(q, key)) return fitOf(9, starts, yearAside);
   if (prefix) return fitOf(10 + 4 * unasked + (readsAsTyped(q, key) ? 0 : 1), starts, yearAside);
   return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
