@@ -47,28 +47,49 @@
  */
 
 import type { SearchResult } from './types.ts';
-import { recordPath } from './routes.ts';
+import { MAX_SEARCH_LENGTH, recordPath } from './routes.ts';
 
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
 
 /**
  * What a search considers of its text: its first SEARCH_WORDS words, each cut
- * to SEARCH_WORD_LETTERS letters. No name has a word of more than 17 letters,
- * and a text of more words is found by its first ten as well (every word a
- * whole word of the name); what lies beyond only cost: 50 times "the" cost
- * 185 times the median search, 200 times U+FDFA (800 words once taken apart)
- * 234 times.
+ * to SEARCH_WORD_LETTERS letters, a word asked again counted once. No name
+ * has a word of more than 17 letters, and a text of more words is found by
+ * its first ten as well (every word a whole word of the name); what lies
+ * beyond only cost: 50 times "the" cost 185 times the median search, 200
+ * times U+FDFA (800 words once taken apart) 234 times.
  */
 export const SEARCH_WORDS = 10;
 export const SEARCH_WORD_LETTERS = 24;
 
-/** A search key cut to what a search considers (`SEARCH_WORDS`, `SEARCH_WORD_LETTERS`). */
+/**
+ * Characters of a text, once taken apart (NFKD), that make its search key:
+ * twice the longest text a search takes, so every letter of it with a mark
+ * counts, and no name is longer. A letter that takes apart into many
+ * (U+FDFA: 18 of them) cannot make the key longer than this.
+ */
+export const SEARCH_KEY_CHARACTERS = 2 * MAX_SEARCH_LENGTH;
+
+/**
+ * The texts the build answers (`StoredSearchIndex.answers`), as a search
+ * would, so no search ranks many names: every run of distinct small words
+ * ("the", "of the"), and every word or start of one (3 letters or more) that
+ * names hold, as a word or the start of one, in COMMON_CANDIDATES entries
+ * or more ("john", "mar"). A text whose words asked once each, as written,
+ * are one of these is answered so (50 times "the" as "the"), unless some name
+ * is those words run together (the name as asked would come first).
+ */
+export const COMMON_CANDIDATES = 100;
+
+/** A search key cut to what a search considers (`SEARCH_WORDS` distinct words of `SEARCH_WORD_LETTERS` letters). */
 export function considered(key: string): string {
-  const words = key.split(' ', SEARCH_WORDS);
-  return words.some((w) => w.length > SEARCH_WORD_LETTERS)
-    ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ')
-    : words.join(' ');
+  const words: string[] = [];
+  for (const word of key.split(' ')) {
+    const cut = word.length > SEARCH_WORD_LETTERS ? word.slice(0, SEARCH_WORD_LETTERS) : word;
+    if (!words.includes(cut) && words.push(cut) === SEARCH_WORDS) break;
+  }
+  return words.join(' ');
 }
 
 /** Letters NFKD does not take apart, as their plain spellings. */
@@ -86,12 +107,19 @@ const FOLDED: Record<string, string> = {
 };
 const FOLDABLE = /[øłđðßæœþıħ]/g;
 
-/** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
+/**
+ * A name as search compares it: lower case, without marks, every run of
+ * other characters than letters and digits one space; of a text, its first
+ * SEARCH_KEY_CHARACTERS characters once taken apart (the Unicode classes cost
+ * by the character: 200 times U+FDFA, 3,600 characters, cost 0.3 ms).
+ */
 export function searchKey(text: string): string {
   return (
-    asciiKey(text) ??
+    asciiKey(text.slice(0, SEARCH_KEY_CHARACTERS)) ??
     text
+      .slice(0, SEARCH_KEY_CHARACTERS)
       .normalize('NFKD')
+      .slice(0, SEARCH_KEY_CHARACTERS)
       .replace(/\p{M}+/gu, '')
       .toLowerCase()
       .replace(FOLDABLE, (c) => FOLDED[c])
@@ -173,7 +201,7 @@ const NUMBERS = new Map<string, string>([
   ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : [])),
 ]);
 /** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
-const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
+export const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
 /** A word of a key as it may have been written: a number up to 20 as its word ("3": "three"). */
@@ -221,6 +249,8 @@ export interface StoredSearchIndex {
   keys: string[];
   weights: number[];
   rows: string[];
+  /** Answers made by the build (`COMMON`): per text, its words, a tab, then each entry found, and the key shown when not its first (`entry` or `entry.key`, base 36, `,` between). */
+  answers: string[];
 }
 
 /** Digits (base 36) of each line's place in a block: 36^4 places, well above the largest block. */
@@ -280,7 +310,14 @@ export function storedFiles(index: StoredSearchIndex): string[] {
   const header = [entries, rowsPer, rows.length, digits, index.words.length].join(' ');
   const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
   return [
-    [header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'),
+    [
+      header,
+      Array.from(counts, (n) => n ?? 0).join(' '),
+      vocabulary,
+      ...postings,
+      ...keys,
+      index.answers.join('\n'),
+    ].join('\u0000'),
     ...rows,
   ];
 }
@@ -399,6 +436,8 @@ interface Asked {
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
+  /** Per word asked, its letters (`letterBits`). */
+  bits: number[];
 }
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
@@ -408,7 +447,7 @@ const LONG_TEXT = 10;
 function asked(text: string, key: string): Asked {
   const all = indexKey(key).split(' ');
   const written = considered(key).split(' ');
-  const words = all.slice(0, written.length).map((w) => w.slice(0, SEARCH_WORD_LETTERS));
+  const words = written.map((w) => NUMBERS.get(w) ?? w);
   const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
@@ -426,6 +465,7 @@ function asked(text: string, key: string): Asked {
     long: compact.length >= LONG_TEXT,
     close: [],
     pairs: [],
+    bits: words.map((w) => letterBits(w)),
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
@@ -622,11 +662,15 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
     for (let j = 0; j < k.length; j++)
       if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
   }
-  let [found, cost] = [-1, 0];
+  let found = -1;
+  let cost = 0;
   for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
     const d = typoOf(q, i, k[j], long);
-    if (d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
+    if (d > 0 && (found < 0 || d < cost)) {
+      found = j;
+      cost = d;
+    }
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
@@ -637,7 +681,11 @@ function typoOf(q: Asked, i: number, word: string, long: boolean): number {
   const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
   let d = close.get(word);
   if (d === undefined) {
-    d = editsWithin(q.words[i], spoken, MOST_TYPOS);
+    // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked.
+    d =
+      bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
+        ? MOST_TYPOS + 1
+        : editsWithin(q.words[i], spoken, MOST_TYPOS);
     close.set(word, d > MOST_TYPOS ? -1 : d);
   }
   return d <= typosBetween(q.words[i], spoken, long) ? d : -1;
@@ -648,6 +696,15 @@ function taken(q: Asked, i: number, k: string[], used: number, long: boolean): b
   for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
   return false;
 }
+
+/** An entry a search found, and which of its keys it shows (the name, when one of them, that answered). */
+export interface Pick {
+  entry: number;
+  key: number;
+}
+
+/** Names found by a second word asked from which `otherwise` narrows them. */
+const NARROWED_FROM = 48;
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
@@ -685,6 +742,9 @@ export class SearchIndex {
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
+  /** The build's answers (`COMMON`), as stored, and by text once one is asked. */
+  private readonly answerBlock: string;
+  private answers: Map<string, string> | null = null;
 
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
@@ -705,6 +765,7 @@ export class SearchIndex {
     if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount)
       throw new Error('a search index whose vocabulary disagrees with its header');
     this.postingLines = new Lines(blocks[3], blocks[4]);
+    this.answerBlock = blocks[7];
     this.keyLines = new Lines(blocks[5], blocks[6]);
     if (
       rowFiles !== Math.ceil(entries / rowsPer) ||
@@ -719,9 +780,11 @@ export class SearchIndex {
   /** An index from its stored core (`storedFiles`); rows are read from their own files as searches show them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 7)
+    if (blocks.length !== 8)
       throw new Error(
-        blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index',
+        blocks.length === 7 || blocks.length === 3 || blocks.length === 2
+          ? 'a search index of another format'
+          : 'not a search index',
       );
     return new SearchIndex(blocks);
   }
@@ -735,16 +798,47 @@ export class SearchIndex {
    */
   find(text: string, key: string, files: SearchFiles): SearchResult[] | NeedFiles {
     try {
-      return this.search(text, key, files);
+      const found = this.found(text, key, files);
+      this.need(
+        found.map((pick) => pick.entry),
+        files,
+      );
+      return found.map((pick) => resultOf(this.row(pick.entry, files), pick.key));
     } catch (error) {
       if (error instanceof NeedFiles) return error;
       throw error;
     }
   }
 
-  private search(text: string, key: string, files: SearchFiles): SearchResult[] {
+  /** The entries a search finds, best first, each with the key it shows (`find`): answered by the build when it made the answer (`COMMON`). */
+  found(text: string, key: string, files: SearchFiles): Pick[] {
     if (key === '') return [];
     const q = asked(text, key);
+    return this.answerOf(q) ?? this.search(q, files);
+  }
+
+  /** The build's answer to the words asked (`COMMON`), or null: when they are all a text it answered, as written. */
+  private answerOf(q: Asked): Pick[] | null {
+    if (this.answerBlock === '' || q.words.some((w, i) => w !== q.written[i])) return null;
+    if (!this.answers) {
+      this.answers = new Map();
+      for (const line of this.answerBlock.split('\n')) {
+        const tab = line.indexOf('\t');
+        this.answers.set(line.slice(0, tab), line.slice(tab + 1));
+      }
+    }
+    const answer = this.answers.get(q.written.join(' '));
+    if (answer === undefined) return null;
+    return answer === ''
+      ? []
+      : answer.split(',').map((pick) => {
+          const [entry, key = 0] = pick.split('.').map((n) => parseInt(n, 36));
+          if (!(entry < this.keyLines.length)) throw new Error('a search index with an answer past its entries');
+          return { entry, key };
+        });
+  }
+
+  private search(q: Asked, files: SearchFiles): Pick[] {
     // The most telling words first: the longest that are neither small words, years nor a short start; then any, a short
     // start last (the names holding it whole miss those it starts: "a ha" is A Hard Day's Night, not Lee Ha Jun).
     const weak = (i: number) =>
@@ -765,17 +859,45 @@ export class SearchIndex {
           q.words[b].length - q.words[a].length ||
           a - b,
       );
+    // Names the second word finds, when the first found none, hold the first otherwise than `candidates` finds it.
+    let first = -1;
+    const narrowed = (found: Set<number>) => (first < 0 ? found : this.otherwise(q, first, found));
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, this.candidates(q, i, false), files);
-        if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
+        const found = this.ranked(q, narrowed(this.candidates(q, i, false)), files);
+        if (found.length > 0 && found.best < TWO_TYPOS) return found.picks;
       }
-      const found = this.ranked(q, this.candidates(q, i, true), files);
-      if (found.length > 0) return found.results;
+      const found = this.ranked(q, narrowed(this.candidates(q, i, true)), files);
+      if (found.length > 0) return found.picks;
+      const w = q.words[i];
+      if (!SMALL.has(w) && w.length > 1 && !isYear(w)) first = i; // a word every name found must hold
     }
     return [];
+  }
+
+  /**
+   * Of `found`, the entries where the `i`th word asked may stand otherwise
+   * than `candidates` finds it: as the start of a word (asked before the
+   * last), or within two typos (a long name forgives more). The others hold
+   * it only as the names `candidates` found for it, none of which answered
+   * (the same names, the same answer). Only a long list is narrowed: looking
+   * for the word's starts and near words costs about as much as ranking a
+   * few dozen names.
+   */
+  private otherwise(q: Asked, i: number, found: Set<number>): Set<number> {
+    if (found.size < NARROWED_FROM) return found;
+    const may = new Set<number>();
+    const add = (at: number) => {
+      if (at >= 0) for (const entry of this.postings(at)) if (found.has(entry)) may.add(entry);
+    };
+    const [w, typed] = [q.words[i], q.written[i]];
+    for (const start of w.length >= 3 ? new Set([w, typed]) : []) for (const at of this.startingWith(start)) add(at);
+    this.near(w, MOST_TYPOS, (word) => add(this.at(word)));
+    for (let n = 1; n < NUMBER_WORDS.length; n++)
+      if (editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS) <= MOST_TYPOS) add(this.at(String(n)));
+    return may;
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
@@ -972,7 +1094,7 @@ export class SearchIndex {
     q: Asked,
     candidates: Set<number>,
     files: SearchFiles,
-  ): { length: number; best: number; results: SearchResult[] } {
+  ): { length: number; best: number; picks: Pick[] } {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       let parts = this.keyParts.get(entry);
@@ -987,7 +1109,7 @@ export class SearchIndex {
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
-    if (hits.length === 0) return { length: 0, best: -1, results: [] };
+    if (hits.length === 0) return { length: 0, best: -1, picks: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
     const order = (a: Hit, b: Hit) =>
@@ -999,7 +1121,7 @@ export class SearchIndex {
     // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
-      [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
+      [...hits.filter(shown), ...firstOf(hits, order, SEARCH_LIMIT)].map((hit) => hit.entry),
       files,
     );
     for (const hit of hits) {
@@ -1014,18 +1136,29 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    hits.sort(order);
-    const best = hits.slice(0, SEARCH_LIMIT);
-    this.need(
-      best.map((hit) => hit.entry),
-      files,
-    );
+    const best = firstOf(hits, order, SEARCH_LIMIT);
     return {
       length: hits.length,
-      best: hits[0].rank,
-      results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)),
+      best: best[0].rank,
+      picks: best.map(({ entry, key }) => ({ entry, key })),
     };
   }
+}
+
+/** The first `k` of `list` in `order` (which ties nothing), best first: what sorting it would give, without sorting thousands. */
+function firstOf<T>(list: T[], order: (a: T, b: T) => number, k: number): T[] {
+  const top: T[] = [];
+  for (const item of list) {
+    if (top.length === k) {
+      if (order(item, top[k - 1]) >= 0) continue;
+      top.pop();
+    }
+    let at = top.length;
+    top.push(item);
+    for (; at > 0 && order(item, top[at - 1]) < 0; at--) top[at] = top[at - 1];
+    top[at] = item;
+  }
+  return top;
 }
 
 /** Whether a result's row is of the year asked: a film of that year, or a name nominated at the ceremony of that year or the next. */
