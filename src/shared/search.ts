@@ -703,7 +703,18 @@ export interface Pick {
   key: number;
 }
 
-/** Names found by a second word asked from which `otherwise` narrows them. */
+/** What `ranked` finds: how many names answer, the best and the tenth's rank, and the first ten. */
+interface Ranked {
+  length: number;
+  best: number;
+  worst: number;
+  picks: Pick[];
+}
+
+/** The best rank of a name that leaves a word asked out (`fit`: a small word or an initial). */
+const UNASKED = 12;
+
+/** Names found by a second word asked from which `otherwise` narrows them (`rankedShortLast` too). */
 const NARROWED_FROM = 48;
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
@@ -866,10 +877,10 @@ export class SearchIndex {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, narrowed(this.candidates(q, i, false)), files);
+        const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files);
         if (found.length > 0 && found.best < TWO_TYPOS) return found.picks;
       }
-      const found = this.ranked(q, narrowed(this.candidates(q, i, true)), files);
+      const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
       if (found.length > 0) return found.picks;
       const w = q.words[i];
       if (!SMALL.has(w) && w.length > 1 && !isYear(w)) first = i; // a word every name found must hold
@@ -1060,6 +1071,42 @@ export class SearchIndex {
     return list;
   }
 
+  /** An entry's weight and keys taken apart, kept. */
+  private partsOf(entry: number): { weight: number; keys: Key[] } {
+    let parts = this.keyParts.get(entry);
+    if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
+    return parts;
+  }
+
+  /**
+   * `ranked`, first over only the names that may hold the last word asked
+   * when it has one or two letters after others ("the g": names holding a
+   * word starting with "g", not all 1,733 holding "the"): a name that does
+   * not ranks UNASKED or worse (the word left out), or not at all, so when
+   * ten of those rank better, they are the answer.
+   */
+  private rankedShortLast(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+    const last = q.words.length - 1;
+    if (last === 0 || q.words[last].length > 2 || candidates.size < NARROWED_FROM)
+      return this.ranked(q, candidates, files);
+    const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
+    const holding = new Set<number>();
+    for (const entry of candidates)
+      if (
+        this.partsOf(entry).keys.some(
+          ({ words, compact, bare }) =>
+            words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair) ||
+            compact === q.compact ||
+            bare === q.bare ||
+            compact === q.compactNoYear ||
+            bare === q.bareNoYear,
+        )
+      )
+        holding.add(entry);
+    const found = this.ranked(q, holding, files);
+    return found.worst < UNASKED ? found : this.ranked(q, candidates, files);
+  }
+
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
   private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
     if (entry >= this.keyLines.length) throw new Error('a search index with a posting past its entries');
@@ -1090,16 +1137,10 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(
-    q: Asked,
-    candidates: Set<number>,
-    files: SearchFiles,
-  ): { length: number; best: number; picks: Pick[] } {
+  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      let parts = this.keyParts.get(entry);
-      if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
-      const { weight, keys } = parts;
+      const { weight, keys } = this.partsOf(entry);
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -1109,7 +1150,7 @@ export class SearchIndex {
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
-    if (hits.length === 0) return { length: 0, best: -1, picks: [] };
+    if (hits.length === 0) return { length: 0, best: -1, worst: Infinity, picks: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
     const order = (a: Hit, b: Hit) =>
@@ -1140,6 +1181,8 @@ export class SearchIndex {
     return {
       length: hits.length,
       best: best[0].rank,
+      // The tenth's rank (none yet: no rank is as bad).
+      worst: best.length < SEARCH_LIMIT ? Infinity : best[best.length - 1].rank,
       picks: best.map(({ entry, key }) => ({ entry, key })),
     };
   }
