@@ -28,8 +28,17 @@
  * (a year ranks the film of that year, or a name nominated then, first);
  * words of the name not asked; a word's start ("leo dicaprio"); short forms
  * the build gives (build/answers/search-aliases.ts: "mgm", "lotr"); and
- * words joined or split ("otoole", "god father"). Only the first
- * SEARCH_WORDS words of a text, of SEARCH_WORD_LETTERS letters each, count.
+ * words joined or split ("otoole", "god father").
+ *
+ * What a search costs is bounded: it reads the first SEARCH_KEY_CHARACTERS
+ * (400) characters of its text once taken apart (NFKD), and considers its
+ * first SEARCH_WORDS (10) distinct words, each cut to SEARCH_WORD_LETTERS
+ * (24) letters (a word asked again asks nothing more); it compares at most
+ * two of them with the vocabulary, and ranks the names those hold. A text
+ * whose words would rank many names is answered by the build (`COMMON_CANDIDATES`):
+ * every run of distinct small words ("the", "of the") and every word or
+ * start held by COMMON_CANDIDATES (100) names or more ("john", "mar"). A
+ * short last word after others ranks first the names it starts ("the g").
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
  * case, marks, punctuation, spacing, small words and how numbers are
@@ -39,7 +48,9 @@
  * when the last of several words asked has one or two letters ("the in":
  * The Insider, not A Place in the Sun); a word asked the start of
  * one (a name starting as typed first: "united ar" for United Artists, not
- * United States Army Air Force); the same two leaving a small word or a
+ * United States Army Air Force), as good as a word of a longer name when
+ * the name is the text but for the last letter of a last word of 4 letters
+ * or more ("chan": Chang with Jackie Chan); the same two leaving a small word or a
  * year asked out; a typo or two (the fewer the better, a name named whole
  * first, then one naming the words in the order asked). Within one class: the
  * year asked, then more nominations, then a name starting as asked, then
@@ -58,7 +69,8 @@ export const SEARCH_LIMIT = 10;
  * has a word of more than 17 letters, and a text of more words is found by
  * its first ten as well (every word a whole word of the name); what lies
  * beyond only cost: 50 times "the" cost 185 times the median search, 200
- * times U+FDFA (800 words once taken apart) 234 times.
+ * times U+FDFA (800 words once taken apart) 234 times, and asked ten times
+ * "the" still cost 70 times (each name ranked against each).
  */
 export const SEARCH_WORDS = 10;
 export const SEARCH_WORD_LETTERS = 24;
@@ -249,7 +261,7 @@ export interface StoredSearchIndex {
   keys: string[];
   weights: number[];
   rows: string[];
-  /** Answers made by the build (`COMMON`): per text, its words, a tab, then each entry found, and the key shown when not its first (`entry` or `entry.key`, base 36, `,` between). */
+  /** Answers made by the build (`COMMON_CANDIDATES`): per text, its words, a tab, then each entry found, and the key shown when not its first (`entry` or `entry.key`, base 36, `,` between). */
   answers: string[];
 }
 
@@ -753,7 +765,7 @@ export class SearchIndex {
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
-  /** The build's answers (`COMMON`), as stored, and by text once one is asked. */
+  /** The build's answers (`COMMON_CANDIDATES`), as stored, and by text once one is asked. */
   private readonly answerBlock: string;
   private answers: Map<string, string> | null = null;
 
@@ -821,14 +833,14 @@ export class SearchIndex {
     }
   }
 
-  /** The entries a search finds, best first, each with the key it shows (`find`): answered by the build when it made the answer (`COMMON`). */
+  /** The entries a search finds, best first, each with the key it shows (`find`): answered by the build when it made the answer (`COMMON_CANDIDATES`). */
   found(text: string, key: string, files: SearchFiles): Pick[] {
     if (key === '') return [];
     const q = asked(text, key);
     return this.answerOf(q) ?? this.search(q, files);
   }
 
-  /** The build's answer to the words asked (`COMMON`), or null: when they are all a text it answered, as written. */
+  /** The build's answer to the words asked (`COMMON_CANDIDATES`), or null: when they are all a text it answered, as written. */
   private answerOf(q: Asked): Pick[] | null {
     if (this.answerBlock === '' || q.words.some((w, i) => w !== q.written[i])) return null;
     if (!this.answers) {
