@@ -450,6 +450,8 @@ interface Asked {
   pairs: (string | null)[];
   /** Per word asked, its letters (`letterBits`). */
   bits: number[];
+  /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
+  missed: number;
 }
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
@@ -478,6 +480,7 @@ function asked(text: string, key: string): Asked {
     close: [],
     pairs: [],
     bits: words.map((w) => letterBits(w)),
+    missed: -1,
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
@@ -556,9 +559,22 @@ function fit(q: Asked, key: Key): Fit {
   // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
   // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
   const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
+  // A word asked that the last name could not hold is likely one this one cannot hold either: then no order places it.
+  if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
+}
+
+/**
+ * Whether the `i`th word asked, one every name must hold (`fitPlacing`: not
+ * a small word, an initial or a year), has no place in a key, whatever
+ * other words took: neither with a neighbour as one word of it, nor alone.
+ */
+function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
+  const [k, pair, before] = [key.words, q.pairs[i], i > 0 ? q.pairs[i - 1] : null];
+  if ((pair !== null && k.includes(pair)) || (before !== null && k.includes(before))) return false;
+  return placeOf(q, i, k, 0, long) < 0;
 }
 
 /** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
@@ -624,7 +640,10 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
         // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
       } else if (SMALL.has(w) || w.length === 1) unasked = 1;
       else if (isYear(w)) [yearAside, unasked] = [true, 1];
-      else return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+      else {
+        q.missed = i;
+        return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+      }
     }
   }
   if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
