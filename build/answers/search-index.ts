@@ -9,7 +9,19 @@
  * the names people give its award). Also the list of every category name
  * with its years and its award. Pure: archive in, JSON out.
  */
-import { indexKey, KIND_CODES, searchKey, type SearchKind, type StoredSearchIndex } from '../../src/shared/search.ts';
+import {
+  COMMON_CANDIDATES,
+  indexKey,
+  KIND_CODES,
+  Lines,
+  SEARCH_KEY_CHARACTERS,
+  SearchIndex,
+  searchKey,
+  type SearchKind,
+  SMALL,
+  type StoredSearchIndex,
+  storedFiles,
+} from '../../src/shared/search.ts';
 import type { Archive } from '../../src/shared/types.ts';
 import type { NameFacts, NameKind, NominationIds } from '../archive/import.ts';
 import { awardIdOf } from '../../src/client/client.ts';
@@ -193,7 +205,60 @@ export function searchIndex(archive: Archive, facts: NameFacts, ids: NominationI
         ...new Set(entry.names.flatMap((n) => shortForms(n, entry.kind, entry.tally.nominations, words))),
       );
   entries.sort((a, b) => b.weight - a.weight || (a.names[0] < b.names[0] ? -1 : a.names[0] > b.names[0] ? 1 : 0));
-  return stored(entries);
+  return answered(stored(entries));
+}
+
+/** Every order of every set of distinct words of `words`. */
+function runsOf(words: string[]): string[][] {
+  return words.flatMap((w) => [[w], ...runsOf(words.filter((o) => o !== w)).map((run) => [w, ...run])]);
+}
+
+/**
+ * The texts the build answers (src/shared/search.ts, `COMMON_CANDIDATES`):
+ * every run of distinct small words, and every word or start of one (3
+ * letters or more, so a search looks for names starting so) held by that many
+ * entries, counted over the words it is and starts; not a number written out.
+ */
+function commonTexts(index: StoredSearchIndex): string[] {
+  const held = new Map<string, number>();
+  index.words.forEach((word, at) => {
+    const n = index.postings[at].split(',').length;
+    held.set(word, (held.get(word) ?? 0) + n);
+    for (let length = 3; length < word.length; length++)
+      held.set(word.slice(0, length), (held.get(word.slice(0, length)) ?? 0) + n);
+  });
+  const common = [...held].filter(([text, n]) => n >= COMMON_CANDIDATES && indexKey(text) === text && !SMALL.has(text));
+  return [...runsOf([...SMALL]).map((run) => run.join(' ')), ...common.map(([text]) => text)];
+}
+
+/**
+ * The index with the build's answers (`commonTexts`), each found as a search
+ * finds it over the index without them; none for a text whose words some
+ * name is, run together (its answer depends on how the text writes them).
+ */
+function answered(index: StoredSearchIndex): StoredSearchIndex {
+  const files = storedFiles(index);
+  const search = SearchIndex.parse(files[0]);
+  const rows = new Map(files.slice(1).map((text, n) => [n + 1, Lines.parse(text)]));
+  const wholes = new Set<string>();
+  for (const line of index.keys)
+    for (const key of line.split('|')) {
+      wholes.add(key.replaceAll(' ', ''));
+      const article = /^(?:the|a|an) /.exec(key);
+      if (article) wholes.add(key.slice(article[0].length).replaceAll(' ', ''));
+    }
+  const named = [...wholes];
+  const answers: string[] = [];
+  for (const text of commonTexts(index)) {
+    const words = text.split(' ');
+    const whole = new RegExp(`^(?:${words.join('|')})+$`);
+    if (named.some((w) => words.some((word) => w.startsWith(word)) && whole.test(w))) continue;
+    const found = search.found(text, text, rows);
+    answers.push(
+      `${text}\t${found.map(({ entry, key }) => entry.toString(36) + (key ? `.${key.toString(36)}` : '')).join(',')}`,
+    );
+  }
+  return { ...index, answers };
 }
 
 /** Entries as the stored index: the vocabulary, its postings, and per entry its keys, weight and row. */
@@ -207,6 +272,10 @@ function stored(entries: Entry[]): StoredSearchIndex {
     for (const text of [...names, ...(entry.others ?? [])])
       if (SEPARATORS.test(text))
         throw new Error(`search index: the name ${JSON.stringify(text)} holds a NUL, tab, line break, | or ~`);
+    // A search keys only the first SEARCH_KEY_CHARACTERS of a text: a longer name could not be asked whole.
+    for (const text of [...names, ...entry.aliases])
+      if (text.normalize('NFKD').length > SEARCH_KEY_CHARACTERS)
+        throw new Error(`search index: the name ${JSON.stringify(text)} is longer than a search reads`);
     const own = names.map((n) => indexKey(searchKey(n)));
     if (own.every((k) => k === '')) continue; // nothing a search could ask for
     const entryKeys = [
@@ -250,5 +319,6 @@ function stored(entries: Entry[]): StoredSearchIndex {
     keys,
     weights,
     rows,
+    answers: [],
   };
 }

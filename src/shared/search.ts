@@ -28,8 +28,17 @@
  * (a year ranks the film of that year, or a name nominated then, first);
  * words of the name not asked; a word's start ("leo dicaprio"); short forms
  * the build gives (build/answers/search-aliases.ts: "mgm", "lotr"); and
- * words joined or split ("otoole", "god father"). Only the first
- * SEARCH_WORDS words of a text, of SEARCH_WORD_LETTERS letters each, count.
+ * words joined or split ("otoole", "god father").
+ *
+ * What a search costs is bounded: it reads the first SEARCH_KEY_CHARACTERS
+ * (400) characters of its text once taken apart (NFKD), and considers its
+ * first SEARCH_WORDS (10) distinct words, each cut to SEARCH_WORD_LETTERS
+ * (24) letters (a word asked again asks nothing more); it compares at most
+ * two of them with the vocabulary, and ranks the names those hold. A text
+ * whose words would rank many names is answered by the build (`COMMON_CANDIDATES`):
+ * every run of distinct small words ("the", "of the") and every word or
+ * start held by COMMON_CANDIDATES (100) names or more ("john", "mar"). A
+ * short last word after others ranks first the names it starts ("the g").
  *
  * Ranking, best first: the name exactly as asked; the same name ignoring
  * case, marks, punctuation, spacing, small words and how numbers are
@@ -39,7 +48,9 @@
  * when the last of several words asked has one or two letters ("the in":
  * The Insider, not A Place in the Sun); a word asked the start of
  * one (a name starting as typed first: "united ar" for United Artists, not
- * United States Army Air Force); the same two leaving a small word or a
+ * United States Army Air Force), as good as a word of a longer name when
+ * the name is the text but for the last letter of a last word of 4 letters
+ * or more ("chan": Chang with Jackie Chan); the same two leaving a small word or a
  * year asked out; a typo or two (the fewer the better, a name named whole
  * first, then one naming the words in the order asked). Within one class: the
  * year asked, then more nominations, then a name starting as asked, then
@@ -47,28 +58,50 @@
  */
 
 import type { SearchResult } from './types.ts';
-import { recordPath } from './routes.ts';
+import { MAX_SEARCH_LENGTH, recordPath } from './routes.ts';
 
 /** Most results a search answers. */
 export const SEARCH_LIMIT = 10;
 
 /**
  * What a search considers of its text: its first SEARCH_WORDS words, each cut
- * to SEARCH_WORD_LETTERS letters. No name has a word of more than 17 letters,
- * and a text of more words is found by its first ten as well (every word a
- * whole word of the name); what lies beyond only cost: 50 times "the" cost
- * 185 times the median search, 200 times U+FDFA (800 words once taken apart)
- * 234 times.
+ * to SEARCH_WORD_LETTERS letters, a word asked again counted once. No name
+ * has a word of more than 17 letters, and a text of more words is found by
+ * its first ten as well (every word a whole word of the name); what lies
+ * beyond only cost: 50 times "the" cost 185 times the median search, 200
+ * times U+FDFA (800 words once taken apart) 234 times, and asked ten times
+ * "the" still cost 70 times (each name ranked against each).
  */
 export const SEARCH_WORDS = 10;
 export const SEARCH_WORD_LETTERS = 24;
 
-/** A search key cut to what a search considers (`SEARCH_WORDS`, `SEARCH_WORD_LETTERS`). */
+/**
+ * Characters of a text, once taken apart (NFKD), that make its search key:
+ * twice the longest text a search takes, so every letter of it with a mark
+ * counts, and no name is longer. A letter that takes apart into many
+ * (U+FDFA: 18 of them) cannot make the key longer than this.
+ */
+export const SEARCH_KEY_CHARACTERS = 2 * MAX_SEARCH_LENGTH;
+
+/**
+ * The texts the build answers (`StoredSearchIndex.answers`), as a search
+ * would, so no search ranks many names: every run of distinct small words
+ * ("the", "of the"), and every word or start of one (3 letters or more) that
+ * names hold, as a word or the start of one, in COMMON_CANDIDATES entries
+ * or more ("john", "mar"). A text whose words asked once each, as written,
+ * are one of these is answered so (50 times "the" as "the"), unless some name
+ * is those words run together (the name as asked would come first).
+ */
+export const COMMON_CANDIDATES = 100;
+
+/** A search key cut to what a search considers (`SEARCH_WORDS` distinct words of `SEARCH_WORD_LETTERS` letters). */
 export function considered(key: string): string {
-  const words = key.split(' ', SEARCH_WORDS);
-  return words.some((w) => w.length > SEARCH_WORD_LETTERS)
-    ? words.map((w) => w.slice(0, SEARCH_WORD_LETTERS)).join(' ')
-    : words.join(' ');
+  const words: string[] = [];
+  for (const word of key.split(' ')) {
+    const cut = word.length > SEARCH_WORD_LETTERS ? word.slice(0, SEARCH_WORD_LETTERS) : word;
+    if (!words.includes(cut) && words.push(cut) === SEARCH_WORDS) break;
+  }
+  return words.join(' ');
 }
 
 /** Letters NFKD does not take apart, as their plain spellings. */
@@ -86,12 +119,19 @@ const FOLDED: Record<string, string> = {
 };
 const FOLDABLE = /[øłđðßæœþıħ]/g;
 
-/** A name as search compares it: lower case, without marks, every run of other characters than letters and digits one space. */
+/**
+ * A name as search compares it: lower case, without marks, every run of
+ * other characters than letters and digits one space; of a text, its first
+ * SEARCH_KEY_CHARACTERS characters once taken apart (the Unicode classes cost
+ * by the character: 200 times U+FDFA, 3,600 characters, cost 0.3 ms).
+ */
 export function searchKey(text: string): string {
   return (
-    asciiKey(text) ??
+    asciiKey(text.slice(0, SEARCH_KEY_CHARACTERS)) ??
     text
+      .slice(0, SEARCH_KEY_CHARACTERS)
       .normalize('NFKD')
+      .slice(0, SEARCH_KEY_CHARACTERS)
       .replace(/\p{M}+/gu, '')
       .toLowerCase()
       .replace(FOLDABLE, (c) => FOLDED[c])
@@ -173,7 +213,7 @@ const NUMBERS = new Map<string, string>([
   ...ROMAN.flatMap((w, n) => (w ? [[w, String(n)] as const] : [])),
 ]);
 /** Small words a name or a search may leave out ("&" is no word once punctuation is set aside, so "and" is one of them). */
-const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
+export const SMALL = new Set(['the', 'a', 'an', 'and', 'of']);
 const ARTICLE = /^(?:the|a|an) /;
 
 /** A word of a key as it may have been written: a number up to 20 as its word ("3": "three"). */
@@ -221,6 +261,8 @@ export interface StoredSearchIndex {
   keys: string[];
   weights: number[];
   rows: string[];
+  /** Answers made by the build (`COMMON_CANDIDATES`): per text, its words, a tab, then each entry found, and the key shown when not its first (`entry` or `entry.key`, base 36, `,` between). */
+  answers: string[];
 }
 
 /** Digits (base 36) of each line's place in a block: 36^4 places, well above the largest block. */
@@ -280,7 +322,14 @@ export function storedFiles(index: StoredSearchIndex): string[] {
   const header = [entries, rowsPer, rows.length, digits, index.words.length].join(' ');
   const vocabulary = runs.map((run) => (run ? run.join('') : '')).join('');
   return [
-    [header, Array.from(counts, (n) => n ?? 0).join(' '), vocabulary, ...postings, ...keys].join('\u0000'),
+    [
+      header,
+      Array.from(counts, (n) => n ?? 0).join(' '),
+      vocabulary,
+      ...postings,
+      ...keys,
+      index.answers.join('\n'),
+    ].join('\u0000'),
     ...rows,
   ];
 }
@@ -399,6 +448,10 @@ interface Asked {
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
+  /** Per word asked, its letters (`letterBits`). */
+  bits: number[];
+  /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
+  missed: number;
 }
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
@@ -408,7 +461,7 @@ const LONG_TEXT = 10;
 function asked(text: string, key: string): Asked {
   const all = indexKey(key).split(' ');
   const written = considered(key).split(' ');
-  const words = all.slice(0, written.length).map((w) => w.slice(0, SEARCH_WORD_LETTERS));
+  const words = written.map((w) => NUMBERS.get(w) ?? w);
   const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
@@ -426,6 +479,8 @@ function asked(text: string, key: string): Asked {
     long: compact.length >= LONG_TEXT,
     close: [],
     pairs: [],
+    bits: words.map((w) => letterBits(w)),
+    missed: -1,
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
@@ -504,9 +559,22 @@ function fit(q: Asked, key: Key): Fit {
   // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
   // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
   const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
+  // A word asked that the last name could not hold is likely one this one cannot hold either: then no order places it.
+  if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
+}
+
+/**
+ * Whether the `i`th word asked, one every name must hold (`fitPlacing`: not
+ * a small word, an initial or a year), has no place in a key, whatever
+ * other words took: neither with a neighbour as one word of it, nor alone.
+ */
+function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
+  const [k, pair, before] = [key.words, q.pairs[i], i > 0 ? q.pairs[i - 1] : null];
+  if ((pair !== null && k.includes(pair)) || (before !== null && k.includes(before))) return false;
+  return placeOf(q, i, k, 0, long) < 0;
 }
 
 /** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
@@ -517,6 +585,15 @@ function readsAsTyped(q: Asked, key: Key): boolean {
     compact.startsWith(q.typed) ||
     bare.startsWith(q.compact) ||
     bare.startsWith(q.typed)
+  );
+}
+
+/** Whether a key is the text asked and one letter more at its end, run together (or both without a leading article). */
+function oneShort(q: Asked, key: Key): boolean {
+  const { compact, bare } = key;
+  return (
+    (compact.length === q.compact.length + 1 && compact.startsWith(q.compact)) ||
+    (bare.length === q.bare.length + 1 && bare.startsWith(q.bare))
   );
 }
 
@@ -563,7 +640,10 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
         // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
       } else if (SMALL.has(w) || w.length === 1) unasked = 1;
       else if (isYear(w)) [yearAside, unasked] = [true, 1];
-      else return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+      else {
+        q.missed = i;
+        return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+      }
     }
   }
   if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
@@ -581,6 +661,10 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   if (words.length > 1 && last.length < 3 && unasked === 0 && readsAsTyped(q, key)) return fitOf(8, starts, yearAside);
   // A name answering every word asked, the last completed, before one that leaves a small word asked out ("birds an");
   // one that starts as typed first ("united ar": United Artists before United States Army Air Force).
+  // A name typed whole but for the last letter of its last word, asked with 4 letters or more (a typo is forgiven in
+  // such a word: "chan" for Chang), is as close as one holding every word asked among others (Jackie Chan): weight,
+  // then starting as asked, tells them apart. A shorter word is more likely a start being typed ("the pos").
+  if (prefix && unasked === 0 && last.length >= 4 && oneShort(q, key)) return fitOf(9, starts, yearAside);
   if (prefix) return fitOf(10 + 4 * unasked + (readsAsTyped(q, key) ? 0 : 1), starts, yearAside);
   return fitOf(8 + 4 * unasked + some, starts, yearAside);
 }
@@ -609,11 +693,15 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
     for (let j = 0; j < k.length; j++)
       if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
   }
-  let [found, cost] = [-1, 0];
+  let found = -1;
+  let cost = 0;
   for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
     const d = typoOf(q, i, k[j], long);
-    if (d > 0 && (found < 0 || d < cost)) [found, cost] = [j, d];
+    if (d > 0 && (found < 0 || d < cost)) {
+      found = j;
+      cost = d;
+    }
   }
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
@@ -624,7 +712,11 @@ function typoOf(q: Asked, i: number, word: string, long: boolean): number {
   const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
   let d = close.get(word);
   if (d === undefined) {
-    d = editsWithin(q.words[i], spoken, MOST_TYPOS);
+    // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked.
+    d =
+      bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
+        ? MOST_TYPOS + 1
+        : editsWithin(q.words[i], spoken, MOST_TYPOS);
     close.set(word, d > MOST_TYPOS ? -1 : d);
   }
   return d <= typosBetween(q.words[i], spoken, long) ? d : -1;
@@ -635,6 +727,26 @@ function taken(q: Asked, i: number, k: string[], used: number, long: boolean): b
   for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
   return false;
 }
+
+/** An entry a search found, and which of its keys it shows (the name, when one of them, that answered). */
+export interface Pick {
+  entry: number;
+  key: number;
+}
+
+/** What `ranked` finds: how many names answer, the best and the tenth's rank, and the first ten. */
+interface Ranked {
+  length: number;
+  best: number;
+  worst: number;
+  picks: Pick[];
+}
+
+/** The best rank of a name that leaves a word asked out (`fit`: a small word or an initial). */
+const UNASKED = 12;
+
+/** Names found by a second word asked from which `otherwise` narrows them (`rankedShortLast` too). */
+const NARROWED_FROM = 48;
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
@@ -672,6 +784,9 @@ export class SearchIndex {
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
+  /** The build's answers (`COMMON_CANDIDATES`), as stored, and by text once one is asked. */
+  private readonly answerBlock: string;
+  private answers: Map<string, string> | null = null;
 
   private constructor(blocks: string[]) {
     const header = blocks[0].split(' ').map(Number);
@@ -692,6 +807,7 @@ export class SearchIndex {
     if (first !== wordCount || at !== this.vocabulary.length || 36 ** digits < wordCount)
       throw new Error('a search index whose vocabulary disagrees with its header');
     this.postingLines = new Lines(blocks[3], blocks[4]);
+    this.answerBlock = blocks[7];
     this.keyLines = new Lines(blocks[5], blocks[6]);
     if (
       rowFiles !== Math.ceil(entries / rowsPer) ||
@@ -706,9 +822,11 @@ export class SearchIndex {
   /** An index from its stored core (`storedFiles`); rows are read from their own files as searches show them. */
   static parse(text: string): SearchIndex {
     const blocks = text.split('\u0000');
-    if (blocks.length !== 7)
+    if (blocks.length !== 8)
       throw new Error(
-        blocks.length === 3 || blocks.length === 2 ? 'a search index of another format' : 'not a search index',
+        blocks.length === 7 || blocks.length === 3 || blocks.length === 2
+          ? 'a search index of another format'
+          : 'not a search index',
       );
     return new SearchIndex(blocks);
   }
@@ -722,16 +840,47 @@ export class SearchIndex {
    */
   find(text: string, key: string, files: SearchFiles): SearchResult[] | NeedFiles {
     try {
-      return this.search(text, key, files);
+      const found = this.found(text, key, files);
+      this.need(
+        found.map((pick) => pick.entry),
+        files,
+      );
+      return found.map((pick) => resultOf(this.row(pick.entry, files), pick.key));
     } catch (error) {
       if (error instanceof NeedFiles) return error;
       throw error;
     }
   }
 
-  private search(text: string, key: string, files: SearchFiles): SearchResult[] {
+  /** The entries a search finds, best first, each with the key it shows (`find`): answered by the build when it made the answer (`COMMON_CANDIDATES`). */
+  found(text: string, key: string, files: SearchFiles): Pick[] {
     if (key === '') return [];
     const q = asked(text, key);
+    return this.answerOf(q) ?? this.search(q, files);
+  }
+
+  /** The build's answer to the words asked (`COMMON_CANDIDATES`), or null: when they are all a text it answered, as written. */
+  private answerOf(q: Asked): Pick[] | null {
+    if (this.answerBlock === '' || q.words.some((w, i) => w !== q.written[i])) return null;
+    if (!this.answers) {
+      this.answers = new Map();
+      for (const line of this.answerBlock.split('\n')) {
+        const tab = line.indexOf('\t');
+        this.answers.set(line.slice(0, tab), line.slice(tab + 1));
+      }
+    }
+    const answer = this.answers.get(q.written.join(' '));
+    if (answer === undefined) return null;
+    return answer === ''
+      ? []
+      : answer.split(',').map((pick) => {
+          const [entry, key = 0] = pick.split('.').map((n) => parseInt(n, 36));
+          if (!(entry < this.keyLines.length)) throw new Error('a search index with an answer past its entries');
+          return { entry, key };
+        });
+  }
+
+  private search(q: Asked, files: SearchFiles): Pick[] {
     // The most telling words first: the longest that are neither small words, years nor a short start; then any, a short
     // start last (the names holding it whole miss those it starts: "a ha" is A Hard Day's Night, not Lee Ha Jun).
     const weak = (i: number) =>
@@ -752,17 +901,45 @@ export class SearchIndex {
           q.words[b].length - q.words[a].length ||
           a - b,
       );
+    // Names the second word finds, when the first found none, hold the first otherwise than `candidates` finds it.
+    let first = -1;
+    const narrowed = (found: Set<number>) => (first < 0 ? found : this.otherwise(q, first, found));
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
       if (this.has(q.words[i])) {
-        const found = this.ranked(q, this.candidates(q, i, false), files);
-        if (found.length > 0 && found.best < TWO_TYPOS) return found.results;
+        const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files);
+        if (found.length > 0 && found.best < TWO_TYPOS) return found.picks;
       }
-      const found = this.ranked(q, this.candidates(q, i, true), files);
-      if (found.length > 0) return found.results;
+      const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
+      if (found.length > 0) return found.picks;
+      const w = q.words[i];
+      if (!SMALL.has(w) && w.length > 1 && !isYear(w)) first = i; // a word every name found must hold
     }
     return [];
+  }
+
+  /**
+   * Of `found`, the entries where the `i`th word asked may stand otherwise
+   * than `candidates` finds it: as the start of a word (asked before the
+   * last), or within two typos (a long name forgives more). The others hold
+   * it only as the names `candidates` found for it, none of which answered
+   * (the same names, the same answer). Only a long list is narrowed: looking
+   * for the word's starts and near words costs about as much as ranking a
+   * few dozen names.
+   */
+  private otherwise(q: Asked, i: number, found: Set<number>): Set<number> {
+    if (found.size < NARROWED_FROM) return found;
+    const may = new Set<number>();
+    const add = (at: number) => {
+      if (at >= 0) for (const entry of this.postings(at)) if (found.has(entry)) may.add(entry);
+    };
+    const [w, typed] = [q.words[i], q.written[i]];
+    for (const start of w.length >= 3 ? new Set([w, typed]) : []) for (const at of this.startingWith(start)) add(at);
+    this.near(w, MOST_TYPOS, (word) => add(this.at(word)));
+    for (let n = 1; n < NUMBER_WORDS.length; n++)
+      if (editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS) <= MOST_TYPOS) add(this.at(String(n)));
+    return may;
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
@@ -925,6 +1102,42 @@ export class SearchIndex {
     return list;
   }
 
+  /** An entry's weight and keys taken apart, kept. */
+  private partsOf(entry: number): { weight: number; keys: Key[] } {
+    let parts = this.keyParts.get(entry);
+    if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
+    return parts;
+  }
+
+  /**
+   * `ranked`, first over only the names that may hold the last word asked
+   * when it has one or two letters after others ("the g": names holding a
+   * word starting with "g", not all 1,733 holding "the"): a name that does
+   * not ranks UNASKED or worse (the word left out), or not at all, so when
+   * ten of those rank better, they are the answer.
+   */
+  private rankedShortLast(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+    const last = q.words.length - 1;
+    if (last === 0 || q.words[last].length > 2 || candidates.size < NARROWED_FROM)
+      return this.ranked(q, candidates, files);
+    const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
+    const holding = new Set<number>();
+    for (const entry of candidates)
+      if (
+        this.partsOf(entry).keys.some(
+          ({ words, compact, bare }) =>
+            words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair) ||
+            compact === q.compact ||
+            bare === q.bare ||
+            compact === q.compactNoYear ||
+            bare === q.bareNoYear,
+        )
+      )
+        holding.add(entry);
+    const found = this.ranked(q, holding, files);
+    return found.worst < UNASKED ? found : this.ranked(q, candidates, files);
+  }
+
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
   private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
     if (entry >= this.keyLines.length) throw new Error('a search index with a posting past its entries');
@@ -955,16 +1168,10 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(
-    q: Asked,
-    candidates: Set<number>,
-    files: SearchFiles,
-  ): { length: number; best: number; results: SearchResult[] } {
+  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      let parts = this.keyParts.get(entry);
-      if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
-      const { weight, keys } = parts;
+      const { weight, keys } = this.partsOf(entry);
       let best = NO_FIT;
       let which = 0;
       for (let n = 0; n < keys.length; n++) {
@@ -974,7 +1181,7 @@ export class SearchIndex {
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
-    if (hits.length === 0) return { length: 0, best: -1, results: [] };
+    if (hits.length === 0) return { length: 0, best: -1, worst: Infinity, picks: [] };
     const shown = (hit: { rank: number; year: number }) => hit.rank === 1 || hit.year === 1;
     type Hit = (typeof hits)[number];
     const order = (a: Hit, b: Hit) =>
@@ -986,7 +1193,7 @@ export class SearchIndex {
     // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
     this.need(
-      [...hits.filter(shown), ...[...hits].sort(order).slice(0, SEARCH_LIMIT)].map((hit) => hit.entry),
+      [...hits.filter(shown), ...firstOf(hits, order, SEARCH_LIMIT)].map((hit) => hit.entry),
       files,
     );
     for (const hit of hits) {
@@ -1001,18 +1208,31 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    hits.sort(order);
-    const best = hits.slice(0, SEARCH_LIMIT);
-    this.need(
-      best.map((hit) => hit.entry),
-      files,
-    );
+    const best = firstOf(hits, order, SEARCH_LIMIT);
     return {
       length: hits.length,
-      best: hits[0].rank,
-      results: best.map((hit) => resultOf(this.row(hit.entry, files), hit.key)),
+      best: best[0].rank,
+      // The tenth's rank (none yet: no rank is as bad).
+      worst: best.length < SEARCH_LIMIT ? Infinity : best[best.length - 1].rank,
+      picks: best.map(({ entry, key }) => ({ entry, key })),
     };
   }
+}
+
+/** The first `k` of `list` in `order` (which ties nothing), best first: what sorting it would give, without sorting thousands. */
+function firstOf<T>(list: T[], order: (a: T, b: T) => number, k: number): T[] {
+  const top: T[] = [];
+  for (const item of list) {
+    if (top.length === k) {
+      if (order(item, top[k - 1]) >= 0) continue;
+      top.pop();
+    }
+    let at = top.length;
+    top.push(item);
+    for (; at > 0 && order(item, top[at - 1]) < 0; at--) top[at] = top[at - 1];
+    top[at] = item;
+  }
+  return top;
 }
 
 /** Whether a result's row is of the year asked: a film of that year, or a name nominated at the ceremony of that year or the next. */

@@ -259,7 +259,7 @@ export interface SourceRevision {
 }
 
 /** The stored layout's version: the build writes it, and the reader refuses any other. */
-export const LAYOUT_FORMAT = 18;
+export const LAYOUT_FORMAT = 19;
 
 export interface Manifest {
   /** Layout version; the runtime refuses other versions. */

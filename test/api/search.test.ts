@@ -22,6 +22,7 @@ import { sharedBuild } from '../helpers/temp.ts';
 import { dataPath } from '../../src/store/refs.ts';
 import {
   considered,
+  SEARCH_KEY_CHARACTERS,
   SEARCH_LIMIT,
   SEARCH_WORD_LETTERS,
   SEARCH_WORDS,
@@ -575,12 +576,32 @@ describe('a search key', () => {
 });
 
 describe('what a search considers', () => {
-  it('is its first 10 words, each cut to 24 letters, whatever the text', () => {
-    expect([SEARCH_WORDS, SEARCH_WORD_LETTERS]).toEqual([10, 24]);
-    expect(considered(Array(50).fill('the').join(' '))).toBe(Array(10).fill('the').join(' '));
-    expect(considered(searchKey('\uFDFA'.repeat(200))).split(' ')).toHaveLength(10);
+  it('is its first 10 distinct words, each cut to 24 letters, of the first 400 characters of the text taken apart', () => {
+    expect([SEARCH_WORDS, SEARCH_WORD_LETTERS, SEARCH_KEY_CHARACTERS]).toEqual([10, 24, 400]);
+    expect(considered(Array(50).fill('the').join(' '))).toBe('the');
+    expect(considered('a b a c a d e f g h i j k l')).toBe('a b c d e f g h i j');
+    // U+FDFA takes apart into 18 characters of 4 words (the last run into the next one's first): 200 of it, 3,600.
+    const fdfa = '\uFDFA'.normalize('NFKD');
+    expect(searchKey('\uFDFA'.repeat(200))).toBe(searchKey(fdfa.repeat(200).slice(0, SEARCH_KEY_CHARACTERS)));
+    expect(considered(searchKey('\uFDFA'.repeat(200))).split(' ')).toHaveLength(4);
     expect(considered('ab'.repeat(100))).toBe('ab'.repeat(12));
     expect(considered('meryl streep')).toBe('meryl streep');
+  });
+
+  it('answers a text of common words as the build answered it, and that as the search over the index without those answers', async () => {
+    const manifest = JSON.parse(await readFile(`${dist}/_data/manifest.json`, 'utf8')) as Manifest;
+    const stored = await Promise.all(
+      manifest.search.map(async (ref) => readFile(`${dist}/${dataPath(ref.split('/')[0])!}`, 'utf8')),
+    );
+    const blocks = stored[0].split('\u0000');
+    const texts = blocks[7].split('\n').map((line) => line.split('\t')[0]);
+    expect(texts).toEqual(expect.arrayContaining(['the', 'of the', 'a', 'john', 'mar']));
+    const withAnswers = searchOver(stored);
+    const without = searchOver([[...blocks.slice(0, 7), ''].join('\u0000'), ...stored.slice(1)]);
+    for (const text of texts) expect([text, withAnswers(text)]).toEqual([text, without(text)]);
+    // A word asked again counts once: 50 times "the" is "the".
+    expect(withAnswers(Array(50).fill('the').join(' '))).toEqual(without('the'));
+    expect(withAnswers('The OF the')).toEqual(without('the of'));
   });
 
   it('finds a text of more words by its first ten, and a name of more words pasted whole first', async () => {
@@ -657,6 +678,7 @@ describe('a damaged search index', () => {
     keys: ['meryl streep', 'emma stone'],
     weights: [21, 7],
     rows: ['Meryl Streep\tp\t21\t3\t1979\t2024\tnm0000658\t\t\t', 'Emma Stone\tp\t7\t2\t2015\t2026\tnm1297015\t\t\t'],
+    answers: [],
   });
 
   it('answers from its core and its files of rows as stored', () => {
