@@ -8,13 +8,14 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../lib/command-line.ts';
-import { buildArtifacts } from './answers/artifacts.ts';
+
 import { compare, describe, formatSummary, summarize } from './archive/guard.ts';
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
 import { datasetFilesApart, searchFile } from './answers/dataset.ts';
-import { records } from './answers/records.ts';
+import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
+import { rowsApart } from './answers/apart.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
@@ -205,6 +206,15 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   return changes;
 }
 
+function logRecords(log: (line: string) => void, made: RecordsApart): void {
+  const r = made.stats;
+  log(
+    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.count - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
+      `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles; ` +
+      `made and stored in ${(made.ms / 1000).toFixed(2)} s on a worker thread`,
+  );
+}
+
 function warnSample(log: (line: string) => void): void {
   log('!!! ------------------------------------------------------------------------');
   log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
@@ -261,28 +271,25 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         : 'revision: not the one data/source.json pins, so unnamed',
     );
   log('storing every answer once, as sent: small ones packed');
-  // Made on a worker thread from here, beside the records and the answers; a failure there is heard where it is awaited.
-  const making = datasetFilesApart({ rows, source: { sha256, rows: stats.rows, sample, revision }, model });
-  making.catch(() => {});
+  // The dataset and the records are made on worker threads from here, beside the answers; a failure there is heard where
+  // it is awaited, and a build failing first ends them.
+  const source = { sha256, rows: stats.rows, sample, revision };
+  const apart = rowsApart(rows, model);
+  const making = datasetFilesApart({ rows: apart, source });
+  const recording = recordsApart(apart);
   const dataset = async (search: string[]) => {
-    const { files, ms } = await making;
-    const all = [...files, searchFile(search, { sha256, rows: stats.rows, sample, revision })];
+    const { files, ms } = await making.result;
+    const all = [...files, searchFile(search, source)];
     log(
       `dataset: ${all.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; tables made in ${(ms / 1000).toFixed(2)} s on a worker thread`,
     );
     return all;
   };
-  const made = records(rows, model);
-  const r = made.stats;
-  log(
-    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
-      `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
-  );
-  const artifacts = await buildArtifacts(
-    archive,
-    { sha256, rows: stats.rows, sample, revision },
-    { ids, facts, dataset, records: made },
-  );
+  const records = recording.result.then((made) => (logRecords(log, made), made));
+  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records }).catch(async (error) => {
+    await Promise.all([making.stop(), recording.stop()]);
+    throw error;
+  });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);

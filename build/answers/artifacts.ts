@@ -42,6 +42,7 @@ import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
+import { onWorkerThread, type Apart, type RowsApart } from './apart.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -94,8 +95,8 @@ class Store {
   /** Bytes a client downloads for every distinct answer. */
   readonly sizes = { raw: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
-  /** Answers already in `sizes`: an answer stored in two packs is still one answer. */
-  private readonly counted = new Set<string>();
+  /** Answers already in `sizes`, with their bytes: an answer stored in two packs is still one answer. */
+  private readonly counted = new Map<string, number>();
   /** Answers waiting for their pack, by group, in the order they were put (so a build is deterministic). */
   private readonly packs = new Map<string, Slot[]>();
   private readonly limit: ReturnType<typeof pLimit>;
@@ -117,7 +118,7 @@ class Store {
     const key = `${packed ? group : ''}\u0000${id}`;
     let ref = this.refs.get(key);
     if (!ref) {
-      if (sent) this.count(id, bytes);
+      if (sent) this.count(id, bytes.length);
       ref = packed ? this.slot(group, { id, bytes }) : Promise.resolve(this.own(id, bytes));
       this.refs.set(key, ref);
     }
@@ -169,10 +170,21 @@ class Store {
   }
 
   /** Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one). */
-  private count(id: string, bytes: Uint8Array): void {
+  private count(id: string, length: number): void {
     if (this.counted.has(id)) return;
-    this.counted.add(id);
-    this.sizes.raw += bytes.length;
+    this.counted.set(id, length);
+    this.sizes.raw += length;
+  }
+
+  /** The answers counted as sent: id and bytes. */
+  sent(): [string, number][] {
+    return [...this.counted];
+  }
+
+  /** Takes in what another store stored (the records', on a worker thread): its files, and its answers as sent. */
+  adopt(files: [string, Uint8Array][], sent: [string, number][]): void {
+    for (const [file, bytes] of files) this.files.set(file, bytes);
+    for (const [id, length] of sent) this.count(id, length);
   }
 
   /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored. */
@@ -341,13 +353,58 @@ async function recordShards(store: Store, answers: ReturnType<typeof recordAnswe
   return Promise.all(refs);
 }
 
+/**
+ * The records stored by a store of their own (records-worker.ts, on a worker
+ * thread): the award list and the rankings table, stored with the other lists
+ * by buildArtifacts; the record index's shards; the files of the records' and
+ * the index's packs; and the answers counted as sent. The same files as the
+ * build's own store would make: a pack is its answers in the order put, which
+ * only records share.
+ */
+export interface StoredRecords {
+  awards: string;
+  rankings: string;
+  shards: FileRef[];
+  files: [string, Uint8Array][];
+  sent: [string, number][];
+}
+
+/** Stores the records (their packs gzipped, on the thread pool) and their index. */
+export async function storeRecords(records: Records, concurrency = DEFAULT_CONCURRENCY): Promise<StoredRecords> {
+  const store = new Store(pLimit(concurrency));
+  const answers = recordAnswers(store, records);
+  await store.seal();
+  const shards = await recordShards(store, answers);
+  return { awards: records.awards, rankings: records.rankings, shards, files: [...store.files], sent: store.sent() };
+}
+
+/** The records as made and stored on a worker thread: what was stored, how they were made, how long it took. */
+export interface RecordsApart extends StoredRecords {
+  stats: Records['stats'];
+  /** How many records, rankings included. */
+  count: number;
+  ms: number;
+}
+
+/**
+ * The records made and stored (artifacts.ts, storeRecords) on a worker thread
+ * (records-worker.ts), beside the answers and the dataset: on the build's own
+ * thread they took about 1.5 s, the longest part of a rebuild.
+ */
+export const recordsApart = (rows: RowsApart): Apart<RecordsApart> =>
+  onWorkerThread(new URL('./records-worker.ts', import.meta.url), rows, 'the records');
+
 export interface ArtifactOptions {
   ids?: NominationIds;
   facts?: NameFacts;
   /** Parallel gzip jobs; default DEFAULT_CONCURRENCY. */
   concurrency?: number;
-  /** The records (build/answers/records.ts), stored with the award list and the record index. */
-  records?: Records;
+  /**
+   * The records (build/answers/records.ts), stored apart (storeRecords): their
+   * files and index taken in, their award list stored with the other lists.
+   * Awaited once the search index is made.
+   */
+  records?: Promise<StoredRecords>;
   /**
    * The dataset's files (build/answers/dataset.ts), stored with their list
    * (`/dataset`): awaited once the answers are queued for compression and the
@@ -424,10 +481,6 @@ export async function buildArtifacts(
   const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY } = options;
   const store = new Store(pLimit(concurrency));
   const years = Object.keys(archive);
-  // The records first, their packs (most of the bytes gzipped) sealed at once: gzipped on the thread pool
-  // while this thread makes the other answers. Each pack is the same whenever it is sealed.
-  const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
-  const recordsSealed = heardLater(store.seal());
   const { byName, byPerson, byId } = fragments(archive, ids);
 
   // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
@@ -450,18 +503,20 @@ export async function buildArtifacts(
   });
   const idRefs = idAnswers(store, byId);
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts.awards)), { group: LISTS });
-  const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
-  // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
-  const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
   // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
   // here, while this thread makes the search index (on two cores, the rebuild's longest wait).
   const sealed = heardLater(store.seal([LISTS]));
   const searchFiles = storedFiles(searchIndex(archive, facts, ids));
   const searchRefs = heardLater(Promise.all(searchFiles.map((text) => store.put(text, { variants: false }))));
+  // The records, made and stored on a worker thread meanwhile; their list is put before the dataset's.
+  const records = await options.records;
+  if (records) store.adopt(records.files, records.sent);
+  const awardListRef = records ? store.put(records.awards, { group: LISTS }) : undefined;
+  // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
+  const rankingsRef = records ? store.put(records.rankings, { variants: false }) : undefined;
   const datasetRef = options.dataset
     ? heardLater(storeDataset(store, await options.dataset(searchFiles), source))
     : undefined;
-  await recordsSealed;
   await sealed;
   await store.seal();
 
@@ -495,9 +550,7 @@ export async function buildArtifacts(
     search: await searchRefs,
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),
-    ...(recordRefs && awardListRef
-      ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } }
-      : {}),
+    ...(records && awardListRef ? { records: { awards: await awardListRef, shards: records.shards } } : {}),
     ...(rankingsRef ? { rankings: await rankingsRef } : {}),
   };
   const responses = store.files.size; // before the manifest is added

@@ -4,9 +4,11 @@
  * they took.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { rowsOf } from './apart.ts';
 import { datasetFiles, type DatasetWork } from './dataset.ts';
 
 const started = performance.now();
-const { rows, source, model } = workerData as DatasetWork;
+const { rows: apart, source } = workerData as DatasetWork;
+const { rows, model } = rowsOf(apart);
 const files = datasetFiles(rows, source, model);
 parentPort!.postMessage({ files, ms: performance.now() - started });

@@ -10,12 +10,12 @@ import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Worker } from 'node:worker_threads';
 import { heldYear, type SourceRow } from '../archive/import.ts';
 import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 import { SEARCH_DATASET_FILE, searchDatasetText } from '../../src/shared/search.ts';
+import { onWorkerThread, type Apart, type RowsApart } from './apart.ts';
 
 /**
  * The tables, their columns in order (the CSV header) and their
@@ -405,27 +405,16 @@ export function searchFile(stored: string[], source: DatasetSource): DatasetFile
 
 /** What the dataset's worker thread (dataset-worker.ts) is given. */
 export interface DatasetWork {
-  rows: SourceRow[];
+  rows: RowsApart;
   source: DatasetSource;
-  model: Placed;
 }
 
 /**
  * The same files as datasetFiles, made on a worker thread (dataset-worker.ts)
  * beside the build's other work: they took the build's own thread about
  * 0.5 s (SQLite, NDJSON, CSV) that this machine's second core can spare. The
- * rows and their things go over by structured clone, which keeps the things'
- * identity; the files come back with how long they took.
+ * rows and their things go over serialized (apart.ts, rowsApart), which keeps
+ * the things' identity; the files come back with how long they took.
  */
-export function datasetFilesApart(work: DatasetWork): Promise<{ files: DatasetFile[]; ms: number }> {
-  const worker = new Worker(new URL('./dataset-worker.ts', import.meta.url), {
-    workerData: { ...work, model: { rowFilms: work.model.rowFilms, rowPeople: work.model.rowPeople } },
-  });
-  return new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) =>
-      reject(new Error(`the dataset's worker thread ended (exit code ${code}) without it`)),
-    );
-  });
-}
+export const datasetFilesApart = (work: DatasetWork): Apart<{ files: DatasetFile[]; ms: number }> =>
+  onWorkerThread(new URL('./dataset-worker.ts', import.meta.url), work, 'the dataset');

@@ -1,0 +1,47 @@
+/**
+ * Work on a worker thread beside the build's own (this machine has a second
+ * core): the dataset (dataset-worker.ts) and the records (records-worker.ts).
+ * Both are made from the import's rows and their things, serialized once
+ * (`rowsApart`) rather than once a worker by each worker's structured clone:
+ * that took the build's thread about 0.1 s each time.
+ */
+import { deserialize, serialize } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import type { SourceRow } from '../archive/import.ts';
+import type { Things } from './things.ts';
+
+/** What a worker reads of the things: every one, where each row's films and names are placed, and what was merged. */
+export type ThingsApart = Pick<Things, 'all' | 'rowFilms' | 'rowPeople' | 'merged'>;
+
+/** The rows and their things as bytes (v8.serialize, which keeps the things' identity), for any number of workers. */
+export type RowsApart = Uint8Array & { readonly rowsApart: unique symbol };
+
+export function rowsApart(rows: SourceRow[], model: ThingsApart): RowsApart {
+  const { all, rowFilms, rowPeople, merged } = model;
+  return serialize({ rows, model: { all, rowFilms, rowPeople, merged } }) as unknown as RowsApart;
+}
+
+/** Rows and things again, on the worker's side. */
+export const rowsOf = (bytes: RowsApart) => deserialize(bytes) as { rows: SourceRow[]; model: ThingsApart };
+
+/** A worker thread's one answer, and a way to end it early (when the build stops before awaiting it). */
+export interface Apart<T> {
+  result: Promise<T>;
+  stop: () => Promise<number>;
+}
+
+/**
+ * Runs `module` on a worker thread with `data`; resolves with the one message
+ * it posts. A failure there is heard where `result` is awaited (it is marked
+ * as heard meanwhile, so never an unhandled rejection).
+ */
+export function onWorkerThread<T>(module: URL, data: unknown, what: string): Apart<T> {
+  const worker = new Worker(module, { workerData: data });
+  const result = new Promise<T>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`${what}'s worker thread ended (exit code ${code}) without it`)));
+  });
+  result.catch(() => {});
+  return { result, stop: () => worker.terminate() };
+}

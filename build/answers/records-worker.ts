@@ -1,0 +1,16 @@
+/**
+ * The records' worker thread (recordsApart in artifacts.ts): makes the records
+ * from the rows and their things, stores them (storeRecords: their packs
+ * hashed and gzipped here, not on the build's thread) and posts back what was
+ * stored, with how the records were made and how long they took.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { rowsOf, type RowsApart } from './apart.ts';
+import { storeRecords } from './artifacts.ts';
+import { records } from './records.ts';
+
+const started = performance.now();
+const { rows, model } = rowsOf(workerData as RowsApart);
+const made = records(rows, model);
+const stored = await storeRecords(made);
+parentPort!.postMessage({ ...stored, stats: made.stats, count: made.records.length, ms: performance.now() - started });
