@@ -16,6 +16,7 @@ import { exampleAnswers } from './site/examples.ts';
 import { datasetFilesApart, searchFile } from './answers/dataset.ts';
 import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
 import { rowsApart } from './answers/apart.ts';
+import { pruneGzipCache } from './answers/gzip-cache.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
@@ -39,7 +40,12 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** The source pin (data/source.json) that names the revision built, when the source is that revision. */
   pin?: string;
+  /** Where packs' gzip is remembered by content (build/answers/gzip-cache.ts); default GZIP_CACHE, false for none. */
+  gzipCache?: string | false;
 }
+
+/** The packs' gzip by content, kept between builds: a rebuild of the same source gzips nothing again. */
+export const GZIP_CACHE = path.join(ROOT, 'node_modules/.cache/build-gzip');
 
 export interface BuildResult {
   files: number;
@@ -276,7 +282,8 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const source = { sha256, rows: stats.rows, sample, revision };
   const apart = rowsApart(rows, model);
   const making = datasetFilesApart({ rows: apart, source });
-  const recording = recordsApart(apart);
+  const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
+  const recording = recordsApart({ rows: apart, gzipCache });
   const dataset = async (search: string[]) => {
     const { files, ms } = await making.result;
     const all = [...files, searchFile(search, source)];
@@ -286,10 +293,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     return all;
   };
   const records = recording.result.then((made) => (logRecords(log, made), made));
-  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records }).catch(async (error) => {
-    await Promise.all([making.stop(), recording.stop()]);
-    throw error;
-  });
+  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, gzipCache }).catch(
+    async (error) => {
+      await Promise.all([making.stop(), recording.stop()]);
+      throw error;
+    },
+  );
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
@@ -297,6 +306,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   artifacts.files.set(DIST_SUMMARY_PATH, new TextEncoder().encode(formatSummary(next)));
   log(`writing ${artifacts.files.size} files to ${named(out)}`);
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
+  if (gzipCache) await pruneGzipCache(gzipCache);
 
   if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {
     await fs.outputFile(summaryFile, formatSummary(next));

@@ -5,12 +5,18 @@
  * stored, with how the records were made and how long they took.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { rowsOf, type RowsApart } from './apart.ts';
-import { storeRecords } from './artifacts.ts';
+import { rowsOf } from './apart.ts';
+import { storeRecords, type RecordsWork } from './artifacts.ts';
 import { records } from './records.ts';
 
 const started = performance.now();
-const { rows, model } = rowsOf(workerData as RowsApart);
+const work = workerData as RecordsWork;
+const { rows, model } = rowsOf(work.rows);
 const made = records(rows, model);
-const stored = await storeRecords(made);
-parentPort!.postMessage({ ...stored, stats: made.stats, count: made.records.length, ms: performance.now() - started });
+const stored = await storeRecords(made, { gzipCache: work.gzipCache });
+parentPort!.postMessage({
+  ...stored,
+  stats: made.stats,
+  count: made.records.length,
+  ms: performance.now() - started,
+});
