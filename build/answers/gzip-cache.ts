@@ -41,11 +41,26 @@ function readHeld(file: string): Buffer | null {
   }
 }
 
+/** Folders made (or being made) by this thread: each once, not once an entry. */
+const folders = new Map<string, Promise<unknown>>();
+function made(folder: string): Promise<unknown> {
+  let making = folders.get(folder);
+  if (!making) {
+    folders.set(folder, (making = mkdir(folder, { recursive: true })));
+    making.catch(() => folders.delete(folder));
+  }
+  return making;
+}
+
 /** Writes `file` whole or not at all: a reader never sees half of it. */
 async function keep(file: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+  const folder = path.dirname(file);
+  await made(folder);
   const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, bytes);
+  await writeFile(tmp, bytes).catch((error: unknown) => {
+    folders.delete(folder); // removed since (the next build makes it again)
+    throw error;
+  });
   await rename(tmp, file).catch(async (error: unknown) => {
     await rm(tmp, { force: true });
     throw error;
