@@ -18,7 +18,7 @@ import { compare, describe, formatSummary, summarize } from './archive/guard.ts'
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
-import { datasetFilesApart, searchFile } from './answers/dataset.ts';
+import { datasetApart, searchFile, type DatasetApart } from './answers/dataset.ts';
 import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
 import { rowsApart } from './answers/apart.ts';
 import { pruneGzipCache } from './answers/gzip-cache.ts';
@@ -240,12 +240,48 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
   const held = await readDist(out);
   const resolved = await chooseSource(options, out, held);
-  // The sample is recorded as such however it was named, so that any archive may later replace it.
-  const sample = resolved.file === SAMPLE_FILE;
   if (resolved.via === 'sample') warnSample(log);
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');
+  // The search index and the dataset are made on a worker thread from here (it imports the text too), the records on
+  // another once the rows are; a failure there is heard where it is awaited, and a build failing first ends them.
+  const building: Building = {
+    options,
+    log,
+    out,
+    held,
+    resolved,
+    started,
+    text,
+    data: datasetApart({ text }),
+    stops: [],
+  };
+  building.stops.push(building.data.stop);
+  try {
+    return await buildFrom(building);
+  } finally {
+    await Promise.all(building.stops.map((stop) => stop()));
+  }
+}
+
+/** A build under way: what build() found, the source's text, and its worker threads (ended when it ends). */
+interface Building {
+  options: BuildOptions;
+  log: (line: string) => void;
+  out: string;
+  held: DistState | null;
+  resolved: ResolvedSource;
+  started: number;
+  text: string;
+  data: DatasetApart;
+  stops: (() => Promise<number>)[];
+}
+
+async function buildFrom(b: Building): Promise<BuildResult> {
+  const { options, log, out, held, resolved, started, text } = b;
+  // The sample is recorded as such however it was named, so that any archive may later replace it.
+  const sample = resolved.file === SAMPLE_FILE;
   let imported;
   try {
     imported = importArchive(text);
@@ -282,15 +318,13 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         : 'revision: not the one data/source.json pins, so unnamed',
     );
   log('storing every answer once, as sent: small ones packed');
-  // The dataset and the records are made on worker threads from here, beside the answers; a failure there is heard where
-  // it is awaited, and a build failing first ends them.
   const source = { sha256, rows: stats.rows, sample, revision };
-  const apart = rowsApart(rows, model);
-  const making = datasetFilesApart({ rows: apart, source });
+  b.data.go(source);
   const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
-  const recording = recordsApart({ rows: apart, gzipCache });
+  const recording = recordsApart({ rows: rowsApart(rows, model), gzipCache });
+  b.stops.push(recording.stop);
   const dataset = async (search: string[]) => {
-    const { files, ms } = await making.result;
+    const { files, ms } = await b.data.files;
     const all = [...files, searchFile(search, source)];
     log(
       `dataset: ${all.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; tables made in ${(ms / 1000).toFixed(2)} s on a worker thread`,
@@ -298,12 +332,8 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     return all;
   };
   const records = recording.result.then((made) => (logRecords(log, made), made));
-  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, gzipCache }).catch(
-    async (error) => {
-      await Promise.all([making.stop(), recording.stop()]);
-      throw error;
-    },
-  );
+  const search = b.data.search;
+  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, search, gzipCache });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);

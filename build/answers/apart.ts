@@ -24,24 +24,38 @@ export function rowsApart(rows: SourceRow[], model: ThingsApart): RowsApart {
 /** Rows and things again, on the worker's side. */
 export const rowsOf = (bytes: RowsApart) => deserialize(bytes) as { rows: SourceRow[]; model: ThingsApart };
 
-/** A worker thread's one answer, and a way to end it early (when the build stops before awaiting it). */
+/** A worker thread's answers, a way to tell it more, and a way to end it early (when the build stops before awaiting it). */
 export interface Apart<T> {
   result: Promise<T>;
+  /** Its answers in the order it posts them: `result` the first. */
+  results: Promise<unknown>[];
+  post: (message: unknown) => void;
   stop: () => Promise<number>;
 }
 
 /**
- * Runs `module` on a worker thread with `data`; resolves with the one message
- * it posts. A failure there is heard where `result` is awaited (it is marked
- * as heard meanwhile, so never an unhandled rejection).
+ * Runs `module` on a worker thread with `data`; resolves `results` with the
+ * `count` messages it posts, in order. A failure there is heard where a
+ * result is awaited (each is marked as heard meanwhile, so never an unhandled
+ * rejection).
  */
-export function onWorkerThread<T>(module: URL, data: unknown, what: string): Apart<T> {
+export function onWorkerThread<T>(module: URL, data: unknown, what: string, count = 1): Apart<T> {
   const worker = new Worker(module, { workerData: data });
-  const result = new Promise<T>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`${what}'s worker thread ended (exit code ${code}) without it`)));
+  const settle: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
+  const results = Array.from({ length: count }, () => {
+    const result = new Promise((resolve, reject) => settle.push({ resolve, reject }));
+    result.catch(() => {});
+    return result;
   });
-  result.catch(() => {});
-  return { result, stop: () => worker.terminate() };
+  let received = 0;
+  const fail = (error: unknown) => settle.slice(received).forEach((s) => s.reject(error));
+  worker.on('message', (message) => settle[received++]?.resolve(message));
+  worker.once('error', fail);
+  worker.once('exit', (code) => fail(new Error(`${what}'s worker thread ended (exit code ${code}) without it`)));
+  return {
+    result: results[0] as Promise<T>,
+    results,
+    post: (message) => worker.postMessage(message),
+    stop: () => worker.terminate(),
+  };
 }

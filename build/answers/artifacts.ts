@@ -429,6 +429,8 @@ export interface ArtifactOptions extends StoreOptions {
    * search reads them from the dataset).
    */
   dataset?: (search: string[]) => Promise<DatasetFile[]>;
+  /** The search index's stored files, made elsewhere (on the dataset's worker thread); without them, made here. */
+  search?: Promise<string[]>;
 }
 
 /**
@@ -523,7 +525,7 @@ export async function buildArtifacts(
   // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
   // here, while this thread makes the search index (on two cores, the rebuild's longest wait).
   const sealed = heardLater(store.seal([LISTS]));
-  const searchFiles = storedFiles(searchIndex(archive, facts, ids));
+  const searchFiles = options.search ? await options.search : storedFiles(searchIndex(archive, facts, ids));
   const searchRefs = heardLater(Promise.all(searchFiles.map((text) => store.put(text, { variants: false }))));
   // The records, made and stored on a worker thread meanwhile; their list is put before the dataset's.
   const records = await options.records;
