@@ -20,6 +20,7 @@ import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
 import { datasetApart, searchFile, type DatasetApart } from './answers/dataset.ts';
 import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
+import { rowsApart } from './answers/apart.ts';
 import { pruneGzipCache } from './answers/gzip-cache.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
@@ -243,15 +244,24 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');
-  // The search index and the dataset are made on a worker thread from here, the records on another, each importing the
-  // text too; a failure there is heard where it is awaited, and a build failing first ends them.
-  const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
-  const data = datasetApart({ text });
-  const records = recordsApart({ text, gzipCache });
+  // The search index and the dataset are made on a worker thread from here (it imports the text too), the records on
+  // another once the rows are; a failure there is heard where it is awaited, and a build failing first ends them.
+  const building: Building = {
+    options,
+    log,
+    out,
+    held,
+    resolved,
+    started,
+    text,
+    data: datasetApart({ text }),
+    stops: [],
+  };
+  building.stops.push(building.data.stop);
   try {
-    return await buildFrom({ options, log, out, held, resolved, started, text, data, records, gzipCache });
+    return await buildFrom(building);
   } finally {
-    await Promise.all([data.stop(), records.stop()]);
+    await Promise.all(building.stops.map((stop) => stop()));
   }
 }
 
@@ -265,12 +275,11 @@ interface Building {
   started: number;
   text: string;
   data: DatasetApart;
-  records: ReturnType<typeof recordsApart>;
-  gzipCache?: string;
+  stops: (() => Promise<number>)[];
 }
 
 async function buildFrom(b: Building): Promise<BuildResult> {
-  const { options, log, out, held, resolved, started, text, gzipCache } = b;
+  const { options, log, out, held, resolved, started, text } = b;
   // The sample is recorded as such however it was named, so that any archive may later replace it.
   const sample = resolved.file === SAMPLE_FILE;
   let imported;
@@ -281,8 +290,9 @@ async function buildFrom(b: Building): Promise<BuildResult> {
     throw error;
   }
   const { archive, stats, facts, rows } = imported;
-  // The things the archive speaks of, for the lookups by id (the workers tell them apart alike, from the same text).
-  const ids = nominationIds(rows, things(rows));
+  // The things the archive speaks of, told apart once: the lookups by id, the dataset and the records follow them.
+  const model = things(rows);
+  const ids = nominationIds(rows, model);
   log(
     `archive: ${Object.keys(archive).length} ceremony years, ${stats.rows} nominations from ${stats.ceremonies} ceremonies`,
   );
@@ -310,7 +320,9 @@ async function buildFrom(b: Building): Promise<BuildResult> {
   log('storing every answer once, as sent: small ones packed');
   const source = { sha256, rows: stats.rows, sample, revision };
   b.data.go(source);
-  b.records.go();
+  const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
+  const recording = recordsApart({ rows: rowsApart(rows, model), gzipCache });
+  b.stops.push(recording.stop);
   const dataset = async (search: string[]) => {
     const { files, ms } = await b.data.files;
     const all = [...files, searchFile(search, source)];
@@ -319,7 +331,7 @@ async function buildFrom(b: Building): Promise<BuildResult> {
     );
     return all;
   };
-  const records = b.records.result.then((made) => (logRecords(log, made), made));
+  const records = recording.result.then((made) => (logRecords(log, made), made));
   const search = b.data.search;
   const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, search, gzipCache });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);

@@ -42,7 +42,7 @@ import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
-import { onWorkerThread } from './apart.ts';
+import { onWorkerThread, type Apart, type RowsApart } from './apart.ts';
 import { cachedGzip } from './gzip-cache.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -404,19 +404,12 @@ export interface RecordsApart extends StoredRecords {
  * (records-worker.ts), beside the answers and the dataset: on the build's own
  * thread they took about 1.5 s, the longest part of a rebuild.
  */
-export function recordsApart(work: RecordsWork): {
-  result: Promise<RecordsApart>;
-  go: () => void;
-  stop: () => Promise<number>;
-} {
-  const apart = onWorkerThread<RecordsApart>(new URL('./records-worker.ts', import.meta.url), work, 'the records');
-  return { result: apart.result, go: () => apart.post('go'), stop: apart.stop };
-}
+export const recordsApart = (work: RecordsWork): Apart<RecordsApart> =>
+  onWorkerThread(new URL('./records-worker.ts', import.meta.url), work, 'the records');
 
 /** What the records' worker thread is given. */
 export interface RecordsWork {
-  /** The source's text, imported there. */
-  text: string;
+  rows: RowsApart;
   gzipCache?: string;
 }
 
