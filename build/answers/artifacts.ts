@@ -9,7 +9,7 @@
  * cold lookup reads few. Pure apart from the packs' gzip: archive in,
  * { path -> bytes } and the manifest out. Writing them to disk is build.ts's job.
  */
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
@@ -192,9 +192,9 @@ class Store {
     for (const [id, length] of sent) this.count(id, length);
   }
 
-  /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored. */
-  async putFile(bytes: Uint8Array): Promise<FileRef> {
-    return this.own(idOf(bytes), bytes);
+  /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored, by its SHA-256. */
+  async putFile(bytes: Uint8Array, sha256: string): Promise<FileRef> {
+    return this.own(contentId(sha256), bytes);
   }
 }
 
@@ -470,17 +470,19 @@ async function storeDataset(
   source: Manifest['source'],
 ): Promise<NonNullable<Manifest['dataset']>> {
   const revision = source.revision;
+  // Each file hashed once: its SHA-256 is in the list, and its id the start of it.
+  const sha256 = files.map((f) => hash('sha256', f.bytes));
   const list: DatasetList = {
     revision: source.sha256,
     ...(revision?.commit ? { commit: revision.commit } : {}),
     ...(revision?.date ? { date: revision.date } : {}),
     licence: LICENCE,
     attribution: ATTRIBUTION,
-    files: files.map((f) => ({
+    files: files.map((f, i) => ({
       name: f.name,
       format: f.format,
       bytes: f.bytes.length,
-      sha256: createHash('sha256').update(f.bytes).digest('hex'),
+      sha256: sha256[i],
       revision: source.sha256,
       licence: LICENCE,
     })),
@@ -488,7 +490,7 @@ async function storeDataset(
   // The list is put at once, so it is in its pack when the packs are sealed.
   const listRef = store.put(JSON.stringify(list), { group: LISTS });
   const refs: Record<string, FileRef> = {};
-  for (const f of files) refs[f.name] = await store.putFile(f.bytes);
+  for (const [i, f] of files.entries()) refs[f.name] = await store.putFile(f.bytes, sha256[i]);
   return { list: await listRef, files: refs };
 }
 
