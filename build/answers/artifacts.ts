@@ -28,11 +28,9 @@ import {
   type CategoryIndex,
   type CategoryMatch,
   type FileRef,
-  type FilmMatch,
   type IdShard,
   LAYOUT_FORMAT,
   type Manifest,
-  type PersonMatch,
   type Shard,
   type DatasetList,
 } from '../../src/shared/types.ts';
@@ -250,9 +248,13 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
       const atYear = JSON.stringify(c);
       const all = JSON.stringify({ year, category: c.category, nominations: c.nominations } satisfies CategoryMatch);
       push(byName, c.category, { year, all, atYear });
+      // A PersonMatch and a FilmMatch (src/shared/types.ts), the nomination serialized once: the same text as either whole.
+      const category = `"category":${JSON.stringify(c.category)},"nomination":`;
+      const yearAnd = `{"year":${JSON.stringify(year)},`;
       for (const nomination of c.nominations) {
-        const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
-        const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
+        const text = JSON.stringify(nomination);
+        const film = `{${category}${text}}`;
+        const person = `${yearAnd}${category}${text}}`;
         for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])]))
           push(byPerson, name, { year, all: person, atYear: film });
         for (const id of ids.get(nomination) ?? []) push(byId, id, person);
