@@ -1,9 +1,10 @@
 /**
  * Work on a worker thread beside the build's own (this machine has a second
  * core): the dataset (dataset-worker.ts) and the records (records-worker.ts).
- * Both are made from the import's rows and their things, serialized once
- * (`rowsApart`) rather than once a worker by each worker's structured clone:
- * that took the build's thread about 0.1 s each time.
+ * The dataset's worker imports the source's text itself (datasetApart), from
+ * the start, beside the build's own import; the records' worker is sent the
+ * import's rows and their things, serialized (`rowsApart`): a third import
+ * on two cores cost more CPU than the serialization and deserialization.
  */
 import { deserialize, serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
