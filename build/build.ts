@@ -3,18 +3,25 @@
  * precomputed into dist/, swapped in atomically.
  *
  *   node build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+ *
+ * `npm run build` runs it with --no-turbofan: a build is a few seconds of code
+ * run once, which V8's optimizing compiler spent about 1.3 s of CPU (on its
+ * own threads, so on this machine's two cores) compiling for no gain; its
+ * baseline compilers (Sparkplug, Maglev) run it as fast.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../lib/command-line.ts';
-import { buildArtifacts } from './answers/artifacts.ts';
+
 import { compare, describe, formatSummary, summarize } from './archive/guard.ts';
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
-import { datasetFilesApart, searchFile } from './answers/dataset.ts';
-import { records } from './answers/records.ts';
+import { datasetApart, searchFile, type DatasetApart } from './answers/dataset.ts';
+import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
+import { rowsApart } from './answers/apart.ts';
+import { pruneGzipCache } from './answers/gzip-cache.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
@@ -38,7 +45,12 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** The source pin (data/source.json) that names the revision built, when the source is that revision. */
   pin?: string;
+  /** Where packs' gzip is remembered by content (build/answers/gzip-cache.ts); default GZIP_CACHE, false for none. */
+  gzipCache?: string | false;
 }
+
+/** The packs' gzip by content, kept between builds: a rebuild of the same source gzips nothing again. */
+export const GZIP_CACHE = path.join(ROOT, 'node_modules/.cache/build-gzip');
 
 export interface BuildResult {
   files: number;
@@ -205,6 +217,15 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   return changes;
 }
 
+function logRecords(log: (line: string) => void, made: RecordsApart): void {
+  const r = made.stats;
+  log(
+    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.count - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
+      `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles; ` +
+      `made and stored in ${(made.ms / 1000).toFixed(2)} s on a worker thread`,
+  );
+}
+
 function warnSample(log: (line: string) => void): void {
   log('!!! ------------------------------------------------------------------------');
   log('!!! No ARCHIVE_SOURCE, no --source and no data/cache/oscars.csv: building the');
@@ -219,12 +240,48 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const out = path.resolve(options.out ?? path.join(ROOT, 'dist'));
   const held = await readDist(out);
   const resolved = await chooseSource(options, out, held);
-  // The sample is recorded as such however it was named, so that any archive may later replace it.
-  const sample = resolved.file === SAMPLE_FILE;
   if (resolved.via === 'sample') warnSample(log);
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');
+  // The search index and the dataset are made on a worker thread from here (it imports the text too), the records on
+  // another once the rows are; a failure there is heard where it is awaited, and a build failing first ends them.
+  const building: Building = {
+    options,
+    log,
+    out,
+    held,
+    resolved,
+    started,
+    text,
+    data: datasetApart({ text }),
+    stops: [],
+  };
+  building.stops.push(building.data.stop);
+  try {
+    return await buildFrom(building);
+  } finally {
+    await Promise.all(building.stops.map((stop) => stop()));
+  }
+}
+
+/** A build under way: what build() found, the source's text, and its worker threads (ended when it ends). */
+interface Building {
+  options: BuildOptions;
+  log: (line: string) => void;
+  out: string;
+  held: DistState | null;
+  resolved: ResolvedSource;
+  started: number;
+  text: string;
+  data: DatasetApart;
+  stops: (() => Promise<number>)[];
+}
+
+async function buildFrom(b: Building): Promise<BuildResult> {
+  const { options, log, out, held, resolved, started, text } = b;
+  // The sample is recorded as such however it was named, so that any archive may later replace it.
+  const sample = resolved.file === SAMPLE_FILE;
   let imported;
   try {
     imported = importArchive(text);
@@ -261,28 +318,22 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         : 'revision: not the one data/source.json pins, so unnamed',
     );
   log('storing every answer once, as sent: small ones packed');
-  // Made on a worker thread from here, beside the records and the answers; a failure there is heard where it is awaited.
-  const making = datasetFilesApart({ rows, source: { sha256, rows: stats.rows, sample, revision }, model });
-  making.catch(() => {});
+  const source = { sha256, rows: stats.rows, sample, revision };
+  b.data.go(source);
+  const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
+  const recording = recordsApart({ rows: rowsApart(rows, model), gzipCache });
+  b.stops.push(recording.stop);
   const dataset = async (search: string[]) => {
-    const { files, ms } = await making;
-    const all = [...files, searchFile(search, { sha256, rows: stats.rows, sample, revision })];
+    const { files, ms } = await b.data.files;
+    const all = [...files, searchFile(search, source)];
     log(
       `dataset: ${all.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; tables made in ${(ms / 1000).toFixed(2)} s on a worker thread`,
     );
     return all;
   };
-  const made = records(rows, model);
-  const r = made.stats;
-  log(
-    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.records.length - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
-      `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles`,
-  );
-  const artifacts = await buildArtifacts(
-    archive,
-    { sha256, rows: stats.rows, sample, revision },
-    { ids, facts, dataset, records: made },
-  );
+  const records = recording.result.then((made) => (logRecords(log, made), made));
+  const search = b.data.search;
+  const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, search, gzipCache });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
   const examples = await exampleAnswers(artifacts.files, artifacts.manifest);
   for (const [file, bytes] of publicFiles(artifacts.manifest, process.env, examples)) artifacts.files.set(file, bytes);
@@ -290,6 +341,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   artifacts.files.set(DIST_SUMMARY_PATH, new TextEncoder().encode(formatSummary(next)));
   log(`writing ${artifacts.files.size} files to ${named(out)}`);
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
+  if (gzipCache) await pruneGzipCache(gzipCache);
 
   if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {
     await fs.outputFile(summaryFile, formatSummary(next));

@@ -9,7 +9,7 @@
  * cold lookup reads few. Pure apart from the packs' gzip: archive in,
  * { path -> bytes } and the manifest out. Writing them to disk is build.ts's job.
  */
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pLimit from 'p-limit';
@@ -28,11 +28,9 @@ import {
   type CategoryIndex,
   type CategoryMatch,
   type FileRef,
-  type FilmMatch,
   type IdShard,
   LAYOUT_FORMAT,
   type Manifest,
-  type PersonMatch,
   type Shard,
   type DatasetList,
 } from '../../src/shared/types.ts';
@@ -42,6 +40,8 @@ import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
+import { onWorkerThread, type Apart, type RowsApart } from './apart.ts';
+import { cachedGzip } from './gzip-cache.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
 const CATEGORY_PACKS = 16;
@@ -94,14 +94,17 @@ class Store {
   /** Bytes a client downloads for every distinct answer. */
   readonly sizes = { raw: 0 };
   private readonly refs = new Map<string, Promise<FileRef>>();
-  /** Answers already in `sizes`: an answer stored in two packs is still one answer. */
-  private readonly counted = new Set<string>();
+  /** Answers already in `sizes`, with their bytes: an answer stored in two packs is still one answer. */
+  private readonly counted = new Map<string, number>();
   /** Answers waiting for their pack, by group, in the order they were put (so a build is deterministic). */
   private readonly packs = new Map<string, Slot[]>();
   private readonly limit: ReturnType<typeof pLimit>;
+  /** Where packs' gzip is remembered by content (gzip-cache.ts); none: every pack gzipped. */
+  private readonly gzipCache?: string;
 
-  constructor(limit: ReturnType<typeof pLimit>) {
+  constructor(limit: ReturnType<typeof pLimit>, gzipCache?: string) {
     this.limit = limit;
+    this.gzipCache = gzipCache;
   }
 
   /**
@@ -117,7 +120,7 @@ class Store {
     const key = `${packed ? group : ''}\u0000${id}`;
     let ref = this.refs.get(key);
     if (!ref) {
-      if (sent) this.count(id, bytes);
+      if (sent) this.count(id, bytes.length);
       ref = packed ? this.slot(group, { id, bytes }) : Promise.resolve(this.own(id, bytes));
       this.refs.set(key, ref);
     }
@@ -156,7 +159,8 @@ class Store {
    * first build 0.7 s of CPU for packs 1.4% smaller.
    */
   private async writeGzipped(pack: Pack): Promise<string> {
-    return this.write(await this.limit(() => gzip(Buffer.concat(pack.chunks), { level: 6 })));
+    const gzipped = (input: Buffer) => gzip(input, { level: 6 });
+    return this.write(await this.limit(() => cachedGzip(Buffer.concat(pack.chunks), 6, gzipped, this.gzipCache)));
   }
 
   private slot(group: string, slot: Omit<Slot, 'resolve'>): Promise<FileRef> {
@@ -169,15 +173,26 @@ class Store {
   }
 
   /** Counts an answer's bytes as sent once, whichever packs hold it (an index file, read and never sent, is not one). */
-  private count(id: string, bytes: Uint8Array): void {
+  private count(id: string, length: number): void {
     if (this.counted.has(id)) return;
-    this.counted.add(id);
-    this.sizes.raw += bytes.length;
+    this.counted.set(id, length);
+    this.sizes.raw += length;
   }
 
-  /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored. */
-  async putFile(bytes: Uint8Array): Promise<FileRef> {
-    return this.own(idOf(bytes), bytes);
+  /** The answers counted as sent: id and bytes. */
+  sent(): [string, number][] {
+    return [...this.counted];
+  }
+
+  /** Takes in what another store stored (the records', on a worker thread): its files, and its answers as sent. */
+  adopt(files: [string, Uint8Array][], sent: [string, number][]): void {
+    for (const [file, bytes] of files) this.files.set(file, bytes);
+    for (const [id, length] of sent) this.count(id, length);
+  }
+
+  /** Stores a file of the dataset (build/answers/dataset.ts) as a file of its own, sent as stored, by its SHA-256. */
+  async putFile(bytes: Uint8Array, sha256: string): Promise<FileRef> {
+    return this.own(contentId(sha256), bytes);
   }
 }
 
@@ -233,9 +248,13 @@ function fragments(archive: Archive, ids: NominationIds): Fragments {
       const atYear = JSON.stringify(c);
       const all = JSON.stringify({ year, category: c.category, nominations: c.nominations } satisfies CategoryMatch);
       push(byName, c.category, { year, all, atYear });
+      // A PersonMatch and a FilmMatch (src/shared/types.ts), the nomination serialized once: the same text as either whole.
+      const category = `"category":${JSON.stringify(c.category)},"nomination":`;
+      const yearAnd = `{"year":${JSON.stringify(year)},`;
       for (const nomination of c.nominations) {
-        const person = JSON.stringify({ year, category: c.category, nomination } satisfies PersonMatch);
-        const film = JSON.stringify({ category: c.category, nomination } satisfies FilmMatch);
+        const text = JSON.stringify(nomination);
+        const film = `{${category}${text}}`;
+        const person = `${yearAnd}${category}${text}}`;
         for (const name of new Set([...nomination.primary, ...(nomination.secondary ?? [])]))
           push(byPerson, name, { year, all: person, atYear: film });
         for (const id of ids.get(nomination) ?? []) push(byId, id, person);
@@ -341,13 +360,70 @@ async function recordShards(store: Store, answers: ReturnType<typeof recordAnswe
   return Promise.all(refs);
 }
 
-export interface ArtifactOptions {
-  ids?: NominationIds;
-  facts?: NameFacts;
+/** How answers are stored. */
+export interface StoreOptions {
   /** Parallel gzip jobs; default DEFAULT_CONCURRENCY. */
   concurrency?: number;
-  /** The records (build/answers/records.ts), stored with the award list and the record index. */
-  records?: Records;
+  /** The folder where packs' gzip is remembered by content (gzip-cache.ts); none: every pack gzipped. */
+  gzipCache?: string;
+}
+
+/**
+ * The records stored by a store of their own (records-worker.ts, on a worker
+ * thread): the award list and the rankings table, stored with the other lists
+ * by buildArtifacts; the record index's shards; the files of the records' and
+ * the index's packs; and the answers counted as sent. The same files as the
+ * build's own store would make: a pack is its answers in the order put, which
+ * only records share.
+ */
+export interface StoredRecords {
+  awards: string;
+  rankings: string;
+  shards: FileRef[];
+  files: [string, Uint8Array][];
+  sent: [string, number][];
+}
+
+/** Stores the records (their packs gzipped, on the thread pool) and their index. */
+export async function storeRecords(records: Records, options: StoreOptions = {}): Promise<StoredRecords> {
+  const store = new Store(pLimit(options.concurrency ?? DEFAULT_CONCURRENCY), options.gzipCache);
+  const answers = recordAnswers(store, records);
+  await store.seal();
+  const shards = await recordShards(store, answers);
+  return { awards: records.awards, rankings: records.rankings, shards, files: [...store.files], sent: store.sent() };
+}
+
+/** The records as made and stored on a worker thread: what was stored, how they were made, how long it took. */
+export interface RecordsApart extends StoredRecords {
+  stats: Records['stats'];
+  /** How many records, rankings included. */
+  count: number;
+  ms: number;
+}
+
+/**
+ * The records made and stored (artifacts.ts, storeRecords) on a worker thread
+ * (records-worker.ts), beside the answers and the dataset: on the build's own
+ * thread they took about 1.5 s, the longest part of a rebuild.
+ */
+export const recordsApart = (work: RecordsWork): Apart<RecordsApart> =>
+  onWorkerThread(new URL('./records-worker.ts', import.meta.url), work, 'the records');
+
+/** What the records' worker thread is given. */
+export interface RecordsWork {
+  rows: RowsApart;
+  gzipCache?: string;
+}
+
+export interface ArtifactOptions extends StoreOptions {
+  ids?: NominationIds;
+  facts?: NameFacts;
+  /**
+   * The records (build/answers/records.ts), stored apart (storeRecords): their
+   * files and index taken in, their award list stored with the other lists.
+   * Awaited once the search index is made.
+   */
+  records?: Promise<StoredRecords>;
   /**
    * The dataset's files (build/answers/dataset.ts), stored with their list
    * (`/dataset`): awaited once the answers are queued for compression and the
@@ -355,6 +431,8 @@ export interface ArtifactOptions {
    * search reads them from the dataset).
    */
   dataset?: (search: string[]) => Promise<DatasetFile[]>;
+  /** The search index's stored files, made elsewhere (on the dataset's worker thread); without them, made here. */
+  search?: Promise<string[]>;
 }
 
 /**
@@ -394,17 +472,19 @@ async function storeDataset(
   source: Manifest['source'],
 ): Promise<NonNullable<Manifest['dataset']>> {
   const revision = source.revision;
+  // Each file hashed once: its SHA-256 is in the list, and its id the start of it.
+  const sha256 = files.map((f) => hash('sha256', f.bytes));
   const list: DatasetList = {
     revision: source.sha256,
     ...(revision?.commit ? { commit: revision.commit } : {}),
     ...(revision?.date ? { date: revision.date } : {}),
     licence: LICENCE,
     attribution: ATTRIBUTION,
-    files: files.map((f) => ({
+    files: files.map((f, i) => ({
       name: f.name,
       format: f.format,
       bytes: f.bytes.length,
-      sha256: createHash('sha256').update(f.bytes).digest('hex'),
+      sha256: sha256[i],
       revision: source.sha256,
       licence: LICENCE,
     })),
@@ -412,7 +492,7 @@ async function storeDataset(
   // The list is put at once, so it is in its pack when the packs are sealed.
   const listRef = store.put(JSON.stringify(list), { group: LISTS });
   const refs: Record<string, FileRef> = {};
-  for (const f of files) refs[f.name] = await store.putFile(f.bytes);
+  for (const [i, f] of files.entries()) refs[f.name] = await store.putFile(f.bytes, sha256[i]);
   return { list: await listRef, files: refs };
 }
 
@@ -422,12 +502,8 @@ export async function buildArtifacts(
   options: ArtifactOptions = {},
 ): Promise<Artifacts> {
   const { ids = new Map(), facts = noFacts(), concurrency = DEFAULT_CONCURRENCY } = options;
-  const store = new Store(pLimit(concurrency));
+  const store = new Store(pLimit(concurrency), options.gzipCache);
   const years = Object.keys(archive);
-  // The records first, their packs (most of the bytes gzipped) sealed at once: gzipped on the thread pool
-  // while this thread makes the other answers. Each pack is the same whenever it is sealed.
-  const recordRefs = options.records ? recordAnswers(store, options.records) : undefined;
-  const recordsSealed = heardLater(store.seal());
   const { byName, byPerson, byId } = fragments(archive, ids);
 
   // Every answer is put first, in a fixed order, then the packs are sealed: only then do refs into them resolve.
@@ -450,18 +526,20 @@ export async function buildArtifacts(
   });
   const idRefs = idAnswers(store, byId);
   const categoryListRef = store.put(JSON.stringify(categoryList(archive, facts.awards)), { group: LISTS });
-  const awardListRef = options.records ? store.put(options.records.awards, { group: LISTS }) : undefined;
-  // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
-  const rankingsRef = options.records ? store.put(options.records.rankings, { variants: false }) : undefined;
   // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
   // here, while this thread makes the search index (on two cores, the rebuild's longest wait).
   const sealed = heardLater(store.seal([LISTS]));
-  const searchFiles = storedFiles(searchIndex(archive, facts, ids));
+  const searchFiles = options.search ? await options.search : storedFiles(searchIndex(archive, facts, ids));
   const searchRefs = heardLater(Promise.all(searchFiles.map((text) => store.put(text, { variants: false }))));
+  // The records, made and stored on a worker thread meanwhile; their list is put before the dataset's.
+  const records = await options.records;
+  if (records) store.adopt(records.files, records.sent);
+  const awardListRef = records ? store.put(records.awards, { group: LISTS }) : undefined;
+  // Read whole by the rankings made at run time, never sent: a file of its own, which the Worker carries in its code.
+  const rankingsRef = records ? store.put(records.rankings, { variants: false }) : undefined;
   const datasetRef = options.dataset
     ? heardLater(storeDataset(store, await options.dataset(searchFiles), source))
     : undefined;
-  await recordsSealed;
   await sealed;
   await store.seal();
 
@@ -495,9 +573,7 @@ export async function buildArtifacts(
     search: await searchRefs,
     categoryList: await categoryListRef,
     ...(datasetRef ? { dataset: await datasetRef } : {}),
-    ...(recordRefs && awardListRef
-      ? { records: { awards: await awardListRef, shards: await recordShards(store, recordRefs) } }
-      : {}),
+    ...(records && awardListRef ? { records: { awards: await awardListRef, shards: records.shards } } : {}),
     ...(rankingsRef ? { rankings: await rankingsRef } : {}),
   };
   const responses = store.files.size; // before the manifest is added

@@ -13,6 +13,7 @@ import { makeRecords, type MadeRecords, type RecordRow, type RecordThing } from 
 import { filmDetailAt, personDetailAt } from './dataset.ts';
 import { things as thingsOf, type Thing, type Things } from './things.ts';
 import { rankingRecords } from './rankings.ts';
+import type { ThingsApart } from './apart.ts';
 
 export interface Records extends MadeRecords {
   /** What the build reports. */
@@ -26,7 +27,7 @@ export interface Records extends MadeRecords {
   };
 }
 
-export function records(rows: SourceRow[], model: Things = thingsOf(rows)): Records {
+export function records(rows: SourceRow[], model: ThingsApart = thingsOf(rows)): Records {
   // One record thing per thing, the same object wherever it is credited.
   const of = new Map<Thing, RecordThing>(model.all.map((t) => [t, { kind: t.kind, id: t.id }]));
   const recordRows = rows.map((row, r): RecordRow => ({
