@@ -1,10 +1,13 @@
 /**
  * The Worker's wiring (adapters/cloudflare.ts): its bindings, its settings
  * from the Worker's variables, its mailer, and what Workers Cache reads.
+ * Its key store hashes with a sha256 of one function
+ * (adapters/_cloudflare/sha256.ts), which a fresh isolate compiles faster.
  */
 import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
 import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
+import { sha256Hex } from './_cloudflare/sha256.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 import { chooseMailer, noTransport } from '../src/portal/mail.ts';
 
@@ -31,7 +34,7 @@ const cloudflareHeaders: SharedHeaders = (p): Record<string, string> =>
 export function apiFor(env: Env, cache: () => WorkersCache): Api {
   const vars = env as unknown as Record<string, string | undefined>;
   const setting = (name: string, fallback: number) => settingOr(console.error, name, vars[name], fallback, 1);
-  const keys = d1Keys(env.DB);
+  const keys = d1Keys(env.DB, { hash: sha256Hex });
   let sendMail = noTransport;
   try {
     sendMail = chooseMailer(vars)?.send ?? noTransport;

@@ -25,6 +25,7 @@ import type {
   TokenQuota,
 } from '../../src/keys/contract.ts';
 import { Keys } from '../../src/keys/rules.ts';
+import type { SecretHash } from '../../src/keys/secrets.ts';
 import {
   activeKeyOf,
   endingKeyOf,
@@ -170,9 +171,10 @@ export class D1KeyBackend implements KeyBackend {
 /**
  * A Worker's keys over its D1 binding, behind the key cache (default 1 s, at
  * most 2 s): `d1Keys(env.DB)`. Create it once per isolate (module level, or
- * memoised on the binding), so the cache outlives a request.
+ * memoised on the binding), so the cache outlives a request. `hash`: the
+ * sha256 of secrets (default `hashSecret`; the Worker gives its own, adapters/_cloudflare/sha256.ts).
  */
-export function d1Keys(db: D1DatabaseLike, options: KeyCacheOptions = {}): Keys {
-  const { now = Date.now, ...cache } = options;
-  return new Keys(new D1KeyBackend(db), now, cache);
+export function d1Keys(db: D1DatabaseLike, options: KeyCacheOptions & { hash?: SecretHash } = {}): Keys {
+  const { now = Date.now, hash, ...cache } = options;
+  return new Keys(new D1KeyBackend(db), now, cache, hash);
 }

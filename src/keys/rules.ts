@@ -53,6 +53,7 @@ import {
   isSessionShaped,
   isTokenShaped,
   keyId,
+  type SecretHash,
 } from './secrets.ts';
 
 /** How often sign-ins forget tokens that count no more and sessions that ended (where the store keeps them). */
@@ -87,7 +88,8 @@ function checkedGrace(graceMs: number): number {
 
 /** Sign-in, issue, rotate, revoke, list and verify keys over any backend. */
 export class Keys implements KeyCheck {
-  private readonly hashes = new HashMemo();
+  private readonly hash: SecretHash;
+  private readonly hashes: HashMemo;
   readonly backend: KeyBackend;
   private readonly now: () => number;
   /** Answers about keys, for a backend that can only answer asynchronously; null reads the backend every time. */
@@ -103,8 +105,17 @@ export class Keys implements KeyCheck {
   /**
    * `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1);
    * without it every check asks the backend (SQLite: its memory).
+   * `hash`: the sha256 of keys, tokens and sessions (default `hashSecret`;
+   * a runtime may give its own native one, the same hex).
    */
-  constructor(backend: KeyBackend, now: () => number = Date.now, cache?: KeyCacheOptions) {
+  constructor(
+    backend: KeyBackend,
+    now: () => number = Date.now,
+    cache?: KeyCacheOptions,
+    hash: SecretHash = hashSecret,
+  ) {
+    this.hash = hash;
+    this.hashes = new HashMemo(undefined, hash);
     this.backend = backend;
     this.now = now;
     this.cache = cache ? new KeyCache({ now, ...cache }) : null;
@@ -190,7 +201,7 @@ export class Keys implements KeyCheck {
     const address = addressOf(email);
     const token = generateToken();
     const now = this.now();
-    const record: NewToken = { hash: hashSecret(token), email: address, createdAt: now, expiresAt: now + TOKEN_TTL_MS };
+    const record: NewToken = { hash: this.hash(token), email: address, createdAt: now, expiresAt: now + TOKEN_TTL_MS };
     const outcome = await this.backend.addToken(record, { since: now - SIGN_IN_WINDOW_MS, max: SIGN_INS_PER_WINDOW });
     await this.purge(now);
     // The address may ask again once the oldest link it holds leaves the window.
@@ -223,7 +234,7 @@ export class Keys implements KeyCheck {
     if (!isTokenShaped(token)) throw new KeyError(401, KEY_MESSAGES.badToken);
     const session = generateSession();
     const now = this.now();
-    const email = await this.backend.openSession(hashSecret(token), hashSecret(session), now, now + SESSION_TTL_MS);
+    const email = await this.backend.openSession(this.hash(token), this.hash(session), now, now + SESSION_TTL_MS);
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badToken);
     return { session, email, ...(await this.keyState(email, now)) };
   }
@@ -237,7 +248,7 @@ export class Keys implements KeyCheck {
   /** The address a session belongs to; 401 for a missing, unknown or expired session. */
   async sessionEmail(session: string | null | undefined): Promise<string> {
     if (!isSessionShaped(session)) throw new KeyError(401, KEY_MESSAGES.badSession);
-    const email = await this.backend.sessionEmail(hashSecret(session), this.now());
+    const email = await this.backend.sessionEmail(this.hash(session), this.now());
     if (email === null) throw new KeyError(401, KEY_MESSAGES.badSession);
     return email;
   }
@@ -251,7 +262,7 @@ export class Keys implements KeyCheck {
   /** Signs a live session out: deleted from the store, so it answers 401 from then on; 401 when it is not live. */
   async signOut(session: string | null | undefined): Promise<void> {
     await this.sessionEmail(session);
-    await this.backend.endSession(hashSecret(session!));
+    await this.backend.endSession(this.hash(session!));
   }
 
   /** A key for an address that has none; 409 when it has one. */
@@ -351,6 +362,6 @@ export class Keys implements KeyCheck {
 
   private newKey(email: string): { key: string; record: NewKey } {
     const key = generateKey();
-    return { key, record: { hash: hashSecret(key), id: keyId(key), email, createdAt: this.now() } };
+    return { key, record: { hash: this.hash(key), id: keyId(key), email, createdAt: this.now() } };
   }
 }

@@ -38,6 +38,11 @@ export const isKeyShaped = (key: string) => key.length === KEY_LENGTH && KEY_SHA
 const encoder = new TextEncoder();
 /** Lower-case hex sha256 of a secret, synchronous, the same under Node and Deno. */
 export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
+/**
+ * What hashes a secret: `hashSecret`, or a runtime's own synchronous sha256
+ * giving the same lower-case hex (a Worker's `node:crypto`, adapters/_worker.ts).
+ */
+export type SecretHash = (secret: string) => string;
 /** Whether a text has the shape of a sign-in token, or of a session: checked before anything is hashed or asked. */
 export const isTokenShaped = (token: unknown): token is string => typeof token === 'string' && TOKEN_SHAPE.test(token);
 export const isSessionShaped = (session: unknown): session is string =>
@@ -47,9 +52,11 @@ export const isSessionShaped = (session: unknown): session is string =>
 export class HashMemo {
   private readonly memo = new Map<string, string>();
   private readonly max: number;
+  private readonly hash: SecretHash;
 
-  constructor(max = 20_000) {
+  constructor(max = 20_000, hash: SecretHash = hashSecret) {
     this.max = max;
+    this.hash = hash;
   }
   /** The hash of a key asked about recently, without hashing anything. */
   peek(key: string): string | undefined {
@@ -58,7 +65,7 @@ export class HashMemo {
   get(key: string): string {
     let hash = this.memo.get(key);
     if (hash === undefined) {
-      hash = hashSecret(key);
+      hash = this.hash(key);
       if (this.memo.size >= this.max) this.memo.clear(); // a flood of new keys costs one rehash each, never memory
       this.memo.set(key, hash);
     }
