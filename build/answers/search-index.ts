@@ -247,12 +247,24 @@ function answered(index: StoredSearchIndex): StoredSearchIndex {
       const article = /^(?:the|a|an) /.exec(key);
       if (article) wholes.add(key.slice(article[0].length).replaceAll(' ', ''));
     }
-  const named = [...wholes];
+  // Sorted, so the names starting with a word are one run of them, found by halving.
+  const named = [...wholes].sort();
+  const startingWith = (word: string) => {
+    let low = 0;
+    for (let high = named.length; low < high;) {
+      const middle = (low + high) >>> 1;
+      if (named[middle] < word) low = middle + 1;
+      else high = middle;
+    }
+    const run: string[] = [];
+    for (let at = low; at < named.length && named[at].startsWith(word); at++) run.push(named[at]);
+    return run;
+  };
   const answers: string[] = [];
   for (const text of commonTexts(index)) {
     const words = text.split(' ');
     const whole = new RegExp(`^(?:${words.join('|')})+$`);
-    if (named.some((w) => words.some((word) => w.startsWith(word)) && whole.test(w))) continue;
+    if (words.some((word) => startingWith(word).some((w) => whole.test(w)))) continue;
     const found = search.found(text, text, rows);
     answers.push(
       `${text}\t${found.map(({ entry, key }) => entry.toString(36) + (key ? `.${key.toString(36)}` : '')).join(',')}`,
