@@ -27,10 +27,10 @@
  * status and other headers the same, and each build answers 304 to its own
  * ETag: counted apart. The new build is asked as the Node server asks it:
  * through its compression (adapters/_node/encoding.ts), whose ETags the
- * server's request reads back (`answerTags`); the old one with the core's
- * `compression` option of its day.
+ * server's request reads back (`answerTags`); the old one likewise through
+ * its own, or, before layout 17, with the core's `compression` option.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
@@ -74,27 +74,36 @@ if (!oldRoot || !oldDist || !newDist) refuser('bench:compare')('name OLD_CHECKOU
 type Api = Pick<ReturnType<typeof createApi>, 'reply'>;
 const options = { keys: { verify: () => true }, rateLimitPerMinute: 1e12, compression: true };
 const newApi = createApi({ ...options, data: new DiskData(newDist, { revalidateMs: 60_000 }) });
-const encoder = new Encoder();
-/** The new build as the Node server answers: If-None-Match read back to the answer's tags, the reply compressed as the client accepts. */
-const asServed: Api = {
-  reply: (request) => {
-    const header = (name: string) =>
-      name === 'if-none-match' ? answerTags(request.header(name) ?? undefined) : request.header(name);
-    return andThen(newApi.reply({ ...request, header }), (reply) =>
-      encoder.encode(reply, request.header('accept-encoding') ?? undefined),
-    );
-  },
-};
+interface Encoding {
+  Encoder: typeof Encoder;
+  answerTags: typeof answerTags;
+}
+/** A build as the Node server answers: If-None-Match read back to the answer's tags, the reply compressed as the client accepts. */
+function served(api: Api, encoding: Encoding): Api {
+  const encoder = new encoding.Encoder();
+  return {
+    reply: (request) => {
+      const header = (name: string) =>
+        name === 'if-none-match' ? encoding.answerTags(request.header(name) ?? undefined) : request.header(name);
+      return andThen(api.reply({ ...request, header }), (reply) =>
+        encoder.encode(reply, request.header('accept-encoding') ?? undefined),
+      );
+    },
+  };
+}
 const oldHandler = (await import(pathToFileURL(path.resolve(oldRoot, 'src/api/handler.ts')).href)) as {
   createApi: typeof createApi;
 };
 const oldDisk = (await import(pathToFileURL(path.resolve(oldRoot, 'adapters/_node/disk-data.ts')).href)) as {
   DiskData: typeof DiskData;
 };
-const apis: [Api, Api] = [
-  oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) }),
-  asServed,
-];
+// Since layout 17 the Node adapter compresses (adapters/_node/encoding.ts); before, the core did.
+const oldEncodingFile = path.resolve(oldRoot, 'adapters/_node/encoding.ts');
+const oldEncoding = existsSync(oldEncodingFile)
+  ? ((await import(pathToFileURL(oldEncodingFile).href)) as Encoding)
+  : null;
+const oldApi = oldHandler.createApi({ ...options, data: new oldDisk.DiskData(oldDist, { revalidateMs: 60_000 }) });
+const apis: [Api, Api] = [oldEncoding ? served(oldApi, oldEncoding) : oldApi, served(newApi, { Encoder, answerTags })];
 
 const readOld = (id: string) =>
   JSON.parse(readFileSync(path.join(oldDist, '_data/r', id.slice(0, 2), id.slice(0, 20)), 'utf8'));
