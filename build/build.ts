@@ -13,7 +13,6 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../lib/command-line.ts';
-
 import { compare, describe, formatSummary, summarize } from './archive/guard.ts';
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';

@@ -40,7 +40,7 @@ const encoder = new TextEncoder();
 export const hashSecret = (secret: string): string => bytesToHex(sha256(encoder.encode(secret)));
 /**
  * What hashes a secret: `hashSecret`, or a runtime's own synchronous sha256
- * giving the same lower-case hex (a Worker's `node:crypto`, adapters/_worker.ts).
+ * giving the same lower-case hex (the Worker's, adapters/_cloudflare/sha256.ts).
  */
 export type SecretHash = (secret: string) => string;
 /** Whether a text has the shape of a sign-in token, or of a session: checked before anything is hashed or asked. */
