@@ -6,6 +6,12 @@
  * inspector proxy of its own in a second workerd, which is no part of what
  * Cloudflare runs. workerd's inspector is on, so a test can read one
  * isolate's heap and collect its garbage (Chrome DevTools Protocol).
+ *
+ * V8 is told the limit Cloudflare gives each isolate (ISOLATE_LIMIT). Local
+ * workerd gives none, so V8 grows its heap as on a desktop, letting garbage
+ * reach twice what it would under a limit of 128 MB: the same joins peaked
+ * at 46 to 62 MiB between collections without it, 36 to 41 with it, on a
+ * quiet machine and a loaded one alike (November 2026).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +24,12 @@ import { tempDir } from './temp.ts';
 
 /** The name the Worker's isolate gets (the inspector lists it as `core:user:<name>`). */
 const NAME = 'api';
+/**
+ * What a Worker's isolate may hold, 128 MB, as V8's flag counts it (MiB, of
+ * the old generation: the closest V8 has to an isolate's whole limit).
+ * Miniflare passes workerd the flags of MINIFLARE_WORKERD_V8_FLAGS.
+ */
+const ISOLATE_LIMIT_FLAG = `--max-old-space-size=${Math.floor(128e6 / 2 ** 20)}`;
 
 function wrangler(args: string[], cwd: string): void {
   const out = spawnSync(process.execPath, [WRANGLER, ...args], {
@@ -97,6 +109,8 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
   const { modulesRules: _, ...options } = workerOptions as typeof workerOptions & {
     bindings?: Record<string, unknown>;
   };
+  const flags = process.env.MINIFLARE_WORKERD_V8_FLAGS;
+  process.env.MINIFLARE_WORKERD_V8_FLAGS = ISOLATE_LIMIT_FLAG;
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       ...options,
@@ -113,7 +127,10 @@ export async function startWorkerd(dist: string, vars: Record<string, string> = 
       handleStructuredLogs: () => {},
     } as never),
   );
-  const url = await mf.ready;
+  const url = await mf.ready.finally(() => {
+    if (flags === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+    else process.env.MINIFLARE_WORKERD_V8_FLAGS = flags;
+  });
   const key = await d1Keys((await mf.getD1Database('DB')) as unknown as D1DatabaseLike).issue('workerd@example.org');
   const inspector = new URL(String(await mf.getInspectorURL()));
   inspector.protocol = 'http:';
