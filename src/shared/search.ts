@@ -386,6 +386,7 @@ const ROWS = {
 export function editsWithin(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   if (a.length >= ROWS.previous.length || b.length >= ROWS.previous.length) return max + 1; // longer than any word of a name
+  if (lettersApart(a, b) > 2 * max) return max + 1;
   let { older, before, previous, current } = ROWS;
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -411,13 +412,38 @@ export function editsWithin(a: string, b: string, max: number): number {
   return previous[b.length];
 }
 
+/** Letters counted by `lettersApart`, by class (as `letterBits` has them); all 0 between calls. */
+const COUNTS = new Int32Array(30);
+
+/** A character's class: a to z, then digits and anything else on four. */
+function classOf(code: number): number {
+  const c = code - 97;
+  return c >= 0 && c < 26 ? c : 26 + (c & 3);
+}
+
+/**
+ * How many letters one word has that the other has not, with repeats (a
+ * letter twice in one and once in the other is one). An edit changes at most
+ * two (a substitution; a swap none), so words more than twice the edits
+ * forgiven apart are not compared letter by letter (`editsWithin`).
+ */
+function lettersApart(a: string, b: string): number {
+  for (let i = 0; i < a.length; i++) COUNTS[classOf(a.charCodeAt(i))]++;
+  for (let i = 0; i < b.length; i++) COUNTS[classOf(b.charCodeAt(i))]--;
+  // Each class counted as the first of its letters is met again, and left at 0.
+  let apart = 0;
+  for (let i = 0; i < a.length + b.length; i++) {
+    const c = classOf(i < a.length ? a.charCodeAt(i) : b.charCodeAt(i - a.length));
+    apart += Math.abs(COUNTS[c]);
+    COUNTS[c] = 0;
+  }
+  return apart;
+}
+
 /** The letters of a word (`length` characters of `text` from `from`) as bits (a to z, digits on one): one edit changes at most two, so words further apart are skipped unread. */
 function letterBits(text: string, from = 0, length = text.length): number {
   let bits = 0;
-  for (let i = from; i < from + length; i++) {
-    const c = text.charCodeAt(i) - 97;
-    bits |= 1 << (c >= 0 && c < 26 ? c : 26 + (c & 3));
-  }
+  for (let i = from; i < from + length; i++) bits |= 1 << classOf(text.charCodeAt(i));
   return bits;
 }
 
