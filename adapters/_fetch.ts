@@ -81,6 +81,11 @@ export class FetchedFiles {
     };
   }
 
+  /** A DataSource of the bundled files alone: nothing is fetched (what a Worker reads as its isolate starts). */
+  carried(): DataSource {
+    return { read: () => null, checkedText: (path) => this.bundled.get(path) };
+  }
+
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
     const response = await found(path, fetchFile);
     if (!response) {

@@ -6,6 +6,7 @@
  */
 import { guardedPurge, purgeKeys, type SharedHeaders } from '../src/http/cache.ts';
 import { type Api, createApi } from '../src/api/handler.ts';
+import type { ArchiveReader } from '../src/store/archive.ts';
 import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
 import { sha256Hex } from './_cloudflare/sha256.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
@@ -31,7 +32,7 @@ const cloudflareHeaders: SharedHeaders = (p): Record<string, string> =>
  * The front door over the Worker's bindings and variables; `cache`
  * is the Workers Cache seen on a request, when there is one.
  */
-export function apiFor(env: Env, cache: () => WorkersCache): Api {
+export function apiFor(env: Env, cache: () => WorkersCache, archive?: ArchiveReader): Api {
   const vars = env as unknown as Record<string, string | undefined>;
   const setting = (name: string, fallback: number) => settingOr(console.error, name, vars[name], fallback, 1);
   const keys = d1Keys(env.DB, { hash: sha256Hex });
@@ -56,6 +57,7 @@ export function apiFor(env: Env, cache: () => WorkersCache): Api {
     issueLimitPerMinute: setting('PORTAL_ISSUE_LIMIT_PER_MINUTE', DEFAULT_ISSUE_LIMIT),
   };
   return createApi({
+    archive,
     keys,
     rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
     log: (line) => console.log(line),

@@ -7,22 +7,19 @@
  * MAIL_API_URL, MAIL_API_TOKEN (a secret), MAIL_FROM, PUBLIC_BASE_URL.
  */
 import type { Api } from '../src/api/handler.ts';
+import { ArchiveReader } from '../src/store/archive.ts';
 import { FetchedFiles } from './_fetch.ts';
 import { apiFor, type Env, type WorkersCache } from './_worker.ts';
 
 let workersCache: WorkersCache;
-/**
- * One per isolate, made on its first request: bindings and variables are the same for every request an isolate serves.
- */
-let api: Api | undefined;
 
 async function handle(
+  api: Api,
   files: FetchedFiles,
   request: Request,
   env: Env,
   ctx?: { cache?: WorkersCache },
 ): Promise<Response> {
-  api ??= apiFor(env, () => workersCache);
   try {
     workersCache ??= ctx?.cache;
   } catch {
@@ -38,10 +35,21 @@ async function handle(
 
 /**
  * The Worker, reading `bundled` (build files' texts by path,
- * adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest from ASSETS.
+ * adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest
+ * from ASSETS. What it carries is parsed, and its search readied, as the
+ * isolate starts (`ArchiveReader.prepare`): Cloudflare limits that apart
+ * from a request's CPU, so a fresh isolate's first search or join does not
+ * pay it. Its API is made on the first request: bindings and variables are
+ * the same for every request an isolate serves.
  */
 export function worker(bundled: Record<string, string> = {}) {
   const files = new FetchedFiles({ bundled });
-  return { fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) => handle(files, request, env, ctx) };
+  const archive = new ArchiveReader();
+  archive.prepare(files.carried());
+  let api: Api | undefined;
+  return {
+    fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) =>
+      handle((api ??= apiFor(env, () => workersCache, archive)), files, request, env, ctx),
+  };
 }
 export default /* @__PURE__ */ worker();

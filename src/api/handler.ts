@@ -44,6 +44,8 @@ import { type ApiRequest, lookupOf, type Parsed, parseRequest, pathnameOf, type 
 export interface ApiOptions extends ArchiveOptions {
   /** Where the built files come from (the edge function passes one per request instead). */
   data?: DataSource;
+  /** The reader of the built files, when made beforehand (the Worker readies one as its isolate starts); else made here. */
+  archive?: ArchiveReader;
   /** Who may ask. */
   keys: KeyCheck;
   /** Requests per key per minute (RATE_LIMIT_PER_MINUTE); default 60. */
@@ -377,7 +379,7 @@ export function createApi(options: ApiOptions) {
     options,
     now,
     gate: new Gate({ keys: options.keys, perMinute: options.rateLimitPerMinute, now }),
-    archive: new ArchiveReader(options),
+    archive: options.archive ?? new ArchiveReader(options),
     portal: options.portal
       ? createPortal({ ...options.portal, now, log: options.log && ((line) => options.log!(loggable(line))) })
       : null,

@@ -653,6 +653,33 @@ export class ArchiveReader {
     });
   }
 
+  /**
+   * Parses what whole lookups read, where `source` holds it as text
+   * (`checkedText`; nothing is read otherwise): the manifest, the category
+   * index, the search index's core, readied (`SearchIndex.ready`), and the
+   * rankings' table. The Worker runs this as its isolate starts, which
+   * Cloudflare limits apart from a request's CPU (a second): a fresh
+   * isolate's first search or join then costs what a later one does. A
+   * file it cannot read or parse is left to the first request that needs it.
+   */
+  prepare(source: DataSource): void {
+    const text = (path: string) => source.checkedText?.(path);
+    if (text(MANIFEST_PATH) === undefined) return;
+    // Each file's text is at hand, so nothing below waits: no promise is made.
+    const parsed = <T>(ref: FileRef | undefined, parse: (text: string) => T): T | null => {
+      const at = ref === undefined ? undefined : this.stored(ref).at;
+      return at && !at.range && text(at.path) !== undefined ? (this.indexFile(source, ref!, parse) as T) : null;
+    };
+    try {
+      const manifest = this.manifest(source) as Manifest;
+      parsed(manifest.categories, parseCategories);
+      parsed(manifest.rankings, parseRankingTable);
+      parsed(manifest.search[0], SearchIndex.parse)?.ready();
+    } catch {
+      // A damaged file: the first request that reads it answers as it would have.
+    }
+  }
+
   /** The shard among `shards` (the name index's or the id index's) that holds `key`. */
   private shard<T extends Shard | IdShard>(source: DataSource, shards: FileRef[], key: string): Maybe<T> {
     const ref = shards[shardOf(key, shards.length)];

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledFiles, MAX_BUNDLED_BYTES } from '../../adapters/_cloudflare/worker-bundle.node.ts';
 import { FetchedFiles } from '../../adapters/_fetch.ts';
 import { createApi } from '../../src/api/handler.ts';
+import { ArchiveReader } from '../../src/store/archive.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
@@ -124,5 +125,79 @@ describe('a source over bundled files', () => {
       Buffer.from((await source.read(MANIFEST_PATH))!).equals(await readFile(path.join(dist, MANIFEST_PATH))),
     ).toBe(true);
     expect(fetched).toEqual([MANIFEST_PATH]);
+  });
+});
+
+describe('an archive prepared over the carried files, as the Worker prepares one as its isolate starts', () => {
+  const text = (file: string) => readFile(path.join(dist, file), 'utf8');
+
+  it("parses the manifest, the category index, the search index's core and the rankings' table, reading nothing", async () => {
+    const files = new FetchedFiles({ bundled: bundledFiles(dist) });
+    const read: string[] = [];
+    const archive = new ArchiveReader();
+    archive.prepare({ ...files.carried(), read: (file) => (read.push(file), null) });
+    expect(read).toEqual([]);
+    // The parsed files' cache counts each at three times its text's length (docs/development.md).
+    const parsed = [MANIFEST_PATH, ...[manifest.categories, manifest.search[0], manifest.rankings!].map(fileOf)];
+    const texts = await Promise.all(parsed.map(text));
+    expect(archive.parsedBytes).toBe(3 * texts.reduce((n, t) => n + t.length, 0));
+    // Nothing carried, nothing parsed.
+    const bare = new ArchiveReader();
+    bare.prepare(new FetchedFiles().carried());
+    expect(bare.parsedBytes).toBe(0);
+  });
+
+  it('answers after it as an archive not prepared does, reading no more', async () => {
+    const files = new FetchedFiles({ bundled: bundledFiles(dist) });
+    const archive = new ArchiveReader();
+    archive.prepare(files.carried());
+    const fetched: string[][] = [[], []];
+    const through = (n: number) =>
+      files.through(async (file) => {
+        fetched[n].push(file);
+        return new Response(new Uint8Array(await readFile(path.join(dist, file))));
+      });
+    const prepared = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1e6, archive, data: through(0) });
+    const plain = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1e6, data: through(1) });
+    const found: string[] = [];
+    for (const pathname of [
+      '/search/name=an',
+      '/search/name=wiliam',
+      '/award/name=e',
+      '/award/name=Actress',
+      '/rankings/of=people/by=wins/from=2000',
+      '/archive',
+    ]) {
+      const url = `${pathname}/apikey=${key}`;
+      const [a, b] = await Promise.all(
+        [prepared, plain].map((api) => api.reply({ method: 'GET', url, header: () => null })),
+      );
+      expect([pathname, a.status, Buffer.from(a.body ?? []).equals(Buffer.from(b.body ?? []))]).toEqual([
+        pathname,
+        b.status,
+        true,
+      ]);
+      if (a.status === 200) found.push(pathname);
+    }
+    expect(found).toHaveLength(6);
+    expect(fetched[0]).toEqual(fetched[1]);
+  });
+
+  it('stays quiet over a damaged carried file, which the first request reading it answers as without preparing', async () => {
+    const bundled = { ...bundledFiles(dist), [fileOf(manifest.search[0])]: 'not a search index' };
+    const archive = new ArchiveReader();
+    expect(() => archive.prepare(new FetchedFiles({ bundled }).carried())).not.toThrow();
+    const statuses = await Promise.all(
+      [archive, undefined].map(async (made) => {
+        const api = createApi({
+          keys: new Keys(backend),
+          rateLimitPerMinute: 1e6,
+          archive: made,
+          data: new FetchedFiles({ bundled }).through(async () => new Response('Not Found', { status: 404 })),
+        });
+        return (await api.reply({ method: 'GET', url: `/search/name=an/apikey=${key}`, header: () => null })).status;
+      }),
+    );
+    expect(statuses).toEqual([500, 500]);
   });
 });
