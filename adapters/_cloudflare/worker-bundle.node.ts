@@ -3,10 +3,13 @@
  * manifest and the files a lookup reads whole (the category index, read
  * by every category lookup, every file of the search index, and the
  * rankings' table, read by a ranking made at run time): 2.3 MB of text for
- * the full archive (1.75 MB, 0.75 MB compressed, before the table). Each is a fetch from the
+ * the full archive (1.75 MB, 0.75 MB compressed, before the table); and the
+ * records' shards (1 MB, ranges of packs, each carried by the path a file
+ * of its own id would have), read by every record and stored ranking. Each is a fetch from the
  * static assets a fresh isolate no longer makes, 1.5 to 3 ms of CPU each in
- * workerd (docs/development.md): a cold search fetches nothing, a join only
- * the answer it joins from. A Worker's code and its assets deploy as one
+ * workerd (docs/development.md), and for a shard the pack's hash and
+ * inflating too: a cold search fetches nothing, a join only
+ * the answer it joins from, a record only its answer. A Worker's code and its assets deploy as one
  * version, so the two never disagree. The name and id shards (11 MB, one
  * small file a lookup) stay in the assets.
  *
@@ -23,6 +26,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { parseManifest } from '../../src/store/archive.ts';
 import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';
@@ -48,6 +52,47 @@ function textOf(dist: string, file: string, room: number, id?: string): string |
   }
 }
 
+const idOfBytes = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
+
+/**
+ * The text of the range `ref` names of a pack, if the pack hashes to its
+ * name, the range to the ref's id, and it is at most `room` bytes of UTF-8.
+ */
+function rangeText(dist: string, ref: string, room: number, packs: Map<string, Buffer | null>): string | null {
+  const parsed = parseRef(ref);
+  const range = parsed?.at.range;
+  if (!parsed || !range || range[1] - range[0] > room) return null;
+  const pack = parsed.at.file;
+  if (!packs.has(pack)) {
+    try {
+      const gzipped = readFileSync(path.join(dist, dataPath(pack)!));
+      packs.set(pack, idOfBytes(gzipped) === pack ? gunzipSync(gzipped, { maxOutputLength: MAX_BUNDLED_BYTES }) : null);
+    } catch {
+      packs.set(pack, null);
+    }
+  }
+  const bytes = packs.get(pack)?.subarray(range[0], range[1]);
+  if (!bytes || bytes.length !== range[1] - range[0] || idOfBytes(bytes) !== parsed.id) return null;
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : null;
+}
+
+/** The records' shards the Worker carries, within `room` bytes: each by the path of its own id. */
+function recordShards(dist: string, manifest: Manifest, room: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  const packs = new Map<string, Buffer | null>();
+  for (const ref of manifest.records?.shards ?? []) {
+    const own = parseRef(ref);
+    if (!own) continue;
+    const file = own.at.range ? dataPath(own.id)! : dataPath(own.at.file)!;
+    const text = own.at.range ? rangeText(dist, ref, room, packs) : textOf(dist, file, room, own.at.file);
+    if (text === null) continue;
+    files[file] = text;
+    room -= Buffer.byteLength(text);
+  }
+  return files;
+}
+
 /** The texts of the build files a Worker carries, by their paths under dist/. */
 export function bundledFiles(dist: string): Record<string, string> {
   const manifestText = textOf(dist, MANIFEST_PATH, MAX_BUNDLED_BYTES);
@@ -68,7 +113,7 @@ export function bundledFiles(dist: string): Record<string, string> {
     files[file!] = text;
     room -= Buffer.byteLength(text);
   }
-  return files;
+  return { ...files, ...recordShards(dist, manifest, room) };
 }
 
 /**

@@ -34,8 +34,10 @@ export interface DataSource {
   /**
    * Only where the runtime carries some files in its own code, checked
    * against their names when put there (a Worker's bundle,
-   * cli/worker-bundle.ts): such a file's text, which the archive parses as
+   * adapters/_cloudflare/worker-bundle.node.ts): such a file's text, which the archive parses as
    * it is, neither hashed nor decoded again; undefined for any other file.
+   * An index file stored as a range of a pack is asked for by the path a
+   * file of its own id would have (`dataPath(id)`).
    */
   checkedText?(path: string): string | undefined;
 }

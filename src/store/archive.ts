@@ -693,7 +693,8 @@ export class ArchiveReader {
   private indexFile<T>(source: DataSource, ref: FileRef, parse: (text: string) => T = JSON.parse): Maybe<T> {
     const file = this.stored(ref);
     const at = file.at!;
-    const text = at.range ? undefined : source.checkedText?.(at.path);
+    // Carried by the runtime: a file of its own by its path, a range of a pack by the path of its own id.
+    const text = source.checkedText?.(at.range ? dataPath(file.id)! : at.path);
     if (text !== undefined) return this.parsedIndex<T>(file.id, text, parse);
     const bytes = this.read(file, source);
     return isPromise(bytes)

@@ -1,16 +1,19 @@
 /**
  * The build files the Cloudflare Worker carries in its code
  * (adapters/_cloudflare/worker-bundle.node.ts): the manifest and the files of the category index
- * and of the search index, each byte for byte as stored; a file that no
+ * and of the search index, each byte for byte as stored, and the records'
+ * shards, each its range of its pack under the path of its own id; a file that no
  * longer hashes to its name is left out, so the Worker reads it from the
  * assets and answers 500 as without a bundle; a missing manifest, or one of
  * another layout, leaves every file out. And the source over them
  * (adapters/_fetch.ts), which hands them to the archive as checked text: a
  * lookup reading only bundled files fetches nothing, a join fetches only the
- * answer it joins from, and every answer is the same bytes as from disk.
+ * answer it joins from, a record only its answer, and every answer is the
+ * same bytes as from disk.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledFiles, MAX_BUNDLED_BYTES } from '../../adapters/_cloudflare/worker-bundle.node.ts';
 import { FetchedFiles } from '../../adapters/_fetch.ts';
@@ -19,7 +22,7 @@ import { ArchiveReader } from '../../src/store/archive.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
-import { dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
+import { dataPath, MANIFEST_PATH, parseRef, shardOf } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
@@ -32,6 +35,14 @@ let key: string;
 
 /** The path under dist/ of the own file a ref names. */
 const fileOf = (ref: string) => dataPath(parseRef(ref)!.at.file)!;
+/** The path a record shard is carried by: its own file's, or for a range of a pack the path of its own id. */
+const carriedAs = (ref: string) => dataPath(parseRef(ref)!.id)!;
+/** The bytes a ref names, read from dist/ (a range of a pack inflated). */
+async function bytesOf(ref: string): Promise<Buffer> {
+  const { at } = parseRef(ref)!;
+  const file = await readFile(path.join(dist, dataPath(at.file)!));
+  return at.range ? gunzipSync(file).subarray(...at.range) : file;
+}
 
 beforeAll(async () => {
   dist = await buildInto(SAMPLE_SOURCE, 'worker-bundle');
@@ -42,17 +53,15 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 describe('the files the Worker carries', () => {
-  it("are the manifest, the category index, every file of the search index and the rankings' table, each its stored bytes", async () => {
+  it("are the manifest, the category index, every file of the search index, the rankings' table and the records' shards, each its stored bytes", async () => {
     const files = bundledFiles(dist);
-    const expected = [
-      MANIFEST_PATH,
-      fileOf(manifest.categories),
-      ...manifest.search.map(fileOf),
-      fileOf(manifest.rankings!),
-    ];
+    const refs = [manifest.categories, ...manifest.search, manifest.rankings!, ...manifest.records!.shards];
+    const expected = [MANIFEST_PATH, ...refs.map(carriedAs)];
     expect(Object.keys(files).sort()).toEqual([...new Set(expected)].sort());
-    for (const [file, text] of Object.entries(files))
-      expect([file, Buffer.from(text, 'utf8').equals(await readFile(path.join(dist, file)))]).toEqual([file, true]);
+    expect(manifest.records!.shards.some((ref) => parseRef(ref)!.at.range)).toBe(true);
+    expect(files[MANIFEST_PATH]).toBe(await readFile(path.join(dist, MANIFEST_PATH), 'utf8'));
+    for (const ref of refs)
+      expect([ref, Buffer.from(files[carriedAs(ref)], 'utf8').equals(await bytesOf(ref))]).toEqual([ref, true]);
     expect(Object.values(files).reduce((n, text) => n + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(
       MAX_BUNDLED_BYTES,
     );
@@ -70,6 +79,21 @@ describe('the files the Worker carries', () => {
       expect(Object.keys(files)).toContain(fileOf(manifest.search[0]));
     } finally {
       await writeFile(category, original);
+    }
+    // A pack of records' shards that no longer hashes to its name: none of its shards is carried, every other one is.
+    const ranged = manifest.records!.shards.filter((ref) => parseRef(ref)!.at.range);
+    const pack = fileOf(ranged[0]);
+    const packBytes = await readFile(path.join(dist, pack));
+    const damagedPack = Buffer.from(packBytes);
+    damagedPack[damagedPack.length >> 1] ^= 0x01;
+    await writeFile(path.join(dist, pack), damagedPack);
+    try {
+      const carried = Object.keys(bundledFiles(dist));
+      // A shard of the same bytes (an empty one) may come from another pack.
+      const elsewhere = (ref: string) => ranged.some((r) => fileOf(r) !== pack && carriedAs(r) === carriedAs(ref));
+      for (const ref of ranged) expect([ref, carried.includes(carriedAs(ref))]).toEqual([ref, elsewhere(ref)]);
+    } finally {
+      await writeFile(path.join(dist, pack), packBytes);
     }
     const manifestFile = path.join(dist, MANIFEST_PATH);
     const text = await readFile(manifestFile, 'utf8');
@@ -96,7 +120,7 @@ describe('a source over bundled files', () => {
     api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
   const body = (reply: Awaited<ReturnType<typeof get>>) => Buffer.from(reply.body ?? new Uint8Array(0));
 
-  it('fetches nothing for a search, and for a join only the answer it joins from; every answer as from disk', async () => {
+  it('fetches nothing for a search, for a join only the answer it joins from, for a record only its own; every answer as from disk', async () => {
     const files = new FetchedFiles({ bundled: bundledFiles(dist) });
     const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
     const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
@@ -104,9 +128,13 @@ describe('a source over bundled files', () => {
     // A letter held by several category names: their answers are
     // joined from every year's elements (the index's `joined`).
     const letter = [...'etaoinsr'].find((c) => index.names.filter((n) => n.includes(c)).length > 1)!;
+    const ranking = 'ranking of=films/by=nominations';
+    const shards = manifest.records!.shards;
+    const stored = JSON.parse((await bytesOf(shards[shardOf(ranking, shards.length)])).toString('utf8'))[ranking];
     for (const [pathname, reads] of [
       ['/search/name=an', []],
       [`/award/name=${letter}`, [fileOf(index.joined)]],
+      ['/rankings/of=films', [fileOf(stored)]],
     ] as const) {
       fetched.length = 0;
       const [reply, read] = [await get(api, pathname), await get(disk, pathname)];
