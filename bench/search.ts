@@ -21,7 +21,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import Fuse from 'fuse.js';
 import MiniSearch from 'minisearch';
-import { commandLine } from '../lib/command-line.ts';
+import { commandLine, refuser } from '../lib/command-line.ts';
 import { importArchive } from '../build/archive/import.ts';
 import { searchIndex } from '../build/answers/search-index.ts';
 import { nominationIds } from '../build/answers/things.ts';
@@ -197,7 +197,13 @@ async function main() {
       : Array.from({ length: Number(values.seeds ?? 5) }, () => Math.floor(Math.random() * 2 ** 31));
   if (!seeds.every(Number.isSafeInteger) || !(perFamily > 0))
     throw new Error('bench:search: --seed, --seeds and --per-family take whole numbers');
-  const { file } = await resolveSource(undefined);
+  const { file, via } = await resolveSource(undefined);
+  // The hand-kept misspellings and the families' draws are of the full archive's names.
+  if (via === 'sample')
+    refuser('bench:search')(
+      'it needs the full archive: set ARCHIVE_SOURCE to oscars.csv, or npm run data:fetch (the sample is too small)',
+      2,
+    );
   const text = await readFile(file, 'utf8');
   const facts = sourceFacts(text, titleCaseCategory);
   const wanted = (values.engines ?? 'ours,fuse,minisearch').split(',');
