@@ -452,6 +452,8 @@ interface Asked {
   bits: number[];
   /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
   missed: number;
+  /** Per entry ranked so far, its best fit and the key that gave it (`ranked`): a name found twice is ranked once. */
+  fits: Map<number, number>;
 }
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
@@ -481,6 +483,7 @@ function asked(text: string, key: string): Asked {
     pairs: [],
     bits: words.map((w) => letterBits(w)),
     missed: -1,
+    fits: new Map(),
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
@@ -742,6 +745,9 @@ interface Ranked {
   picks: Pick[];
 }
 
+/** More than any fit and one (`fitOf`: ranks are under 64), so an entry's fit and its key make one number (`Asked.fits`). */
+const FITS = 256;
+
 /** The best rank of a name that leaves a word asked out (`fit`: a small word or an initial). */
 const UNASKED = 12;
 
@@ -890,7 +896,8 @@ export class SearchIndex {
     // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
-    const unknown = (i: number) => Number(!this.has(q.words[i]));
+    const known = q.words.map((w) => this.has(w));
+    const unknown = (i: number) => Number(!known[i]);
     const order = q.words
       .map((w, i) => i)
       .sort(
@@ -907,11 +914,11 @@ export class SearchIndex {
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
-      if (this.has(q.words[i])) {
-        const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files);
-        if (found.length > 0 && found.best < TWO_TYPOS) return found.picks;
-      }
-      const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
+      const asWritten = known[i] ? this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files) : null;
+      if (asWritten && asWritten.length > 0 && asWritten.best < TWO_TYPOS) return asWritten.picks;
+      // A word forgiven no typo (`closeTo`) finds the same names either way: they are ranked once.
+      const found =
+        asWritten && !q.close[i] ? asWritten : this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
       if (found.length > 0) return found.picks;
       const w = q.words[i];
       if (!SMALL.has(w) && w.length > 1 && !isYear(w)) first = i; // a word every name found must hold
@@ -1174,9 +1181,15 @@ export class SearchIndex {
       const { weight, keys } = this.partsOf(entry);
       let best = NO_FIT;
       let which = 0;
-      for (let n = 0; n < keys.length; n++) {
-        const f = fit(q, keys[n]);
-        if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
+      // Kept as which key, times FITS, plus the fit and one (a fit is less than FITS).
+      const kept = q.fits.get(entry);
+      if (kept !== undefined) [best, which] = [(kept % FITS) - 1, Math.floor(kept / FITS)];
+      else {
+        for (let n = 0; n < keys.length; n++) {
+          const f = fit(q, keys[n]);
+          if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
+        }
+        q.fits.set(entry, which * FITS + best + 1);
       }
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
