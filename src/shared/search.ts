@@ -450,6 +450,8 @@ interface Asked {
   pairs: (string | null)[];
   /** Per word asked, its letters (`letterBits`). */
   bits: number[];
+  /** Per word asked, whether it is a small word (SMALL), looked up once rather than for every name ranked. */
+  small: boolean[];
   /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
   missed: number;
   /** Per entry ranked so far, its best fit and the key that gave it (`ranked`): a name found twice is ranked once. */
@@ -482,6 +484,7 @@ function asked(text: string, key: string): Asked {
     close: [],
     pairs: [],
     bits: words.map((w) => letterBits(w)),
+    small: words.map((w) => SMALL.has(w)),
     missed: -1,
     fits: new Map(),
   };
@@ -522,12 +525,26 @@ interface Key {
   /** Without a leading article. */
   bare: string;
   article: boolean;
+  /** Its small words (SMALL), a bit each by place (the first 31: a longer key fits nothing). */
+  small: number;
+  /** Per word, its letters (`letterBits`): a word asked too unlike is no typo of it; -1 for a number (`typoOf`). */
+  bits: Int32Array;
 }
 
 function keyOf(key: string): Key {
   const compact = key.replaceAll(' ', '');
   const article = ARTICLE.test(key);
-  return { words: key.split(' '), compact, bare: article ? compact.slice(key.indexOf(' ')) : compact, article };
+  const words = key.split(' ');
+  let small = 0;
+  for (let j = 0; j < words.length && j < 31; j++) if (SMALL.has(words[j])) small |= 1 << j;
+  return {
+    words,
+    compact,
+    bare: article ? compact.slice(key.indexOf(' ')) : compact,
+    article,
+    small,
+    bits: Int32Array.from(words, (w) => (written(w) === w ? letterBits(w) : -1)),
+  };
 }
 
 /**
@@ -577,7 +594,7 @@ function fit(q: Asked, key: Key): Fit {
 function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
   const [k, pair, before] = [key.words, q.pairs[i], i > 0 ? q.pairs[i - 1] : null];
   if ((pair !== null && k.includes(pair)) || (before !== null && k.includes(before))) return false;
-  return placeOf(q, i, k, 0, long) < 0;
+  return placeOf(q, i, key, 0, long) < 0;
 }
 
 /** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
@@ -624,7 +641,7 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   for (let pass = mistypedFirst ? 0 : 1; pass < 2; pass++) {
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
-      if (PLACES[i] !== -2 || (pass === 0 && (SMALL.has(w) || k.includes(w)))) continue;
+      if (PLACES[i] !== -2 || (pass === 0 && (q.small[i] || k.includes(w)))) continue;
       // Two words asked that are one word of the name ("god father").
       const pair = q.pairs[i];
       const j = pair === null || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair);
@@ -634,28 +651,28 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
         i++;
         continue;
       }
-      const place = placeOf(q, i, k, used, long);
+      const place = placeOf(q, i, key, used, long);
       PLACES[i] = place < 0 ? -1 : place & 31;
       if (place >= 0) {
         used |= ((1 << ((place >> 5) & 3)) - 1) << (place & 31);
         edits += (place >> 7) & 3;
         if (place & 512) prefix = true;
         // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
-      } else if (SMALL.has(w) || w.length === 1) unasked = 1;
+      } else if (q.small[i] || w.length === 1) unasked = 1;
       else if (isYear(w)) [yearAside, unasked] = [true, 1];
       else {
         q.missed = i;
-        return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+        return !mistypedFirst && taken(q, i, key, used, long) ? TAKEN : NO_FIT;
       }
     }
   }
   if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
   // Where the first word asked that is not a small word was found.
   let lead = -1;
-  for (let i = 0; i < words.length && lead < 0; i++) if (!SMALL.has(words[i])) lead = PLACES[i];
+  for (let i = 0; i < words.length && lead < 0; i++) if (!q.small[i]) lead = PLACES[i];
   const starts = lead === (article ? 1 : 0);
-  let some = 0;
-  for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
+  // 1 when some word of the key but a small one was not asked (`fit` places none in a key of more than 30 words).
+  const some = ((1 << k.length) - 1) & ~used & ~key.small ? 1 : 0;
   // With typos, a name of the words in the order asked before another ("nichoas ike": Nicholas Pike, not Mike Nichols).
   if (edits > 0) return fitOf(8 + 8 * edits + 4 * unasked + 2 * some + (starts ? 0 : 1), starts, yearAside);
   // A last word of one or two letters is more often a word being typed than a whole one: a name starting as typed is
@@ -680,7 +697,8 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
  * garbage): the place, plus 32 times the words it takes, 128 times its
  * edits, 512 for a start; -1 nowhere.
  */
-function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean): number {
+function placeOf(q: Asked, i: number, key: Key, used: number, long: boolean): number {
+  const k = key.words;
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
@@ -691,7 +709,7 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
       return j | 96;
   }
   // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
-  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
+  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !q.small[i]) {
     const typed = q.written[i]; // a roman numeral as the letters it is ("dark vi": Dark Victory)
     for (let j = 0; j < k.length; j++)
       if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
@@ -700,7 +718,7 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
   let cost = 0;
   for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
-    const d = typoOf(q, i, k[j], long);
+    const d = typoOf(q, i, key, j, long);
     if (d > 0 && (found < 0 || d < cost)) {
       found = j;
       cost = d;
@@ -709,13 +727,16 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
-/** The typos between the `i`th word asked and a word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
-function typoOf(q: Asked, i: number, word: string, long: boolean): number {
+/** The typos between the `i`th word asked and the `j`th word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
+function typoOf(q: Asked, i: number, key: Key, j: number, long: boolean): number {
+  // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked, told so before
+  // looking them up. Not a number: `closeTo` may have noted its digits close ("13s" for 13).
+  if (key.bits[j] !== -1 && bitCount(key.bits[j] ^ q.bits[i]) > 2 * MOST_TYPOS) return -1;
   const close = q.close[i]!;
+  const word = key.words[j];
   const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
   let d = close.get(word);
   if (d === undefined) {
-    // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked.
     d =
       bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
         ? MOST_TYPOS + 1
@@ -726,8 +747,9 @@ function typoOf(q: Asked, i: number, word: string, long: boolean): number {
 }
 
 /** Whether the `i`th word asked, found nowhere among a key's words, is within its typos of one other words asked took (`used`). */
-function taken(q: Asked, i: number, k: string[], used: number, long: boolean): boolean {
-  for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
+function taken(q: Asked, i: number, key: Key, used: number, long: boolean): boolean {
+  for (let j = 0; q.close[i] && j < key.words.length; j++)
+    if (used & (1 << j) && typoOf(q, i, key, j, long) > 0) return true;
   return false;
 }
 
