@@ -96,12 +96,17 @@ export const COMMON_CANDIDATES = 100;
 
 /** A search key cut to what a search considers (`SEARCH_WORDS` distinct words of `SEARCH_WORD_LETTERS` letters). */
 export function considered(key: string): string {
+  return consideredWords(key.split(' ')).join(' ');
+}
+
+/** The words of a search key (`considered`) a search considers. */
+function consideredWords(all: string[]): string[] {
   const words: string[] = [];
-  for (const word of key.split(' ')) {
+  for (const word of all) {
     const cut = word.length > SEARCH_WORD_LETTERS ? word.slice(0, SEARCH_WORD_LETTERS) : word;
     if (!words.includes(cut) && words.push(cut) === SEARCH_WORDS) break;
   }
-  return words.join(' ');
+  return words;
 }
 
 /** Letters NFKD does not take apart, as their plain spellings. */
@@ -463,22 +468,27 @@ const LONG_TEXT = 10;
 
 /** A search's text taken apart: compared whole as the name exactly asked, word by word within what a search considers (`considered`). */
 function asked(text: string, key: string): Asked {
-  const all = indexKey(key).split(' ');
-  const written = considered(key).split(' ');
+  // The key is split once, and its words joined once more than needs be only when it asks a year: a text of 200 words
+  // ("a b c …") cost as much taken apart as ranking the names its first ten find.
+  const parts = key.split(' ');
+  const all = parts.map((w) => NUMBERS.get(w) ?? w); // the words of `indexKey(key)`
+  const written = consideredWords(parts);
   const words = written.map((w) => NUMBERS.get(w) ?? w);
-  const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
   const compact = join(all);
+  // Without a leading article: the same letters but the article's (no number, so written as in `all`).
+  const bare = strip(all) === all ? compact : compact.slice(all[0].length);
+  const kept = all.some(isYear) ? all.filter((w) => !isYear(w)) : null;
   const q: Asked = {
     text,
     words,
     written,
     compact,
-    compactNoYear: join(kept),
+    compactNoYear: kept ? join(kept) : compact,
     typed: join(written),
-    bare: join(strip(all)),
-    bareNoYear: join(strip(kept)),
+    bare,
+    bareNoYear: kept ? join(strip(kept)) : bare,
     years: words.filter(isYear),
     long: compact.length >= LONG_TEXT,
     close: [],
@@ -489,7 +499,7 @@ function asked(text: string, key: string): Asked {
     fits: new Map(),
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
-  q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
+  q.close = words.map((w, i) => (w.length < 3 || q.small[i] ? null : new Map()));
   return q;
 }
 
