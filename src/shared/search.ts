@@ -453,8 +453,12 @@ interface Asked {
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
-  /** Per word asked, its letters (`letterBits`). */
+  /** Per word asked, its letters (`letterBits`), as typed, and of it and the next as one word (`pairs`; 0 for none). */
   bits: number[];
+  typedBits: number[];
+  pairBits: number[];
+  /** The words asked every name must hold (`fitPlacing`: all but small words, initials and years). */
+  required: number[];
   /** Per word asked, whether it is a small word (SMALL), looked up once rather than for every name ranked. */
   small: boolean[];
   /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
@@ -494,11 +498,16 @@ function asked(text: string, key: string): Asked {
     close: [],
     pairs: [],
     bits: words.map((w) => letterBits(w)),
+    typedBits: written.map((w) => letterBits(w)),
+    pairBits: [],
+    required: [],
     small: words.map((w) => SMALL.has(w)),
     missed: -1,
     fits: new Map(),
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
+  q.pairBits = q.pairs.map((pair) => (pair === null ? 0 : letterBits(pair)));
+  q.required = words.flatMap((w, i) => (q.small[i] || w.length === 1 || isYear(w) ? [] : [i]));
   q.close = words.map((w, i) => (w.length < 3 || q.small[i] ? null : new Map()));
   return q;
 }
@@ -539,6 +548,8 @@ interface Key {
   small: number;
   /** Per word, its letters (`letterBits`): a word asked too unlike is no typo of it; -1 for a number (`typoOf`). */
   bits: Int32Array;
+  /** The letters of all its words, as stored and as written (`lettersAllow`). */
+  letters: number;
 }
 
 function keyOf(key: string): Key {
@@ -554,6 +565,7 @@ function keyOf(key: string): Key {
     article,
     small,
     bits: Int32Array.from(words, (w) => (written(w) === w ? letterBits(w) : -1)),
+    letters: words.reduce((bits, w) => bits | letterBits(w) | letterBits(written(w)), 0),
   };
 }
 
@@ -591,6 +603,12 @@ function fit(q: Asked, key: Key): Fit {
   const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
   // A word asked that the last name could not hold is likely one this one cannot hold either: then no order places it.
   if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
+  // Nor does any when the key's letters leave a word every name must hold no place, which is quicker to tell.
+  for (const i of q.required)
+    if (!lettersAllow(q, i, key) && !pairAllowed(q, i, key) && !(i > 0 && pairAllowed(q, i - 1, key))) {
+      q.missed = i;
+      return NO_FIT;
+    }
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
@@ -606,6 +624,23 @@ function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
   if ((pair !== null && k.includes(pair)) || (before !== null && k.includes(before))) return false;
   return placeOf(q, i, key, 0, long) < 0;
 }
+
+/**
+ * Whether a key's letters (`letterBits`) may give the `i`th word asked a
+ * place of its own (`placeOf`): every letter of it, or of it as typed, among
+ * them (a word, words run together, the start of one), or all but as many
+ * as its typos may be (an edit brings at most one letter the other word
+ * lacks). False means it has none; true, that it may.
+ */
+function lettersAllow(q: Asked, i: number, key: Key): boolean {
+  const missing = q.bits[i] & ~key.letters;
+  return (
+    missing === 0 || (q.typedBits[i] & ~key.letters) === 0 || (q.close[i] !== null && bitCount(missing) <= MOST_TYPOS)
+  );
+}
+
+/** Whether the `i`th word asked and the next, as one word (`pairs`), may be a word of a key: none, when it has not their letters. */
+const pairAllowed = (q: Asked, i: number, key: Key) => q.pairs[i] !== null && (q.pairBits[i] & ~key.letters) === 0;
 
 /** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
 function readsAsTyped(q: Asked, key: Key): boolean {
@@ -654,14 +689,14 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
       if (PLACES[i] !== -2 || (pass === 0 && (q.small[i] || k.includes(w)))) continue;
       // Two words asked that are one word of the name ("god father").
       const pair = q.pairs[i];
-      const j = pair === null || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair);
+      const j = PLACES[i + 1] !== -2 || !pairAllowed(q, i, key) ? -1 : k.indexOf(pair!);
       if (j >= 0 && !(used & (1 << j))) {
         used |= 1 << j;
         [PLACES[i], PLACES[i + 1]] = [j, j];
         i++;
         continue;
       }
-      const place = placeOf(q, i, key, used, long);
+      const place = lettersAllow(q, i, key) ? placeOf(q, i, key, used, long) : -1;
       PLACES[i] = place < 0 ? -1 : place & 31;
       if (place >= 0) {
         used |= ((1 << ((place >> 5) & 3)) - 1) << (place & 31);
