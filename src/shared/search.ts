@@ -426,6 +426,16 @@ function letterBits(text: string, from = 0, length = text.length): number {
   return bits;
 }
 
+/** The letters of each number word (`letterBits`). */
+const NUMBER_BITS = NUMBER_WORDS.map((w) => letterBits(w));
+
+/** `editsWithin` a word (its letters `bits`) and the number word of `n`, up to MOST_TYPOS: more at once when their letters are too unlike. */
+function editsToNumber(word: string, bits: number, n: number): number {
+  return bitCount(bits ^ NUMBER_BITS[n]) > 2 * MOST_TYPOS
+    ? MOST_TYPOS + 1
+    : editsWithin(word, NUMBER_WORDS[n], MOST_TYPOS);
+}
+
 function bitCount(n: number): number {
   n -= (n >>> 1) & 0x55555555;
   n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
@@ -601,14 +611,11 @@ function fit(q: Asked, key: Key): Fit {
   // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
   // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
   const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
-  // A word asked that the last name could not hold is likely one this one cannot hold either: then no order places it.
-  if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
-  // Nor does any when the key's letters leave a word every name must hold no place, which is quicker to tell.
+  // No order places the words asked when the key's letters leave one every name must hold no place (quick to tell),
   for (const i of q.required)
-    if (!lettersAllow(q, i, key) && !pairAllowed(q, i, key) && !(i > 0 && pairAllowed(q, i - 1, key))) {
-      q.missed = i;
-      return NO_FIT;
-    }
+    if (!lettersAllow(q, i, key) && !pairAllowed(q, i, key) && !(i > 0 && pairAllowed(q, i - 1, key))) return NO_FIT;
+  // nor when it cannot hold one the last name could not: likely, then, that one is not among its words either.
+  if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
   return inOrder === TAKEN ? Math.max(NO_FIT, fitPlacing(q, key, long, true)) : inOrder;
@@ -1012,7 +1019,7 @@ export class SearchIndex {
     for (const start of w.length >= 3 ? new Set([w, typed]) : []) for (const at of this.startingWith(start)) add(at);
     this.near(w, MOST_TYPOS, (word) => add(this.at(word)));
     for (let n = 1; n < NUMBER_WORDS.length; n++)
-      if (editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS) <= MOST_TYPOS) add(this.at(String(n)));
+      if (editsToNumber(w, q.bits[i], n) <= MOST_TYPOS) add(this.at(String(n)));
     return may;
   }
 
@@ -1073,7 +1080,7 @@ export class SearchIndex {
     });
     // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
     for (let n = 1; n < NUMBER_WORDS.length; n++) {
-      const edits = editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS);
+      const edits = editsToNumber(w, q.bits[i], n);
       if (edits > 0 && edits <= typosBetween(w, NUMBER_WORDS[n], q.long)) {
         q.close[i]!.set(String(n), edits);
         add(String(n));
