@@ -1126,10 +1126,19 @@ export class SearchIndex {
     return this.at(word) >= 0;
   }
 
-  /** The `n`th word of the run of words of `length`. */
-  private wordOf(length: number, n: number): string {
-    const at = this.runAt[length] + n * (length + this.digits);
-    return this.vocabulary.slice(at, at + length);
+  /** Where the `n`th word of the run of words of `length` starts in the vocabulary. */
+  private wordAt(length: number, n: number): number {
+    return this.runAt[length] + n * (length + this.digits);
+  }
+
+  /** Whether the `n`th word of the run of words of `length` sorts before `word`, read in place (a binary search cuts out no word). */
+  private before(length: number, n: number, word: string): boolean {
+    const at = this.wordAt(length, n);
+    for (let c = 0; c < length && c < word.length; c++) {
+      const d = this.vocabulary.charCodeAt(at + c) - word.charCodeAt(c);
+      if (d !== 0) return d < 0;
+    }
+    return length < word.length;
   }
 
   /** The place in the sorted vocabulary of the `n`th word of the run of `length`. */
@@ -1143,7 +1152,7 @@ export class SearchIndex {
     let [low, high] = [0, this.runWords[length] ?? 0];
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.wordOf(length, mid) < word) low = mid + 1;
+      if (this.before(length, mid, word)) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -1152,7 +1161,7 @@ export class SearchIndex {
   /** A word's place in the sorted vocabulary, or -1. */
   private at(word: string): number {
     const n = this.lowerBound(word);
-    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word
+    return n < (this.runWords[word.length] ?? 0) && this.vocabulary.startsWith(word, this.wordAt(word.length, n))
       ? this.sortedPlace(word.length, n)
       : -1;
   }
@@ -1163,7 +1172,7 @@ export class SearchIndex {
     for (let length = start.length; length < this.runWords.length; length++) {
       for (
         let n = this.lowerBound(start, length);
-        n < this.runWords[length] && this.wordOf(length, n).startsWith(start);
+        n < this.runWords[length] && this.vocabulary.startsWith(start, this.wordAt(length, n));
         n++
       )
         found.push(this.sortedPlace(length, n));
