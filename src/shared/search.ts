@@ -858,7 +858,7 @@ export class SearchIndex {
   /** Entries in a file of rows; the index's files: the core (0), then the files of rows. */
   private readonly rowsPer: number;
   readonly files: number;
-  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, place, …). A search asked again with the files it lacked compares none again. */
   private readonly nearby = new Map<string, (string | number)[]>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
   private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
@@ -1017,7 +1017,7 @@ export class SearchIndex {
     };
     const [w, typed] = [q.words[i], q.written[i]];
     for (const start of w.length >= 3 ? new Set([w, typed]) : []) for (const at of this.startingWith(start)) add(at);
-    this.near(w, MOST_TYPOS, (word) => add(this.at(word)));
+    this.near(w, MOST_TYPOS, (word, edits, at) => add(at));
     for (let n = 1; n < NUMBER_WORDS.length; n++)
       if (editsToNumber(w, q.bits[i], n) <= MOST_TYPOS) add(this.at(String(n)));
     return may;
@@ -1066,32 +1066,36 @@ export class SearchIndex {
         for (let second = 1; second < rest.length; second++)
           if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
-    if (q.close[i] && typos) this.closeTo(q, i, exact);
+    if (q.close[i] && typos)
+      this.closeTo(q, i, (at) => {
+        if (at >= 0) add(at);
+      });
     else exact(w);
     return out;
   }
 
-  /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits. */
-  private closeTo(q: Asked, i: number, add: (word: string) => void) {
+  /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits, and handed to `add` by their places in the vocabulary (-1: a number the index lacks). */
+  private closeTo(q: Asked, i: number, add: (at: number) => void) {
     const w = q.words[i];
-    this.near(w, mostTypos(w), (word, edits) => {
+    this.near(w, mostTypos(w), (word, edits, at) => {
       q.close[i]!.set(word, edits);
-      if (edits <= typosBetween(w, word, q.long)) add(word);
+      if (edits <= typosBetween(w, word, q.long)) add(at);
     });
     // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
     for (let n = 1; n < NUMBER_WORDS.length; n++) {
       const edits = editsToNumber(w, q.bits[i], n);
       if (edits > 0 && edits <= typosBetween(w, NUMBER_WORDS[n], q.long)) {
         q.close[i]!.set(String(n), edits);
-        add(String(n));
+        add(this.at(String(n)));
       }
     }
   }
 
-  /** Every word within `typos` of `word` (and the word itself), with its edits. */
-  private near(word: string, typos: number, add: (word: string, edits: number) => void) {
+  /** Every word within `typos` of `word` (and the word itself), with its edits and its place in the vocabulary. */
+  private near(word: string, typos: number, add: (word: string, edits: number, at: number) => void) {
     if (typos === 0) {
-      if (this.has(word)) add(word, 0);
+      const at = this.at(word);
+      if (at >= 0) add(word, 0, at);
       return;
     }
     const memo = `${typos}${word}`;
@@ -1113,13 +1117,13 @@ export class SearchIndex {
           if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
           const other = this.vocabulary.slice(start + n * width, start + n * width + length);
           const edits = editsWithin(word, other, typos);
-          if (edits <= typos) found.push(other, edits);
+          if (edits <= typos) found.push(other, edits, this.sortedPlace(length, n));
         }
       }
       if (this.nearby.size >= NEARBY_KEPT) this.nearby.clear();
       this.nearby.set(memo, found);
     }
-    for (let n = 0; n < found.length; n += 2) add(found[n] as string, found[n + 1] as number);
+    for (let n = 0; n < found.length; n += 3) add(found[n] as string, found[n + 1] as number, found[n + 2] as number);
   }
 
   private has(word: string): boolean {
