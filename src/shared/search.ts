@@ -1208,28 +1208,34 @@ export class SearchIndex {
    * when it has one or two letters after others ("the g": names holding a
    * word starting with "g", not all 1,733 holding "the"): a name that does
    * not ranks UNASKED or worse (the word left out), or not at all, so when
-   * ten of those rank better, they are the answer.
+   * ten of those rank better, they are the answer; and when the word is one
+   * every name must hold (two letters, no small word), those are all that rank.
    */
   private rankedShortLast(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
     const last = q.words.length - 1;
     if (last === 0 || q.words[last].length > 2 || candidates.size < NARROWED_FROM)
       return this.ranked(q, candidates, files);
     const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
+    // A key without the letters of the word, as typed, or with the word before it as one, has no word that is either.
+    const lettersOf = ({ letters }: Key) =>
+      (q.bits[last] & ~letters) === 0 ||
+      (q.typedBits[last] & ~letters) === 0 ||
+      (pair !== null && (q.pairBits[last - 1] & ~letters) === 0);
     const holding = new Set<number>();
     for (const entry of candidates)
       if (
         this.partsOf(entry).keys.some(
-          ({ words, compact, bare }) =>
-            words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair) ||
-            compact === q.compact ||
-            bare === q.bare ||
-            compact === q.compactNoYear ||
-            bare === q.bareNoYear,
+          (key) =>
+            (lettersOf(key) && key.words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair)) ||
+            key.compact === q.compact ||
+            key.bare === q.bare ||
+            key.compact === q.compactNoYear ||
+            key.bare === q.bareNoYear,
         )
       )
         holding.add(entry);
     const found = this.ranked(q, holding, files);
-    return found.worst < UNASKED ? found : this.ranked(q, candidates, files);
+    return found.worst < UNASKED || q.required.includes(last) ? found : this.ranked(q, candidates, files);
   }
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
