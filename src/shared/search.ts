@@ -473,9 +473,12 @@ interface Asked {
   small: boolean[];
   /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
   missed: number;
-  /** Per entry ranked so far, its best fit and the key that gave it (`ranked`): a name found twice is ranked once. */
-  fits: Map<number, number>;
+  /** This search among all (`Parts.rankedBy`). */
+  id: number;
 }
+
+/** Searches taken apart so far (`Asked.id`). */
+let searches = 0;
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
 const LONG_TEXT = 10;
@@ -513,7 +516,7 @@ function asked(text: string, key: string): Asked {
     required: [],
     small: words.map((w) => SMALL.has(w)),
     missed: -1,
-    fits: new Map(),
+    id: ++searches,
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
   q.pairBits = q.pairs.map((pair) => (pair === null ? 0 : letterBits(pair)));
@@ -558,8 +561,9 @@ interface Key {
   small: number;
   /** Per word, its letters (`letterBits`): a word asked too unlike is no typo of it; -1 for a number (`typoOf`). */
   bits: Int32Array;
-  /** The letters of all its words, as stored and as written (`lettersAllow`). */
+  /** The letters of all its words, as stored and as written, and of its words of one letter (`lettersAllow`). */
   letters: number;
+  initials: number;
 }
 
 function keyOf(key: string): Key {
@@ -576,6 +580,7 @@ function keyOf(key: string): Key {
     small,
     bits: Int32Array.from(words, (w) => (written(w) === w ? letterBits(w) : -1)),
     letters: words.reduce((bits, w) => bits | letterBits(w) | letterBits(written(w)), 0),
+    initials: words.reduce((bits, w) => (w.length === 1 ? bits | letterBits(w) : bits), 0),
   };
 }
 
@@ -640,6 +645,8 @@ function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
  * lacks). False means it has none; true, that it may.
  */
 function lettersAllow(q: Asked, i: number, key: Key): boolean {
+  // A word of one letter before the last is one of the key's words or nowhere (no start, no typo): an initial.
+  if (q.words[i].length === 1 && i < q.words.length - 1) return (q.bits[i] & key.initials) !== 0;
   const missing = q.bits[i] & ~key.letters;
   return (
     missing === 0 || (q.typedBits[i] & ~key.letters) === 0 || (q.close[i] !== null && bitCount(missing) <= MOST_TYPOS)
@@ -805,6 +812,15 @@ function taken(q: Asked, i: number, key: Key, used: number, long: boolean): bool
   return false;
 }
 
+/** An entry's weight and keys taken apart (kept), and its best fit (and which key gave it) in the search that last ranked it. */
+interface Parts {
+  weight: number;
+  keys: Key[];
+  rankedBy: number;
+  best: Fit;
+  which: number;
+}
+
 /** An entry a search found, and which of its keys it shows (the name, when one of them, that answered). */
 export interface Pick {
   entry: number;
@@ -818,9 +834,6 @@ interface Ranked {
   worst: number;
   picks: Pick[];
 }
-
-/** More than any fit and one (`fitOf`: ranks are under 64), so an entry's fit and its key make one number (`Asked.fits`). */
-const FITS = 256;
 
 /** The best rank of a name that leaves a word asked out (`fit`: a small word or an initial). */
 const UNASKED = 12;
@@ -861,7 +874,7 @@ export class SearchIndex {
   /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, place, …). A search asked again with the files it lacked compares none again. */
   private readonly nearby = new Map<string, (string | number)[]>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
-  private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
+  private readonly keyParts = new Map<number, Parts>();
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
   /** The build's answers (`COMMON_CANDIDATES`), as stored, and by text once one is asked. */
@@ -1197,7 +1210,7 @@ export class SearchIndex {
   }
 
   /** An entry's weight and keys taken apart, kept. */
-  private partsOf(entry: number): { weight: number; keys: Key[] } {
+  private partsOf(entry: number): Parts {
     let parts = this.keyParts.get(entry);
     if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
     return parts;
@@ -1239,10 +1252,10 @@ export class SearchIndex {
   }
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
-  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+  private keyPartsOf(entry: number): Parts {
     if (entry >= this.keyLines.length) throw new Error('a search index with a posting past its entries');
     const [weight, ...keys] = this.keyLines.line(entry).split('|');
-    return { weight: Number(weight), keys: keys.map(keyOf) };
+    return { weight: Number(weight), keys: keys.map(keyOf), rankedBy: 0, best: NO_FIT, which: 0 };
   }
 
   /** The file of rows holding an entry's. */
@@ -1271,19 +1284,16 @@ export class SearchIndex {
   private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const { weight, keys } = this.partsOf(entry);
-      let best = NO_FIT;
-      let which = 0;
-      // Kept as which key, times FITS, plus the fit and one (a fit is less than FITS).
-      const kept = q.fits.get(entry);
-      if (kept !== undefined) [best, which] = [(kept % FITS) - 1, Math.floor(kept / FITS)];
-      else {
-        for (let n = 0; n < keys.length; n++) {
-          const f = fit(q, keys[n]);
-          if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
+      const parts = this.partsOf(entry);
+      // A name found twice by a search (`rankedShortLast`, or two words asked) is ranked once.
+      if (parts.rankedBy !== q.id) {
+        [parts.rankedBy, parts.best, parts.which] = [q.id, NO_FIT, 0];
+        for (let n = 0; n < parts.keys.length; n++) {
+          const f = fit(q, parts.keys[n]);
+          if (f >= 0 && (parts.best < 0 || f < parts.best)) [parts.best, parts.which] = [f, n];
         }
-        q.fits.set(entry, which * FITS + best + 1);
       }
+      const { weight, best, which } = parts;
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
