@@ -696,14 +696,14 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   let edits = 0;
   let yearAside = false;
   let unasked = 0; // 1 when a small word or a year asked is not in the key
-  PLACES.fill(-2, 0, words.length); // -2: not placed yet
+  for (let i = 0; i < words.length; i++) PLACES[i] = -2; // not placed yet
   for (let pass = mistypedFirst ? 0 : 1; pass < 2; pass++) {
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
       if (PLACES[i] !== -2 || (pass === 0 && (q.small[i] || k.includes(w)))) continue;
       // Two words asked that are one word of the name ("god father").
       const pair = q.pairs[i];
-      const j = PLACES[i + 1] !== -2 || !pairAllowed(q, i, key) ? -1 : k.indexOf(pair!);
+      const j = !pairAllowed(q, i, key) || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair!);
       if (j >= 0 && !(used & (1 << j))) {
         used |= 1 << j;
         [PLACES[i], PLACES[i + 1]] = [j, j];
@@ -1308,12 +1308,12 @@ export class SearchIndex {
       a.entry - b.entry;
     // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
+    const [read, first] = [hits.filter(shown), firstOf(hits, order, SEARCH_LIMIT)];
     this.need(
-      [...hits.filter(shown), ...firstOf(hits, order, SEARCH_LIMIT)].map((hit) => hit.entry),
+      [...read, ...first].map((hit) => hit.entry),
       files,
     );
-    for (const hit of hits) {
-      if (!shown(hit)) continue;
+    for (const hit of read) {
       const row = this.row(hit.entry, files);
       if (hit.rank === 1) {
         // The name exactly as asked: first, and shown as asked when the entry has several.
@@ -1324,7 +1324,8 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    const best = firstOf(hits, order, SEARCH_LIMIT);
+    // None read, none moved: the first ten stand.
+    const best = read.length === 0 ? first : firstOf(hits, order, SEARCH_LIMIT);
     return {
       length: hits.length,
       best: best[0].rank,
