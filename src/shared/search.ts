@@ -844,6 +844,32 @@ const NARROWED_FROM = 48;
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
 
+/**
+ * Entries found, each once, in the order found: each marked in an array of
+ * the index with the mark of the last list that took it (a set of a few
+ * hundred entries cost a tenth of "50 typo-prone words"). A list knows
+ * what it holds until a later one takes the same entry.
+ */
+class Found {
+  readonly list: number[] = [];
+  private readonly marks: Int32Array;
+  private readonly mark: number;
+
+  constructor(marks: Int32Array, mark: number) {
+    [this.marks, this.mark] = [marks, mark];
+  }
+
+  add(entry: number) {
+    if (this.marks[entry] === this.mark) return;
+    this.marks[entry] = this.mark;
+    this.list.push(entry);
+  }
+
+  has(entry: number): boolean {
+    return this.marks[entry] === this.mark;
+  }
+}
+
 /** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
 export class NeedFiles {
   readonly files: number[];
@@ -875,6 +901,9 @@ export class SearchIndex {
   private readonly nearby = new Map<string, (string | number)[]>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
   private readonly keyParts = new Map<number, Parts>();
+  /** Per entry, the mark of the last list of entries found that took it (`Found`), and the last mark given. */
+  private marks: Int32Array | null = null;
+  private lastMark = 0;
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
   /** The build's answers (`COMMON_CANDIDATES`), as stored, and by text once one is asked. */
@@ -997,7 +1026,7 @@ export class SearchIndex {
       );
     // Names the second word finds, when the first found none, hold the first otherwise than `candidates` finds it.
     let first = -1;
-    const narrowed = (found: Set<number>) => (first < 0 ? found : this.otherwise(q, first, found));
+    const narrowed = (found: Found) => (first < 0 ? found : this.otherwise(q, first, found)).list;
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
@@ -1022,9 +1051,9 @@ export class SearchIndex {
    * for the word's starts and near words costs about as much as ranking a
    * few dozen names.
    */
-  private otherwise(q: Asked, i: number, found: Set<number>): Set<number> {
-    if (found.size < NARROWED_FROM) return found;
-    const may = new Set<number>();
+  private otherwise(q: Asked, i: number, found: Found): Found {
+    if (found.list.length < NARROWED_FROM) return found;
+    const may = this.newFound(); // an entry taken into it is no longer in `found`: it is taken once
     const add = (at: number) => {
       if (at >= 0) for (const entry of this.postings(at)) if (found.has(entry)) may.add(entry);
     };
@@ -1037,9 +1066,9 @@ export class SearchIndex {
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean): Found {
     const w = q.words[i];
-    const out = new Set<number>();
+    const out = this.newFound();
     const add = (word: number) => {
       for (const entry of this.postings(word)) out.add(entry);
     };
@@ -1062,7 +1091,7 @@ export class SearchIndex {
     };
     if (i === q.words.length - 1 && w.length >= 3) {
       for (const at of this.startingWith(w)) {
-        if (out.size >= 4000) break;
+        if (out.list.length >= 4000) break;
         add(at);
       }
     }
@@ -1209,6 +1238,13 @@ export class SearchIndex {
     return list;
   }
 
+  /** A new list of entries found. */
+  private newFound(): Found {
+    if (!this.marks || this.lastMark === 2 ** 31 - 1)
+      [this.marks, this.lastMark] = [new Int32Array(this.keyLines.length), 0];
+    return new Found(this.marks, ++this.lastMark);
+  }
+
   /** An entry's weight and keys taken apart, kept. */
   private partsOf(entry: number): Parts {
     let parts = this.keyParts.get(entry);
@@ -1224,9 +1260,9 @@ export class SearchIndex {
    * ten of those rank better, they are the answer; and when the word is one
    * every name must hold (two letters, no small word), those are all that rank.
    */
-  private rankedShortLast(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+  private rankedShortLast(q: Asked, candidates: readonly number[], files: SearchFiles): Ranked {
     const last = q.words.length - 1;
-    if (last === 0 || q.words[last].length > 2 || candidates.size < NARROWED_FROM)
+    if (last === 0 || q.words[last].length > 2 || candidates.length < NARROWED_FROM)
       return this.ranked(q, candidates, files);
     const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
     // A key without the letters of the word, as typed, or with the word before it as one, has no word that is either.
@@ -1234,7 +1270,7 @@ export class SearchIndex {
       (q.bits[last] & ~letters) === 0 ||
       (q.typedBits[last] & ~letters) === 0 ||
       (pair !== null && (q.pairBits[last - 1] & ~letters) === 0);
-    const holding = new Set<number>();
+    const holding: number[] = [];
     for (const entry of candidates)
       if (
         this.partsOf(entry).keys.some(
@@ -1246,7 +1282,7 @@ export class SearchIndex {
             key.bare === q.bareNoYear,
         )
       )
-        holding.add(entry);
+        holding.push(entry);
     const found = this.ranked(q, holding, files);
     return found.worst < UNASKED || q.required.includes(last) ? found : this.ranked(q, candidates, files);
   }
@@ -1281,7 +1317,7 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+  private ranked(q: Asked, candidates: readonly number[], files: SearchFiles): Ranked {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
       const parts = this.partsOf(entry);
