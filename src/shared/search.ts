@@ -96,12 +96,17 @@ export const COMMON_CANDIDATES = 100;
 
 /** A search key cut to what a search considers (`SEARCH_WORDS` distinct words of `SEARCH_WORD_LETTERS` letters). */
 export function considered(key: string): string {
+  return consideredWords(key.split(' ')).join(' ');
+}
+
+/** The words of a search key (`considered`) a search considers. */
+function consideredWords(all: string[]): string[] {
   const words: string[] = [];
-  for (const word of key.split(' ')) {
+  for (const word of all) {
     const cut = word.length > SEARCH_WORD_LETTERS ? word.slice(0, SEARCH_WORD_LETTERS) : word;
     if (!words.includes(cut) && words.push(cut) === SEARCH_WORDS) break;
   }
-  return words.join(' ');
+  return words;
 }
 
 /** Letters NFKD does not take apart, as their plain spellings. */
@@ -447,6 +452,16 @@ function letterBits(text: string, from = 0, length = text.length): number {
   return bits;
 }
 
+/** The letters of each number word (`letterBits`). */
+const NUMBER_BITS = NUMBER_WORDS.map((w) => letterBits(w));
+
+/** `editsWithin` a word (its letters `bits`) and the number word of `n`, up to MOST_TYPOS: more at once when their letters are too unlike. */
+function editsToNumber(word: string, bits: number, n: number): number {
+  return bitCount(bits ^ NUMBER_BITS[n]) > 2 * MOST_TYPOS
+    ? MOST_TYPOS + 1
+    : editsWithin(word, NUMBER_WORDS[n], MOST_TYPOS);
+}
+
 function bitCount(n: number): number {
   n -= (n >>> 1) & 0x55555555;
   n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
@@ -481,42 +496,65 @@ interface Asked {
   close: (Map<string, number> | null)[];
   /** Per word asked, it and the next as one word (`pairOf`). */
   pairs: (string | null)[];
-  /** Per word asked, its letters (`letterBits`). */
+  /** Per word asked, its letters (`letterBits`), as typed, and of it and the next as one word (`pairs`; 0 for none). */
   bits: number[];
+  typedBits: number[];
+  pairBits: number[];
+  /** The words asked every name must hold (`fitPlacing`: all but small words, initials and years). */
+  required: number[];
+  /** Per word asked, whether it is a small word (SMALL), looked up once rather than for every name ranked. */
+  small: boolean[];
   /** The word asked that a name last could not hold (a word every name must hold), tried first on the next; -1 none yet. */
   missed: number;
+  /** This search among all (`Parts.rankedBy`). */
+  id: number;
 }
+
+/** Searches taken apart so far (`Asked.id`). */
+let searches = 0;
 
 /** Letters from which a text is long: a typo more is forgiven in it. */
 const LONG_TEXT = 10;
 
 /** A search's text taken apart: compared whole as the name exactly asked, word by word within what a search considers (`considered`). */
 function asked(text: string, key: string): Asked {
-  const all = indexKey(key).split(' ');
-  const written = considered(key).split(' ');
+  // The key is split once, and its words joined once more than needs be only when it asks a year: a text of 200 words
+  // ("a b c …") cost as much taken apart as ranking the names its first ten find.
+  const parts = key.split(' ');
+  const all = parts.map((w) => NUMBERS.get(w) ?? w); // the words of `indexKey(key)`
+  const written = consideredWords(parts);
   const words = written.map((w) => NUMBERS.get(w) ?? w);
-  const kept = all.filter((w) => !isYear(w));
   const join = (list: string[]) => list.join('');
   const strip = (list: string[]) => (list.length > 1 && ARTICLE.test(`${list[0]} `) ? list.slice(1) : list);
   const compact = join(all);
+  // Without a leading article: the same letters but the article's (no number, so written as in `all`).
+  const bare = strip(all) === all ? compact : compact.slice(all[0].length);
+  const kept = all.some(isYear) ? all.filter((w) => !isYear(w)) : null;
   const q: Asked = {
     text,
     words,
     written,
     compact,
-    compactNoYear: join(kept),
+    compactNoYear: kept ? join(kept) : compact,
     typed: join(written),
-    bare: join(strip(all)),
-    bareNoYear: join(strip(kept)),
+    bare,
+    bareNoYear: kept ? join(strip(kept)) : bare,
     years: words.filter(isYear),
     long: compact.length >= LONG_TEXT,
     close: [],
     pairs: [],
     bits: words.map((w) => letterBits(w)),
+    typedBits: written.map((w) => letterBits(w)),
+    pairBits: [],
+    required: [],
+    small: words.map((w) => SMALL.has(w)),
     missed: -1,
+    id: ++searches,
   };
   q.pairs = words.map((w, i) => pairOf(q, i));
-  q.close = words.map((w) => (w.length < 3 || SMALL.has(w) ? null : new Map()));
+  q.pairBits = q.pairs.map((pair) => (pair === null ? 0 : letterBits(pair)));
+  q.required = words.flatMap((w, i) => (q.small[i] || w.length === 1 || isYear(w) ? [] : [i]));
+  q.close = words.map((w, i) => (w.length < 3 || q.small[i] ? null : new Map()));
   return q;
 }
 
@@ -552,12 +590,31 @@ interface Key {
   /** Without a leading article. */
   bare: string;
   article: boolean;
+  /** Its small words (SMALL), a bit each by place (the first 31: a longer key fits nothing). */
+  small: number;
+  /** Per word, its letters (`letterBits`): a word asked too unlike is no typo of it; -1 for a number (`typoOf`). */
+  bits: Int32Array;
+  /** The letters of all its words, as stored and as written, and of its words of one letter (`lettersAllow`). */
+  letters: number;
+  initials: number;
 }
 
 function keyOf(key: string): Key {
   const compact = key.replaceAll(' ', '');
   const article = ARTICLE.test(key);
-  return { words: key.split(' '), compact, bare: article ? compact.slice(key.indexOf(' ')) : compact, article };
+  const words = key.split(' ');
+  let small = 0;
+  for (let j = 0; j < words.length && j < 31; j++) if (SMALL.has(words[j])) small |= 1 << j;
+  return {
+    words,
+    compact,
+    bare: article ? compact.slice(key.indexOf(' ')) : compact,
+    article,
+    small,
+    bits: Int32Array.from(words, (w) => (written(w) === w ? letterBits(w) : -1)),
+    letters: words.reduce((bits, w) => bits | letterBits(w) | letterBits(written(w)), 0),
+    initials: words.reduce((bits, w) => (w.length === 1 ? bits | letterBits(w) : bits), 0),
+  };
 }
 
 /**
@@ -592,7 +649,10 @@ function fit(q: Asked, key: Key): Fit {
   // A long name is as a long text to a text that may be it with two letters dropped ("cgina king": Regina King), not
   // to one that may be some of its words ("tim allen" is not Tin Pan Alley).
   const long = q.long || (compact.length >= LONG_TEXT && compact.length <= q.compact.length + MOST_TYPOS);
-  // A word asked that the last name could not hold is likely one this one cannot hold either: then no order places it.
+  // No order places the words asked when the key's letters leave one every name must hold no place (quick to tell),
+  for (const i of q.required)
+    if (!lettersAllow(q, i, key) && !pairAllowed(q, i, key) && !(i > 0 && pairAllowed(q, i - 1, key))) return NO_FIT;
+  // nor when it cannot hold one the last name could not: likely, then, that one is not among its words either.
   if (q.missed >= 0 && cannotHold(q, q.missed, key, long)) return NO_FIT;
   const inOrder = fitPlacing(q, key, long, false);
   // A word written right may have taken the only word a mistyped one is close to ("life for lief": Live for Life).
@@ -607,8 +667,27 @@ function fit(q: Asked, key: Key): Fit {
 function cannotHold(q: Asked, i: number, key: Key, long: boolean): boolean {
   const [k, pair, before] = [key.words, q.pairs[i], i > 0 ? q.pairs[i - 1] : null];
   if ((pair !== null && k.includes(pair)) || (before !== null && k.includes(before))) return false;
-  return placeOf(q, i, k, 0, long) < 0;
+  return placeOf(q, i, key, 0, long) < 0;
 }
+
+/**
+ * Whether a key's letters (`letterBits`) may give the `i`th word asked a
+ * place of its own (`placeOf`): every letter of it, or of it as typed, among
+ * them (a word, words run together, the start of one), or all but as many
+ * as its typos may be (an edit brings at most one letter the other word
+ * lacks). False means it has none; true, that it may.
+ */
+function lettersAllow(q: Asked, i: number, key: Key): boolean {
+  // A word of one letter before the last is one of the key's words or nowhere (no start, no typo): an initial.
+  if (q.words[i].length === 1 && i < q.words.length - 1) return (q.bits[i] & key.initials) !== 0;
+  const missing = q.bits[i] & ~key.letters;
+  return (
+    missing === 0 || (q.typedBits[i] & ~key.letters) === 0 || (q.close[i] !== null && bitCount(missing) <= MOST_TYPOS)
+  );
+}
+
+/** Whether the `i`th word asked and the next, as one word (`pairs`), may be a word of a key: none, when it has not their letters. */
+const pairAllowed = (q: Asked, i: number, key: Key) => q.pairs[i] !== null && (q.pairBits[i] & ~key.letters) === 0;
 
 /** Whether a key starts as the text typed, or so but for its leading article ("sweet he": The Sweet Hereafter). */
 function readsAsTyped(q: Asked, key: Key): boolean {
@@ -650,42 +729,42 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
   let edits = 0;
   let yearAside = false;
   let unasked = 0; // 1 when a small word or a year asked is not in the key
-  PLACES.fill(-2, 0, words.length); // -2: not placed yet
+  for (let i = 0; i < words.length; i++) PLACES[i] = -2; // not placed yet
   for (let pass = mistypedFirst ? 0 : 1; pass < 2; pass++) {
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
-      if (PLACES[i] !== -2 || (pass === 0 && (SMALL.has(w) || k.includes(w)))) continue;
+      if (PLACES[i] !== -2 || (pass === 0 && (q.small[i] || k.includes(w)))) continue;
       // Two words asked that are one word of the name ("god father").
       const pair = q.pairs[i];
-      const j = pair === null || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair);
+      const j = !pairAllowed(q, i, key) || PLACES[i + 1] !== -2 ? -1 : k.indexOf(pair!);
       if (j >= 0 && !(used & (1 << j))) {
         used |= 1 << j;
         [PLACES[i], PLACES[i + 1]] = [j, j];
         i++;
         continue;
       }
-      const place = placeOf(q, i, k, used, long);
+      const place = lettersAllow(q, i, key) ? placeOf(q, i, key, used, long) : -1;
       PLACES[i] = place < 0 ? -1 : place & 31;
       if (place >= 0) {
         used |= ((1 << ((place >> 5) & 3)) - 1) << (place & 31);
         edits += (place >> 7) & 3;
         if (place & 512) prefix = true;
         // A small word, or an initial ("daniell l fapp": the initial may be taken with a typo, "daniel l" run together), may be missing.
-      } else if (SMALL.has(w) || w.length === 1) unasked = 1;
+      } else if (q.small[i] || w.length === 1) unasked = 1;
       else if (isYear(w)) [yearAside, unasked] = [true, 1];
       else {
         q.missed = i;
-        return !mistypedFirst && taken(q, i, k, used, long) ? TAKEN : NO_FIT;
+        return !mistypedFirst && taken(q, i, key, used, long) ? TAKEN : NO_FIT;
       }
     }
   }
   if (used === 0 || edits > MOST_TYPOS) return NO_FIT;
   // Where the first word asked that is not a small word was found.
   let lead = -1;
-  for (let i = 0; i < words.length && lead < 0; i++) if (!SMALL.has(words[i])) lead = PLACES[i];
+  for (let i = 0; i < words.length && lead < 0; i++) if (!q.small[i]) lead = PLACES[i];
   const starts = lead === (article ? 1 : 0);
-  let some = 0;
-  for (let j = 0; j < k.length && some === 0; j++) if (!(used & (1 << j)) && !SMALL.has(k[j])) some = 1;
+  // 1 when some word of the key but a small one was not asked (`fit` places none in a key of more than 30 words).
+  const some = ((1 << k.length) - 1) & ~used & ~key.small ? 1 : 0;
   // With typos, a name of the words in the order asked before another ("nichoas ike": Nicholas Pike, not Mike Nichols).
   if (edits > 0) return fitOf(8 + 8 * edits + 4 * unasked + 2 * some + (starts ? 0 : 1), starts, yearAside);
   // A last word of one or two letters is more often a word being typed than a whole one: a name starting as typed is
@@ -710,7 +789,8 @@ function fitPlacing(q: Asked, key: Key, long: boolean, mistypedFirst: boolean): 
  * garbage): the place, plus 32 times the words it takes, 128 times its
  * edits, 512 for a start; -1 nowhere.
  */
-function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean): number {
+function placeOf(q: Asked, i: number, key: Key, used: number, long: boolean): number {
+  const k = key.words;
   const w = q.words[i];
   for (let j = 0; j < k.length; j++) if (!(used & (1 << j)) && k[j] === w) return j | 32;
   for (let j = 0; j + 1 < k.length && w.length >= 4; j++) {
@@ -721,7 +801,7 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
       return j | 96;
   }
   // The last word asked may be the start of one; so may another of 3 letters or more, a short form ("leo dicaprio").
-  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !SMALL.has(w)) {
+  if (i === q.words.length - 1 ? w.length >= (q.words.length > 1 ? 1 : 3) : w.length >= 3 && !q.small[i]) {
     const typed = q.written[i]; // a roman numeral as the letters it is ("dark vi": Dark Victory)
     for (let j = 0; j < k.length; j++)
       if (!(used & (1 << j)) && (k[j].startsWith(w) || k[j].startsWith(typed))) return j | 32 | 512;
@@ -730,7 +810,7 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
   let cost = 0;
   for (let j = 0; q.close[i] && j < k.length; j++) {
     if (used & (1 << j)) continue;
-    const d = typoOf(q, i, k[j], long);
+    const d = typoOf(q, i, key, j, long);
     if (d > 0 && (found < 0 || d < cost)) {
       found = j;
       cost = d;
@@ -739,13 +819,16 @@ function placeOf(q: Asked, i: number, k: string[], used: number, long: boolean):
   return found < 0 ? -1 : found | 32 | (cost << 7);
 }
 
-/** The typos between the `i`th word asked and a word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
-function typoOf(q: Asked, i: number, word: string, long: boolean): number {
+/** The typos between the `i`th word asked and the `j`th word of a key, when forgiven (`long`: `typosBetween`), else -1; kept in `q.close`. */
+function typoOf(q: Asked, i: number, key: Key, j: number, long: boolean): number {
+  // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked, told so before
+  // looking them up. Not a number: `closeTo` may have noted its digits close ("13s" for 13).
+  if (key.bits[j] !== -1 && bitCount(key.bits[j] ^ q.bits[i]) > 2 * MOST_TYPOS) return -1;
   const close = q.close[i]!;
+  const word = key.words[j];
   const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
   let d = close.get(word);
   if (d === undefined) {
-    // Words of letters too unlike are not compared (`letterBits`): most words of the names ranked.
     d =
       bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
         ? MOST_TYPOS + 1
@@ -756,9 +839,19 @@ function typoOf(q: Asked, i: number, word: string, long: boolean): number {
 }
 
 /** Whether the `i`th word asked, found nowhere among a key's words, is within its typos of one other words asked took (`used`). */
-function taken(q: Asked, i: number, k: string[], used: number, long: boolean): boolean {
-  for (let j = 0; q.close[i] && j < k.length; j++) if (used & (1 << j) && typoOf(q, i, k[j], long) > 0) return true;
+function taken(q: Asked, i: number, key: Key, used: number, long: boolean): boolean {
+  for (let j = 0; q.close[i] && j < key.words.length; j++)
+    if (used & (1 << j) && typoOf(q, i, key, j, long) > 0) return true;
   return false;
+}
+
+/** An entry's weight and keys taken apart (kept), and its best fit (and which key gave it) in the search that last ranked it. */
+interface Parts {
+  weight: number;
+  keys: Key[];
+  rankedBy: number;
+  best: Fit;
+  which: number;
 }
 
 /** An entry a search found, and which of its keys it shows (the name, when one of them, that answered). */
@@ -783,6 +876,32 @@ const NARROWED_FROM = 48;
 
 /** Words whose comparison with the vocabulary `near` keeps (a few searches' worth; all forgotten at once past it). */
 const NEARBY_KEPT = 64;
+
+/**
+ * Entries found, each once, in the order found: each marked in an array of
+ * the index with the mark of the last list that took it (a set of a few
+ * hundred entries cost a tenth of "50 typo-prone words"). A list knows
+ * what it holds until a later one takes the same entry.
+ */
+class Found {
+  readonly list: number[] = [];
+  private readonly marks: Int32Array;
+  private readonly mark: number;
+
+  constructor(marks: Int32Array, mark: number) {
+    [this.marks, this.mark] = [marks, mark];
+  }
+
+  add(entry: number) {
+    if (this.marks[entry] === this.mark) return;
+    this.marks[entry] = this.mark;
+    this.list.push(entry);
+  }
+
+  has(entry: number): boolean {
+    return this.marks[entry] === this.mark;
+  }
+}
 
 /** The stored files a search must read before it can answer: their places in the index's list of files (the core is 0). */
 export class NeedFiles {
@@ -811,10 +930,13 @@ export class SearchIndex {
   /** Entries in a file of rows; the index's files: the core (0), then the files of rows. */
   private readonly rowsPer: number;
   readonly files: number;
-  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, …). A search asked again with the files it lacked compares none again. */
+  /** The last words compared with the vocabulary, by typos and word: what `near` found (word, edits, place, …). A search asked again with the files it lacked compares none again. */
   private readonly nearby = new Map<string, (string | number)[]>();
   /** Each entry's weight and keys taken apart, as searches first rank it (kept: a later search takes none apart again). */
-  private readonly keyParts = new Map<number, { weight: number; keys: Key[] }>();
+  private readonly keyParts = new Map<number, Parts>();
+  /** Per entry, the mark of the last list of entries found that took it (`Found`), and the last mark given. */
+  private marks: Int32Array | null = null;
+  private lastMark = 0;
   /** The letters of each word (`letterBits`) by its place among the runs, 0 until first compared. */
   private bits: Int32Array | null = null;
   /** The build's answers (`COMMON_CANDIDATES`), as stored, and by text once one is asked. */
@@ -945,7 +1067,8 @@ export class SearchIndex {
     // Among those, a word forgiven one typo before one forgiven two (comparing it with every word of the index costs less).
     const typos = (i: number) => Math.min(1, mostTypos(q.words[i]) - 1);
     // And a word the index has as it is before one it has not (a typo, or words run together, find more names to rank).
-    const unknown = (i: number) => Number(!this.has(q.words[i]));
+    const known = q.words.map((w) => this.has(w));
+    const unknown = (i: number) => Number(!known[i]);
     const order = q.words
       .map((w, i) => i)
       .sort(
@@ -958,15 +1081,15 @@ export class SearchIndex {
       );
     // Names the second word finds, when the first found none, hold the first otherwise than `candidates` finds it.
     let first = -1;
-    const narrowed = (found: Set<number>) => (first < 0 ? found : this.otherwise(q, first, found));
+    const narrowed = (found: Found) => (first < 0 ? found : this.otherwise(q, first, found)).list;
     for (const i of order.slice(0, 2)) {
       // A word the index has as written first finds the names holding it so, without comparing it with every word of the
       // index: enough unless the best of them needs two typos elsewhere (the word itself may then be the one mistyped).
-      if (this.has(q.words[i])) {
-        const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files);
-        if (found.length > 0 && found.best < TWO_TYPOS) return found.picks;
-      }
-      const found = this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
+      const asWritten = known[i] ? this.rankedShortLast(q, narrowed(this.candidates(q, i, false)), files) : null;
+      if (asWritten && asWritten.length > 0 && asWritten.best < TWO_TYPOS) return asWritten.picks;
+      // A word forgiven no typo (`closeTo`) finds the same names either way: they are ranked once.
+      const found =
+        asWritten && !q.close[i] ? asWritten : this.rankedShortLast(q, narrowed(this.candidates(q, i, true)), files);
       if (found.length > 0) return found.picks;
       const w = q.words[i];
       if (!SMALL.has(w) && w.length > 1 && !isYear(w)) first = i; // a word every name found must hold
@@ -983,24 +1106,24 @@ export class SearchIndex {
    * for the word's starts and near words costs about as much as ranking a
    * few dozen names.
    */
-  private otherwise(q: Asked, i: number, found: Set<number>): Set<number> {
-    if (found.size < NARROWED_FROM) return found;
-    const may = new Set<number>();
+  private otherwise(q: Asked, i: number, found: Found): Found {
+    if (found.list.length < NARROWED_FROM) return found;
+    const may = this.newFound(); // an entry taken into it is no longer in `found`: it is taken once
     const add = (at: number) => {
       if (at >= 0) for (const entry of this.postings(at)) if (found.has(entry)) may.add(entry);
     };
     const [w, typed] = [q.words[i], q.written[i]];
     for (const start of w.length >= 3 ? new Set([w, typed]) : []) for (const at of this.startingWith(start)) add(at);
-    this.near(w, MOST_TYPOS, (word) => add(this.at(word)));
+    this.near(w, MOST_TYPOS, (word, edits, at) => add(at));
     for (let n = 1; n < NUMBER_WORDS.length; n++)
-      if (editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS) <= MOST_TYPOS) add(this.at(String(n)));
+      if (editsToNumber(w, q.bits[i], n) <= MOST_TYPOS) add(this.at(String(n)));
     return may;
   }
 
   /** Entries holding the `i`th word asked: as written, as a start (the last word), within its typos, joined with its neighbour, or split in two. */
-  private candidates(q: Asked, i: number, typos: boolean): Set<number> {
+  private candidates(q: Asked, i: number, typos: boolean): Found {
     const w = q.words[i];
-    const out = new Set<number>();
+    const out = this.newFound();
     const add = (word: number) => {
       for (const entry of this.postings(word)) out.add(entry);
     };
@@ -1023,7 +1146,7 @@ export class SearchIndex {
     };
     if (i === q.words.length - 1 && w.length >= 3) {
       for (const at of this.startingWith(w)) {
-        if (out.size >= 4000) break;
+        if (out.list.length >= 4000) break;
         add(at);
       }
     }
@@ -1040,32 +1163,36 @@ export class SearchIndex {
         for (let second = 1; second < rest.length; second++)
           if (at(rest.slice(0, second)) >= 0 && at(rest.slice(second)) >= 0) both(first, at(rest.slice(second)));
     }
-    if (q.close[i] && typos) this.closeTo(q, i, exact);
+    if (q.close[i] && typos)
+      this.closeTo(q, i, (at) => {
+        if (at >= 0) add(at);
+      });
     else exact(w);
     return out;
   }
 
-  /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits. */
-  private closeTo(q: Asked, i: number, add: (word: string) => void) {
+  /** The index's words within the typos forgiven the `i`th word asked, each noted with its edits, and handed to `add` by their places in the vocabulary (-1: a number the index lacks). */
+  private closeTo(q: Asked, i: number, add: (at: number) => void) {
     const w = q.words[i];
-    this.near(w, mostTypos(w), (word, edits) => {
+    this.near(w, mostTypos(w), (word, edits, at) => {
       q.close[i]!.set(word, edits);
-      if (edits <= typosBetween(w, word, q.long)) add(word);
+      if (edits <= typosBetween(w, word, q.long)) add(at);
     });
     // Numbers are in the index as digits: a typo in one written as a word ("thre") is against the word.
     for (let n = 1; n < NUMBER_WORDS.length; n++) {
-      const edits = editsWithin(w, NUMBER_WORDS[n], MOST_TYPOS);
+      const edits = editsToNumber(w, q.bits[i], n);
       if (edits > 0 && edits <= typosBetween(w, NUMBER_WORDS[n], q.long)) {
         q.close[i]!.set(String(n), edits);
-        add(String(n));
+        add(this.at(String(n)));
       }
     }
   }
 
-  /** Every word within `typos` of `word` (and the word itself), with its edits. */
-  private near(word: string, typos: number, add: (word: string, edits: number) => void) {
+  /** Every word within `typos` of `word` (and the word itself), with its edits and its place in the vocabulary. */
+  private near(word: string, typos: number, add: (word: string, edits: number, at: number) => void) {
     if (typos === 0) {
-      if (this.has(word)) add(word, 0);
+      const at = this.at(word);
+      if (at >= 0) add(word, 0, at);
       return;
     }
     const memo = `${typos}${word}`;
@@ -1087,23 +1214,32 @@ export class SearchIndex {
           if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
           const other = this.vocabulary.slice(start + n * width, start + n * width + length);
           const edits = editsWithin(word, other, typos);
-          if (edits <= typos) found.push(other, edits);
+          if (edits <= typos) found.push(other, edits, this.sortedPlace(length, n));
         }
       }
       if (this.nearby.size >= NEARBY_KEPT) this.nearby.clear();
       this.nearby.set(memo, found);
     }
-    for (let n = 0; n < found.length; n += 2) add(found[n] as string, found[n + 1] as number);
+    for (let n = 0; n < found.length; n += 3) add(found[n] as string, found[n + 1] as number, found[n + 2] as number);
   }
 
   private has(word: string): boolean {
     return this.at(word) >= 0;
   }
 
-  /** The `n`th word of the run of words of `length`. */
-  private wordOf(length: number, n: number): string {
-    const at = this.runAt[length] + n * (length + this.digits);
-    return this.vocabulary.slice(at, at + length);
+  /** Where the `n`th word of the run of words of `length` starts in the vocabulary. */
+  private wordAt(length: number, n: number): number {
+    return this.runAt[length] + n * (length + this.digits);
+  }
+
+  /** Whether the `n`th word of the run of words of `length` sorts before `word`, read in place (a binary search cuts out no word). */
+  private before(length: number, n: number, word: string): boolean {
+    const at = this.wordAt(length, n);
+    for (let c = 0; c < length && c < word.length; c++) {
+      const d = this.vocabulary.charCodeAt(at + c) - word.charCodeAt(c);
+      if (d !== 0) return d < 0;
+    }
+    return length < word.length;
   }
 
   /** The place in the sorted vocabulary of the `n`th word of the run of `length`. */
@@ -1117,7 +1253,7 @@ export class SearchIndex {
     let [low, high] = [0, this.runWords[length] ?? 0];
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.wordOf(length, mid) < word) low = mid + 1;
+      if (this.before(length, mid, word)) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -1126,7 +1262,7 @@ export class SearchIndex {
   /** A word's place in the sorted vocabulary, or -1. */
   private at(word: string): number {
     const n = this.lowerBound(word);
-    return n < (this.runWords[word.length] ?? 0) && this.wordOf(word.length, n) === word
+    return n < (this.runWords[word.length] ?? 0) && this.vocabulary.startsWith(word, this.wordAt(word.length, n))
       ? this.sortedPlace(word.length, n)
       : -1;
   }
@@ -1137,7 +1273,7 @@ export class SearchIndex {
     for (let length = start.length; length < this.runWords.length; length++) {
       for (
         let n = this.lowerBound(start, length);
-        n < this.runWords[length] && this.wordOf(length, n).startsWith(start);
+        n < this.runWords[length] && this.vocabulary.startsWith(start, this.wordAt(length, n));
         n++
       )
         found.push(this.sortedPlace(length, n));
@@ -1157,8 +1293,15 @@ export class SearchIndex {
     return list;
   }
 
+  /** A new list of entries found. */
+  private newFound(): Found {
+    if (!this.marks || this.lastMark === 2 ** 31 - 1)
+      [this.marks, this.lastMark] = [new Int32Array(this.keyLines.length), 0];
+    return new Found(this.marks, ++this.lastMark);
+  }
+
   /** An entry's weight and keys taken apart, kept. */
-  private partsOf(entry: number): { weight: number; keys: Key[] } {
+  private partsOf(entry: number): Parts {
     let parts = this.keyParts.get(entry);
     if (!parts) this.keyParts.set(entry, (parts = this.keyPartsOf(entry)));
     return parts;
@@ -1169,35 +1312,41 @@ export class SearchIndex {
    * when it has one or two letters after others ("the g": names holding a
    * word starting with "g", not all 1,733 holding "the"): a name that does
    * not ranks UNASKED or worse (the word left out), or not at all, so when
-   * ten of those rank better, they are the answer.
+   * ten of those rank better, they are the answer; and when the word is one
+   * every name must hold (two letters, no small word), those are all that rank.
    */
-  private rankedShortLast(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+  private rankedShortLast(q: Asked, candidates: readonly number[], files: SearchFiles): Ranked {
     const last = q.words.length - 1;
-    if (last === 0 || q.words[last].length > 2 || candidates.size < NARROWED_FROM)
+    if (last === 0 || q.words[last].length > 2 || candidates.length < NARROWED_FROM)
       return this.ranked(q, candidates, files);
     const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
-    const holding = new Set<number>();
+    // A key without the letters of the word, as typed, or with the word before it as one, has no word that is either.
+    const lettersOf = ({ letters }: Key) =>
+      (q.bits[last] & ~letters) === 0 ||
+      (q.typedBits[last] & ~letters) === 0 ||
+      (pair !== null && (q.pairBits[last - 1] & ~letters) === 0);
+    const holding: number[] = [];
     for (const entry of candidates)
       if (
         this.partsOf(entry).keys.some(
-          ({ words, compact, bare }) =>
-            words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair) ||
-            compact === q.compact ||
-            bare === q.bare ||
-            compact === q.compactNoYear ||
-            bare === q.bareNoYear,
+          (key) =>
+            (lettersOf(key) && key.words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair)) ||
+            key.compact === q.compact ||
+            key.bare === q.bare ||
+            key.compact === q.compactNoYear ||
+            key.bare === q.bareNoYear,
         )
       )
-        holding.add(entry);
+        holding.push(entry);
     const found = this.ranked(q, holding, files);
-    return found.worst < UNASKED ? found : this.ranked(q, candidates, files);
+    return found.worst < UNASKED || q.required.includes(last) ? found : this.ranked(q, candidates, files);
   }
 
   /** An entry's weight and its keys taken apart (its line of keys is the weight, then each key, `|` between). */
-  private keyPartsOf(entry: number): { weight: number; keys: Key[] } {
+  private keyPartsOf(entry: number): Parts {
     if (entry >= this.keyLines.length) throw new Error('a search index with a posting past its entries');
     const [weight, ...keys] = this.keyLines.line(entry).split('|');
-    return { weight: Number(weight), keys: keys.map(keyOf) };
+    return { weight: Number(weight), keys: keys.map(keyOf), rankedBy: 0, best: NO_FIT, which: 0 };
   }
 
   /** The file of rows holding an entry's. */
@@ -1223,16 +1372,19 @@ export class SearchIndex {
   }
 
   /** The candidates that answer every word asked, best first, as results. */
-  private ranked(q: Asked, candidates: Set<number>, files: SearchFiles): Ranked {
+  private ranked(q: Asked, candidates: readonly number[], files: SearchFiles): Ranked {
     const hits: { entry: number; rank: number; year: number; weight: number; starts: boolean; key: number }[] = [];
     for (const entry of candidates) {
-      const { weight, keys } = this.partsOf(entry);
-      let best = NO_FIT;
-      let which = 0;
-      for (let n = 0; n < keys.length; n++) {
-        const f = fit(q, keys[n]);
-        if (f >= 0 && (best < 0 || f < best)) [best, which] = [f, n];
+      const parts = this.partsOf(entry);
+      // A name found twice by a search (`rankedShortLast`, or two words asked) is ranked once.
+      if (parts.rankedBy !== q.id) {
+        [parts.rankedBy, parts.best, parts.which] = [q.id, NO_FIT, 0];
+        for (let n = 0; n < parts.keys.length; n++) {
+          const f = fit(q, parts.keys[n]);
+          if (f >= 0 && (parts.best < 0 || f < parts.best)) [parts.best, parts.which] = [f, n];
+        }
       }
+      const { weight, best, which } = parts;
       if (best < 0) continue;
       hits.push({ entry, rank: best >> 2, year: (best >> 1) & 1, weight, starts: (best & 1) === 0, key: which });
     }
@@ -1247,12 +1399,12 @@ export class SearchIndex {
       a.entry - b.entry;
     // Rows move only the hits they are read for up (the name exactly as asked, the year asked), so what is shown is among
     // those and the best of the others as they stand: their rows are asked for in one round, not two.
+    const [read, first] = [hits.filter(shown), firstOf(hits, order, SEARCH_LIMIT)];
     this.need(
-      [...hits.filter(shown), ...firstOf(hits, order, SEARCH_LIMIT)].map((hit) => hit.entry),
+      [...read, ...first].map((hit) => hit.entry),
       files,
     );
-    for (const hit of hits) {
-      if (!shown(hit)) continue;
+    for (const hit of read) {
       const row = this.row(hit.entry, files);
       if (hit.rank === 1) {
         // The name exactly as asked: first, and shown as asked when the entry has several.
@@ -1263,7 +1415,8 @@ export class SearchIndex {
       }
       if (hit.year === 1 && q.years.some((y) => yearFits(row, y))) hit.year = 0;
     }
-    const best = firstOf(hits, order, SEARCH_LIMIT);
+    // None read, none moved: the first ten stand.
+    const best = read.length === 0 ? first : firstOf(hits, order, SEARCH_LIMIT);
     return {
       length: hits.length,
       best: best[0].rank,
