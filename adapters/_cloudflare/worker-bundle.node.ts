@@ -37,22 +37,27 @@ import type { Manifest } from '../../src/shared/types.ts';
  */
 export const MAX_BUNDLED_BYTES = 4 * 1024 * 1024;
 
+/** The id of stored bytes: their content hash, as the build names files (src/store/refs.ts). */
+const idOfBytes = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
+
+/** `bytes` as text, if they are UTF-8: read back, the text is the same bytes. */
+function utf8(bytes: Buffer): string | null {
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : null;
+}
+
 /** A file of dist/ as text, if it is at most `room` bytes of UTF-8 (and, given an id, hashes to it). */
 function textOf(dist: string, file: string, room: number, id?: string): string | null {
   try {
     const full = path.join(dist, file);
     if (statSync(full).size > room) return null;
     const bytes = readFileSync(full);
-    const text = bytes.toString('utf8');
-    if (!Buffer.from(text, 'utf8').equals(bytes)) return null;
-    if (id !== undefined && contentId(createHash('sha256').update(bytes).digest('hex')) !== id) return null;
-    return text;
+    const text = utf8(bytes);
+    return text !== null && (id === undefined || idOfBytes(bytes) === id) ? text : null;
   } catch {
     return null;
   }
 }
-
-const idOfBytes = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
 
 /**
  * The text of the range `ref` names of a pack, if the pack hashes to its
@@ -73,8 +78,7 @@ function rangeText(dist: string, ref: string, room: number, packs: Map<string, B
   }
   const bytes = packs.get(pack)?.subarray(range[0], range[1]);
   if (!bytes || bytes.length !== range[1] - range[0] || idOfBytes(bytes) !== parsed.id) return null;
-  const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes) ? text : null;
+  return utf8(bytes);
 }
 
 /** The records' shards the Worker carries, within `room` bytes: each by the path of its own id. */

@@ -106,7 +106,7 @@ export class Keys implements KeyCheck {
    * `cache`: keep answers about keys for `cache.ttlMs` (Blobs, D1);
    * without it every check asks the backend (SQLite: its memory).
    * `hash`: the sha256 of keys, tokens and sessions (default `hashSecret`;
-   * a runtime may give its own native one, the same hex).
+   * a runtime may give its own, the same hex).
    */
   constructor(
     backend: KeyBackend,
