@@ -1022,10 +1022,8 @@ export class SearchIndex {
    * The Worker runs this as its isolate starts (adapters/cloudflare.ts).
    */
   ready(): void {
-    const bits = (this.bits ??= new Int32Array(this.wordCount));
     for (let length = 1; length < this.runWords.length; length++)
-      for (let n = 0, at = this.runAt[length]; n < this.runWords[length]; n++, at += length + this.digits)
-        bits[this.runFirst[length] + n] = letterBits(this.vocabulary, at, length);
+      for (let n = 0; n < this.runWords[length]; n++) this.lettersOf(length, n);
     try {
       this.found(READY_TEXT, searchKey(READY_TEXT), new Map());
     } catch (error) {
@@ -1199,20 +1197,17 @@ export class SearchIndex {
     let found = this.nearby.get(memo);
     if (!found) {
       found = [];
-      const bits = (this.bits ??= new Int32Array(this.wordCount));
       const mine = letterBits(word);
       for (
         let length = Math.max(1, word.length - typos);
         length <= word.length + typos && length < this.runWords.length;
         length++
       ) {
-        const [start, width] = [this.runAt[length], length + this.digits];
         for (let n = 0; n < this.runWords[length]; n++) {
-          const at = this.runFirst[length] + n;
-          // Made as first needed, read in place (a cold search compares thousands of words and cuts out only the few alike).
-          if (bits[at] === 0) bits[at] = letterBits(this.vocabulary, start + n * width, length);
-          if (bitCount(bits[at] ^ mine) > 2 * typos) continue;
-          const other = this.vocabulary.slice(start + n * width, start + n * width + length);
+          // Read in place: a cold search compares thousands of words and cuts out only the few alike.
+          if (bitCount(this.lettersOf(length, n) ^ mine) > 2 * typos) continue;
+          const at = this.wordAt(length, n);
+          const other = this.vocabulary.slice(at, at + length);
           const edits = editsWithin(word, other, typos);
           if (edits <= typos) found.push(other, edits, this.sortedPlace(length, n));
         }
@@ -1221,6 +1216,14 @@ export class SearchIndex {
       this.nearby.set(memo, found);
     }
     for (let n = 0; n < found.length; n += 3) add(found[n] as string, found[n + 1] as number, found[n + 2] as number);
+  }
+
+  /** The letters (`letterBits`) of the `n`th word of the run of words of `length`, made as first needed and kept. */
+  private lettersOf(length: number, n: number): number {
+    const bits = (this.bits ??= new Int32Array(this.wordCount));
+    const at = this.runFirst[length] + n;
+    if (bits[at] === 0) bits[at] = letterBits(this.vocabulary, this.wordAt(length, n), length);
+    return bits[at];
   }
 
   private has(word: string): boolean {
