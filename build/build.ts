@@ -2,7 +2,7 @@
  * npm run build: source -> archive -> yearly-update guard -> every answer
  * precomputed into dist/, swapped in atomically.
  *
- *   node build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+ *   node build/build.ts [--source PATH] [--out DIR] [--summary FILE] [--accept-changes] [--no-cache]
  *
  * `npm run build` runs it with --no-turbofan: a build is a few seconds of code
  * run once, which V8's optimizing compiler spent about 1.3 s of CPU (on its
@@ -21,6 +21,7 @@ import { datasetApart, searchFile, type DatasetApart } from './answers/dataset.t
 import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
 import { rowsApart } from './answers/apart.ts';
 import { pruneGzipCache } from './answers/gzip-cache.ts';
+import { codeFingerprint, stageKey, type StageMemo } from './answers/stage-cache.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
@@ -32,7 +33,7 @@ import {
   SourceError,
   type ResolvedSource,
 } from './archive/source.ts';
-import type { ArchiveSummary } from '../src/shared/types.ts';
+import type { ArchiveSummary, SourceRevision } from '../src/shared/types.ts';
 
 export interface BuildOptions {
   source?: string;
@@ -46,10 +47,15 @@ export interface BuildOptions {
   pin?: string;
   /** Where packs' gzip is remembered by content (build/answers/gzip-cache.ts); default GZIP_CACHE, false for none. */
   gzipCache?: string | false;
+  /** Where the worker threads' stages are remembered (build/answers/stage-cache.ts); default STAGE_CACHE, false for none. */
+  stageCache?: string | false;
 }
 
 /** The packs' gzip by content, kept between builds: a rebuild of the same source gzips nothing again. */
 export const GZIP_CACHE = path.join(ROOT, 'node_modules/.cache/build-gzip');
+
+/** The dataset and the records as made by the last builds, by source and code: a rebuild of the same makes neither again. */
+export const STAGE_CACHE = path.join(ROOT, 'node_modules/.cache/build-stages');
 
 export interface BuildResult {
   files: number;
@@ -64,7 +70,7 @@ export interface BuildResult {
 /** A build that stopped on purpose (bad source, guard refusal): the message says why. */
 export class BuildRefused extends Error {}
 
-const USAGE = `usage: npm run build -- [--source PATH] [--out DIR] [--summary FILE] [--accept-changes]
+const USAGE = `usage: npm run build -- [--source PATH] [--out DIR] [--summary FILE] [--accept-changes] [--no-cache]
 
 Builds the archive from its source into every precomputed answer, the OpenAPI
 document and the public pages, written beside DIR and swapped in whole. The
@@ -72,13 +78,16 @@ source is --source, else ARCHIVE_SOURCE, else the data:fetch cache
 (data/cache/), else the small built-in sample, loudly. The build compares the
 new archive with the summary and with what DIR holds, prints what changed, and
 refuses (leaving DIR as it was) if a year or a nomination would disappear or a
-win become a loss.
+win become a loss. A rebuild of the same source by the same code takes the
+dataset, the search index and the records from the build cache
+(node_modules/.cache/), as the last build made them.
 
   --source PATH      the source file (tab-separated: README.md, "Where the data comes from")
   --out DIR          where the build goes (default: dist/)
   --summary FILE     the committed summary to compare with and, with
                      --accept-changes, rewrite (default: data/archive-summary.json)
   --accept-changes   build and record the changes the guard would refuse
+  --no-cache         make everything again, the build cache neither read nor written
   -h, --help         this text`;
 
 /** Command line: prints the summary, or one clear line and exit code 1 (2 for a mistyped command line). */
@@ -92,6 +101,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
         out: { type: 'string' },
         summary: { type: 'string' },
         'accept-changes': { type: 'boolean', default: false },
+        'no-cache': { type: 'boolean', default: false },
       },
     },
     argv,
@@ -102,6 +112,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       out: values.out,
       summary: values.summary,
       acceptChanges: values['accept-changes'],
+      ...(values['no-cache'] ? { gzipCache: false, stageCache: false } : {}),
     });
   } catch (error) {
     console.error(`build failed: ${error instanceof BuildRefused ? error.message : (error as Error).stack}`);
@@ -216,12 +227,19 @@ function guard(g: GuardInput, log: (line: string) => void): string[] {
   return changes;
 }
 
-function logRecords(log: (line: string) => void, made: RecordsApart): void {
-  const r = made.stats;
+/** How a worker thread's stage came to be: `done` now, or taken from the stage cache. */
+function made(ms: number, cached: boolean, done: string): string {
+  return cached
+    ? 'taken from the build cache, as an earlier build of this source by this code made them (--no-cache makes them again)'
+    : `${done} in ${(ms / 1000).toFixed(2)} s on a worker thread`;
+}
+
+function logRecords(log: (line: string) => void, records: RecordsApart, cached: boolean): void {
+  const r = records.stats;
   log(
-    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${made.count - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
+    `records: ${r.films} films, ${r.people} people, ${r.companies} companies by IMDb id, ${records.count - r.films - r.people - r.companies - r.rankings} ceremonies and awards, ${r.rankings} rankings; ${r.countries} countries (no record); ` +
       `merged into the thing of their name with an id: ${r.merged.names} names (${r.merged.credits} credits), ${r.merged.films} film titles; ` +
-      `made and stored in ${(made.ms / 1000).toFixed(2)} s on a worker thread`,
+      made(records.ms, cached, 'made and stored'),
   );
 }
 
@@ -243,6 +261,14 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   log(`source: ${resolved.file} (via ${resolved.via})`);
 
   const text = await fs.readFile(resolved.file, 'utf8');
+  // The sample is recorded as such however it was named, so that any archive may later replace it.
+  const sample = resolved.file === SAMPLE_FILE;
+  const sha256 = createHash('sha256').update(text).digest('hex');
+  const revision = sample ? null : await pinnedRevision(sha256, options.pin);
+  const stages = options.stageCache === false ? undefined : (options.stageCache ?? STAGE_CACHE);
+  // What the worker threads make follows from the source, its revision and the code: a rebuild of the same takes it from the cache.
+  const fingerprint = stages ? codeFingerprint(ROOT) : '';
+  const memo = (stage: string) => ({ folder: stages, key: stageKey(stage, fingerprint, [sha256, sample, revision]) });
   // The search index and the dataset are made on a worker thread from here (it imports the text too), the records on
   // another once the rows are; a failure there is heard where it is awaited, and a build failing first ends them.
   const building: Building = {
@@ -253,7 +279,11 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     resolved,
     started,
     text,
-    data: datasetApart({ text }),
+    sample,
+    sha256,
+    revision,
+    memo,
+    data: datasetApart({ text }, memo('dataset')),
     stops: [],
   };
   building.stops.push(building.data.stop);
@@ -273,14 +303,17 @@ interface Building {
   resolved: ResolvedSource;
   started: number;
   text: string;
+  sample: boolean;
+  sha256: string;
+  revision: SourceRevision | null;
+  /** Where a worker thread's stage is remembered, and its key there (build/answers/stage-cache.ts). */
+  memo: (stage: string) => StageMemo;
   data: DatasetApart;
   stops: (() => Promise<number>)[];
 }
 
 async function buildFrom(b: Building): Promise<BuildResult> {
-  const { options, log, out, held, resolved, started, text } = b;
-  // The sample is recorded as such however it was named, so that any archive may later replace it.
-  const sample = resolved.file === SAMPLE_FILE;
+  const { options, log, out, held, resolved, started, text, sample, sha256, revision } = b;
   let imported;
   try {
     imported = importArchive(text);
@@ -308,8 +341,6 @@ async function buildFrom(b: Building): Promise<BuildResult> {
     log,
   );
 
-  const sha256 = createHash('sha256').update(text).digest('hex');
-  const revision = sample ? null : await pinnedRevision(sha256, options.pin);
   if (!sample)
     log(
       revision
@@ -320,17 +351,17 @@ async function buildFrom(b: Building): Promise<BuildResult> {
   const source = { sha256, rows: stats.rows, sample, revision };
   b.data.go(source);
   const gzipCache = options.gzipCache === false ? undefined : (options.gzipCache ?? GZIP_CACHE);
-  const recording = recordsApart({ rows: rowsApart(rows, model), gzipCache });
-  b.stops.push(recording.stop);
+  const recording = recordsApart(() => ({ rows: rowsApart(rows, model), gzipCache }), b.memo('records'));
+  b.stops.push(recording.apart.stop);
   const dataset = async (search: string[]) => {
     const { files, ms } = await b.data.files;
     const all = [...files, searchFile(search, source)];
     log(
-      `dataset: ${all.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; tables made in ${(ms / 1000).toFixed(2)} s on a worker thread`,
+      `dataset: ${all.map((f) => `${f.name} ${kib(f.bytes.length)}`).join(', ')}; ${made(ms, b.data.cached, 'tables made')}`,
     );
     return all;
   };
-  const records = recording.result.then((made) => (logRecords(log, made), made));
+  const records = recording.apart.result.then((records) => (logRecords(log, records, recording.hit), records));
   const search = b.data.search;
   const artifacts = await buildArtifacts(archive, source, { ids, facts, dataset, records, search, gzipCache });
   log(`stored ${artifacts.files.size} files; answering each route's example for the reference page`);
@@ -341,6 +372,7 @@ async function buildFrom(b: Building): Promise<BuildResult> {
   log(`writing ${artifacts.files.size} files to ${named(out)}`);
   await writeOutput(out, artifacts.files, options.fs ?? nodeFs);
   if (gzipCache) await pruneGzipCache(gzipCache);
+  await Promise.all([b.data.kept, recording.kept]);
 
   if (options.acceptChanges || !(await fs.pathExists(summaryFile))) {
     await fs.outputFile(summaryFile, formatSummary(next));

@@ -40,7 +40,8 @@ import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
-import { onWorkerThread, type Apart, type RowsApart } from './apart.ts';
+import { onWorkerThread, type RowsApart } from './apart.ts';
+import { remembered, type Remembered, type StageMemo } from './stage-cache.ts';
 import { cachedGzip } from './gzip-cache.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -404,10 +405,14 @@ export interface RecordsApart extends StoredRecords {
 /**
  * The records made and stored (artifacts.ts, storeRecords) on a worker thread
  * (records-worker.ts), beside the answers and the dataset: on the build's own
- * thread they took about 1.5 s, the longest part of a rebuild.
+ * thread they took about 1.5 s, the longest part of a rebuild. Or as an
+ * earlier build made them, remembered under `memo` (stage-cache.ts): `work`
+ * is then never made.
  */
-export const recordsApart = (work: RecordsWork): Apart<RecordsApart> =>
-  onWorkerThread(new URL('./records-worker.ts', import.meta.url), work, 'the records');
+export const recordsApart = (work: () => RecordsWork, memo?: StageMemo): Remembered<RecordsApart> =>
+  remembered(memo?.folder, 'records', memo?.key ?? '', 1, () =>
+    onWorkerThread(new URL('./records-worker.ts', import.meta.url), work(), 'the records'),
+  );
 
 /** What the records' worker thread is given. */
 export interface RecordsWork {

@@ -16,6 +16,7 @@ import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 import { SEARCH_DATASET_FILE, searchDatasetText } from '../../src/shared/search.ts';
 import { onWorkerThread } from './apart.ts';
+import { remembered, type StageMemo } from './stage-cache.ts';
 
 /**
  * The tables, their columns in order (the CSV header) and their
@@ -417,6 +418,10 @@ export interface DatasetApart {
   /** Lets the worker write the dataset, of `source` (only then does it touch a disk: a temporary SQLite file). */
   go: (source: DatasetSource) => void;
   stop: () => Promise<number>;
+  /** Whether both were taken from the stage cache (stage-cache.ts), made by an earlier build. */
+  cached: boolean;
+  /** Their keeping in the stage cache, once made (never rejects). */
+  kept: Promise<void>;
 }
 
 /**
@@ -428,12 +433,16 @@ export interface DatasetApart {
  * needs no rows sent over. It writes nothing before `go`, which the build
  * calls once the guard let it through.
  */
-export function datasetApart(work: DatasetWork): DatasetApart {
-  const apart = onWorkerThread(new URL('./dataset-worker.ts', import.meta.url), work, 'the dataset', 2);
+export function datasetApart(work: DatasetWork, memo?: StageMemo): DatasetApart {
+  const { apart, hit, kept } = remembered(memo?.folder, 'dataset', memo?.key ?? '', 2, () =>
+    onWorkerThread(new URL('./dataset-worker.ts', import.meta.url), work, 'the dataset', 2),
+  );
   return {
     search: apart.results[0] as Promise<string[]>,
     files: apart.results[1] as Promise<{ files: DatasetFile[]; ms: number }>,
     go: (source) => apart.post(source),
     stop: apart.stop,
+    cached: hit,
+    kept,
   };
 }

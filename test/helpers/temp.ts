@@ -108,11 +108,11 @@ export async function cleanCopy(tag: string, modules: 'symlink' | 'hardlink' | '
 /** The source each {@link buildInto} build was made from, by its dist path. */
 const builtFrom = new Map<string, string>();
 
-/** Builds `source` into a fresh temp folder with its own summary; returns the dist path. */
+/** Builds `source` into a fresh temp folder with its own summary, making every stage (no build cache); returns the dist path. */
 export async function buildInto(source: string, tag = 'dist'): Promise<string> {
   const dir = await tempDir(tag);
   const out = path.join(dir, 'dist');
-  await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {} });
+  await build({ source, out, summary: path.join(dir, 'summary.json'), log: () => {}, stageCache: false });
   builtFrom.set(out, source);
   return out;
 }
@@ -167,7 +167,7 @@ export async function sharedBuild(source: string): Promise<string> {
   if (claimed) {
     const building = path.join(dir, 'building');
     try {
-      await build({ source, out: building, summary: path.join(dir, 'summary.json'), log: () => {} });
+      await build({ source, out: building, summary: path.join(dir, 'summary.json'), log: () => {}, stageCache: false });
       await rename(building, out);
     } catch (error) {
       await rm(dir, { recursive: true, force: true }); // the next file to ask builds it again

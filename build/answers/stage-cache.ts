@@ -1,0 +1,147 @@
+/**
+ * What the build's worker threads made (the dataset with the search index,
+ * and the records: about 5 s of CPU, more than half a rebuild's), remembered
+ * between builds. Each is kept as one file under a key naming all it was made
+ * from: the source's SHA-256, what the thread is told (the source's revision),
+ * and the build's code, every file under build/, src/ and lib/ with the files
+ * beside them that a build reads (`codeFingerprint`), the installed packages
+ * and Node's version. A rebuild of the same source by the same code takes
+ * them from there, whole, rather than run the threads; any change to the
+ * source or the code makes them again, and a build writes what it made for
+ * the next. An entry is used only when its SHA-256 matches its bytes; a
+ * cache that cannot be read or written costs only the time it would save.
+ */
+import { hash } from 'node:crypto';
+import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+import type { Apart } from './apart.ts';
+
+/** Entries kept per stage, the most recently used (a sample build and a full one, each before and after a change). */
+export const STAGE_CACHE_KEEP = 4;
+
+/** The folders whose every file is the build's code, and the files beside them it reads or runs with. */
+const CODE_FOLDERS = ['build', 'src', 'lib'];
+const CODE_FILES = [
+  'NOTICE',
+  'package.json',
+  'package-lock.json',
+  'node_modules/.package-lock.json',
+  'data/source.json',
+];
+
+function filesUnder(root: string, folder: string): string[] {
+  const entries = readdirSync(path.join(root, folder), { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+}
+
+/**
+ * The SHA-256 of the build's code under `root`: every file's path and bytes
+ * in CODE_FOLDERS and CODE_FILES (one missing counts as such), and Node's
+ * version (its V8, zlib and SQLite make the files too).
+ */
+export function codeFingerprint(root: string): string {
+  const files = [...CODE_FOLDERS.flatMap((folder) => filesUnder(root, folder)), ...CODE_FILES].sort();
+  const digest = files.map((file) => {
+    let bytes: Buffer | string;
+    try {
+      bytes = readFileSync(path.join(root, file));
+    } catch {
+      bytes = 'missing';
+    }
+    return `${file}\0${hash('sha256', bytes)}`;
+  });
+  return hash('sha256', [process.version, JSON.stringify(process.versions), ...digest].join('\n'));
+}
+
+/** A stage's key: its name, the code's fingerprint, and everything it is made from, in order. */
+export function stageKey(stage: string, fingerprint: string, inputs: readonly unknown[]): string {
+  return hash('sha256', JSON.stringify([stage, fingerprint, ...inputs]));
+}
+
+const entryFile = (folder: string, stage: string, key: string) => path.join(folder, `${stage}-${key}.bin`);
+
+/** A kept entry's results, marked as used now; null when there is none or its bytes are not what was written. */
+function readEntry(file: string): unknown[] | null {
+  try {
+    const held = readFileSync(file);
+    const payload = held.subarray(32);
+    if (held.length < 32 || !held.subarray(0, 32).equals(hash('sha256', payload, 'buffer'))) return null;
+    const results = deserialize(payload) as unknown;
+    if (!Array.isArray(results)) return null;
+    const now = new Date();
+    utimesSync(file, now, now);
+    return results;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes an entry whole or not at all, then removes the stage's entries used least lately, beyond STAGE_CACHE_KEEP. */
+async function keepEntry(folder: string, stage: string, key: string, results: unknown[]): Promise<void> {
+  const payload = serialize(results);
+  const file = entryFile(folder, stage, key);
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  await mkdir(folder, { recursive: true });
+  try {
+    await writeFile(tmp, Buffer.concat([hash('sha256', payload, 'buffer'), payload]));
+    await rename(tmp, file);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+  const held = (await readdir(folder)).filter((name) => name.startsWith(`${stage}-`));
+  const used = await Promise.all(
+    held.map(async (name) => ({ name, at: (await stat(path.join(folder, name)).catch(() => null))?.mtimeMs ?? 0 })),
+  );
+  used.sort((a, b) => b.at - a.at);
+  // Leftovers of writes cut short are removed with the oldest entries (a write under way is younger than the entry it makes).
+  for (const { name } of used.slice(STAGE_CACHE_KEEP)) await rm(path.join(folder, name), { force: true });
+}
+
+/** Where a stage is remembered and its key there (stageKey); without a folder, not remembered. */
+export interface StageMemo {
+  folder?: string;
+  key: string;
+}
+
+/** A stage as remembered: its answers, whether they were taken from the cache, and the writing of them (never rejects). */
+export interface Remembered<T> {
+  apart: Apart<T>;
+  hit: boolean;
+  kept: Promise<void>;
+}
+
+/**
+ * The stage `stage` under `key`: its `count` answers from `folder` when a
+ * build kept them there, without starting it (what is posted to it is then
+ * dropped: the key names it); else started, and its answers kept once all
+ * have come. Without a folder, started.
+ */
+export function remembered<T>(
+  folder: string | undefined,
+  stage: string,
+  key: string,
+  count: number,
+  start: () => Apart<T>,
+): Remembered<T> {
+  const held = folder ? readEntry(entryFile(folder, stage, key)) : null;
+  if (held && held.length === count) {
+    const results = held.map((result) => Promise.resolve(result));
+    return {
+      apart: { result: results[0] as Promise<T>, results, post: () => {}, stop: async () => 0 },
+      hit: true,
+      kept: Promise.resolve(),
+    };
+  }
+  const apart = start();
+  const kept = folder
+    ? Promise.all(apart.results).then(
+        (results) => keepEntry(folder, stage, key, results).catch(() => {}),
+        () => {}, // the build failed and says why where it awaits them
+      )
+    : Promise.resolve();
+  return { apart, hit: false, kept };
+}
