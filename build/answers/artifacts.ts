@@ -441,19 +441,13 @@ export interface ArtifactOptions extends StoreOptions {
 }
 
 /**
- * Records are packed in runs of about this many bytes (inflated): a cold
- * record lookup inflates one. A film's, person's or company's (most asked,
- * a few KiB each) in runs of 128 KiB: against 512, a cold lookup on the
- * Worker cost about 5 ms less, for 115 more files and 0.1 MB. A ceremony's
- * or an award's (50 to 220 KiB each) in runs of 512 KiB. A ranking's (build/answers/rankings.ts)
- * in runs of 128 KiB.
+ * Records are packed by kind in runs of about this many bytes (inflated): a
+ * cold record lookup inflates one. Against 512 KiB, a film's, person's or
+ * company's (a few KiB each) cost the Worker about 5 ms less cold, for 115
+ * more files; an award's (50 to 220 KiB each: Best Picture's is alone in its
+ * pack) about 4 ms less, for 15 more.
  */
-export const RECORD_PACK_BYTES = {
-  thing: 128 * 1024,
-  ceremony: 512 * 1024,
-  award: 512 * 1024,
-  ranking: 128 * 1024,
-} as const;
+export const RECORD_PACK_BYTES = 128 * 1024;
 
 /**
  * The records (build/answers/records.ts), each in a pack whatever its size,
@@ -464,7 +458,7 @@ export const RECORD_PACK_BYTES = {
 function recordAnswers(store: Store, records: Records) {
   let [group, size, kind] = [0, 0, ''];
   return records.records.map(({ key, text, group: of }) => {
-    if (size >= RECORD_PACK_BYTES[of] || of !== kind) [group, size, kind] = [group + 1, 0, of];
+    if (size >= RECORD_PACK_BYTES || of !== kind) [group, size, kind] = [group + 1, 0, of];
     size += Buffer.byteLength(text);
     return [key, store.put(text, { group: `record ${group}`, variants: false, sent: true, anySize: true })] as const;
   });
