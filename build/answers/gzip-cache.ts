@@ -10,9 +10,10 @@
  */
 import { hash } from 'node:crypto';
 import { readFileSync, utimesSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { writeWhole } from '../../lib/write-whole.ts';
 
 /** Entries no build used for this long are removed (pruneGzipCache). */
 export const GZIP_CACHE_DAYS = 7;
@@ -56,13 +57,8 @@ function made(folder: string): Promise<unknown> {
 async function keep(file: string, bytes: Uint8Array): Promise<void> {
   const folder = path.dirname(file);
   await made(folder);
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, bytes).catch((error: unknown) => {
-    folders.delete(folder); // removed since (the next build makes it again)
-    throw error;
-  });
-  await rename(tmp, file).catch(async (error: unknown) => {
-    await rm(tmp, { force: true });
+  await writeWhole(file, bytes, { folder: 'made' }).catch((error: unknown) => {
+    folders.delete(folder); // perhaps removed since (the next entry makes it again)
     throw error;
   });
 }

@@ -13,9 +13,10 @@
  */
 import { hash } from 'node:crypto';
 import { readdirSync, readFileSync, utimesSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
+import { writeWhole } from '../../lib/write-whole.ts';
 import type { Apart } from './apart.ts';
 
 /** Entries kept per stage, the most recently used (a sample build and a full one, each before and after a change). */
@@ -83,15 +84,7 @@ function readEntry(file: string): unknown[] | null {
 /** Writes an entry whole or not at all, then removes the stage's entries used least lately, beyond STAGE_CACHE_KEEP. */
 async function keepEntry(folder: string, stage: string, key: string, results: unknown[]): Promise<void> {
   const payload = serialize(results);
-  const file = entryFile(folder, stage, key);
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await mkdir(folder, { recursive: true });
-  try {
-    await writeFile(tmp, Buffer.concat([hash('sha256', payload, 'buffer'), payload]));
-    await rename(tmp, file);
-  } finally {
-    await rm(tmp, { force: true });
-  }
+  await writeWhole(entryFile(folder, stage, key), Buffer.concat([hash('sha256', payload, 'buffer'), payload]));
   const held = (await readdir(folder)).filter((name) => name.startsWith(`${stage}-`));
   const used = await Promise.all(
     held.map(async (name) => ({ name, at: (await stat(path.join(folder, name)).catch(() => null))?.mtimeMs ?? 0 })),

@@ -6,6 +6,7 @@
  * Changelog header.
  */
 import fs from 'fs-extra';
+import { writeWhole } from '../../lib/write-whole.ts';
 
 export const CHANGELOG_HEADER = `# Changelog
 
@@ -62,6 +63,5 @@ export function withDataEntry(changelog: string, title: string, body: string): s
 /** Appends the entry to the file (written whole through a temporary file), creating it when missing. */
 export async function appendToChangelog(file: string, title: string, body: string): Promise<void> {
   const text = (await fs.pathExists(file)) ? await fs.readFile(file, 'utf8') : CHANGELOG_HEADER;
-  await fs.outputFile(`${file}.tmp-${process.pid}`, withDataEntry(text, title, body));
-  await fs.rename(`${file}.tmp-${process.pid}`, file);
+  await writeWhole(file, withDataEntry(text, title, body));
 }

@@ -8,8 +8,8 @@
  * nothing unverified is ever saved.
  */
 import path from 'node:path';
-import fs from 'fs-extra';
 import { commandLine } from '../../lib/command-line.ts';
+import { writeWhole } from '../../lib/write-whole.ts';
 import source from '../../data/source.json' with { type: 'json' };
 import { fetchBounded, maxSourceBytes, ReadLimitError, readFileBounded } from '../archive/bounded.ts';
 import { CACHE_FILE, sha256 } from '../archive/source.ts';
@@ -94,8 +94,7 @@ export async function fetchData(options: FetchOptions = {}): Promise<Fetched> {
         (local ? '. For a new revision, update data/source.json first' : ''),
     );
   }
-  await fs.outputFile(`${target}.tmp`, bytes);
-  await fs.rename(`${target}.tmp`, target);
+  await writeWhole(target, bytes);
   return { target, from };
 }
 

@@ -13,6 +13,7 @@
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../../lib/command-line.ts';
+import { writeWhole } from '../../lib/write-whole.ts';
 import {
   fetchBounded,
   MAX_API_ANSWER_BYTES,
@@ -299,12 +300,6 @@ async function pinnedBytes(c: Context, root: string, pin: Pin): Promise<Buffer> 
   return bytes;
 }
 
-/** Writes `text` to `file` through a temporary file beside it, so a reader never sees half of it. */
-async function replace(file: string, data: string | Uint8Array): Promise<void> {
-  await fs.outputFile(`${file}.tmp-${process.pid}`, data);
-  await fs.rename(`${file}.tmp-${process.pid}`, file);
-}
-
 interface Accepted {
   root: string;
   pin: Pin;
@@ -327,12 +322,12 @@ async function accept(a: Accepted): Promise<void> {
     date: a.next.date,
     pinnedAt: a.now.toISOString(),
   };
-  await replace(path.join(a.root, pin.cacheFile), a.next.bytes);
-  await replace(path.join(a.root, SUMMARY_PATH), formatSummary(summarize(a.archive)));
-  await replace(path.join(a.root, PIN_PATH), `${JSON.stringify(pin, null, 2)}\n`);
+  await writeWhole(path.join(a.root, pin.cacheFile), a.next.bytes);
+  await writeWhole(path.join(a.root, SUMMARY_PATH), formatSummary(summarize(a.archive)));
+  await writeWhole(path.join(a.root, PIN_PATH), `${JSON.stringify(pin, null, 2)}\n`);
   const title = `${a.now.toISOString().slice(0, 10)}: oscars.csv ${pin.commit ? `at ${pin.commit.slice(0, 12)}` : `sha256 ${pin.sha256.slice(0, 12)}`}`;
   await appendToChangelog(a.changelog, title, a.report);
-  if (a.reportFile) await replace(path.resolve(a.reportFile), a.report);
+  if (a.reportFile) await writeWhole(path.resolve(a.reportFile), a.report);
 }
 
 /**

@@ -54,11 +54,11 @@ export const FLOORS: [folder: string, mayImport: string[]][] = [
   ],
   ['netlify/edge-functions', ['adapters']],
   ['netlify/functions', ['adapters']],
-  ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port
+  ['lib', ['src/shared']], // what every command shares: its command-line reader, a free port, a file written whole
   ['build/archive', ['src/shared', 'data']], // the source: where it comes from, its importer, bounded reads, the guard
   // the stored answers, the dataset, the search index; the
   // records through the client's record maker, so the offline client's are the service's
-  ['build/answers', ['src/shared', 'src/store', 'src/client', 'build/archive']],
+  ['build/answers', ['src/shared', 'src/store', 'src/client', 'lib', 'build/archive']],
   // the public files (reference page, portal, OpenAPI) and the client package
   ['build/site', ['src/shared', 'src/store', 'src/http', 'src/keys', 'src/api', 'src/client', 'lib']],
   ['build/update', ['src/shared', 'src/keys', 'data', 'lib', 'build/archive']], // the yearly update and data:fetch
