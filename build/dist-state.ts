@@ -9,19 +9,12 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pinned from '../data/source.json' with { type: 'json' };
-import { ROOT, SAMPLE_SUMMARY_FILE, type ResolvedSource } from './archive/source.ts';
+import { BUILD_INPUTS, ROOT, SAMPLE_SUMMARY_FILE, type ResolvedSource } from './archive/source.ts';
 import { MANIFEST_PATH, sha256Hex } from '../src/store/refs.ts';
 import type { ArchiveSummary, Manifest } from '../src/shared/types.ts';
 
 /** Where the build records, inside dist/, the summary of the archive it built (the guard's second reference). */
 export const DIST_SUMMARY_PATH = '_data/summary.json';
-
-/**
- * The build's inputs besides the source file: its code and the data files it
- * reads. Everything else in data/ (keys, the development key, mail, the
- * cache, the committed summary) leaves dist/ as it is.
- */
-const BUILD_INPUTS = ['build', 'lib', 'src', 'data/held-years.json', 'data/source.json'];
 
 export interface DistState {
   /** The manifest's record of the source: sha256, rows, sample or not. */

@@ -4,8 +4,8 @@
  * between builds. Each is kept as one file under a key naming all it was made
  * from: the source's SHA-256, what the thread is told (the source's revision),
  * and the build's code, every file under build/, src/ and lib/ with the files
- * beside them that a build reads (`codeFingerprint`), the installed packages
- * and Node's version. A rebuild of the same source by the same code takes
+ * a build reads (`codeFingerprint`), the installed packages and Node's
+ * version. A rebuild of the same source by the same code takes
  * them from there, whole, rather than run the threads; any change to the
  * source or the code makes them again, and a build writes what it made for
  * the next. An entry is used only when its SHA-256 matches its bytes; a
@@ -17,35 +17,35 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { writeWhole } from '../../lib/write-whole.ts';
+import { BUILD_INPUTS } from '../archive/source.ts';
 import type { Apart } from './apart.ts';
 
 /** Entries kept per stage, the most recently used (a sample build and a full one, each before and after a change). */
 export const STAGE_CACHE_KEEP = 4;
 
-/** The folders whose every file is the build's code, and the files beside them it reads or runs with. */
-const CODE_FOLDERS = ['build', 'src', 'lib'];
-const CODE_FILES = [
-  'NOTICE',
-  'package.json',
-  'package-lock.json',
-  'node_modules/.package-lock.json',
-  'data/source.json',
-];
+/** What the build runs with besides its inputs: the packages installed. */
+const PACKAGES = ['package.json', 'package-lock.json', 'node_modules/.package-lock.json'];
 
-function filesUnder(root: string, folder: string): string[] {
-  const entries = readdirSync(path.join(root, folder), { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+/** The files of `input` (a folder, every file under it; or a file), relative to `root`. */
+function filesOf(root: string, input: string): string[] {
+  try {
+    const entries = readdirSync(path.join(root, input), { withFileTypes: true, recursive: true });
+    return entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+  } catch {
+    return [input]; // a file, or missing
+  }
 }
 
 /**
  * The SHA-256 of the build's code under `root`: every file's path and bytes
- * in CODE_FOLDERS and CODE_FILES (one missing counts as such), and Node's
- * version (its V8, zlib and SQLite make the files too).
+ * of BUILD_INPUTS (build/archive/source.ts: its code, the data files it
+ * reads) and PACKAGES, one missing counting as such, and Node's versions
+ * (its V8, zlib and SQLite make the files too).
  */
 export function codeFingerprint(root: string): string {
-  const files = [...CODE_FOLDERS.flatMap((folder) => filesUnder(root, folder)), ...CODE_FILES].sort();
+  const files = [...BUILD_INPUTS, ...PACKAGES].flatMap((input) => filesOf(root, input)).sort();
   const digest = files.map((file) => {
     let bytes: Buffer | string;
     try {

@@ -17,6 +17,14 @@ export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).
 export const PIN_FILE = path.join(ROOT, 'data/source.json');
 
 /**
+ * The build's inputs besides the source file, under ROOT: its code and the
+ * files it reads (the ceremonies' years, the pin, the dataset's notice).
+ * Everything else in data/ (keys, the development key, mail, the cache, the
+ * committed summary) leaves what it makes as it is.
+ */
+export const BUILD_INPUTS = ['build', 'lib', 'src', 'data/held-years.json', 'data/source.json', 'NOTICE'];
+
+/**
  * The upstream revision of the file the build read, from the pin in
  * `pinFile` as it is now (read at build time, not when this module loaded),
  * when the bytes read are the pinned ones; null for any other file.

@@ -31,7 +31,7 @@ function stage(answers: unknown[], failure?: Error) {
 const answers = [['search', 'files'], { files: [{ name: 'a.csv', bytes: new Uint8Array([1, 2, 3]) }], ms: 12 }];
 
 describe('the stage cache', () => {
-  it('fingerprints the build code and the files beside it it reads, not the tests or the docs', async () => {
+  it('fingerprints the build code and the files it reads, not the tests, the docs or the keys', async () => {
     const root = await tempDir('fingerprint');
     const files: Record<string, string> = {
       'build/build.ts': 'build',
@@ -41,6 +41,8 @@ describe('the stage cache', () => {
       NOTICE: 'notice',
       'package-lock.json': '{}',
       'data/source.json': '{"sha256":"x"}',
+      'data/held-years.json': '{"1":1929}',
+      'data/keys.db': 'keys',
       'test/build/build.test.ts': 'test',
       'docs/development.md': 'docs',
     };
@@ -58,7 +60,7 @@ describe('the stage cache', () => {
     }
     expect([...changed].sort()).toEqual(
       Object.keys(files)
-        .filter((f) => !/^(test|docs)\//.test(f))
+        .filter((f) => !/^(test\/|docs\/|data\/keys)/.test(f))
         .sort(),
     );
     // A new file of code is a change; so is one moved.
