@@ -71,7 +71,7 @@ export class FetchedFiles {
       if (hit?.bytes && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);
     };
-    const checkedText = (path: string) => this.bundled.get(path);
+    const checkedText = this.checkedText;
     if (!streams) return { read, checkedText };
     return {
       read,
@@ -83,8 +83,11 @@ export class FetchedFiles {
 
   /** A DataSource of the bundled files alone: nothing is fetched (what a Worker reads as its isolate starts). */
   carried(): DataSource {
-    return { read: () => null, checkedText: (path) => this.bundled.get(path) };
+    return { read: () => null, checkedText: this.checkedText };
   }
+
+  /** A file the Worker carries in its code, as text (checked when the bundle was made); undefined for any other. */
+  private readonly checkedText = (path: string): string | undefined => this.bundled.get(path);
 
   private async fetch(path: string, fetchFile: FetchFile): Promise<Uint8Array | null> {
     const response = await found(path, fetchFile);
