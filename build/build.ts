@@ -10,6 +10,7 @@
  * baseline compilers (Sparkplug, Maglev) run it as fast.
  */
 import { createHash } from 'node:crypto';
+import module from 'node:module';
 import path from 'node:path';
 import fs from 'fs-extra';
 import { commandLine } from '../lib/command-line.ts';
@@ -269,6 +270,10 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   // What the worker threads make follows from the source, its revision and the code: a rebuild of the same takes it from the cache.
   const fingerprint = stages ? codeFingerprint(ROOT) : '';
   const memo = (stage: string) => ({ folder: stages, key: stageKey(stage, fingerprint, [sha256, sample, revision]) });
+  // What this thread compiled (most of what the workers load: the search, the client) written to the compile cache
+  // now, not at exit (lib/compile-cache.js): on a first build the workers read it rather than compile it again
+  // (about 0.4 s of CPU over four builds each way).
+  module.flushCompileCache?.();
   // The search index and the dataset are made on a worker thread from here (it imports the text too), the records on
   // another once the rows are; a failure there is heard where it is awaited, and a build failing first ends them.
   const building: Building = {
