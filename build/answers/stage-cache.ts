@@ -5,8 +5,8 @@
  * from: the source's SHA-256, what the thread is told (the source's revision),
  * and the build's code, every file under build/, src/ and lib/ with the files
  * a build reads (`codeFingerprint`), the installed packages and Node's
- * version. A rebuild of the same source by the same code takes
- * them from there, whole, rather than run the threads; any change to the
+ * version. A rebuild of the same source by the same code takes them from
+ * there, whole, rather than run the threads; any change to the
  * source or the code makes them again, and a build writes what it made for
  * the next. An entry is used only when its SHA-256 matches its bytes; a
  * cache that cannot be read or written costs only the time it would save.
@@ -47,13 +47,11 @@ function filesOf(root: string, input: string): string[] {
 export function codeFingerprint(root: string): string {
   const files = [...BUILD_INPUTS, ...PACKAGES].flatMap((input) => filesOf(root, input)).sort();
   const digest = files.map((file) => {
-    let bytes: Buffer | string;
     try {
-      bytes = readFileSync(path.join(root, file));
+      return `${file}\0${hash('sha256', readFileSync(path.join(root, file)))}`;
     } catch {
-      bytes = 'missing';
+      return `${file}\0missing`; // never a digest, so never a file's bytes
     }
-    return `${file}\0${hash('sha256', bytes)}`;
   });
   return hash('sha256', [process.version, JSON.stringify(process.versions), ...digest].join('\n'));
 }

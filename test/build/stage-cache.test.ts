@@ -7,7 +7,7 @@
  * records from the cache writes the same dist/ as a build that makes them.
  */
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Apart } from '../../build/answers/apart.ts';
@@ -63,6 +63,13 @@ describe('the stage cache', () => {
         .filter((f) => !/^(test\/|docs\/|data\/keys)/.test(f))
         .sort(),
     );
+    // A file gone is not a file of any bytes, "missing" included.
+    await writeFile(path.join(root, 'NOTICE'), 'missing');
+    const written = codeFingerprint(root);
+    await rm(path.join(root, 'NOTICE'));
+    expect(codeFingerprint(root)).not.toBe(written);
+    expect(codeFingerprint(root)).not.toBe(first);
+    await writeFile(path.join(root, 'NOTICE'), files.NOTICE);
     // A new file of code is a change; so is one moved.
     await writeFile(path.join(root, 'src/shared/new.ts'), 'new');
     const added = codeFingerprint(root);
