@@ -28,7 +28,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parseManifest } from '../../src/store/archive.ts';
-import { contentId, dataPath, MANIFEST_PATH, parseRef } from '../../src/store/refs.ts';
+import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef } from '../../src/store/refs.ts';
 import type { Manifest } from '../../src/shared/types.ts';
 
 /**
@@ -60,13 +60,12 @@ function textOf(dist: string, file: string, room: number, id?: string): string |
 }
 
 /**
- * The text of the range `ref` names of a pack, if the pack hashes to its
+ * The text of the range `parsed` names of a pack, if the pack hashes to its
  * name, the range to the ref's id, and it is at most `room` bytes of UTF-8.
  */
-function rangeText(dist: string, ref: string, room: number, packs: Map<string, Buffer | null>): string | null {
-  const parsed = parseRef(ref);
-  const range = parsed?.at.range;
-  if (!parsed || !range || range[1] - range[0] > room) return null;
+function rangeText(dist: string, parsed: ParsedRef, room: number, packs: Map<string, Buffer | null>): string | null {
+  const range = parsed.at.range;
+  if (!range || range[1] - range[0] > room) return null;
   const pack = parsed.at.file;
   if (!packs.has(pack)) {
     try {
@@ -81,22 +80,6 @@ function rangeText(dist: string, ref: string, room: number, packs: Map<string, B
   return utf8(bytes);
 }
 
-/** The records' shards the Worker carries, within `room` bytes: each by the path of its own id. */
-function recordShards(dist: string, manifest: Manifest, room: number): Record<string, string> {
-  const files: Record<string, string> = {};
-  const packs = new Map<string, Buffer | null>();
-  for (const ref of manifest.records?.shards ?? []) {
-    const own = parseRef(ref);
-    if (!own) continue;
-    const file = own.at.range ? dataPath(own.id)! : dataPath(own.at.file)!;
-    const text = own.at.range ? rangeText(dist, ref, room, packs) : textOf(dist, file, room, own.at.file);
-    if (text === null) continue;
-    files[file] = text;
-    room -= Buffer.byteLength(text);
-  }
-  return files;
-}
-
 /** The texts of the build files a Worker carries, by their paths under dist/. */
 export function bundledFiles(dist: string): Record<string, string> {
   const manifestText = textOf(dist, MANIFEST_PATH, MAX_BUNDLED_BYTES);
@@ -109,15 +92,24 @@ export function bundledFiles(dist: string): Record<string, string> {
   }
   const files: Record<string, string> = { [MANIFEST_PATH]: manifestText };
   let room = MAX_BUNDLED_BYTES - Buffer.byteLength(manifestText);
-  for (const ref of [manifest.categories, ...manifest.search, ...(manifest.rankings ? [manifest.rankings] : [])]) {
-    const at = typeof ref === 'string' ? parseRef(ref)?.at : undefined;
-    const file = at && !at.range ? dataPath(at.file) : null;
-    const text = file ? textOf(dist, file, room, at!.file) : null;
+  const packs = new Map<string, Buffer | null>();
+  const refs = [
+    manifest.categories,
+    ...manifest.search,
+    ...(manifest.rankings ? [manifest.rankings] : []),
+    ...(manifest.records?.shards ?? []),
+  ];
+  for (const ref of refs) {
+    const parsed = typeof ref === 'string' ? parseRef(ref) : null;
+    if (!parsed) continue;
+    // A file of its own by its path; a range of a pack (a record shard) by the path a file of its own id would have.
+    const file = dataPath(parsed.at.range ? parsed.id : parsed.at.file)!;
+    const text = parsed.at.range ? rangeText(dist, parsed, room, packs) : textOf(dist, file, room, parsed.at.file);
     if (text === null) continue;
-    files[file!] = text;
+    files[file] = text;
     room -= Buffer.byteLength(text);
   }
-  return { ...files, ...recordShards(dist, manifest, room) };
+  return files;
 }
 
 /**
