@@ -27,11 +27,12 @@ function trailerMatches(gz: Uint8Array, input: Uint8Array): boolean {
 
 /**
  * An entry's bytes, marked as used now (kept by pruneGzipCache for another
- * GZIP_CACHE_DAYS); null when there is none. Read at once: a rebuild reads
- * some 600, small and in the page cache, and each read through the thread
- * pool (open, stat, read, close) cost this thread more than the read.
+ * GZIP_CACHE_DAYS, by the stage cache among its latest); null when there is
+ * none. Read at once: a rebuild reads some 600, small and in the page cache,
+ * and each read through the thread pool (open, stat, read, close) cost this
+ * thread more than the read.
  */
-function readHeld(file: string): Buffer | null {
+export function readHeld(file: string): Buffer | null {
   try {
     const held = readFileSync(file);
     const now = new Date();

@@ -12,12 +12,13 @@
  * cache that cannot be read or written costs only the time it would save.
  */
 import { hash } from 'node:crypto';
-import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { writeWhole } from '../../lib/write-whole.ts';
 import { BUILD_INPUTS } from '../archive/source.ts';
+import { readHeld } from './gzip-cache.ts';
 import type { Apart } from './apart.ts';
 
 /** Entries kept per stage, the most recently used (a sample build and a full one, each before and after a change). */
@@ -63,17 +64,15 @@ export function stageKey(stage: string, fingerprint: string, inputs: readonly un
 
 const entryFile = (folder: string, stage: string, key: string) => path.join(folder, `${stage}-${key}.bin`);
 
-/** A kept entry's results, marked as used now; null when there is none or its bytes are not what was written. */
+/** A kept entry's results, marked as used now (`readHeld`); null when there is none or its bytes are not what was written. */
 function readEntry(file: string): unknown[] | null {
+  const held = readHeld(file);
+  if (!held || held.length < 32) return null;
+  const payload = held.subarray(32);
+  if (!held.subarray(0, 32).equals(hash('sha256', payload, 'buffer'))) return null;
   try {
-    const held = readFileSync(file);
-    const payload = held.subarray(32);
-    if (held.length < 32 || !held.subarray(0, 32).equals(hash('sha256', payload, 'buffer'))) return null;
     const results = deserialize(payload) as unknown;
-    if (!Array.isArray(results)) return null;
-    const now = new Date();
-    utimesSync(file, now, now);
-    return results;
+    return Array.isArray(results) ? results : null;
   } catch {
     return null;
   }
