@@ -829,8 +829,9 @@ function typoOf(q: Asked, i: number, key: Key, j: number, long: boolean): number
   const spoken = written(word); // a typo in a number written as a word ("thre") is against the word
   let d = close.get(word);
   if (d === undefined) {
+    // A word's letters were compared above; a number's are those of its word, compared here.
     d =
-      bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
+      key.bits[j] === -1 && bitCount(letterBits(spoken) ^ q.bits[i]) > 2 * MOST_TYPOS
         ? MOST_TYPOS + 1
         : editsWithin(q.words[i], spoken, MOST_TYPOS);
     close.set(word, d > MOST_TYPOS ? -1 : d);
@@ -1324,7 +1325,7 @@ export class SearchIndex {
       return this.ranked(q, candidates, files);
     const [w, typed, pair] = [q.words[last], q.written[last], q.pairs[last - 1]];
     // A key without the letters of the word, as typed, or with the word before it as one, has no word that is either.
-    const lettersOf = ({ letters }: Key) =>
+    const mayHold = ({ letters }: Key) =>
       (q.bits[last] & ~letters) === 0 ||
       (q.typedBits[last] & ~letters) === 0 ||
       (pair !== null && (q.pairBits[last - 1] & ~letters) === 0);
@@ -1333,7 +1334,7 @@ export class SearchIndex {
       if (
         this.partsOf(entry).keys.some(
           (key) =>
-            (lettersOf(key) && key.words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair)) ||
+            (mayHold(key) && key.words.some((k) => k.startsWith(w) || k.startsWith(typed) || k === pair)) ||
             key.compact === q.compact ||
             key.bare === q.bare ||
             key.compact === q.compactNoYear ||
