@@ -260,11 +260,15 @@ function answered(index: StoredSearchIndex): StoredSearchIndex {
     for (let at = low; at < named.length && named[at].startsWith(word); at++) run.push(named[at]);
     return run;
   };
+  // A text of small words only is whole only in names made of small words: the few of them, not every name starting "a".
+  const madeOfSmall = new RegExp(`^(?:${[...SMALL].join('|')})+$`);
+  const smallOnly = named.filter((w) => madeOfSmall.test(w));
   const answers: string[] = [];
   for (const text of commonTexts(index)) {
     const words = text.split(' ');
     const whole = new RegExp(`^(?:${words.join('|')})+$`);
-    if (words.some((word) => startingWith(word).some((w) => whole.test(w)))) continue;
+    const names = words.every((word) => SMALL.has(word)) ? smallOnly : words.flatMap(startingWith);
+    if (names.some((w) => whole.test(w))) continue;
     const found = search.found(text, text, rows);
     answers.push(
       `${text}\t${found.map(({ entry, key }) => entry.toString(36) + (key ? `.${key.toString(36)}` : '')).join(',')}`,
