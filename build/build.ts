@@ -18,8 +18,10 @@ import { compare, describe, formatSummary, summarize } from './archive/guard.ts'
 import { importArchive, ImportError } from './archive/import.ts';
 import { nodeFs, writeOutput, type BuildFs } from './output.ts';
 import { exampleAnswers } from './site/examples.ts';
-import { datasetApart, searchFile, type DatasetApart } from './answers/dataset.ts';
-import { buildArtifacts, recordsApart, type RecordsApart } from './answers/artifacts.ts';
+import { searchFile } from './answers/dataset.ts';
+import { datasetApart, type DatasetApart } from './answers/dataset-worker.ts';
+import { buildArtifacts } from './answers/artifacts.ts';
+import { recordsApart, type RecordsApart } from './answers/records-worker.ts';
 import { rowsApart } from './answers/apart.ts';
 import { pruneGzipCache } from './answers/gzip-cache.ts';
 import { codeFingerprint, stageKey, type StageMemo } from './answers/stage-cache.ts';

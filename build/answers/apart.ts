@@ -34,14 +34,17 @@ export interface Apart<T> {
   stop: () => Promise<number>;
 }
 
+/** Where a worker thread starts: it runs `work(data, port)` of the module given (thread.js). */
+const THREAD = new URL('./thread.js', import.meta.url);
+
 /**
- * Runs `module` on a worker thread with `data`; resolves `results` with the
+ * Runs `work` of `module` on a worker thread with `data`; resolves `results` with the
  * `count` messages it posts, in order. A failure there is heard where a
  * result is awaited (each is marked as heard meanwhile, so never an unhandled
  * rejection).
  */
 export function onWorkerThread<T>(module: URL, data: unknown, what: string, count = 1): Apart<T> {
-  const worker = new Worker(module, { workerData: data });
+  const worker = new Worker(THREAD, { workerData: { module: module.href, data } });
   const settle: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   const results = Array.from({ length: count }, () => {
     const result = new Promise((resolve, reject) => settle.push({ resolve, reject }));

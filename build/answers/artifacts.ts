@@ -40,8 +40,6 @@ import { categoryList } from '../../src/client/client.ts';
 import { storedFiles } from '../../src/shared/search.ts';
 import { ATTRIBUTION, type DatasetFile, LICENCE } from './dataset.ts';
 import type { Records } from './records.ts';
-import { onWorkerThread, type RowsApart } from './apart.ts';
-import { remembered, type Remembered, type StageMemo } from './stage-cache.ts';
 import { cachedGzip } from './gzip-cache.ts';
 
 /** Packs the small category answers are spread over (by the category's place in the manifest). */
@@ -399,32 +397,6 @@ export async function storeRecords(records: Records, options: StoreOptions = {})
   await store.seal();
   const shards = await recordShards(store, answers);
   return { awards: records.awards, rankings: records.rankings, shards, files: [...store.files], sent: store.sent() };
-}
-
-/** The records as made and stored on a worker thread: what was stored, how they were made, how long it took. */
-export interface RecordsApart extends StoredRecords {
-  stats: Records['stats'];
-  /** How many records, rankings included. */
-  count: number;
-  ms: number;
-}
-
-/**
- * The records made and stored (artifacts.ts, storeRecords) on a worker thread
- * (records-worker.ts), beside the answers and the dataset: on the build's own
- * thread they took about 1.5 s, the longest part of a rebuild. Or as an
- * earlier build made them, remembered under `memo` (stage-cache.ts): `work`
- * is then never made.
- */
-export const recordsApart = (work: () => RecordsWork, memo?: StageMemo): Remembered<RecordsApart> =>
-  remembered(memo?.folder, 'records', memo?.key ?? '', 1, () =>
-    onWorkerThread(new URL('./records-worker.ts', import.meta.url), work(), 'the records'),
-  );
-
-/** What the records' worker thread is given. */
-export interface RecordsWork {
-  rows: RowsApart;
-  gzipCache?: string;
 }
 
 export interface ArtifactOptions extends StoreOptions {

@@ -15,8 +15,6 @@ import { titleCaseCategory } from '../../src/shared/category-name.ts';
 import { things, type Things } from './things.ts';
 import type { DatasetFormat, SourceRevision } from '../../src/shared/types.ts';
 import { SEARCH_DATASET_FILE, searchDatasetText } from '../../src/shared/search.ts';
-import { onWorkerThread } from './apart.ts';
-import { remembered, type StageMemo } from './stage-cache.ts';
 
 /**
  * The tables, their columns in order (the CSV header) and their
@@ -403,46 +401,5 @@ export function searchFile(stored: string[], source: DatasetSource): DatasetFile
     name: SEARCH_DATASET_FILE,
     format: 'search',
     bytes: new TextEncoder().encode(searchDatasetText(stored, about)),
-  };
-}
-
-/** What the dataset's worker thread (dataset-worker.ts) is given: the source's text, imported there. */
-export interface DatasetWork {
-  text: string;
-}
-
-/** The dataset made apart: the search index's stored files as soon as they are made, then the dataset's files. */
-export interface DatasetApart {
-  search: Promise<string[]>;
-  files: Promise<{ files: DatasetFile[]; ms: number }>;
-  /** Lets the worker write the dataset, of `source` (only then does it touch a disk: a temporary SQLite file). */
-  go: (source: DatasetSource) => void;
-  stop: () => Promise<number>;
-  /** Whether both were taken from the stage cache (stage-cache.ts), made by an earlier build. */
-  cached: boolean;
-  /** Their keeping in the stage cache, once made (never rejects). */
-  kept: Promise<void>;
-}
-
-/**
- * The search index (search-index.ts) and the same files as datasetFiles,
- * made on a worker thread (dataset-worker.ts) beside the build's other work,
- * from the source's text, which it imports itself: started at once, while
- * the build's thread imports the same text, it keeps this machine's second
- * core busy from the start (the import, about 0.4 s, left it idle), and it
- * needs no rows sent over. It writes nothing before `go`, which the build
- * calls once the guard let it through.
- */
-export function datasetApart(work: DatasetWork, memo?: StageMemo): DatasetApart {
-  const { apart, hit, kept } = remembered(memo?.folder, 'dataset', memo?.key ?? '', 2, () =>
-    onWorkerThread(new URL('./dataset-worker.ts', import.meta.url), work, 'the dataset', 2),
-  );
-  return {
-    search: apart.results[0] as Promise<string[]>,
-    files: apart.results[1] as Promise<{ files: DatasetFile[]; ms: number }>,
-    go: (source) => apart.post(source),
-    stop: apart.stop,
-    cached: hit,
-    kept,
   };
 }
