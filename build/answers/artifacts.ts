@@ -328,6 +328,42 @@ function storeGrouped(store: Store, units: { year: string; all: string; atYear: 
   };
 }
 
+/** What buildArtifacts put that the lookups' indexes name. */
+interface Put {
+  names: string[];
+  named: ReturnType<typeof storeGrouped>[];
+  people: ({ name: string } & ReturnType<typeof storeGrouped>)[];
+  placeOf: Map<string, number>;
+  whole: ReturnType<typeof wholeArchive>;
+  joinedRef: Promise<FileRef>;
+  idRefs: ReturnType<typeof idAnswers>;
+}
+
+/** The lookups' indexes, each a file read and never sent: the category index, the name shards and the id shards. */
+async function lookupIndexes(store: Store, put: Put) {
+  const { names, named, people, placeOf, whole } = put;
+  const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
+  for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolved(p.years)];
+  const categoryIndex: CategoryIndex = {
+    names,
+    all: await Promise.all(named.map((n) => n.all)),
+    joined: await put.joinedRef,
+    elements: Object.fromEntries(
+      whole.years.map((y) => [
+        y.year,
+        { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) },
+      ]),
+    ),
+  };
+  const namesAtYears = await Promise.all(named.map((n) => resolved(n.years)));
+  return {
+    // What only category lookups read, in a file of its own.
+    categories: await store.put(categoryIndexText(categoryIndex, namesAtYears), { variants: false }),
+    shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
+    ids: await idShards(store, put.idRefs),
+  };
+}
+
 /**
  * The id index's answers: each IMDb id's, in the pack of its shard (so a cold id lookup reads its shard and one pack).
  */
@@ -507,6 +543,11 @@ export async function buildArtifacts(
   // Every pack but the lists' (the dataset's list is yet to come) is whole: gzipped on the thread pool from
   // here, while this thread makes the search index (on two cores, the rebuild's longest wait).
   const sealed = heardLater(store.seal([LISTS]));
+  // The lookups' indexes follow from those packs alone: made once they are, while this thread waits for the search
+  // index, the records and the dataset (on a first build, for seconds), rather than after them, with one core idle.
+  const indexes = heardLater(
+    sealed.then(() => lookupIndexes(store, { names, named, people, placeOf, whole, joinedRef, idRefs })),
+  );
   const searchFiles = options.search ? await options.search : storedFiles(searchIndex(archive, facts, ids));
   const searchRefs = heardLater(Promise.all(searchFiles.map((text) => store.put(text, { variants: false }))));
   // The records, made and stored on a worker thread meanwhile; their list is put before the dataset's.
@@ -520,33 +561,17 @@ export async function buildArtifacts(
     : undefined;
   await sealed;
   await store.seal();
-
-  const shards: Shard[] = Array.from({ length: SHARD_COUNT }, () => ({}));
-  for (const p of people) shards[shardOf(p.name)][p.name] = [await p.all, await resolved(p.years)];
-
-  const categoryIndex: CategoryIndex = {
-    names,
-    all: await Promise.all(named.map((n) => n.all)),
-    joined: await joinedRef,
-    elements: Object.fromEntries(
-      whole.years.map((y) => [
-        y.year,
-        { at: y.at, parts: y.parts.flatMap(([name, start, end]) => [placeOf.get(name)!, start, end]) },
-      ]),
-    ),
-  };
-  const namesAtYears = await Promise.all(named.map((n) => resolved(n.years)));
+  const { categories, shards, ids: idIndex } = await indexes;
   const manifest: Manifest = {
     format: LAYOUT_FORMAT,
     source,
     yearRange: [Number(years[0]), Number(years[years.length - 1])],
     archive: await archiveRef,
     years: Object.fromEntries(await Promise.all(years.map(async (y, i) => [y, await yearRefs[i]]))),
-    // What only category lookups read, in a file of its own: read, never sent.
-    categories: await store.put(categoryIndexText(categoryIndex, namesAtYears), { variants: false }),
+    categories,
     categoryCount: names.length,
-    shards: await Promise.all(shards.map((s) => store.put(JSON.stringify(s), { variants: false }))),
-    ids: await idShards(store, idRefs),
+    shards,
+    ids: idIndex,
     // Read by searches, never sent: the core first, then the files of rows, in the order the core counts them.
     search: await searchRefs,
     categoryList: await categoryListRef,
