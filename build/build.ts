@@ -118,8 +118,14 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       ...(values['no-cache'] ? { gzipCache: false, stageCache: false } : {}),
     });
   } catch (error) {
-    console.error(`build failed: ${error instanceof BuildRefused ? error.message : (error as Error).stack}`);
     process.exitCode = 1;
+    // Run by npm start (build/prepare-dist.ts): a refusal is its to say, in its own words.
+    if (error instanceof BuildRefused && process.send) {
+      const refused = { refused: error.message };
+      await new Promise((sent) => process.send!(refused, undefined, undefined, sent));
+    } else console.error(`build failed: ${error instanceof BuildRefused ? error.message : (error as Error).stack}`);
+  } finally {
+    if (process.connected) process.disconnect();
   }
 }
 

@@ -11,6 +11,7 @@ import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../build/build.ts';
 import { nodeFs, recoverOutput } from '../../build/output.ts';
+import { BUILD_COMMAND } from '../../build/prepare-dist.ts';
 import { createApi, type Api } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
@@ -345,6 +346,14 @@ describe('the build', () => {
     expect(files.length).toBeGreaterThan(1000);
     expect(files.length).toBeLessThanOrEqual(Number(count.replaceAll(',', '')));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(Number(mib) * 1024 * 1024);
+  });
+
+  it('is run by npm start as npm run build runs it: the same flags, in a process of its own', async () => {
+    const { scripts } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.build).toBe(`node ${BUILD_COMMAND.join(' ')}`);
+    expect(scripts.start).not.toContain('--no-turbofan'); // the server keeps V8's optimizing compiler
   });
 
   it('is deterministic: two builds of the same source are identical byte for byte', async () => {
