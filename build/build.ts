@@ -27,6 +27,7 @@ import { pruneGzipCache } from './answers/gzip-cache.ts';
 import { codeFingerprint, stageKey, type StageMemo } from './answers/stage-cache.ts';
 import { nominationIds, things } from './answers/things.ts';
 import { publicFiles } from './site/public.ts';
+import { BuildRefused } from './refused.ts';
 import { DIST_SUMMARY_PATH, describeDist, readDist, type DistState } from './dist-state.ts';
 import {
   pinnedRevision,
@@ -69,9 +70,6 @@ export interface BuildResult {
   manifestBytes: number;
   sample: boolean;
 }
-
-/** A build that stopped on purpose (bad source, guard refusal): the message says why. */
-export class BuildRefused extends Error {}
 
 const USAGE = `usage: npm run build -- [--source PATH] [--out DIR] [--summary FILE] [--accept-changes] [--no-cache]
 

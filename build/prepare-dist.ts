@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { BuildRefused } from './build.ts';
+import { BuildRefused } from './refused.ts';
 import { changedInput, describeDist, readDist, staleness, type DistState } from './dist-state.ts';
 import { resolveSource, ROOT } from './archive/source.ts';
 

@@ -4,7 +4,7 @@
  * build recovered, a stale one rebuilt (build/prepare-dist.ts); a build that
  * is refused stops the command with its reason in one line.
  */
-import { BuildRefused } from '../../build/build.ts';
+import { BuildRefused } from '../../build/refused.ts';
 import { recoverOutput } from '../../build/output.ts';
 import { prepareDist } from '../../build/prepare-dist.ts';
 import type { Refuse } from '../../lib/command-line.ts';
