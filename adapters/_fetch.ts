@@ -9,7 +9,7 @@
  * of the data. A file the CDN does not have is null and is not kept. A path
  * that is not a build path (isBuildPath) is null at once and never fetched,
  * so the URL a runtime makes of it names exactly the file that was checked.
- * Only what is already read (bytes, or a Blob) is shared between requests,
+ * Only what is already read (bytes) is shared between requests,
  * never a fetch or a stream in flight: workerd ties those to the request
  * that made them, so a file missing from the cache is fetched by each
  * request that wants it.
@@ -38,12 +38,11 @@ export const MAX_FILE_BYTES = 64 * 1024 * 1024;
  */
 export type FetchFile = (path: string) => Promise<Response>;
 
-/** A file kept: its bytes, or the Blob a join is cut from (`DataSource.blob`), counted at its length. */
+/** A file kept: its bytes, counted at their length. */
 interface Kept {
   size: number;
   until: number;
-  bytes?: Uint8Array;
-  blob?: Blob;
+  bytes: Uint8Array;
 }
 
 export class FetchedFiles {
@@ -60,25 +59,19 @@ export class FetchedFiles {
    * A DataSource over this cache that fetches what it lacks with `fetchFile`
    * (per request, where the runtime's fetch is). With `streams`, only for a
    * platform that keeps each file as the deploy uploaded it, an answer's own
-   * file is passed on as it arrives (`DataSource.stream`), and a file a join
-   * is cut from read as a Blob (`DataSource.blob`) and kept like bytes; a
-   * stream is not kept.
+   * file is passed on as it arrives (`DataSource.stream`); a stream is not
+   * kept.
    */
   through(fetchFile: FetchFile, { streams = false } = {}): DataSource {
     const read: DataSource['read'] = (path) => {
       if (!isBuildPath(path)) return null;
       const hit = this.cache.peek(path);
-      if (hit?.bytes && hit.until > this.now()) return hit.bytes;
+      if (hit && hit.until > this.now()) return hit.bytes;
       return this.fetch(path, fetchFile);
     };
     const checkedText = this.checkedText;
     if (!streams) return { read, checkedText };
-    return {
-      read,
-      checkedText,
-      stream: (path) => streamOf(path, fetchFile),
-      blob: (path) => this.blob(path, fetchFile),
-    };
+    return { read, checkedText, stream: (path) => streamOf(path, fetchFile) };
   }
 
   /** A DataSource of the bundled files alone: nothing is fetched (what a Worker reads as its isolate starts). */
@@ -95,30 +88,13 @@ export class FetchedFiles {
       this.cache.delete(path);
       return null;
     }
-    const bytes = new Uint8Array(await whole(path, response, (r) => r.arrayBuffer()));
+    const bytes = new Uint8Array(await whole(path, response));
     this.cache.set(path, {
       size: bytes.length,
       bytes,
       until: path === MANIFEST_PATH ? this.now() + MANIFEST_TTL_MS : Infinity,
     });
     return bytes;
-  }
-
-  /**
-   * The file as a Blob, kept like bytes: read once, not once per
-   * join cut from it (each read held 1.5 MB more until collected).
-   */
-  private async blob(path: string, fetchFile: FetchFile): Promise<Blob | null> {
-    const hit = this.cache.peek(path);
-    if (hit?.blob) return hit.blob;
-    const response = await found(path, fetchFile);
-    if (!response) {
-      this.cache.delete(path);
-      return null;
-    }
-    const blob = await whole(path, response, (r) => r.blob());
-    this.cache.set(path, { size: blob.size, blob, until: Infinity });
-    return blob;
   }
 }
 
@@ -132,23 +108,19 @@ async function found(path: string, fetchFile: FetchFile): Promise<Response | nul
 }
 
 /**
- * `response`'s body read whole by the runtime (`read`), refused unread when
- * it is said to be past MAX_FILE_BYTES and once read when it is: read chunk
- * by chunk here instead, 1.5 MB cost a cold Worker about 10 ms more.
+ * `response`'s body read whole by the runtime, refused unread when it is
+ * said to be past MAX_FILE_BYTES and once read when it is: read chunk by
+ * chunk here instead, 1.5 MB cost a cold Worker about 10 ms more.
  */
-async function whole<T extends ArrayBuffer | Blob>(
-  path: string,
-  response: Response,
-  read: (response: Response) => Promise<T>,
-): Promise<T> {
+async function whole(path: string, response: Response): Promise<ArrayBuffer> {
   const said = Number(response.headers.get('content-length') ?? 0);
   if (said > MAX_FILE_BYTES) {
     await response.body?.cancel();
     throw new DataError(`${path} is said to be ${said} bytes, past ${MAX_FILE_BYTES}`);
   }
-  const body = await read(response);
-  const size = body instanceof Blob ? body.size : body.byteLength;
-  if (size > MAX_FILE_BYTES) throw new DataError(`${path} is ${size} bytes, past ${MAX_FILE_BYTES}`);
+  const body = await response.arrayBuffer();
+  if (body.byteLength > MAX_FILE_BYTES)
+    throw new DataError(`${path} is ${body.byteLength} bytes, past ${MAX_FILE_BYTES}`);
   return body;
 }
 

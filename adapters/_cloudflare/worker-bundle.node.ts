@@ -3,15 +3,18 @@
  * manifest and the files a lookup reads whole (the category index, read
  * by every category lookup, every file of the search index, and the
  * rankings' table, read by a ranking made at run time): 2.3 MB of text for
- * the full archive (1.75 MB, 0.75 MB compressed, before the table); and the
- * records' shards (1 MB, ranges of packs, each carried by the path a file
- * of its own id would have), read by every record and stored ranking. Each is a fetch from the
- * static assets a fresh isolate no longer makes, 1.5 to 3 ms of CPU each in
- * workerd (docs/development.md), and for a shard the pack's hash and
- * inflating too: a cold search fetches nothing, a join only
- * the answer it joins from, a record only its answer. A Worker's code and its assets deploy as one
- * version, so the two never disagree. The name and id shards (11 MB, one
- * small file a lookup) stay in the assets.
+ * the full archive; the records' shards (1 MB, ranges of packs, each
+ * carried by the path a file of its own id would have), read by every
+ * record and stored ranking; and, last, where there is room, the file joins
+ * across all years are cut from (1.5 MB). 4.9 MB in all, 1.8 MB compressed.
+ * Each is a fetch from the static assets a fresh isolate no longer makes,
+ * 1.5 to 3 ms of CPU each in workerd (docs/development.md), and for a shard
+ * the pack's hash and inflating too; reading the joins' file took a cold
+ * join about 9 ms more. A cold search or join across all years fetches
+ * nothing, a join at a year only that year's answer, a record only its
+ * answer. A Worker's code and its assets deploy as one version, so the two
+ * never disagree. The name and id shards (11 MB, one small file a lookup)
+ * stay in the assets.
  *
  * Written for one build, as an entry module wrangler bundles
  * (`workerEntry`, which cli/lib/wrangler.ts names the config's `main`). A
@@ -32,10 +35,10 @@ import { contentId, dataPath, MANIFEST_PATH, type ParsedRef, parseRef } from '..
 import type { Manifest } from '../../src/shared/types.ts';
 
 /**
- * At most this much text is carried (the full archive's is 1.75 MB;
+ * At most this much text is carried (the full archive's is 4.9 MB;
  * a Worker's code may be 10 MB, 3 MB compressed on the free plan).
  */
-export const MAX_BUNDLED_BYTES = 4 * 1024 * 1024;
+export const MAX_BUNDLED_BYTES = 6 * 1024 * 1024;
 
 /** The id of stored bytes: their content hash, as the build names files (src/store/refs.ts). */
 const idOfBytes = (bytes: Uint8Array) => contentId(createHash('sha256').update(bytes).digest('hex'));
@@ -93,23 +96,38 @@ export function bundledFiles(dist: string): Record<string, string> {
   const files: Record<string, string> = { [MANIFEST_PATH]: manifestText };
   let room = MAX_BUNDLED_BYTES - Buffer.byteLength(manifestText);
   const packs = new Map<string, Buffer | null>();
-  const refs = [
-    manifest.categories,
-    ...manifest.search,
-    ...(manifest.rankings ? [manifest.rankings] : []),
-    ...(manifest.records?.shards ?? []),
-  ];
-  for (const ref of refs) {
+  const carry = (ref: unknown): string | null => {
     const parsed = typeof ref === 'string' ? parseRef(ref) : null;
-    if (!parsed) continue;
+    if (!parsed) return null;
     // A file of its own by its path; a range of a pack (a record shard) by the path a file of its own id would have.
     const file = dataPath(parsed.at.range ? parsed.id : parsed.at.file)!;
     const text = parsed.at.range ? rangeText(dist, parsed, room, packs) : textOf(dist, file, room, parsed.at.file);
-    if (text === null) continue;
+    if (text === null) return null;
     files[file] = text;
     room -= Buffer.byteLength(text);
-  }
+    return text;
+  };
+  const categories = carry(manifest.categories);
+  for (const ref of [
+    ...manifest.search,
+    ...(manifest.rankings ? [manifest.rankings] : []),
+    ...(manifest.records?.shards ?? []),
+  ])
+    carry(ref);
+  // Last, where there is room: the file joins across all years are cut from, which the category index names.
+  if (categories !== null) carry(joinedRef(categories));
   return files;
+}
+
+/** The ref of the file joins are cut from, which the category index's first line names (undefined if it does not). */
+function joinedRef(categoryIndex: string): string | undefined {
+  const end = categoryIndex.indexOf('\n');
+  try {
+    const { joined } = JSON.parse(categoryIndex.slice(0, end === -1 ? undefined : end)) as { joined?: unknown };
+    return typeof joined === 'string' ? joined : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -26,12 +26,6 @@ export interface DataSource {
    */
   stream?(path: string): Promise<StoredStream | null>;
   /**
-   * Only where `stream` is: a whole file as a Blob, read by the runtime
-   * (outside the JavaScript heap) and not hashed again; null when it is not
-   * there. A join across all years is cut from its file this way.
-   */
-  blob?(path: string): Promise<Blob | null>;
-  /**
    * Only where the runtime carries some files in its own code, checked
    * against their names when put there (a Worker's bundle,
    * adapters/_cloudflare/worker-bundle.node.ts): such a file's text, which the archive parses as
@@ -57,9 +51,8 @@ export interface StoredPlace {
 /**
  * An answer the archive found, in its one form: its id and ETag, and either
  * where it is stored (`at`) or, made at run time, its bytes (`body`), or,
- * made from a file the platform keeps (see `DataSource.blob`), a Blob of
- * them (`blob`: held by the runtime, outside the JavaScript heap, and sent
- * as a stream).
+ * for a join the Worker cuts from a file it carries, a Blob of them (`blob`:
+ * held by the runtime outside the JavaScript heap, and sent as a stream).
  */
 export interface Answer {
   id: string;

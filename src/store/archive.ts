@@ -70,8 +70,9 @@ export interface ArchiveOptions {
    * Bytes of parsed index files and inflated packs kept; default 24 MiB.
    * Every index file of the full archive counts about 16: the 256 name shards
    * 8, the 128 id shards 3, the search index 4, the category index 0.75; the
-   * packs 17 inflated. The least asked are read (or inflated, a fraction of a
-   * millisecond) again. With the answers' 16 MiB the reader keeps at most 40 MiB.
+   * packs 17 inflated; on the Worker, the joins' file it carries 4.6. The
+   * least asked are read (or inflated, a fraction of a millisecond) again.
+   * With the answers' 16 MiB the reader keeps at most 40 MiB.
    */
   jsonBytes?: number;
   /**
@@ -239,6 +240,8 @@ function lineStarts(text: string): number[] {
 }
 
 const parseCategories = (text: string) => new ParsedCategories(text);
+/** A carried file's text as a Blob of its UTF-8 bytes, which the runtime holds outside the JavaScript heap. */
+const toBlob = (text: string) => new Blob([text]);
 
 const encoder = new TextEncoder();
 const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((c) => encoder.encode(c));
@@ -292,16 +295,33 @@ function joinedBytes(file: Uint8Array, runs: number[]): Uint8Array {
 }
 
 /**
- * The same, from a file the platform keeps as uploaded: Blob slices, so no
- * byte enters the JavaScript heap. The Blob made of them holds a copy of
- * their bytes alone, as the answer cache counts it (in workerd a slice kept
- * as it is holds the whole file: 1.5 MB for any join).
+ * The elements of the names at `year` (runsOf), as ranges of the `joined`
+ * file, one for each element, past the `{"year":…,` that opens it there:
+ * `{` and such a range are the element as in its year's answer.
  */
-function joinedBlob(file: Blob, runs: number[]): Blob {
+function yearInJoined(index: CategoryIndex, places: number[], year: string): number[] {
+  const wanted = new Set(places);
+  const { at, parts } = index.elements[year];
+  const longer = 8 + JSON.stringify(year).length;
+  const ranges: number[] = [];
+  for (let i = 0, k = 0; i + 2 < parts.length; i += 3, k++)
+    if (wanted.has(parts[i]))
+      ranges.push(at + parts[i + 1] + k * longer + longer, at - 1 + parts[i + 2] + (k + 1) * longer);
+  return ranges;
+}
+
+/**
+ * The same answers from the `joined` file as a Blob (the Worker carries
+ * it in its code): across all years its `runs` (runsOf), at a year its
+ * ranges (yearInJoined), each opened with `open`, `{`. Blob slices, so no byte
+ * enters the JavaScript heap. The Blob made of them holds a copy of their
+ * bytes alone, as the answer cache counts it (in workerd a slice kept as it
+ * is holds the whole file: 1.5 MB for any join).
+ */
+function joinedBlob(file: Blob, runs: number[], open: '' | '{' = ''): Blob {
   const pieces: (Blob | string)[] = ['['];
   for (let i = 0; i < runs.length; i += 2) {
-    if (i > 0) pieces.push(',');
-    pieces.push(file.slice(runs[i], runs[i + 1]));
+    pieces.push(i > 0 ? `,${open}` : open, file.slice(runs[i], runs[i + 1]));
   }
   pieces.push(']');
   return new Blob(pieces);
@@ -656,8 +676,9 @@ export class ArchiveReader {
   /**
    * Parses what whole lookups read, where `source` holds it as text
    * (`checkedText`; nothing is read otherwise): the manifest, the category
-   * index, the search index's core, readied (`SearchIndex.ready`), and the
-   * rankings' table. The Worker runs this as its isolate starts, which
+   * index and the file joins across all years are cut from (as a Blob), the
+   * search index's core, readied (`SearchIndex.ready`), and the rankings'
+   * table. The Worker runs this as its isolate starts, which
    * Cloudflare limits apart from a request's CPU (a second): a fresh
    * isolate's first search or join then costs what a later one does. A
    * file it cannot read or parse is left to the first request that needs it.
@@ -672,12 +693,24 @@ export class ArchiveReader {
     };
     try {
       const manifest = this.manifest(source) as Manifest;
-      parsed(manifest.categories, parseCategories);
+      const categories = parsed(manifest.categories, parseCategories);
+      if (categories) parsed(categories.index.joined, toBlob);
       parsed(manifest.rankings, parseRankingTable);
       parsed(manifest.search[0], SearchIndex.parse)?.ready();
     } catch {
       // A damaged file: the first request that reads it answers as it would have.
     }
+  }
+
+  /**
+   * A stored file of its own the runtime carries in its code
+   * (`DataSource.checkedText`), as a Blob: made once, kept like a parsed
+   * index file. Null for any other file (read it).
+   */
+  private carriedBlob(source: DataSource, ref: FileRef): Blob | null {
+    const at = this.stored(ref).at!;
+    if (at.range || source.checkedText?.(at.path) === undefined) return null;
+    return this.indexFile(source, ref, toBlob) as Blob;
   }
 
   /** The shard among `shards` (the name index's or the id index's) that holds `key`. */
@@ -791,22 +824,18 @@ export class ArchiveReader {
       if (ref === undefined) throw new DataError(`no answer for ${year}, whose categories the index lists`);
       const file = this.stored(ref);
       const from = `join ${manifest.categories} ${file.id} ${key}`;
+      // Every element, a megabyte and a half, which the Worker carries: cut as a Blob, nothing fetched.
+      const carried = this.carriedBlob(source, index.joined);
+      if (carried)
+        return {
+          blob:
+            year === undefined
+              ? joinedBlob(carried, runsOf(index, places))
+              : joinedBlob(carried, yearInJoined(index, places, year), '{'),
+          from,
+        };
       const runs = runsOf(index, places, year);
-      // A megabyte across all years, where the platform keeps it as
-      // uploaded: cut as a Blob, neither read into the heap nor hashed.
-      const blob = year === undefined ? this.blob(file, source) : null;
-      if (blob) return blob.then((b) => ({ blob: joinedBlob(b, runs), from }));
       return andThen(this.read(file, source), (bytes) => ({ body: joinedBytes(bytes, runs), from }));
-    });
-  }
-
-  /** A stored answer's own file as a Blob, where the source reads Blobs (DataSource.blob); else null. */
-  private blob(file: Answer, source: DataSource): Promise<Blob> | null {
-    const at = file.at!;
-    if (!source.blob || at.range) return null;
-    return source.blob(at.path).then((blob) => {
-      if (!blob) throw new DataError(`missing ${at.path}`);
-      return blob;
     });
   }
 }

@@ -21,8 +21,10 @@
  * Making one read the file they are cut from (1.5 MB, kept by the platform)
  * as a Blob each time, dropped once the answer was cut: the isolate held 84
  * to 108 MiB between V8's own collections, though a full collection left it
- * level (November 2026; 34 to 48 MiB since the file is read once and kept
- * with the other files read). workerd's resident size is printed, not held:
+ * level (November 2026; 34 to 48 MiB once the file was read once and kept;
+ * 46 to 49 since the Worker carries it in its code, a Blob made as the
+ * isolate starts, and answers cut into their own Blobs; cut into bytes on
+ * the heap instead, 65 to 73). workerd's resident size is printed, not held:
  * after the first round it climbs by about 25 KiB a join, collected or not
  * (35 to 40 before the file was kept; 21 for asks of one join the answer
  * cache holds), and it counts Miniflare's helper isolates too.

@@ -1,15 +1,15 @@
 /**
  * The build files the Cloudflare Worker carries in its code
  * (adapters/_cloudflare/worker-bundle.node.ts): the manifest and the files of the category index
- * and of the search index, each byte for byte as stored, and the records'
- * shards, each its range of its pack under the path of its own id; a file that no
+ * and of the search index, each byte for byte as stored, the records'
+ * shards, each its range of its pack under the path of its own id, and the
+ * file joins across all years are cut from; a file that no
  * longer hashes to its name is left out, so the Worker reads it from the
  * assets and answers 500 as without a bundle; a missing manifest, or one of
  * another layout, leaves every file out. And the source over them
  * (adapters/_fetch.ts), which hands them to the archive as checked text: a
- * lookup reading only bundled files fetches nothing, a join fetches only the
- * answer it joins from, a record only its answer, and every answer is the
- * same bytes as from disk.
+ * lookup reading only bundled files fetches nothing (a search, a join), a
+ * record only its answer, and every answer is the same bytes as from disk.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -53,9 +53,10 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 describe('the files the Worker carries', () => {
-  it("are the manifest, the category index, every file of the search index, the rankings' table and the records' shards, each its stored bytes", async () => {
+  it("are the manifest, the category and search indexes, the rankings' table, the records' shards and the joins' file, as stored", async () => {
     const files = bundledFiles(dist);
-    const refs = [manifest.categories, ...manifest.search, manifest.rankings!, ...manifest.records!.shards];
+    const { joined } = await storedCategoryIndex(dist);
+    const refs = [manifest.categories, ...manifest.search, manifest.rankings!, ...manifest.records!.shards, joined];
     const expected = [MANIFEST_PATH, ...refs.map(carriedAs)];
     expect(Object.keys(files).sort()).toEqual([...new Set(expected)].sort());
     expect(manifest.records!.shards.some((ref) => parseRef(ref)!.at.range)).toBe(true);
@@ -73,12 +74,24 @@ describe('the files the Worker carries', () => {
     const damaged = Buffer.from(original);
     damaged[damaged.length >> 1] ^= 0x01;
     await writeFile(category, damaged);
+    const { joined } = await storedCategoryIndex(dist);
     try {
       const files = bundledFiles(dist);
       expect(Object.keys(files)).not.toContain(fileOf(manifest.categories));
+      // The joins' file is named by the category index alone: not carried without it.
+      expect(Object.keys(files)).not.toContain(fileOf(joined));
       expect(Object.keys(files)).toContain(fileOf(manifest.search[0]));
     } finally {
       await writeFile(category, original);
+    }
+    const joinedFile = path.join(dist, fileOf(joined));
+    const joinedBytes = await readFile(joinedFile);
+    await writeFile(joinedFile, Buffer.concat([joinedBytes, Buffer.from(' ')]));
+    try {
+      const files = Object.keys(bundledFiles(dist));
+      expect([files.includes(fileOf(joined)), files.includes(fileOf(manifest.categories))]).toEqual([false, true]);
+    } finally {
+      await writeFile(joinedFile, joinedBytes);
     }
     // A pack of records' shards that no longer hashes to its name: none of its shards is carried, every other one is.
     const ranged = manifest.records!.shards.filter((ref) => parseRef(ref)!.at.range);
@@ -118,9 +131,11 @@ describe('a source over bundled files', () => {
   };
   const get = (api: ReturnType<typeof createApi>, pathname: string) =>
     api.reply({ method: 'GET', url: `${pathname}/apikey=${key}`, header: () => null });
-  const body = (reply: Awaited<ReturnType<typeof get>>) => Buffer.from(reply.body ?? new Uint8Array(0));
+  /** A reply's bytes, sent whole or as a stream (a join cut from the carried file is a Blob's). */
+  const body = async (reply: Awaited<ReturnType<typeof get>>) =>
+    reply.stream ? Buffer.from(await new Response(reply.stream).arrayBuffer()) : Buffer.from(reply.body ?? []);
 
-  it('fetches nothing for a search, for a join only the answer it joins from, for a record only its own; every answer as from disk', async () => {
+  it('fetches nothing for a search or a join, for a record only its own answer; every answer as from disk', async () => {
     const files = new FetchedFiles({ bundled: bundledFiles(dist) });
     const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
     const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
@@ -131,16 +146,49 @@ describe('a source over bundled files', () => {
     const ranking = 'ranking of=films/by=nominations';
     const shards = manifest.records!.shards;
     const stored = JSON.parse((await bytesOf(shards[shardOf(ranking, shards.length)])).toString('utf8'))[ranking];
+    const year = Object.keys(index.elements).find(
+      (y) =>
+        new Set(index.elements[y].parts.filter((_, i) => i % 3 === 0).filter((n) => index.names[n].includes(letter)))
+          .size > 1,
+    )!;
     for (const [pathname, reads] of [
       ['/search/name=an', []],
-      [`/award/name=${letter}`, [fileOf(index.joined)]],
+      [`/award/name=${letter}`, []],
+      [`/award/name=${letter}/year=${year}`, []],
       ['/rankings/of=films', [fileOf(stored)]],
     ] as const) {
       fetched.length = 0;
       const [reply, read] = [await get(api, pathname), await get(disk, pathname)];
       expect([pathname, reply.status, fetched]).toEqual([pathname, 200, reads]);
-      expect(body(reply).equals(body(read))).toBe(true);
+      expect((await body(reply)).equals(await body(read))).toBe(true);
     }
+  });
+
+  it('cuts every join, across all years and at each year, from the carried file, as the Node server cuts it', async () => {
+    const files = new FetchedFiles({ bundled: bundledFiles(dist) });
+    const api = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: files.through(fetchFile) });
+    const disk = createApi({ keys: new Keys(backend), rateLimitPerMinute: 1_000_000, data: new DiskData(dist) });
+    const index = await storedCategoryIndex(dist);
+    // Each letter and each word of the names: texts matching several names at many years.
+    const texts = [...new Set(index.names.flatMap((n) => [...n.split(/[ ()]+/), ...n]))].filter(
+      (t) => t && index.names.filter((n) => n.includes(t)).length > 1,
+    );
+    let joins = 0;
+    for (const text of texts) {
+      for (const year of [undefined, ...Object.keys(index.elements)]) {
+        const pathname = `/award/name=${encodeURIComponent(text)}${year ? `/year=${year}` : ''}`;
+        fetched.length = 0;
+        const [reply, read] = [await get(api, pathname), await get(disk, pathname)];
+        expect([pathname, reply.status, reply.headers.etag]).toEqual([pathname, read.status, read.headers.etag]);
+        expect([pathname, (await body(reply)).equals(await body(read))]).toEqual([pathname, true]);
+        // A join (at a year, one name used then is that name's stored answer, read as any answer is).
+        if (reply.stream) {
+          joins++;
+          expect([pathname, fetched]).toEqual([pathname, []]);
+        }
+      }
+    }
+    expect(joins).toBeGreaterThan(50);
   });
 
   it('hands the archive each bundled file as its text and no other; reading one still fetches it', async () => {
@@ -159,14 +207,18 @@ describe('a source over bundled files', () => {
 describe('an archive prepared over the carried files, as the Worker prepares one as its isolate starts', () => {
   const text = (file: string) => readFile(path.join(dist, file), 'utf8');
 
-  it("parses the manifest, the category index, the search index's core and the rankings' table, reading nothing", async () => {
+  it("parses the manifest, the category index (the joins' file made a Blob), the search index's core and the rankings' table, reading nothing", async () => {
     const files = new FetchedFiles({ bundled: bundledFiles(dist) });
     const read: string[] = [];
     const archive = new ArchiveReader();
     archive.prepare({ ...files.carried(), read: (file) => (read.push(file), null) });
     expect(read).toEqual([]);
     // The parsed files' cache counts each at three times its text's length (docs/development.md).
-    const parsed = [MANIFEST_PATH, ...[manifest.categories, manifest.search[0], manifest.rankings!].map(fileOf)];
+    const { joined } = await storedCategoryIndex(dist);
+    const parsed = [
+      MANIFEST_PATH,
+      ...[manifest.categories, joined, manifest.search[0], manifest.rankings!].map(fileOf),
+    ];
     const texts = await Promise.all(parsed.map(text));
     expect(archive.parsedBytes).toBe(3 * texts.reduce((n, t) => n + t.length, 0));
     // Nothing carried, nothing parsed.
