@@ -11,6 +11,8 @@ import { type D1DatabaseLike, d1Keys } from './_cloudflare/d1-keys.ts';
 import { sha256Hex } from './_cloudflare/sha256.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 import { chooseMailer, noTransport } from '../src/portal/mail.ts';
+import type { DataSource } from '../src/store/answer.ts';
+import { READY_TEXT } from '../src/shared/search.ts';
 
 export interface Env {
   ASSETS: { fetch(request: Request): Promise<Response> };
@@ -32,7 +34,12 @@ const cloudflareHeaders: SharedHeaders = (p): Record<string, string> =>
  * The front door over the Worker's bindings and variables; `cache`
  * is the Workers Cache seen on a request, when there is one.
  */
-export function apiFor(env: Env, cache: () => WorkersCache, archive?: ArchiveReader): Api {
+export function apiFor(
+  env: Env,
+  cache: () => WorkersCache,
+  archive?: ArchiveReader,
+  log: (line: string) => void = (line) => console.log(line),
+): Api {
   const vars = env as unknown as Record<string, string | undefined>;
   const setting = (name: string, fallback: number) => settingOr(console.error, name, vars[name], fallback, 1);
   const keys = d1Keys(env.DB, { hash: sha256Hex });
@@ -60,8 +67,35 @@ export function apiFor(env: Env, cache: () => WorkersCache, archive?: ArchiveRea
     archive,
     keys,
     rateLimitPerMinute: setting('RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE),
-    log: (line) => console.log(line),
+    log,
     sharedCache: cloudflareHeaders,
     portal,
   });
+}
+
+/** A D1 that holds every key as current and answers at once: the warm-up's. */
+const everyKey: D1DatabaseLike = (() => {
+  const statement = { bind: () => statement, first: async () => ({ revoked_at: null }) };
+  return { prepare: () => statement } as unknown as D1DatabaseLike;
+})();
+
+/**
+ * Runs one search through the request path as apiFor wires it, over the
+ * files the Worker carries (`source`) and a D1 that holds every key, its
+ * access line dropped, as the isolate starts (Cloudflare limits that apart
+ * from a request's CPU): its code is compiled before a request needs it,
+ * and a fresh isolate's first request costs what a later one does. Its API,
+ * key cache and limiter are dropped; nothing is fetched or written; the
+ * search's answer stays in `archive`'s answer cache as a request's would.
+ * Settled once the isolate's start has run its microtasks, with the
+ * status the search was answered with (the pipeline answers every failure
+ * of its own; it rejects only when the runtime refuses something at start).
+ */
+export function warmUp(archive: ArchiveReader, source: DataSource): Promise<number> {
+  const env = { DB: everyKey, ASSETS: { fetch: () => Promise.reject(new Error('nothing is fetched')) } };
+  const dropped = () => {}; // its access line is made (so that code is compiled too), then dropped
+  const api = apiFor(env, () => undefined, archive, dropped);
+  // Its reply, not a Response: workerd makes no Response with a body outside a request.
+  const url = `/search/name=${encodeURIComponent(READY_TEXT)}/apikey=faa_${'w'.repeat(32)}`;
+  return Promise.resolve(api.reply({ method: 'GET', url, header: () => null }, source)).then((reply) => reply.status);
 }

@@ -9,7 +9,7 @@
 import type { Api } from '../src/api/handler.ts';
 import { ArchiveReader } from '../src/store/archive.ts';
 import { FetchedFiles } from './_fetch.ts';
-import { apiFor, type Env, type WorkersCache } from './_worker.ts';
+import { apiFor, type Env, warmUp, type WorkersCache } from './_worker.ts';
 
 let workersCache: WorkersCache;
 
@@ -37,15 +37,19 @@ async function handle(
  * The Worker, reading `bundled` (build files' texts by path,
  * adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest
  * from ASSETS. What it carries is parsed, and its search readied, as the
- * isolate starts (`ArchiveReader.prepare`): Cloudflare limits that apart
- * from a request's CPU, so a fresh isolate's first search or join does not
- * pay it. Its API is made on the first request: bindings and variables are
- * the same for every request an isolate serves.
+ * isolate starts (`ArchiveReader.prepare`), and one search is run through
+ * the request path (`warmUp`): Cloudflare limits that apart from a
+ * request's CPU, so a fresh isolate's first request does not pay for
+ * parsing or compiling. Its API is made on the first request: bindings and
+ * variables are the same for every request an isolate serves.
  */
 export function worker(bundled: Record<string, string> = {}) {
   const files = new FetchedFiles({ bundled });
   const archive = new ArchiveReader();
   archive.prepare(files.carried());
+  warmUp(archive, files.carried()).catch((error: unknown) =>
+    console.error(`the Worker's warm-up failed (${String(error)}): its first request compiles the request path`),
+  );
   let api: Api | undefined;
   return {
     fetch: (request: Request, env: Env, ctx?: { cache?: WorkersCache }) =>

@@ -3,8 +3,10 @@
  * Worker under wrangler dev, workerd, a local D1): what it hands wrangler.
  * Secrets (MAIL_API_TOKEN) reach the Worker through an env file of
  * wrangler's, mode 0600 in a private folder removed at exit, never on a
- * command line, which any local user reads with `ps`. A request whose path
- * does not parse as a URL is answered 400 as JSON, and it keeps running.
+ * command line, which any local user reads with `ps`. Its isolate warms up
+ * as it starts (adapters/_worker.ts `warmUp`), saying no failure. A request
+ * whose path does not parse as a URL is answered 400 as JSON, and it keeps
+ * running.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -82,6 +84,13 @@ describe('dev:cloudflare and its secrets', () => {
     });
     expect(asked.status).toBe(202);
     expect(mailApi.to(email).map((c) => c.authorization)).toEqual([`Bearer ${secret}`]);
+  });
+
+  it('warms up as its isolate starts: the warm-up says no failure, and a search answers', async () => {
+    const base = `http://127.0.0.1:${worker!.port}`;
+    const { key } = await keyThroughPortal(base, mailApi);
+    expect((await fetch(`${base}/search/name=jannings/apikey=${key}`)).status).toBe(200);
+    expect(worker!.logs.filter((line) => line.includes('warm-up'))).toEqual([]);
   });
 
   it('answers 400 with a JSON error to a path that does not parse as a URL, and keeps running', async () => {
