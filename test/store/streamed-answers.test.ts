@@ -60,6 +60,15 @@ async function bodyOf(reply: ApiReply): Promise<Buffer> {
   return Buffer.from(reply.body ?? new Uint8Array(0));
 }
 
+/** The data error's 500, sent whole rather than streamed. */
+async function expectDataError(reply: ApiReply): Promise<void> {
+  expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([
+    500,
+    undefined,
+    '{"error":"Error fetching data"}',
+  ]);
+}
+
 const get = (api: ReturnType<typeof createApi>, pathname: string, method = 'GET') =>
   api.reply({ method, url: `${pathname}/apikey=${key}`, header: () => null });
 
@@ -166,11 +175,7 @@ describe('answers from a source that streams', () => {
       await change();
       try {
         const reply = await get(streaming(), `/award/name=${letter}`);
-        expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([
-          500,
-          undefined,
-          '{"error":"Error fetching data"}',
-        ]);
+        await expectDataError(reply);
       } finally {
         await writeFile(file, original);
       }
@@ -200,11 +205,7 @@ describe('answers from a source that streams', () => {
     await unlink(file);
     try {
       const reply = await get(streaming(), '/archive');
-      expect([reply.status, reply.stream, (await bodyOf(reply)).toString()]).toEqual([
-        500,
-        undefined,
-        '{"error":"Error fetching data"}',
-      ]);
+      await expectDataError(reply);
     } finally {
       await writeFile(file, original);
     }
