@@ -5,16 +5,16 @@
  * rankings' table, read by a ranking made at run time): 2.3 MB of text for
  * the full archive; the records' shards (1 MB, ranges of packs, each
  * carried by the path a file of its own id would have), read by every
- * record and stored ranking; and, last, where there is room, the file joins
- * across all years are cut from (1.5 MB). 4.9 MB in all, 1.8 MB compressed.
+ * record and stored ranking; and, last, where there is room, the file every
+ * join is cut from (1.5 MB). 4.9 MB in all, 1.8 MB compressed.
  * Each is a fetch from the static assets a fresh isolate no longer makes,
  * 1.5 to 3 ms of CPU each in workerd (docs/development.md), and for a shard
  * the pack's hash and inflating too; reading the joins' file took a cold
- * join about 9 ms more. A cold search or join across all years fetches
- * nothing, a join at a year only that year's answer, a record only its
- * answer. A Worker's code and its assets deploy as one version, so the two
- * never disagree. The name and id shards (11 MB, one small file a lookup)
- * stay in the assets.
+ * join about 9 ms more. A cold search or join (at a year too: its elements
+ * are cut from the same file) fetches nothing, a record only its answer. A
+ * Worker's code and its assets deploy as one version, so the two never
+ * disagree. The name and id shards (11 MB, one small file a lookup) stay in
+ * the assets.
  *
  * Written for one build, as an entry module wrangler bundles
  * (`workerEntry`, which cli/lib/wrangler.ts names the config's `main`). A
@@ -114,7 +114,7 @@ export function bundledFiles(dist: string): Record<string, string> {
     ...(manifest.records?.shards ?? []),
   ])
     carry(ref);
-  // Last, where there is room: the file joins across all years are cut from, which the category index names.
+  // Last, where there is room: the file every join is cut from, which the category index names.
   if (categories !== null) carry(joinedRef(categories));
   return files;
 }
