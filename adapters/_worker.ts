@@ -12,7 +12,6 @@ import { sha256Hex } from './_cloudflare/sha256.ts';
 import { DEFAULT_ISSUE_LIMIT, DEFAULT_RATE_LIMIT_PER_MINUTE, settingOr } from '../src/shared/limits.ts';
 import { chooseMailer, noTransport } from '../src/portal/mail.ts';
 import type { DataSource } from '../src/store/answer.ts';
-import { READY_TEXT } from '../src/shared/search.ts';
 
 export interface Env {
   ASSETS: { fetch(request: Request): Promise<Response> };
@@ -80,22 +79,29 @@ const everyKey: D1DatabaseLike = (() => {
 })();
 
 /**
- * Runs one search through the request path as apiFor wires it, over the
+ * What the warm-up asks: a ranking made at run time (one class at one year,
+ * by wins), so the ranking's code is compiled with the request path's; the
+ * search's is compiled as the archive is prepared (`SearchIndex.ready`).
+ */
+export const WARM_UP_PATH = '/rankings/of=people/by=wins/class=Writing/from=1990/to=1990/limit=10';
+
+/**
+ * Asks WARM_UP_PATH through the request path as apiFor wires it, over the
  * files the Worker carries (`source`) and a D1 that holds every key, its
  * access line dropped, as the isolate starts (Cloudflare limits that apart
  * from a request's CPU): its code is compiled before a request needs it,
  * and a fresh isolate's first request costs what a later one does. Its API,
  * key cache and limiter are dropped; nothing is fetched or written; the
- * search's answer stays in `archive`'s answer cache as a request's would.
+ * ranking's answer stays in `archive`'s answer cache as a request's would.
  * Settled once the isolate's start has run its microtasks, with the
- * status the search was answered with (the pipeline answers every failure
- * of its own; it rejects only when the runtime refuses something at start).
+ * status it was answered with (the pipeline answers every failure of its
+ * own; it rejects only when the runtime refuses something at start).
  */
 export function warmUp(archive: ArchiveReader, source: DataSource): Promise<number> {
   const env = { DB: everyKey, ASSETS: { fetch: () => Promise.reject(new Error('nothing is fetched')) } };
   const dropped = () => {}; // its access line is made (so that code is compiled too), then dropped
   const api = apiFor(env, () => undefined, archive, dropped);
   // Its reply, not a Response: workerd makes no Response with a body outside a request.
-  const url = `/search/name=${encodeURIComponent(READY_TEXT)}/apikey=faa_${'w'.repeat(32)}`;
+  const url = `${WARM_UP_PATH}/apikey=faa_${'w'.repeat(32)}`;
   return Promise.resolve(api.reply({ method: 'GET', url, header: () => null }, source)).then((reply) => reply.status);
 }

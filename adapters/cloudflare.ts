@@ -37,8 +37,8 @@ async function handle(
  * The Worker, reading `bundled` (build files' texts by path,
  * adapters/_cloudflare/worker-bundle.node.ts) from its own code, the rest
  * from ASSETS. What it carries is parsed, and its search readied, as the
- * isolate starts (`ArchiveReader.prepare`), and one search is run through
- * the request path (`warmUp`): Cloudflare limits that apart from a
+ * isolate starts (`ArchiveReader.prepare`), and one ranking is asked
+ * through the request path (`warmUp`): Cloudflare limits that apart from a
  * request's CPU, so a fresh isolate's first request does not pay for
  * parsing or compiling. Its API is made on the first request: bindings and
  * variables are the same for every request an isolate serves.

@@ -473,7 +473,7 @@ function bitCount(n: number): number {
  * goes the ways most searches go (near words, starts, ranking); a name no
  * bench or test asks.
  */
-export const READY_TEXT = 'gene hackmn';
+const READY_TEXT = 'gene hackmn';
 
 /** A search's text, taken apart once. */
 interface Asked {

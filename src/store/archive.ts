@@ -240,12 +240,6 @@ function lineStarts(text: string): number[] {
 }
 
 const parseCategories = (text: string) => new ParsedCategories(text);
-/**
- * The ranking `prepare` makes and drops, so its code is compiled before a
- * request needs it (a fresh Worker's first ranking made at run time cost
- * about 4 ms more of CPU without it): one class at one year, by wins.
- */
-const READY_RANKING: RankingAsk = { of: 'people', by: 'wins', class: 'Writing', from: '1990', to: '1990', limit: 10 };
 /** A carried file's text as a Blob of its UTF-8 bytes, which the runtime holds outside the JavaScript heap. */
 const toBlob = (text: string) => new Blob([text]);
 
@@ -683,13 +677,11 @@ export class ArchiveReader {
    * Parses what whole lookups read, where `source` holds it as text
    * (`checkedText`; nothing is read otherwise): the manifest, the category
    * index and the file every join is cut from (as a Blob), the search
-   * index's core, readied (`SearchIndex.ready`), and the rankings' table,
-   * with one small ranking made from it and dropped (READY_RANKING), so its
-   * code is compiled as the search's is. The Worker runs this as its isolate
-   * starts, which Cloudflare limits apart from a request's CPU (a second): a
-   * fresh isolate's first search, join or ranking then costs what a later
-   * one does. A file it cannot read or parse is left to the first request
-   * that needs it.
+   * index's core, readied (`SearchIndex.ready`), and the rankings' table.
+   * The Worker runs this as its isolate starts, which Cloudflare limits
+   * apart from a request's CPU (a second): a fresh isolate's first search or
+   * join then costs what a later one does. A file it cannot read or parse is
+   * left to the first request that needs it.
    */
   prepare(source: DataSource): void {
     const text = (path: string) => source.checkedText?.(path);
@@ -703,9 +695,8 @@ export class ArchiveReader {
       const manifest = this.manifest(source) as Manifest;
       const categories = parsed(manifest.categories, parseCategories);
       if (categories) parsed(categories.index.joined, toBlob);
-      const table = parsed(manifest.rankings, parseRankingTable);
+      parsed(manifest.rankings, parseRankingTable);
       parsed(manifest.search[0], SearchIndex.parse)?.ready();
-      if (table) rankingText(table, READY_RANKING);
     } catch {
       // A damaged file: the first request that reads it answers as it would have.
     }

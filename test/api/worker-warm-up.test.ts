@@ -1,8 +1,8 @@
 /**
  * The Worker's warm-up (adapters/_worker.ts `warmUp`, run as its isolate
- * starts): one search through the request path as the Worker wires it, over
+ * starts): one ranking through the request path as the Worker wires it, over
  * the files the Worker carries, answered 200 without fetching, logging or
- * writing anything; the answer a request then gets for the same search is
+ * writing anything; the answer a request then gets for the same ranking is
  * the one from disk; over no carried files it settles with an error status
  * and still logs nothing.
  */
@@ -10,12 +10,11 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bundledFiles } from '../../adapters/_cloudflare/worker-bundle.node.ts';
 import { FetchedFiles } from '../../adapters/_fetch.ts';
-import { warmUp } from '../../adapters/_worker.ts';
+import { WARM_UP_PATH, warmUp } from '../../adapters/_worker.ts';
 import { DiskData } from '../../adapters/_node/disk-data.ts';
 import { createApi } from '../../src/api/handler.ts';
 import { Keys } from '../../src/keys/rules.ts';
 import { SqliteKeyBackend } from '../../src/keys/stores/sqlite.node.ts';
-import { READY_TEXT } from '../../src/shared/search.ts';
 import { ArchiveReader } from '../../src/store/archive.ts';
 import { SAMPLE_SOURCE } from '../helpers/paths.ts';
 import { buildInto, tempDir } from '../helpers/temp.ts';
@@ -36,7 +35,7 @@ afterEach(() => vi.restoreAllMocks());
 const consoleCalls = () => (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) => vi.spyOn(console, m));
 
 describe("the Worker's warm-up", () => {
-  it('answers its search 200 from the carried files, fetching and logging nothing', async () => {
+  it('answers its ranking 200 from the carried files, fetching and logging nothing', async () => {
     const files = new FetchedFiles({ bundled: bundledFiles(dist) });
     const archive = new ArchiveReader();
     archive.prepare(files.carried());
@@ -51,7 +50,7 @@ describe("the Worker's warm-up", () => {
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
 
     // A request after it is answered as from disk.
-    const url = `/search/name=${encodeURIComponent(READY_TEXT)}/apikey=${key}`;
+    const url = `${WARM_UP_PATH}/apikey=${key}`;
     const options = { keys: new Keys(backend), rateLimitPerMinute: 1e6 };
     const [after, disk] = await Promise.all([
       createApi({ ...options, archive, data: source }).reply({ method: 'GET', url, header: () => null }),
